@@ -1,0 +1,177 @@
+#include "commands.h"
+
+#include <chrono>
+#include <iostream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+#include <nlohmann/json.hpp>
+
+#include "output.h"
+#include "tilewave/error.h"
+#include "tilewave/layer_set.h"
+#include "tilewave/report.h"
+
+using nlohmann::json;
+
+namespace tilewave::cli {
+
+namespace {
+
+GpuModel gpu_of(const CommonOptions& o) {
+  return load_gpu(o.gpu, o.gpu_dir.empty() ? default_gpu_dir() : o.gpu_dir);
+}
+
+AnalyzeOptions analyze_options(const CommonOptions& o) {
+  AnalyzeOptions a;
+  a.dtype = *parse_dtype(o.dtype);
+  a.fusion = *parse_fusion(o.fusion);
+  if (o.batch > 0) a.load.batch = o.batch;
+  else if (o.batch < 0) throw InputError("--batch", "batch must be positive");
+  for (const auto& spec : o.inputs) {
+    const auto eq = spec.find('=');
+    auto dims = eq == std::string::npos ? std::nullopt : parse_dims(spec.substr(eq + 1));
+    if (!dims) throw InputError("--input", fmt::format("'{}' is not NAME=1x3x224x224", spec));
+    a.load.input_shapes[spec.substr(0, eq)] = *dims;
+  }
+  return a;
+}
+
+void warn_unmodelled(const Analysis& a) {
+  for (const auto& u : a.unmodelled)
+    fmt::print(std::cerr, "tilewave: warning: {}: unmodelled kernel {} (left out of the totals)\n", a.model_path, u);
+}
+
+std::vector<int64_t> parse_batches(const std::string& s) {
+  std::vector<int64_t> out;
+  std::stringstream ss(s);
+  std::string part;
+  while (std::getline(ss, part, ',')) {
+    auto d = parse_dims(part);
+    if (!d || d->size() != 1) throw InputError("--batch", fmt::format("'{}' is not a list like 1,8,64", s));
+    out.push_back((*d)[0]);
+  }
+  if (out.empty()) throw InputError("--batch", "no batch sizes given");
+  return out;
+}
+
+}  // namespace
+
+int cmd_analyze(const CommonOptions& o, const std::string& model, int worst) {
+  const GpuModel gpu = gpu_of(o);
+  const Analysis a = analyze_file(model, gpu, analyze_options(o));
+  warn_unmodelled(a);
+  write_output(o.output, [&](std::ostream& os) {
+    if (o.format == "json") write_json(os, a);
+    else if (o.format == "csv") write_csv(os, a);
+    else write_table(os, a, worst);
+  });
+  return 0;
+}
+
+int cmd_layers(const CommonOptions& o, const std::string& path) {
+  const GpuModel gpu = gpu_of(o);
+  const auto entries = read_layer_set(path);
+  write_output(o.output, [&](std::ostream& os) {
+    if (o.format == "table")
+      fmt::print(os, "{:>5} {:<14} {:<6} {:>11} {:>7} {:>8} {:>6} {:>6}  {}\n", "line", "op", "dtype", "pred_us", "util",
+                 "bound", "tile", "wave", "kernel");
+    for (const auto& e : entries) {
+      const KernelCost c = cost_layer(e.layer, gpu);
+      if (o.format == "table") {
+        fmt::print(os, "{:>5} {:<14} {:<6} {:>11.2f} {:>6.1f}% {:>8} {:>5.1f}% {:>5.1f}%  {}\n", e.line,
+                   layer_kind(e.layer), dtype_name(e.layer.dtype), c.time_us, 100 * c.utilization, bound_name(c.bound),
+                   100 * c.tile_eff, 100 * c.wave_eff, c.kernel);
+      } else {
+        json j = e.object;
+        j.update(cost_to_json(c));
+        os << j.dump() << "\n";
+      }
+    }
+  });
+  return 0;
+}
+
+int cmd_extract(const CommonOptions& o, const std::string& model_path) {
+  const AnalyzeOptions opt = analyze_options(o);
+  const Model model = load_onnx(model_path, opt.load);
+  const LayerGraph graph = build_layer_graph(model);
+  const Lowering lowered = lower_model(model, graph, opt.fusion, opt.dtype);
+  const std::string stem = std::filesystem::path(model_path).stem().string();
+  write_output(o.output, [&](std::ostream& os) {
+    for (const auto& k : lowered.kernels) {
+      if (!k.layer) {
+        fmt::print(std::cerr, "tilewave: warning: {}: {} ({}) is unmodelled and left out: {}\n", model_path, k.name,
+                   k.ops, k.unmodelled_reason);
+        continue;
+      }
+      json j = layer_to_json(*k.layer);
+      j["model"] = stem;
+      j["node"] = k.name;
+      j["onnx_op"] = k.ops;
+      j["batch"] = model.batch;
+      os << j.dump() << "\n";
+    }
+  });
+  return 0;
+}
+
+int cmd_rank(const CommonOptions& o, const std::vector<std::string>& models) {
+  const GpuModel gpu = gpu_of(o);
+  CommonOptions with_batch = o;
+  if (with_batch.batch == 0) with_batch.batch = 1;
+  const AnalyzeOptions opt = analyze_options(with_batch);
+  std::vector<Analysis> as;
+  for (size_t i = 0; i < models.size(); ++i) {
+    if (models.size() > 4) fmt::print(std::cerr, "\r[{}/{}] {}\x1b[K", i + 1, models.size(), models[i]);
+    as.push_back(analyze_file(models[i], gpu, opt));
+  }
+  if (models.size() > 4) std::cerr << "\r\x1b[K";
+  for (const auto& a : as) warn_unmodelled(a);
+  if (o.format == "json") std::cout << rank_to_json(as).dump(2) << "\n";
+  else write_rank_table(std::cout, as);
+  return 0;
+}
+
+int cmd_sweep(const CommonOptions& o, const std::string& model_path, const std::string& batches) {
+  const GpuModel gpu = gpu_of(o);
+  std::vector<Analysis> as;
+  for (int64_t b : parse_batches(batches)) {
+    CommonOptions ob = o;
+    ob.batch = b;
+    as.push_back(analyze_file(model_path, gpu, analyze_options(ob)));
+  }
+  if (!as.empty()) warn_unmodelled(as.front());
+  if (o.format == "json") std::cout << sweep_to_json(as).dump(2) << "\n";
+  else write_sweep_table(std::cout, as);
+  return 0;
+}
+
+int cmd_gpus(const CommonOptions& o) {
+  const std::string dir = o.gpu_dir.empty() ? default_gpu_dir() : o.gpu_dir;
+  const auto ids = list_gpu_ids(dir);
+  if (ids.empty()) throw InputError(dir, "no GPU files (*.json) in this directory");
+  json rows = json::array();
+  if (o.format != "json")
+    fmt::print("{:<10} {:<28} {:<8} {:>4} {:>6} {:>9} {:>10} {:>10} {:>9}  {}\n", "id", "name", "arch", "SMs", "MHz",
+               "DRAM GB/s", "fp16 TF/s", "int8 TOP/s", "fp32 TF/s", "trust");
+  for (const auto& id : ids) {
+    const GpuModel g = load_gpu(id, dir);
+    auto peak = [&](DType d) { return g.precisions.count(d) ? g.precisions.at(d).peak_tflops : 0.0; };
+    if (o.format == "json") {
+      rows.push_back({{"id", g.id}, {"name", g.name}, {"arch", g.arch}, {"sms", g.sms},
+                      {"boost_clock_mhz", g.boost_clock_mhz}, {"dram_bandwidth_gbs", g.dram_bandwidth_gbs},
+                      {"fp16_tflops", peak(DType::fp16)}, {"int8_tops", peak(DType::int8)},
+                      {"fp32_tflops", peak(DType::fp32)}, {"trust", g.trust}, {"params", g.params}});
+    } else {
+      fmt::print("{:<10} {:<28.28} {:<8} {:>4} {:>6.0f} {:>9.0f} {:>10.1f} {:>10.1f} {:>9.1f}  {}\n", g.id, g.name,
+                 g.arch, g.sms, g.boost_clock_mhz, g.dram_bandwidth_gbs, peak(DType::fp16), peak(DType::int8),
+                 peak(DType::fp32), g.trust);
+    }
+  }
+  if (o.format == "json") std::cout << rows.dump(2) << "\n";
+  return 0;
+}
+
+}  // namespace tilewave::cli

@@ -1,0 +1,31 @@
+// The subcommands of `tilewave`; main.cpp wires them to CLI11. Each returns
+// the process exit code and throws InputError for bad input.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "tilewave/analysis.h"
+
+namespace tilewave::cli {
+
+struct CommonOptions {
+  std::string gpu = "h200";
+  std::string gpu_dir;          // empty: default_gpu_dir()
+  std::string dtype = "fp16";
+  std::string fusion = "none";
+  std::string format = "table";
+  std::string output = "-";
+  std::vector<std::string> inputs;  // --input NAME=1x3x224x224
+  int64_t batch = 0;                // 0: as in the file
+};
+
+int cmd_analyze(const CommonOptions& o, const std::string& model, int worst);
+int cmd_layers(const CommonOptions& o, const std::string& layer_set);
+int cmd_extract(const CommonOptions& o, const std::string& model);
+int cmd_rank(const CommonOptions& o, const std::vector<std::string>& models);
+int cmd_sweep(const CommonOptions& o, const std::string& model, const std::string& batches);
+int cmd_gpus(const CommonOptions& o);
+int cmd_calibrate_fit(const CommonOptions& o, const std::string& measured, int seed, double holdout);
+int cmd_calibrate_validate(const CommonOptions& o, const std::string& measured, int seed, double holdout);
+
+}  // namespace tilewave::cli

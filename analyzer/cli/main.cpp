@@ -1,0 +1,126 @@
+// tilewave: a thin driver over the analyzer library (analyzer/include).
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "tilewave/error.h"
+
+using namespace tilewave;
+
+namespace {
+
+void add_gpu_options(CLI::App* cmd, cli::CommonOptions& o) {
+  cmd->add_option("--gpu", o.gpu, "GPU id (a file stem in the database) or path to a GPU .json")->capture_default_str();
+  cmd->add_option("--gpu-dir", o.gpu_dir, "GPU database directory (default: $TILEWAVE_GPU_DIR or the bundled one)");
+}
+
+void add_model_options(CLI::App* cmd, cli::CommonOptions& o) {
+  add_gpu_options(cmd, o);
+  cmd->add_option("--dtype", o.dtype, "precision: fp32, tf32, fp16, bf16, int8")
+      ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16", "int8"}))
+      ->capture_default_str();
+  cmd->add_option("--fusion", o.fusion, "execution model: none (one kernel per node) or trt (TensorRT-like)")
+      ->check(CLI::IsMember({"none", "trt"}))
+      ->capture_default_str();
+  cmd->add_option("--input", o.inputs, "set a whole input shape, NAME=1x3x224x224 (repeatable)");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"tilewave: predicts how well a neural network uses a GPU (tile, wave and roofline model)"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "tilewave 0.1.0");
+  cli::CommonOptions o;
+  int worst = 15;
+  std::string model, layer_set, extract, batches = "1,2,4,8,16,32,64,128,256", measured;
+  std::vector<std::string> models;
+  int seed = 1;
+  double holdout = 0.2;
+
+  auto* analyze = app.add_subcommand("analyze", "predict per-kernel time and utilization of an ONNX model");
+  analyze->add_option("model", model, "ONNX file")->required();
+  add_model_options(analyze, o);
+  analyze->add_option("--batch", o.batch, "batch size for every graph input (default: as in the file)");
+  analyze->add_option("--format", o.format, "table, json or csv")->check(CLI::IsMember({"table", "json", "csv"}));
+  analyze->add_option("--top", worst, "layers shown in the table")->capture_default_str();
+  analyze->add_option("-o,--output", o.output, "output file (default: stdout)");
+
+  auto* layers = app.add_subcommand("layers", "predict a layer set (JSONL), or --extract one from a model");
+  layers->add_option("layer_set", layer_set, "layer-set JSONL file (docs/layerset.md)");
+  layers->add_option("--extract", extract, "write the kernels of this ONNX model as a layer set");
+  add_model_options(layers, o);
+  layers->add_option("--batch", o.batch, "batch size (with --extract)");
+  layers->add_option("--format", o.format, "jsonl or table")->check(CLI::IsMember({"jsonl", "table"}));
+  layers->add_option("-o,--output", o.output, "output file (default: stdout)");
+
+  auto* rank = app.add_subcommand("rank", "order models by predicted latency, beside the FLOPs order");
+  rank->add_option("models", models, "ONNX files")->required();
+  add_model_options(rank, o);
+  rank->add_option("--batch", o.batch, "batch size")->capture_default_str();
+  rank->add_option("--format", o.format, "table or json")->check(CLI::IsMember({"table", "json"}));
+
+  auto* sweep = app.add_subcommand("sweep", "utilization and throughput against batch size");
+  sweep->add_option("model", model, "ONNX file")->required();
+  add_model_options(sweep, o);
+  sweep->add_option("--batch", batches, "comma-separated batch sizes")->capture_default_str();
+  sweep->add_option("--format", o.format, "table or json")->check(CLI::IsMember({"table", "json"}));
+
+  auto* gpus = app.add_subcommand("gpus", "list the GPU database");
+  gpus->add_option("--gpu-dir", o.gpu_dir, "GPU database directory");
+  gpus->add_option("--format", o.format, "table or json")->check(CLI::IsMember({"table", "json"}));
+
+  auto* calibrate = app.add_subcommand("calibrate", "fit or validate model parameters against measurements");
+  calibrate->require_subcommand(1);
+  auto* fit = calibrate->add_subcommand("fit", "fit the GPU file's parameters to measured layers");
+  fit->add_option("measured", measured, "measured layer set (tilewave-calibrate measure output)")->required();
+  add_gpu_options(fit, o);
+  fit->add_option("-o,--output", o.output, "GPU file to write (default: stdout)");
+  fit->add_option("--seed", seed, "random seed of the hold-out split")->capture_default_str();
+  fit->add_option("--holdout", holdout, "fraction of layers held out of the fit")->capture_default_str();
+  auto* validate = calibrate->add_subcommand("validate", "prediction error per op class on measured layers");
+  validate->add_option("measured", measured, "measured layer set")->required();
+  add_gpu_options(validate, o);
+  validate->add_option("--seed", seed, "random seed of the hold-out split")->capture_default_str();
+  validate->add_option("--holdout", holdout, "held-out fraction to report on (0: all layers)")->capture_default_str();
+  validate->add_option("--format", o.format, "table or json")->check(CLI::IsMember({"table", "json"}));
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return 2;
+  }
+
+  try {
+    if (*analyze) return cli::cmd_analyze(o, model, worst);
+    if (*layers) {
+      if (!extract.empty() == !layer_set.empty()) {
+        std::cerr << "tilewave layers: give either a layer-set file or --extract MODEL.onnx\n";
+        return 2;
+      }
+      if (layers->count("--format") == 0) o.format = "jsonl";
+      return extract.empty() ? cli::cmd_layers(o, layer_set) : cli::cmd_extract(o, extract);
+    }
+    if (*rank) return cli::cmd_rank(o, models);
+    if (*sweep) return cli::cmd_sweep(o, model, batches);
+    if (*gpus) return cli::cmd_gpus(o);
+    if (*fit) return cli::cmd_calibrate_fit(o, measured, seed, holdout);
+    if (*validate) return cli::cmd_calibrate_validate(o, measured, seed, holdout);
+  } catch (const InputError& e) {
+    std::cerr << "tilewave: error: " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "tilewave: internal error: " << e.what() << "\n";
+    return 3;
+  }
+  return 2;
+}

@@ -1,0 +1,54 @@
+// Stages 4-5: cost every kernel on a GPU and aggregate. The typed result all
+// views (table, JSON, CSV) read.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tilewave/gpu_model.h"
+#include "tilewave/kernel_cost.h"
+#include "tilewave/lowering.h"
+
+namespace tilewave {
+
+struct KernelResult {
+  Kernel kernel;
+  std::optional<KernelCost> cost;  // absent for unmodelled kernels
+};
+
+struct Totals {
+  int64_t flops = 0;
+  int64_t bytes = 0;
+  double time_us = 0;
+  double utilization = 0;
+  double throughput_per_s = 0;  // samples (batch items) per second
+  int kernels = 0;
+  // Time-weighted loss breakdown of the whole network, fractions of time.
+  Losses losses;
+};
+
+struct Analysis {
+  std::string model_path;
+  std::string model_name;  // file stem
+  std::string gpu_id, gpu_name;
+  double peak_tflops = 0;
+  int64_t batch = 0;
+  DType dtype = DType::fp16;
+  Fusion fusion = Fusion::none;
+  int nodes = 0, free_nodes = 0;
+  std::vector<KernelResult> kernels;
+  std::vector<std::string> unmodelled;  // "<node> (<op>): <reason>"
+  Totals total;
+};
+
+struct AnalyzeOptions {
+  LoadOptions load;
+  DType dtype = DType::fp16;
+  Fusion fusion = Fusion::none;
+};
+
+Analysis analyze_model(const Model& model, const GpuModel& gpu, const AnalyzeOptions& options);
+// Convenience: load + graph + lower + cost.
+Analysis analyze_file(const std::string& path, const GpuModel& gpu, const AnalyzeOptions& options);
+
+}  // namespace tilewave

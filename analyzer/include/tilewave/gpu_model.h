@@ -1,0 +1,80 @@
+// A GPU as data: datasheet facts, candidate CTA tiles per precision, and the
+// model's named parameters (docs/model.md defines each one). Loaded from
+// gpu_models/<id>.json layered over gpu_models/arch/<arch>.json.
+#pragma once
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "tilewave/dtype.h"
+
+namespace tilewave {
+
+// One CTA (thread-block) tile of a GEMM kernel; its name is its identity in
+// reports, calibration data and GPU files (CUTLASS-style "128x256x64").
+struct TileShape {
+  int m = 128, n = 128, k = 32;
+  int ctas_per_sm = 1;  // CTAs of this tile resident per SM at once
+  std::string name() const;
+};
+
+enum class Unit { tensor, cuda };
+const char* unit_name(Unit u);
+
+// How one precision runs GEMM-like kernels on this GPU.
+struct PrecisionSpec {
+  Unit unit = Unit::tensor;
+  double peak_tflops = 0;  // dense peak of that unit for this precision
+  int align = 1;           // channel/dim multiple the fast path needs
+  std::vector<TileShape> tiles;
+};
+
+// A named model constant with its default and the bounds a fit may move it in.
+struct ParamInfo {
+  const char* name;
+  double default_value;
+  double fit_min, fit_max;
+  const char* unit;
+  const char* meaning;
+};
+// Every parameter the cost model reads; the single list the loader, the
+// `gpus` view and the calibration fit iterate over.
+const std::vector<ParamInfo>& param_table();
+
+struct GpuModel {
+  std::string id;      // file stem, e.g. "h200"
+  std::string name;    // marketing name
+  std::string arch;
+  std::string source_file;
+  std::string trust;   // calibrated | carried-over | datasheet
+  int sms = 0;
+  double boost_clock_mhz = 0;
+  double dram_bandwidth_gbs = 0;
+  double l2_mb = 0;
+  double smem_per_sm_kb = 0;
+  int max_ctas_per_sm = 0;
+  std::map<DType, PrecisionSpec> precisions;  // GEMM path per dtype
+  std::map<DType, double> cuda_core_tflops;   // non-tensor peak per dtype
+  std::map<std::string, double> params;       // complete: defaults filled in
+  std::map<std::string, std::string> sources; // fact -> where it comes from
+
+  double param(const std::string& name) const;
+  const PrecisionSpec& precision(DType d) const;  // throws InputError if absent
+  double cuda_core_peak_flops(DType d) const;
+  // The headline peak utilization is measured against: the GEMM path's unit.
+  double peak_flops(DType d) const { return precision(d).peak_tflops * 1e12; }
+};
+
+// Loads a GPU by id (a stem in `db_dir`) or by path to a .json file.
+GpuModel load_gpu(const std::string& id_or_path, const std::string& db_dir);
+GpuModel gpu_from_json(const nlohmann::json& j, const std::string& id, const std::string& where,
+                       const std::string& arch_dir);
+// The GPU database directory: $TILEWAVE_GPU_DIR, else the one next to the
+// binary's source tree (compiled in), else ./gpu_models.
+std::string default_gpu_dir();
+std::vector<std::string> list_gpu_ids(const std::string& db_dir);
+
+}  // namespace tilewave

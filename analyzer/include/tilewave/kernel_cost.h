@@ -1,0 +1,53 @@
+// The per-kernel cost model (docs/model.md). Pure functions of a Layer and a
+// GpuModel; they return typed results and never print.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "tilewave/gpu_model.h"
+#include "tilewave/layer.h"
+
+namespace tilewave {
+
+enum class Bound { compute, memory, latency };
+const char* bound_name(Bound b);
+
+enum class CostPath { tensor_gemm, cuda_gemm, direct_conv, memory };
+const char* path_name(CostPath p);
+
+// Where the time above the ideal (useful FLOPs at peak) goes, as fractions
+// of the kernel's predicted time; utilization + all losses = 1.
+struct Losses {
+  double tile = 0;        // padded work in partial tiles (and padded channels)
+  double wave = 0;        // SMs idle in the last, partial wave
+  double efficiency = 0;  // main loop below peak: tile shape, alignment, pipeline fill
+  double memory = 0;      // waiting on DRAM beyond the compute time
+  double fixed = 0;       // fixed per-kernel cost (launch, prologue)
+};
+
+struct KernelCost {
+  CostPath path = CostPath::memory;
+  std::string kernel;      // name built from the chosen config
+  int64_t flops = 0;       // useful FLOPs
+  int64_t bytes = 0;       // DRAM bytes moved (model's estimate)
+  double intensity = 0;    // flops / bytes
+  double peak_flops = 0;   // peak of the unit the kernel runs on
+  // GEMM-like paths only:
+  TileShape tile;
+  int split_k = 1;
+  int64_t tiles = 0;
+  int64_t waves = 0;
+  double tile_eff = 1;
+  double wave_eff = 1;
+  double mainloop_eff = 1;
+  bool aligned = true;
+  // Time terms in microseconds.
+  double compute_us = 0, memory_us = 0, fixed_us = 0, time_us = 0;
+  Bound bound = Bound::latency;
+  double utilization = 0;  // flops / (time * peak of the GPU's headline unit for the dtype)
+  Losses losses;
+};
+
+KernelCost cost_layer(const Layer& layer, const GpuModel& gpu);
+
+}  // namespace tilewave

@@ -1,0 +1,63 @@
+// A Layer is one GPU kernel described by its problem shape alone: what the
+// layer-set format (docs/layerset.md) holds and what the cost model consumes.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+#include <variant>
+
+#include "tilewave/dtype.h"
+
+namespace tilewave {
+
+struct ConvProblem {
+  int64_t N = 1, C = 1, H = 1, W = 1, K = 1, R = 1, S = 1;
+  std::array<int64_t, 2> stride{1, 1}, pad{0, 0}, dilation{1, 1};
+  int64_t groups = 1;
+  bool transposed = false;  // ConvTranspose: H,W are the input size
+  int64_t P() const;        // output height
+  int64_t Q() const;        // output width
+  int64_t macs() const;
+};
+
+struct GemmProblem {
+  int64_t M = 1, N = 1, K = 1, batch = 1;
+  int64_t macs() const { return M * N * K * batch; }
+};
+
+enum class MemoryOp { eltwise, pool, reduce, softmax, copy };
+const char* memory_op_name(MemoryOp op);
+
+// Memory-bound kernels: the cost model needs only bytes and a class; the
+// shape fields are kept so the calibration runner can rebuild the kernel.
+struct MemoryProblem {
+  MemoryOp op = MemoryOp::eltwise;
+  int64_t elems = 0;       // eltwise: outputs
+  int64_t inputs = 1;      // eltwise: full-size inputs read
+  int64_t outer = 0, inner = 0;             // reduce, softmax
+  int64_t elems_in = 0, elems_out = 0;      // copy
+  ConvProblem window;      // pool: N,C,H,W,R,S,stride,pad
+  bool max_pool = true;
+  int64_t elems_read() const;
+  int64_t elems_written() const;
+};
+
+using Problem = std::variant<ConvProblem, GemmProblem, MemoryProblem>;
+
+struct Layer {
+  Problem problem;
+  DType dtype = DType::fp16;
+  // Bytes moved beyond the problem's own operands: small broadcast operands
+  // (scale, bias) and, after fusion, residual inputs read by an epilogue.
+  int64_t extra_bytes = 0;
+};
+
+// Useful work in FLOPs: 2*MACs for conv/gemm/matmul, 0 for memory-bound
+// kernels (their ops are not the work the peak FLOP/s refers to).
+int64_t useful_flops(const Layer& l);
+// Minimum DRAM traffic: each input read once, each output written once.
+int64_t min_bytes(const Layer& l);
+// Short kind name used in reports and layer sets: conv, conv_transpose, gemm, eltwise ...
+std::string layer_kind(const Layer& l);
+
+}  // namespace tilewave

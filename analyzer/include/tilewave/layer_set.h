@@ -1,0 +1,30 @@
+// The layer-set format (docs/layerset.md): JSON Lines of kernel problems,
+// shared by `tilewave layers`, `--extract` and the calibration tools.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tilewave/kernel_cost.h"
+#include "tilewave/layer.h"
+
+namespace tilewave {
+
+// Throws std::invalid_argument with a message naming the field at fault.
+Layer layer_from_json(const nlohmann::json& j);
+nlohmann::json layer_to_json(const Layer& layer);
+// The model's breakdown of one kernel, as fields added to a layer object.
+nlohmann::json cost_to_json(const KernelCost& c);
+
+struct LayerSetEntry {
+  int line = 0;             // 1-based line in the file
+  nlohmann::json object;    // as read, extra fields kept
+  Layer layer;
+};
+
+// Reads a whole file; a bad line throws InputError "<file>:<line>: <problem>".
+// Objects with "header": true (calibration runs) are skipped.
+std::vector<LayerSetEntry> read_layer_set(const std::string& path);
+
+}  // namespace tilewave

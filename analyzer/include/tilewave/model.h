@@ -1,0 +1,76 @@
+// A loaded ONNX model after shape inference: nodes in file order, every named
+// tensor's shape, and which tensors are constant-foldable. Stage 1 of the flow
+// (docs/model.md "Pipeline").
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+namespace onnx {
+class ModelProto;
+class NodeProto;
+class AttributeProto;
+}  // namespace onnx
+
+namespace tilewave {
+
+struct TensorInfo {
+  bool has_shape = false;       // rank known
+  std::vector<int64_t> dims;    // -1 where a dimension is unknown
+  int32_t elem_type = 0;        // onnx::TensorProto::DataType
+  bool fully_known() const;
+  int64_t numel() const;        // -1 if not fully known
+};
+
+struct Node {
+  int index = 0;
+  std::string name;             // node name, or "<op>_<index>" if the file has none
+  std::string op_type, domain;  // domain "" is the default ONNX domain
+  std::vector<std::string> inputs, outputs;  // "" marks an omitted optional input
+  const onnx::NodeProto* proto = nullptr;
+};
+
+struct Model {
+  std::string path;
+  std::shared_ptr<onnx::ModelProto> proto;
+  std::vector<Node> nodes;
+  std::unordered_map<std::string, TensorInfo> tensors;
+  std::vector<std::string> inputs;             // graph inputs that are not initializers
+  std::vector<std::string> outputs;
+  std::unordered_set<std::string> initializers;
+  std::map<std::string, int64_t> opsets;       // domain -> version
+  // Tensors whose value is known before run time (initializers, constants,
+  // shape arithmetic): a runtime folds the nodes producing them.
+  std::unordered_set<std::string> static_tensors;
+  int64_t batch = 0;                           // dim 0 of the first input after overrides
+
+  const TensorInfo* tensor(const std::string& name) const;
+  int64_t opset(const std::string& domain = "") const;
+};
+
+struct LoadOptions {
+  std::optional<int64_t> batch;                               // --batch
+  std::map<std::string, std::vector<int64_t>> input_shapes;   // --input NAME=1x3x224x224
+};
+
+// Reads the file with the ONNX protobuf classes (external weight files need
+// not exist), applies the overrides and runs ONNX shape inference with data
+// propagation. Throws InputError naming the file on any problem.
+Model load_onnx(const std::string& path, const LoadOptions& options = {});
+
+// Attribute access for lowering rules.
+const onnx::AttributeProto* find_attr(const Node& n, const std::string& name);
+int64_t attr_int(const Node& n, const std::string& name, int64_t fallback);
+float attr_float(const Node& n, const std::string& name, float fallback);
+std::string attr_string(const Node& n, const std::string& name, const std::string& fallback);
+std::vector<int64_t> attr_ints(const Node& n, const std::string& name, std::vector<int64_t> fallback = {});
+
+// Parses "1x3x224x224".
+std::optional<std::vector<int64_t>> parse_dims(const std::string& s);
+
+}  // namespace tilewave

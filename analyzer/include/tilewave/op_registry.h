@@ -1,0 +1,79 @@
+// Stage 3a: one entry per ONNX operator — how its node lowers to a kernel
+// problem and what part it can play in fusion. Families live in src/ops/*.cpp,
+// one file each; adding an op is one entry there plus its test.
+#pragma once
+#include <functional>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "tilewave/layer.h"
+#include "tilewave/model.h"
+
+namespace tilewave {
+
+// What an op can become under --fusion trt (docs/model.md "Fusion").
+enum class FusionRole {
+  none,         // shape-only: no kernel at all
+  gemm,         // conv/gemm/matmul: can absorb an elementwise epilogue
+  elementwise,  // can join an epilogue or a chain of elementwise ops
+  opaque,       // a kernel of its own
+};
+
+struct LowerContext {
+  const Model& model;
+  const Node& node;
+  DType dtype;
+  // Shape of input/output i; throws Unmodelled if absent or unknown.
+  const TensorInfo& input(size_t i) const;
+  const TensorInfo& output(size_t i) const;
+  bool has_input(size_t i) const { return i < node.inputs.size() && !node.inputs[i].empty(); }
+  bool input_is_static(size_t i) const;
+  int64_t bytes_of(int64_t elems) const { return elems * dtype_bytes(dtype); }
+};
+
+// Thrown by a lowering rule for a node it cannot model (3-D conv, unknown
+// shape …); the node becomes an "unmodelled" row with this reason.
+struct Unmodelled : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Returns the kernel's problem, or nullopt for a node that does no GPU work.
+using LowerFn = std::function<std::optional<Layer>(const LowerContext&)>;
+
+struct OpRule {
+  std::string domain;  // "" = default ONNX domain
+  std::string op_type;
+  FusionRole role = FusionRole::opaque;
+  LowerFn lower;
+  std::string registered_at;  // file:line, for duplicate-registration errors
+};
+
+class OpRegistry {
+ public:
+  // Throws std::logic_error on a duplicate (domain, op_type): two rules for
+  // one op is a programming error, caught at start-up by the tests.
+  void add(OpRule rule);
+  const OpRule* find(const std::string& domain, const std::string& op_type) const;
+  size_t size() const { return rules_.size(); }
+  std::vector<std::string> op_names() const;
+  // The built-in rules of every family.
+  static const OpRegistry& builtin();
+
+ private:
+  std::map<std::pair<std::string, std::string>, OpRule> rules_;
+};
+
+#define TILEWAVE_HERE (std::string(__FILE__) + ":" + std::to_string(__LINE__))
+
+// Family registration functions, one per src/ops file.
+void register_conv_ops(OpRegistry& r);
+void register_gemm_ops(OpRegistry& r);
+void register_elementwise_ops(OpRegistry& r);
+void register_pool_reduce_ops(OpRegistry& r);
+void register_data_movement_ops(OpRegistry& r);
+void register_shape_ops(OpRegistry& r);
+
+}  // namespace tilewave

@@ -1,0 +1,25 @@
+// Stage 6: views over an Analysis. Each writes to a stream; none computes.
+#pragma once
+#include <ostream>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tilewave/analysis.h"
+
+namespace tilewave {
+
+nlohmann::json analysis_to_json(const Analysis& a);
+void write_json(std::ostream& os, const Analysis& a);
+void write_csv(std::ostream& os, const Analysis& a);
+// A person's view: summary, where the time goes, the worst layers.
+void write_table(std::ostream& os, const Analysis& a, int worst_layers = 15);
+
+// Several models side by side (`tilewave rank`).
+void write_rank_table(std::ostream& os, const std::vector<Analysis>& analyses);
+nlohmann::json rank_to_json(const std::vector<Analysis>& analyses);
+// One model over batch sizes (`tilewave sweep`).
+void write_sweep_table(std::ostream& os, const std::vector<Analysis>& analyses);
+nlohmann::json sweep_to_json(const std::vector<Analysis>& analyses);
+
+}  // namespace tilewave

@@ -1,0 +1,209 @@
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+
+#include <fmt/format.h>
+#include <nlopt.hpp>
+
+#include "tilewave/calibration.h"
+#include "tilewave/error.h"
+#include "tilewave/kernel_cost.h"
+
+namespace tilewave {
+
+std::string op_class(const Layer& layer) {
+  if (auto* c = std::get_if<ConvProblem>(&layer.problem)) {
+    if (c->transposed) return "conv_transpose";
+    if (c->groups > 1 && c->groups == c->C) return "conv_depthwise";
+    if (c->groups > 1) return "conv_grouped";
+    return "conv";
+  }
+  return layer_kind(layer);
+}
+
+std::vector<Measurement> read_measurements(const std::string& path) {
+  std::vector<Measurement> out;
+  for (auto& e : read_layer_set(path)) {
+    if (e.object.value("status", std::string("ok")) != "ok") continue;
+    if (!e.object.contains("measured_us") || !e.object["measured_us"].is_number())
+      throw InputError(fmt::format("{}:{}", path, e.line), "no numeric 'measured_us'");
+    const double us = e.object["measured_us"].get<double>();
+    if (!(us > 0) || !std::isfinite(us))
+      throw InputError(fmt::format("{}:{}", path, e.line), "'measured_us' must be positive");
+    Measurement m;
+    m.op_class = op_class(e.layer);
+    m.measured_us = us;
+    m.entry = std::move(e);
+    out.push_back(std::move(m));
+  }
+  if (out.empty()) throw InputError(path, "no measured layers with status ok");
+  return out;
+}
+
+Split holdout_split(size_t n, double holdout, unsigned seed) {
+  std::vector<size_t> idx(n);
+  std::iota(idx.begin(), idx.end(), 0);
+  std::mt19937 rng(seed);
+  std::shuffle(idx.begin(), idx.end(), rng);
+  const size_t n_test = size_t(std::llround(holdout * double(n)));
+  Split s;
+  s.test.assign(idx.begin(), idx.begin() + n_test);
+  s.train.assign(idx.begin() + n_test, idx.end());
+  std::sort(s.test.begin(), s.test.end());
+  std::sort(s.train.begin(), s.train.end());
+  return s;
+}
+
+namespace {
+
+struct Objective {
+  GpuModel gpu;
+  const std::vector<Measurement>* data;
+  const std::vector<size_t>* train;
+  std::vector<std::string> names;
+  int evaluations = 0;
+
+  double operator()(const std::vector<double>& x) {
+    ++evaluations;
+    for (size_t i = 0; i < names.size(); ++i) gpu.params[names[i]] = x[i];
+    double sum = 0;
+    for (size_t i : *train) {
+      const auto& m = (*data)[i];
+      const double r = std::log(cost_layer(m.entry.layer, gpu).time_us / m.measured_us);
+      sum += r * r;
+    }
+    return sum / double(train->size());
+  }
+};
+
+double nlopt_objective(const std::vector<double>& x, std::vector<double>&, void* data) {
+  return (*static_cast<Objective*>(data))(x);
+}
+
+}  // namespace
+
+FitResult fit_parameters(const GpuModel& start, const std::vector<Measurement>& data,
+                         const std::vector<size_t>& train) {
+  if (train.empty()) throw InputError("calibrate fit", "no layers to fit");
+  Objective obj{start, &data, &train, {}, 0};
+  std::vector<double> x, lo, hi;
+  for (const auto& p : param_table()) {
+    if (p.fit_min >= p.fit_max) continue;
+    obj.names.push_back(p.name);
+    lo.push_back(p.fit_min);
+    hi.push_back(p.fit_max);
+    x.push_back(std::clamp(start.param(p.name), p.fit_min, p.fit_max));
+  }
+  // BOBYQA: derivative-free, bound-constrained, fast on smooth few-parameter
+  // problems; the max() and tile choice make ours piecewise smooth, so a
+  // Nelder-Mead polish follows from BOBYQA's point.
+  double best = obj(x);
+  for (auto algorithm : {nlopt::LN_BOBYQA, nlopt::LN_NELDERMEAD}) {
+    nlopt::opt opt(algorithm, unsigned(x.size()));
+    opt.set_lower_bounds(lo);
+    opt.set_upper_bounds(hi);
+    opt.set_min_objective(nlopt_objective, &obj);
+    opt.set_xtol_rel(1e-4);
+    opt.set_maxeval(3000);
+    std::vector<double> trial = x;
+    double value = best;
+    try {
+      opt.optimize(trial, value);
+    } catch (const std::exception&) {
+      // NLopt signals round-off limits as exceptions; its last point stands.
+      value = obj(trial);
+    }
+    if (value < best) {
+      best = value;
+      x = trial;
+    }
+  }
+  FitResult r;
+  for (size_t i = 0; i < x.size(); ++i) r.params[obj.names[i]] = x[i];
+  r.train_rms_log_error = std::sqrt(best);
+  r.evaluations = obj.evaluations;
+  return r;
+}
+
+namespace {
+
+std::vector<double> ranks(const std::vector<double>& v) {
+  std::vector<size_t> idx(v.size());
+  std::iota(idx.begin(), idx.end(), 0);
+  std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return v[a] < v[b]; });
+  std::vector<double> r(v.size());
+  for (size_t i = 0; i < idx.size();) {
+    size_t j = i;
+    while (j + 1 < idx.size() && v[idx[j + 1]] == v[idx[i]]) ++j;
+    for (size_t k = i; k <= j; ++k) r[idx[k]] = 0.5 * double(i + j);  // ties share the mean rank
+    i = j + 1;
+  }
+  return r;
+}
+
+double quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const double pos = q * double(v.size() - 1);
+  const size_t lo = size_t(pos);
+  const size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (pos - double(lo));
+}
+
+ErrorStats stats_of(const std::string& group, const std::vector<double>& pred, const std::vector<double>& meas) {
+  ErrorStats s;
+  s.group = group;
+  s.n = int(pred.size());
+  std::vector<double> ape, logr;
+  int within = 0;
+  for (size_t i = 0; i < pred.size(); ++i) {
+    const double e = std::abs(pred[i] - meas[i]) / meas[i];
+    ape.push_back(e);
+    logr.push_back(std::log(pred[i] / meas[i]));
+    within += e <= 0.25;
+  }
+  s.median_ape = quantile(ape, 0.5);
+  s.p90_ape = quantile(ape, 0.9);
+  s.within_25 = s.n ? double(within) / s.n : 0;
+  s.spearman = spearman(pred, meas);
+  s.median_log_ratio = quantile(logr, 0.5);
+  return s;
+}
+
+}  // namespace
+
+double spearman(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() < 2) return 0;
+  const auto ra = ranks(a), rb = ranks(b);
+  const double ma = std::accumulate(ra.begin(), ra.end(), 0.0) / ra.size();
+  const double mb = std::accumulate(rb.begin(), rb.end(), 0.0) / rb.size();
+  double num = 0, da = 0, db = 0;
+  for (size_t i = 0; i < ra.size(); ++i) {
+    num += (ra[i] - ma) * (rb[i] - mb);
+    da += (ra[i] - ma) * (ra[i] - ma);
+    db += (rb[i] - mb) * (rb[i] - mb);
+  }
+  return da > 0 && db > 0 ? num / std::sqrt(da * db) : 0;
+}
+
+std::vector<ErrorStats> error_stats(const GpuModel& gpu, const std::vector<Measurement>& data,
+                                    const std::vector<size_t>& subset) {
+  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> groups;
+  std::vector<double> all_pred, all_meas;
+  for (size_t i : subset) {
+    const auto& m = data[i];
+    const double pred = cost_layer(m.entry.layer, gpu).time_us;
+    auto& g = groups[m.op_class];
+    g.first.push_back(pred);
+    g.second.push_back(m.measured_us);
+    all_pred.push_back(pred);
+    all_meas.push_back(m.measured_us);
+  }
+  std::vector<ErrorStats> out;
+  for (const auto& [name, g] : groups) out.push_back(stats_of(name, g.first, g.second));
+  out.push_back(stats_of("all", all_pred, all_meas));
+  return out;
+}
+
+}  // namespace tilewave

@@ -1,0 +1,97 @@
+#include "tilewave/layer.h"
+
+#include <algorithm>
+
+namespace tilewave {
+
+namespace {
+int64_t out_dim(int64_t in, int64_t k, int64_t stride, int64_t pad, int64_t dil) {
+  return (in + 2 * pad - dil * (k - 1) - 1) / stride + 1;
+}
+int64_t transposed_out_dim(int64_t in, int64_t k, int64_t stride, int64_t pad, int64_t dil) {
+  return (in - 1) * stride - 2 * pad + dil * (k - 1) + 1;
+}
+}  // namespace
+
+int64_t ConvProblem::P() const {
+  return transposed ? transposed_out_dim(H, R, stride[0], pad[0], dilation[0])
+                    : out_dim(H, R, stride[0], pad[0], dilation[0]);
+}
+int64_t ConvProblem::Q() const {
+  return transposed ? transposed_out_dim(W, S, stride[1], pad[1], dilation[1])
+                    : out_dim(W, S, stride[1], pad[1], dilation[1]);
+}
+
+int64_t ConvProblem::macs() const {
+  // A transposed conv does the MACs of the forward conv it is the gradient of:
+  // every input pixel meets every filter tap once.
+  const int64_t pixels = transposed ? N * H * W : N * P() * Q();
+  return pixels * K * (C / groups) * R * S;
+}
+
+const char* memory_op_name(MemoryOp op) {
+  switch (op) {
+    case MemoryOp::eltwise: return "eltwise";
+    case MemoryOp::pool: return "pool";
+    case MemoryOp::reduce: return "reduce";
+    case MemoryOp::softmax: return "softmax";
+    case MemoryOp::copy: return "copy";
+  }
+  return "?";
+}
+
+int64_t MemoryProblem::elems_read() const {
+  switch (op) {
+    case MemoryOp::eltwise: return elems * inputs;
+    case MemoryOp::pool: return window.N * window.C * window.H * window.W;
+    case MemoryOp::reduce:
+    case MemoryOp::softmax: return outer * inner;
+    case MemoryOp::copy: return elems_in;
+  }
+  return 0;
+}
+
+int64_t MemoryProblem::elems_written() const {
+  switch (op) {
+    case MemoryOp::eltwise: return elems;
+    case MemoryOp::pool: return window.N * window.C * window.P() * window.Q();
+    case MemoryOp::reduce: return outer;
+    case MemoryOp::softmax: return outer * inner;
+    case MemoryOp::copy: return elems_out;
+  }
+  return 0;
+}
+
+int64_t useful_flops(const Layer& l) {
+  if (auto* c = std::get_if<ConvProblem>(&l.problem)) return 2 * c->macs();
+  if (auto* g = std::get_if<GemmProblem>(&l.problem)) return 2 * g->macs();
+  return 0;
+}
+
+int64_t min_bytes(const Layer& l) {
+  const int64_t e = dtype_bytes(l.dtype);
+  int64_t elems = 0;
+  if (auto* c = std::get_if<ConvProblem>(&l.problem)) {
+    int64_t in_px = c->N * c->H * c->W;
+    const int64_t out_px = c->N * c->P() * c->Q();
+    // A strided window smaller than its stride (1x1/2) reads only the pixels it uses.
+    if (!c->transposed) in_px = std::min(in_px, out_px * c->R * c->S);
+    // Forward and transposed weights both hold C*K/groups filters of R*S taps.
+    const int64_t weights = c->K * (c->C / c->groups) * c->R * c->S;
+    elems = in_px * c->C + out_px * c->K + weights;
+  } else if (auto* g = std::get_if<GemmProblem>(&l.problem)) {
+    elems = g->batch * (g->M * g->K + g->K * g->N + g->M * g->N);
+  } else {
+    auto& m = std::get<MemoryProblem>(l.problem);
+    elems = m.elems_read() + m.elems_written();
+  }
+  return elems * e + l.extra_bytes;
+}
+
+std::string layer_kind(const Layer& l) {
+  if (auto* c = std::get_if<ConvProblem>(&l.problem)) return c->transposed ? "conv_transpose" : "conv";
+  if (std::holds_alternative<GemmProblem>(l.problem)) return "gemm";
+  return memory_op_name(std::get<MemoryProblem>(l.problem).op);
+}
+
+}  // namespace tilewave

@@ -1,0 +1,198 @@
+// Implements docs/model.md; section names in comments refer to it.
+#include "tilewave/kernel_cost.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+namespace tilewave {
+
+const char* bound_name(Bound b) {
+  switch (b) {
+    case Bound::compute: return "compute";
+    case Bound::memory: return "memory";
+    case Bound::latency: return "latency";
+  }
+  return "?";
+}
+
+const char* path_name(CostPath p) {
+  switch (p) {
+    case CostPath::tensor_gemm: return "tensor_gemm";
+    case CostPath::cuda_gemm: return "cuda_gemm";
+    case CostPath::direct_conv: return "direct_conv";
+    case CostPath::memory: return "memory";
+  }
+  return "?";
+}
+
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
+double bandwidth_bytes_per_us(const GpuModel& g) { return g.dram_bandwidth_gbs * 1e3; }
+
+// An implicit GEMM: `batch` independent M x N x K products.
+struct GemmView {
+  int64_t M, N, K, batch;
+  int64_t useful_macs;
+  int64_t bytes;         // operand traffic before split-K partials
+  bool aligned;
+  double path_factor;    // conv_efficiency for convolutions, 1 for GEMMs
+};
+
+// Finishes a cost: time from its terms, the bound, utilization and the loss
+// chain of docs/model.md "Losses". The after_* times are ideal times on the
+// kernel's own unit after each quantization step.
+void finish(KernelCost& c, const GpuModel& gpu, DType dtype, double after_tile_us, double after_wave_us) {
+  const double busy = std::max(c.compute_us, c.memory_us);
+  c.time_us = busy + c.fixed_us;
+  if (c.fixed_us >= busy) c.bound = Bound::latency;
+  else c.bound = c.compute_us >= c.memory_us ? Bound::compute : Bound::memory;
+  c.intensity = c.bytes > 0 ? double(c.flops) / double(c.bytes) : 0.0;
+  const double t = c.time_us;
+  if (t <= 0) return;
+  c.utilization = double(c.flops) / (t * 1e-6 * gpu.peak_flops(dtype));
+  const double ideal_unit_us = c.peak_flops > 0 ? double(c.flops) / c.peak_flops * 1e6 : 0.0;
+  c.losses.tile = std::max(0.0, after_tile_us - ideal_unit_us) / t;
+  c.losses.wave = std::max(0.0, after_wave_us - after_tile_us) / t;
+  c.losses.memory = std::max(0.0, c.memory_us - c.compute_us) / t;
+  c.losses.fixed = c.fixed_us / t;
+  // What is left: main loop below its unit's peak, and (CUDA-core kernels)
+  // the gap between that unit and the tensor cores.
+  c.losses.efficiency = std::max(0.0, 1.0 - c.utilization - c.losses.tile - c.losses.wave -
+                                          c.losses.memory - c.losses.fixed);
+}
+
+// docs/model.md "GEMM-like kernels": every candidate tile and split-K factor
+// is costed and the fastest kept, as library heuristics and autotuners do.
+KernelCost cost_gemm(const GemmView& g, DType dtype, const GpuModel& gpu) {
+  const PrecisionSpec& prec = gpu.precision(dtype);
+  const double peak_flops = prec.peak_tflops * 1e12;
+  const double sm_macs_per_us = peak_flops / 2 / gpu.sms * 1e-6;
+  const double eff_top = gpu.param("tc_efficiency") * g.path_factor *
+                         (g.aligned ? 1.0 : gpu.param("misaligned_efficiency"));
+  const double reuse_exp = gpu.param("tile_reuse_exponent");
+  double best_reuse = 0;
+  for (const auto& t : prec.tiles) best_reuse = std::max(best_reuse, double(t.m) * t.n / (t.m + t.n));
+  const int max_split = std::max(1, int(gpu.param("max_split_k")));
+  const double bw = bandwidth_bytes_per_us(gpu) * gpu.param("gemm_bw_efficiency");
+  const double wave_overhead = gpu.param("wave_overhead_us");
+  const int64_t partial_bytes_per_elem = 4;  // split-K partial sums are fp32/int32
+
+  KernelCost best;
+  best.time_us = std::numeric_limits<double>::infinity();
+  for (const TileShape& tile : prec.tiles) {
+    const int64_t mn_tiles = ceil_div(g.M, tile.m) * ceil_div(g.N, tile.n) * g.batch;
+    const int64_t concurrent = int64_t(gpu.sms) * tile.ctas_per_sm;
+    const double reuse = double(tile.m) * tile.n / (tile.m + tile.n);
+    const double mainloop_eff = eff_top * std::pow(reuse / best_reuse, reuse_exp);
+    for (int split = 1; split <= max_split; split *= 2) {
+      // Split K only to fill idle SMs, and never below a few K-steps per split.
+      if (split > 1 && (mn_tiles * (split / 2) >= concurrent || g.K / split < 4 * tile.k)) break;
+      const int64_t k_per_split = round_up(ceil_div(g.K, split), tile.k);
+      const int64_t tiles = mn_tiles * split;
+      const int64_t waves = ceil_div(tiles, concurrent);
+      const double executed_macs = double(tiles) * tile.m * tile.n * k_per_split;
+      const double cta_us = double(tile.m) * tile.n * k_per_split /
+                            (sm_macs_per_us / tile.ctas_per_sm * mainloop_eff);
+      KernelCost c;
+      c.path = prec.unit == Unit::tensor ? CostPath::tensor_gemm : CostPath::cuda_gemm;
+      c.tile = tile;
+      c.split_k = split;
+      c.tiles = tiles;
+      c.waves = waves;
+      c.tile_eff = double(g.useful_macs) / executed_macs;
+      c.wave_eff = double(tiles) / double(waves * concurrent);
+      c.mainloop_eff = mainloop_eff;
+      c.aligned = g.aligned;
+      c.flops = 2 * g.useful_macs;
+      c.peak_flops = peak_flops;
+      const int64_t partials = split > 1 ? 2 * int64_t(split) * g.M * g.N * g.batch * partial_bytes_per_elem : 0;
+      c.bytes = g.bytes + partials;
+      c.compute_us = waves * (cta_us + wave_overhead);
+      c.memory_us = double(c.bytes) / bw;
+      c.fixed_us = gpu.param("fixed_us_gemm");
+      const double ideal_us = double(c.flops) / peak_flops * 1e6;
+      const double after_tile = ideal_us / c.tile_eff;
+      finish(c, gpu, dtype, after_tile, after_tile / c.wave_eff);
+      if (c.time_us < best.time_us) best = c;
+    }
+  }
+  // The name is the configuration (CUTLASS style), so model and measurement can join on it.
+  best.kernel = fmt::format("{}_{}_{}_{}{}", path_name(best.path), dtype_name(dtype), best.tile.name(),
+                            g.aligned ? "align" : "unaligned",
+                            best.split_k > 1 ? fmt::format("_splitk{}", best.split_k) : "");
+  return best;
+}
+
+bool dims_aligned(int64_t a, int64_t b, int align) { return a % align == 0 && b % align == 0; }
+
+KernelCost cost_direct_conv(const ConvProblem& p, int64_t bytes, DType dtype, const GpuModel& gpu) {
+  KernelCost c;
+  c.path = CostPath::direct_conv;
+  c.flops = 2 * p.macs();
+  c.bytes = bytes;
+  c.peak_flops = gpu.cuda_core_peak_flops(dtype);
+  c.compute_us = double(c.flops) / (c.peak_flops * gpu.param("direct_conv_efficiency")) * 1e6;
+  c.memory_us = double(bytes) / (bandwidth_bytes_per_us(gpu) * gpu.param("direct_bw_efficiency"));
+  c.fixed_us = gpu.param("fixed_us_direct");
+  const double ideal_us = double(c.flops) / c.peak_flops * 1e6;
+  finish(c, gpu, dtype, ideal_us, ideal_us);
+  c.kernel = fmt::format("direct_conv_{}_{}x{}", dtype_name(dtype), p.R, p.S);
+  return c;
+}
+
+KernelCost cost_conv(const ConvProblem& p, int64_t bytes, DType dtype, const GpuModel& gpu) {
+  const int64_t cg = p.C / p.groups, kg = p.K / p.groups;
+  const int align = gpu.precision(dtype).align;
+  const bool aligned = dims_aligned(cg, kg, align);
+  // Implicit GEMM (docs/model.md "Convolution as implicit GEMM"): misaligned
+  // channels are padded up to the alignment, which shows up as tile loss.
+  const int64_t pixels = p.transposed ? p.N * p.H * p.W : p.N * p.P() * p.Q();
+  const int64_t cg_pad = aligned ? cg : round_up(cg, align);
+  const int64_t kg_pad = aligned ? kg : round_up(kg, align);
+  GemmView g{pixels, kg_pad, cg_pad * p.R * p.S, p.groups, p.macs(), bytes, true,
+             gpu.param("conv_efficiency")};
+  const bool depthwise_like = cg < align || kg < align;
+  if (p.groups > 1 && cg == 1) return cost_direct_conv(p, bytes, dtype, gpu);
+  KernelCost gemm = cost_gemm(g, dtype, gpu);
+  gemm.aligned = aligned;
+  if (p.groups > 1 && depthwise_like) {
+    KernelCost direct = cost_direct_conv(p, bytes, dtype, gpu);
+    if (direct.time_us < gemm.time_us) return direct;
+  }
+  gemm.kernel = "conv_" + gemm.kernel;
+  return gemm;
+}
+
+KernelCost cost_memory(const MemoryProblem& m, int64_t bytes, DType dtype, const GpuModel& gpu) {
+  KernelCost c;
+  c.path = CostPath::memory;
+  c.bytes = bytes;
+  c.peak_flops = gpu.peak_flops(dtype);
+  const std::string cls = memory_op_name(m.op);
+  c.memory_us = double(bytes) / (bandwidth_bytes_per_us(gpu) * gpu.param(cls + "_bw_efficiency"));
+  c.fixed_us = gpu.param("fixed_us_memory");
+  finish(c, gpu, dtype, 0, 0);
+  c.kernel = fmt::format("{}_{}", cls, dtype_name(dtype));
+  return c;
+}
+
+}  // namespace
+
+KernelCost cost_layer(const Layer& layer, const GpuModel& gpu) {
+  const int64_t bytes = min_bytes(layer);
+  if (auto* c = std::get_if<ConvProblem>(&layer.problem)) return cost_conv(*c, bytes, layer.dtype, gpu);
+  if (auto* g = std::get_if<GemmProblem>(&layer.problem)) {
+    const int align = gpu.precision(layer.dtype).align;
+    // Row-major A (MxK) and B (KxN): rows of both must be aligned vectors.
+    const bool aligned = dims_aligned(g->K, g->N, align);
+    return cost_gemm({g->M, g->N, g->K, g->batch, g->macs(), bytes, aligned, 1.0}, layer.dtype, gpu);
+  }
+  return cost_memory(std::get<MemoryProblem>(layer.problem), bytes, layer.dtype, gpu);
+}
+
+}  // namespace tilewave

@@ -1,0 +1,232 @@
+#include "tilewave/gpu_model.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "tilewave/error.h"
+
+#ifndef TILEWAVE_SOURCE_GPU_DIR
+#define TILEWAVE_SOURCE_GPU_DIR "gpu_models"
+#endif
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace tilewave {
+
+std::string TileShape::name() const { return fmt::format("{}x{}x{}", m, n, k); }
+
+const char* unit_name(Unit u) { return u == Unit::tensor ? "tensor" : "cuda"; }
+
+const std::vector<ParamInfo>& param_table() {
+  // Defaults are architecture-neutral starting points; docs/model.md explains
+  // each term and docs/calibration.md how the fit moves them.
+  static const std::vector<ParamInfo> table = {
+      {"tc_efficiency", 0.80, 0.30, 1.00, "fraction",
+       "fraction of the unit's peak the largest tile sustains in its main loop"},
+      {"tile_reuse_exponent", 0.30, 0.00, 1.50, "",
+       "how fast main-loop efficiency falls with a tile's operand reuse mn/(m+n)"},
+      {"conv_efficiency", 0.90, 0.30, 1.30, "fraction",
+       "implicit-GEMM convolution main loop relative to a plain GEMM"},
+      {"misaligned_efficiency", 0.25, 0.03, 1.00, "fraction",
+       "main-loop rate when a dimension misses the precision's alignment"},
+      {"wave_overhead_us", 0.60, 0.00, 5.00, "us",
+       "per-wave pipeline fill and epilogue of a GEMM-like kernel"},
+      {"gemm_bw_efficiency", 0.80, 0.20, 1.00, "fraction",
+       "fraction of DRAM bandwidth a GEMM-like kernel's operand traffic reaches"},
+      {"fixed_us_gemm", 3.00, 0.00, 20.0, "us", "fixed cost of one GEMM/conv kernel"},
+      {"direct_conv_efficiency", 0.40, 0.01, 1.00, "fraction",
+       "fraction of CUDA-core peak a direct (depthwise/small-group) convolution reaches"},
+      {"direct_bw_efficiency", 0.60, 0.05, 1.00, "fraction",
+       "fraction of DRAM bandwidth a direct convolution reaches"},
+      {"fixed_us_direct", 2.50, 0.00, 20.0, "us", "fixed cost of one direct-convolution kernel"},
+      {"eltwise_bw_efficiency", 0.85, 0.05, 1.00, "fraction", "DRAM bandwidth fraction, elementwise"},
+      {"pool_bw_efficiency", 0.60, 0.05, 1.00, "fraction", "DRAM bandwidth fraction, pooling"},
+      {"reduce_bw_efficiency", 0.60, 0.05, 1.00, "fraction", "DRAM bandwidth fraction, reductions"},
+      {"softmax_bw_efficiency", 0.60, 0.05, 1.00, "fraction", "DRAM bandwidth fraction, softmax/normalisation"},
+      {"copy_bw_efficiency", 0.70, 0.05, 1.00, "fraction", "DRAM bandwidth fraction, data movement"},
+      {"fixed_us_memory", 2.00, 0.00, 20.0, "us", "fixed cost of one memory-bound kernel"},
+      {"max_split_k", 16, 16, 16, "", "largest split-K factor the GEMM heuristic considers (not fitted)"},
+  };
+  return table;
+}
+
+double GpuModel::param(const std::string& n) const {
+  auto it = params.find(n);
+  if (it == params.end()) throw std::logic_error("unknown model parameter " + n);
+  return it->second;
+}
+
+const PrecisionSpec& GpuModel::precision(DType d) const {
+  auto it = precisions.find(d);
+  if (it == precisions.end())
+    throw InputError(source_file, fmt::format("GPU '{}' has no {} path", id, dtype_name(d)));
+  return it->second;
+}
+
+double GpuModel::cuda_core_peak_flops(DType d) const {
+  // tf32 and int8 have no CUDA-core flavour of their own; such kernels run
+  // in fp32 or int32 arithmetic.
+  DType key = (d == DType::tf32 || d == DType::int8) ? DType::fp32 : d;
+  auto it = cuda_core_tflops.find(key);
+  if (it == cuda_core_tflops.end()) it = cuda_core_tflops.find(DType::fp32);
+  if (it == cuda_core_tflops.end())
+    throw InputError(source_file, "no CUDA-core peak (cuda_core_tflops.fp32) given");
+  return it->second * 1e12;
+}
+
+namespace {
+
+json read_json_file(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) throw InputError(path, "cannot open GPU file");
+  try {
+    return json::parse(f);
+  } catch (const json::exception& e) {
+    throw InputError(path, std::string("not valid JSON: ") + e.what());
+  }
+}
+
+template <class T>
+T get_required(const json& j, const char* key, const std::string& where) {
+  if (!j.contains(key)) throw InputError(where, fmt::format("missing field '{}'", key));
+  try {
+    return j.at(key).get<T>();
+  } catch (const json::exception&) {
+    throw InputError(where, fmt::format("field '{}' has the wrong type", key));
+  }
+}
+
+double positive(double v, const char* key, const std::string& where) {
+  if (!(v > 0)) throw InputError(where, fmt::format("field '{}' must be positive, got {}", key, v));
+  return v;
+}
+
+DType dtype_key(const std::string& k, const std::string& where) {
+  auto d = parse_dtype(k);
+  if (!d) throw InputError(where, fmt::format("unknown precision '{}'", k));
+  return *d;
+}
+
+std::vector<TileShape> parse_tiles(const json& arr, const std::string& where) {
+  std::vector<TileShape> tiles;
+  for (const auto& t : arr) {
+    TileShape s;
+    s.m = get_required<int>(t, "m", where);
+    s.n = get_required<int>(t, "n", where);
+    s.k = get_required<int>(t, "k", where);
+    s.ctas_per_sm = t.value("ctas_per_sm", 1);
+    if (s.m <= 0 || s.n <= 0 || s.k <= 0 || s.ctas_per_sm <= 0)
+      throw InputError(where, "tile dimensions and ctas_per_sm must be positive");
+    tiles.push_back(s);
+  }
+  if (tiles.empty()) throw InputError(where, "a precision needs at least one tile");
+  return tiles;
+}
+
+void merge_params(const json& j, std::map<std::string, double>& params, const std::string& where) {
+  if (!j.contains("params")) return;
+  for (auto& [k, v] : j.at("params").items()) {
+    if (params.find(k) == params.end())
+      throw InputError(where, fmt::format("unknown model parameter '{}'", k));
+    if (!v.is_number()) throw InputError(where, fmt::format("parameter '{}' must be a number", k));
+    params[k] = v.get<double>();
+  }
+}
+
+}  // namespace
+
+GpuModel gpu_from_json(const json& j, const std::string& id, const std::string& where,
+                       const std::string& arch_dir) {
+  GpuModel g;
+  g.id = id;
+  g.source_file = where;
+  for (const auto& p : param_table()) g.params[p.name] = p.default_value;
+
+  g.arch = get_required<std::string>(j, "arch", where);
+  // The architecture file holds what all chips of a generation share: tile
+  // shapes per precision and parameter defaults. The GPU file overrides.
+  const std::string arch_path = (fs::path(arch_dir) / (g.arch + ".json")).string();
+  const json arch = read_json_file(arch_path);
+  merge_params(arch, g.params, arch_path);
+  merge_params(j, g.params, where);
+
+  g.name = j.value("name", id);
+  g.trust = j.value("trust", "datasheet");
+  g.sms = get_required<int>(j, "sms", where);
+  if (g.sms <= 0) throw InputError(where, "field 'sms' must be positive");
+  g.boost_clock_mhz = positive(get_required<double>(j, "boost_clock_mhz", where), "boost_clock_mhz", where);
+  g.dram_bandwidth_gbs = positive(get_required<double>(j, "dram_bandwidth_gbs", where), "dram_bandwidth_gbs", where);
+  g.l2_mb = j.value("l2_mb", 0.0);
+  g.smem_per_sm_kb = j.value("smem_per_sm_kb", 0.0);
+  g.max_ctas_per_sm = j.value("max_ctas_per_sm", 16);
+
+  const json& tensor = j.contains("tensor_tflops") ? j.at("tensor_tflops") : json::object();
+  const json& arch_tiles = arch.contains("tiles") ? arch.at("tiles") : json::object();
+  const json& arch_align = arch.contains("align") ? arch.at("align") : json::object();
+  for (auto& [k, v] : tensor.items()) {
+    const DType d = dtype_key(k, where);
+    PrecisionSpec spec;
+    spec.unit = Unit::tensor;
+    spec.peak_tflops = positive(v.get<double>(), "tensor_tflops", where);
+    spec.align = arch_align.value(k, 8);
+    if (!arch_tiles.contains(k)) throw InputError(arch_path, fmt::format("no tiles for precision '{}'", k));
+    spec.tiles = parse_tiles(arch_tiles.at(k), arch_path);
+    g.precisions[d] = spec;
+  }
+  const json& cuda = j.contains("cuda_core_tflops") ? j.at("cuda_core_tflops") : json::object();
+  for (auto& [k, v] : cuda.items()) g.cuda_core_tflops[dtype_key(k, where)] = positive(v.get<double>(), "cuda_core_tflops", where);
+  // fp32 GEMMs run on CUDA cores (SIMT tiles) unless the GPU file says otherwise.
+  if (!g.precisions.count(DType::fp32) && g.cuda_core_tflops.count(DType::fp32)) {
+    PrecisionSpec spec;
+    spec.unit = Unit::cuda;
+    spec.peak_tflops = g.cuda_core_tflops[DType::fp32];
+    spec.align = 1;
+    if (!arch_tiles.contains("fp32")) throw InputError(arch_path, "no tiles for precision 'fp32'");
+    spec.tiles = parse_tiles(arch_tiles.at("fp32"), arch_path);
+    g.precisions[DType::fp32] = spec;
+  }
+  if (j.contains("sources"))
+    for (auto& [k, v] : j.at("sources").items()) g.sources[k] = v.is_string() ? v.get<std::string>() : v.dump();
+  return g;
+}
+
+std::string default_gpu_dir() {
+  if (const char* env = std::getenv("TILEWAVE_GPU_DIR")) return env;
+  if (fs::is_directory(TILEWAVE_SOURCE_GPU_DIR)) return TILEWAVE_SOURCE_GPU_DIR;
+  return "gpu_models";
+}
+
+GpuModel load_gpu(const std::string& id_or_path, const std::string& db_dir) {
+  const bool is_path = id_or_path.find('/') != std::string::npos ||
+                       fs::path(id_or_path).extension() == ".json";
+  std::string path = is_path ? id_or_path : (fs::path(db_dir) / (id_or_path + ".json")).string();
+  if (!fs::exists(path)) {
+    if (is_path) throw InputError(path, "GPU file not found");
+    std::string known;
+    for (const auto& id : list_gpu_ids(db_dir)) known += (known.empty() ? "" : ", ") + id;
+    throw InputError("--gpu", fmt::format("unknown GPU '{}' (known: {}; or pass a path to a .json file)",
+                                          id_or_path, known));
+  }
+  const json j = read_json_file(path);
+  // A GPU file outside the database still finds its architecture file in the
+  // database, so a user's own file needs only datasheet facts.
+  fs::path arch_dir = fs::path(path).parent_path() / "arch";
+  if (!fs::is_directory(arch_dir)) arch_dir = fs::path(db_dir) / "arch";
+  return gpu_from_json(j, fs::path(path).stem().string(), path, arch_dir.string());
+}
+
+std::vector<std::string> list_gpu_ids(const std::string& db_dir) {
+  std::vector<std::string> ids;
+  if (!fs::is_directory(db_dir)) return ids;
+  for (const auto& e : fs::directory_iterator(db_dir))
+    if (e.is_regular_file() && e.path().extension() == ".json") ids.push_back(e.path().stem().string());
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+}  // namespace tilewave

@@ -1,0 +1,88 @@
+#include "tilewave/layer_graph.h"
+
+#include <unordered_map>
+
+#include <boost/graph/strong_components.hpp>
+#include <boost/graph/topological_sort.hpp>
+#include <fmt/format.h>
+
+#include "tilewave/error.h"
+
+namespace tilewave {
+
+std::vector<int> LayerGraph::consumers_of(int node) const {
+  std::vector<int> out;
+  for (auto [e, end] = boost::out_edges(node, graph); e != end; ++e) out.push_back(int(boost::target(*e, graph)));
+  return out;
+}
+
+namespace {
+
+// Names a few nodes on a cycle so the user can find it.
+std::string describe_cycle(const Model& model, const LayerGraph::Graph& g) {
+  std::vector<int> component(boost::num_vertices(g));
+  boost::strong_components(g, boost::make_iterator_property_map(component.begin(),
+                                                                 boost::get(boost::vertex_index, g)));
+  std::unordered_map<int, std::vector<int>> members;
+  for (size_t v = 0; v < component.size(); ++v) members[component[v]].push_back(int(v));
+  for (const auto& [c, nodes] : members) {
+    bool self_loop = nodes.size() == 1 && boost::edge(nodes[0], nodes[0], g).second;
+    if (nodes.size() < 2 && !self_loop) continue;
+    std::string names;
+    for (size_t i = 0; i < nodes.size() && i < 4; ++i)
+      names += (i ? " -> " : "") + fmt::format("'{}' ({})", model.nodes[nodes[i]].name, model.nodes[nodes[i]].op_type);
+    return names + (nodes.size() > 4 ? " -> ..." : "");
+  }
+  return "?";
+}
+
+}  // namespace
+
+LayerGraph build_layer_graph(const Model& model) {
+  LayerGraph lg;
+  const int n = int(model.nodes.size());
+  lg.graph = LayerGraph::Graph(n);
+  std::unordered_map<std::string, int> producer;
+  for (const auto& node : model.nodes)
+    for (const auto& out : node.outputs) {
+      if (out.empty()) continue;
+      auto [it, fresh] = producer.emplace(out, node.index);
+      if (!fresh)
+        throw InputError(model.path, fmt::format("tensor '{}' is produced by both node '{}' and node '{}'", out,
+                                                 model.nodes[it->second].name, node.name));
+    }
+  std::unordered_set<std::string> graph_inputs(model.inputs.begin(), model.inputs.end());
+  for (const auto& node : model.nodes)
+    for (const auto& in : node.inputs) {
+      if (in.empty()) continue;
+      auto it = producer.find(in);
+      if (it != producer.end()) {
+        boost::add_edge(it->second, node.index, lg.graph);
+      } else if (!model.initializers.count(in) && !graph_inputs.count(in)) {
+        throw InputError(model.path, fmt::format("node '{}' ({}) reads tensor '{}', which no node, initializer or "
+                                                 "graph input produces",
+                                                 node.name, node.op_type, in));
+      }
+    }
+  std::vector<LayerGraph::Graph::vertex_descriptor> reversed;
+  try {
+    boost::topological_sort(lg.graph, std::back_inserter(reversed));
+  } catch (const boost::not_a_dag&) {
+    throw InputError(model.path, "the graph has a cycle: " + describe_cycle(model, lg.graph));
+  }
+  // Keep the file's order when it is already topological (ONNX requires it):
+  // reports then list layers in the order people read the model.
+  bool file_order_ok = true;
+  for (auto [e, end] = boost::edges(lg.graph); e != end; ++e)
+    if (boost::source(*e, lg.graph) >= boost::target(*e, lg.graph)) file_order_ok = false;
+  if (file_order_ok) {
+    for (int i = 0; i < n; ++i) lg.topo_order.push_back(i);
+  } else {
+    lg.topo_order.assign(reversed.rbegin(), reversed.rend());
+  }
+  lg.topo_rank.resize(n);
+  for (int i = 0; i < n; ++i) lg.topo_rank[lg.topo_order[i]] = i;
+  return lg;
+}
+
+}  // namespace tilewave

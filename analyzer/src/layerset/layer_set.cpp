@@ -1,0 +1,224 @@
+#include "tilewave/layer_set.h"
+
+#include <fstream>
+#include <optional>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "tilewave/error.h"
+
+using nlohmann::json;
+
+namespace tilewave {
+
+namespace {
+
+int64_t positive_int(const json& j, const char* key, std::optional<int64_t> fallback = std::nullopt) {
+  if (!j.contains(key)) {
+    if (fallback) return *fallback;
+    throw std::invalid_argument(fmt::format("missing field '{}'", key));
+  }
+  const json& v = j.at(key);
+  if (!v.is_number_integer() && !(v.is_number() && v.get<double>() == double(int64_t(v.get<double>()))))
+    throw std::invalid_argument(fmt::format("field '{}' must be an integer", key));
+  const int64_t n = v.get<int64_t>();
+  if (n <= 0) throw std::invalid_argument(fmt::format("field '{}' must be positive, got {}", key, n));
+  return n;
+}
+
+std::array<int64_t, 2> pair_field(const json& j, const char* key, int64_t fallback, bool allow_zero) {
+  if (!j.contains(key)) return {fallback, fallback};
+  const json& v = j.at(key);
+  std::array<int64_t, 2> out{};
+  if (v.is_number_integer()) {
+    out = {v.get<int64_t>(), v.get<int64_t>()};
+  } else if (v.is_array() && v.size() == 2 && v[0].is_number_integer() && v[1].is_number_integer()) {
+    out = {v[0].get<int64_t>(), v[1].get<int64_t>()};
+  } else {
+    throw std::invalid_argument(fmt::format("field '{}' must be [h, w]", key));
+  }
+  for (int64_t x : out)
+    if (x < 0 || (!allow_zero && x == 0))
+      throw std::invalid_argument(fmt::format("field '{}' has an invalid value {}", key, x));
+  return out;
+}
+
+ConvProblem conv_from_json(const json& j, bool with_k) {
+  ConvProblem p;
+  p.N = positive_int(j, "N");
+  p.C = positive_int(j, "C");
+  p.H = positive_int(j, "H");
+  p.W = positive_int(j, "W");
+  p.K = with_k ? positive_int(j, "K") : p.C;
+  p.R = positive_int(j, "R");
+  p.S = positive_int(j, "S");
+  p.stride = pair_field(j, "stride", 1, false);
+  p.pad = pair_field(j, "pad", 0, true);
+  p.dilation = pair_field(j, "dilation", 1, false);
+  p.groups = positive_int(j, "groups", 1);
+  if (p.C % p.groups || p.K % p.groups)
+    throw std::invalid_argument(fmt::format("groups={} must divide C={} and K={}", p.groups, p.C, p.K));
+  return p;
+}
+
+void check_output_size(const ConvProblem& p) {
+  if (p.P() <= 0 || p.Q() <= 0)
+    throw std::invalid_argument(fmt::format("window larger than the padded input (output {}x{})", p.P(), p.Q()));
+}
+
+}  // namespace
+
+Layer layer_from_json(const json& j) {
+  if (!j.is_object()) throw std::invalid_argument("not a JSON object");
+  if (!j.contains("op") || !j.at("op").is_string()) throw std::invalid_argument("missing string field 'op'");
+  Layer l;
+  const std::string dt = j.value("dtype", std::string("fp16"));
+  auto d = parse_dtype(dt);
+  if (!d) throw std::invalid_argument(fmt::format("unknown dtype '{}' (fp32, tf32, fp16, bf16, int8)", dt));
+  l.dtype = *d;
+  const std::string op = j.at("op").get<std::string>();
+  if (op == "conv" || op == "conv_transpose") {
+    ConvProblem p = conv_from_json(j, true);
+    p.transposed = op == "conv_transpose";
+    check_output_size(p);
+    l.problem = p;
+  } else if (op == "gemm") {
+    GemmProblem g;
+    g.M = positive_int(j, "M");
+    g.N = positive_int(j, "N");
+    g.K = positive_int(j, "K");
+    g.batch = positive_int(j, "batch", 1);
+    l.problem = g;
+  } else {
+    MemoryProblem m;
+    if (op == "eltwise") {
+      m.op = MemoryOp::eltwise;
+      m.elems = positive_int(j, "elems");
+      m.inputs = positive_int(j, "inputs", 1);
+    } else if (op == "pool") {
+      m.op = MemoryOp::pool;
+      m.window = conv_from_json(j, false);
+      check_output_size(m.window);
+      const std::string mode = j.value("mode", std::string("max"));
+      if (mode != "max" && mode != "avg") throw std::invalid_argument("field 'mode' must be \"max\" or \"avg\"");
+      m.max_pool = mode == "max";
+    } else if (op == "reduce" || op == "softmax") {
+      m.op = op == "reduce" ? MemoryOp::reduce : MemoryOp::softmax;
+      m.outer = positive_int(j, "outer");
+      m.inner = positive_int(j, "inner");
+    } else if (op == "copy") {
+      m.op = MemoryOp::copy;
+      m.elems_in = positive_int(j, "elems_in");
+      m.elems_out = positive_int(j, "elems_out");
+    } else {
+      throw std::invalid_argument(
+          fmt::format("unknown op '{}' (conv, conv_transpose, gemm, eltwise, pool, reduce, softmax, copy)", op));
+    }
+    l.problem = m;
+  }
+  if (j.contains("extra_bytes")) l.extra_bytes = j.at("extra_bytes").get<int64_t>();
+  return l;
+}
+
+json layer_to_json(const Layer& l) {
+  json j;
+  j["op"] = layer_kind(l);
+  auto conv_fields = [&](const ConvProblem& p, bool with_k) {
+    j["N"] = p.N;
+    j["C"] = p.C;
+    j["H"] = p.H;
+    j["W"] = p.W;
+    if (with_k) j["K"] = p.K;
+    j["R"] = p.R;
+    j["S"] = p.S;
+    j["stride"] = {p.stride[0], p.stride[1]};
+    j["pad"] = {p.pad[0], p.pad[1]};
+    if (with_k) {
+      j["dilation"] = {p.dilation[0], p.dilation[1]};
+      j["groups"] = p.groups;
+    }
+  };
+  if (auto* c = std::get_if<ConvProblem>(&l.problem)) {
+    conv_fields(*c, true);
+  } else if (auto* g = std::get_if<GemmProblem>(&l.problem)) {
+    j["M"] = g->M;
+    j["N"] = g->N;
+    j["K"] = g->K;
+    if (g->batch != 1) j["batch"] = g->batch;
+  } else {
+    const auto& m = std::get<MemoryProblem>(l.problem);
+    switch (m.op) {
+      case MemoryOp::eltwise: j["elems"] = m.elems; j["inputs"] = m.inputs; break;
+      case MemoryOp::pool: conv_fields(m.window, false); j["mode"] = m.max_pool ? "max" : "avg"; break;
+      case MemoryOp::reduce:
+      case MemoryOp::softmax: j["outer"] = m.outer; j["inner"] = m.inner; break;
+      case MemoryOp::copy: j["elems_in"] = m.elems_in; j["elems_out"] = m.elems_out; break;
+    }
+  }
+  j["dtype"] = dtype_name(l.dtype);
+  if (l.extra_bytes) j["extra_bytes"] = l.extra_bytes;
+  return j;
+}
+
+json cost_to_json(const KernelCost& c) {
+  json j;
+  j["pred_us"] = c.time_us;
+  j["kernel"] = c.kernel;
+  j["path"] = path_name(c.path);
+  j["flops"] = c.flops;
+  j["bytes"] = c.bytes;
+  j["intensity"] = c.intensity;
+  j["bound"] = bound_name(c.bound);
+  j["utilization"] = c.utilization;
+  j["compute_us"] = c.compute_us;
+  j["memory_us"] = c.memory_us;
+  j["fixed_us"] = c.fixed_us;
+  if (c.path == CostPath::tensor_gemm || c.path == CostPath::cuda_gemm) {
+    j["tile"] = c.tile.name();
+    j["split_k"] = c.split_k;
+    j["tiles"] = c.tiles;
+    j["waves"] = c.waves;
+    j["tile_eff"] = c.tile_eff;
+    j["wave_eff"] = c.wave_eff;
+    j["mainloop_eff"] = c.mainloop_eff;
+    j["aligned"] = c.aligned;
+  }
+  j["loss"] = {{"tile", c.losses.tile},
+               {"wave", c.losses.wave},
+               {"efficiency", c.losses.efficiency},
+               {"memory", c.losses.memory},
+               {"fixed", c.losses.fixed}};
+  return j;
+}
+
+std::vector<LayerSetEntry> read_layer_set(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) throw InputError(path, "cannot open layer set");
+  std::vector<LayerSetEntry> out;
+  std::string text;
+  int line = 0;
+  while (std::getline(f, text)) {
+    ++line;
+    const auto first = text.find_first_not_of(" \t\r");
+    if (first == std::string::npos || text[first] == '#') continue;
+    const std::string where = fmt::format("{}:{}", path, line);
+    json j;
+    try {
+      j = json::parse(text);
+    } catch (const json::exception& e) {
+      throw InputError(where, "not valid JSON");
+    }
+    if (j.is_object() && j.value("header", false)) continue;
+    try {
+      out.push_back({line, j, layer_from_json(j)});
+    } catch (const std::invalid_argument& e) {
+      throw InputError(where, e.what());
+    } catch (const json::exception& e) {
+      throw InputError(where, std::string("bad field: ") + e.what());
+    }
+  }
+  return out;
+}
+
+}  // namespace tilewave

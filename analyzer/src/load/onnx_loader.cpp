@@ -1,0 +1,243 @@
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <onnx/defs/schema.h>
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include "tilewave/error.h"
+#include "tilewave/model.h"
+
+namespace tilewave {
+
+bool TensorInfo::fully_known() const {
+  if (!has_shape) return false;
+  for (int64_t d : dims)
+    if (d < 0) return false;
+  return true;
+}
+
+int64_t TensorInfo::numel() const {
+  if (!fully_known()) return -1;
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
+const TensorInfo* Model::tensor(const std::string& name) const {
+  auto it = tensors.find(name);
+  return it == tensors.end() ? nullptr : &it->second;
+}
+
+int64_t Model::opset(const std::string& domain) const {
+  auto it = opsets.find(domain);
+  if (it == opsets.end() && domain.empty()) it = opsets.find("ai.onnx");
+  return it == opsets.end() ? 0 : it->second;
+}
+
+std::optional<std::vector<int64_t>> parse_dims(const std::string& s) {
+  std::vector<int64_t> dims;
+  std::stringstream ss(s);
+  std::string part;
+  while (std::getline(ss, part, 'x')) {
+    if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+    try {
+      dims.push_back(std::stoll(part));
+    } catch (...) {
+      return std::nullopt;
+    }
+    if (dims.back() <= 0) return std::nullopt;
+  }
+  if (dims.empty()) return std::nullopt;
+  return dims;
+}
+
+const onnx::AttributeProto* find_attr(const Node& n, const std::string& name) {
+  for (const auto& a : n.proto->attribute())
+    if (a.name() == name) return &a;
+  return nullptr;
+}
+
+int64_t attr_int(const Node& n, const std::string& name, int64_t fallback) {
+  const auto* a = find_attr(n, name);
+  return a ? a->i() : fallback;
+}
+
+float attr_float(const Node& n, const std::string& name, float fallback) {
+  const auto* a = find_attr(n, name);
+  return a ? a->f() : fallback;
+}
+
+std::string attr_string(const Node& n, const std::string& name, const std::string& fallback) {
+  const auto* a = find_attr(n, name);
+  return a ? a->s() : fallback;
+}
+
+std::vector<int64_t> attr_ints(const Node& n, const std::string& name, std::vector<int64_t> fallback) {
+  const auto* a = find_attr(n, name);
+  if (!a) return fallback;
+  return {a->ints().begin(), a->ints().end()};
+}
+
+namespace {
+
+std::shared_ptr<onnx::ModelProto> read_proto(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw InputError(path, "cannot open file");
+  std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  if (bytes.empty()) throw InputError(path, "file is empty");
+  auto m = std::make_shared<onnx::ModelProto>();
+  if (!m->ParseFromString(bytes)) throw InputError(path, "not an ONNX model (protobuf parse failed)");
+  if (!m->has_graph() || m->graph().node_size() == 0)
+    throw InputError(path, "not an ONNX model (no graph or no nodes)");
+  return m;
+}
+
+void set_shape(onnx::ValueInfoProto& v, const std::vector<int64_t>& dims) {
+  auto* shape = v.mutable_type()->mutable_tensor_type()->mutable_shape();
+  shape->clear_dim();
+  for (int64_t d : dims) shape->add_dim()->set_dim_value(d);
+}
+
+// Overrides input shapes, then drops every recorded intermediate and output
+// shape: they were written for the exporter's batch and would contradict
+// the overridden one.
+void apply_overrides(onnx::ModelProto& m, const LoadOptions& opt, const std::string& path) {
+  auto* g = m.mutable_graph();
+  std::unordered_set<std::string> inits;
+  for (const auto& t : g->initializer()) inits.insert(t.name());
+  std::unordered_set<std::string> seen;
+  for (auto& in : *g->mutable_input()) {
+    if (inits.count(in.name())) continue;
+    seen.insert(in.name());
+    auto it = opt.input_shapes.find(in.name());
+    if (it != opt.input_shapes.end()) {
+      set_shape(in, it->second);
+      continue;
+    }
+    if (!opt.batch) continue;
+    auto* tt = in.mutable_type()->mutable_tensor_type();
+    if (!tt->has_shape() || tt->shape().dim_size() == 0) continue;  // reported later
+    tt->mutable_shape()->mutable_dim(0)->clear_dim_param();
+    tt->mutable_shape()->mutable_dim(0)->set_dim_value(*opt.batch);
+  }
+  for (const auto& [name, dims] : opt.input_shapes)
+    if (!seen.count(name)) {
+      std::string known;
+      for (const auto& s : seen) known += (known.empty() ? "" : ", ") + s;
+      throw InputError(path, fmt::format("--input names '{}', which is not a graph input (inputs: {})", name, known));
+    }
+  g->clear_value_info();
+  for (auto& out : *g->mutable_output()) out.mutable_type()->mutable_tensor_type()->clear_shape();
+}
+
+TensorInfo info_from_type(const onnx::TypeProto& t) {
+  TensorInfo info;
+  if (!t.has_tensor_type()) return info;
+  info.elem_type = t.tensor_type().elem_type();
+  if (!t.tensor_type().has_shape()) return info;
+  info.has_shape = true;
+  for (const auto& d : t.tensor_type().shape().dim())
+    info.dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
+  return info;
+}
+
+void collect_tensors(Model& model) {
+  const auto& g = model.proto->graph();
+  for (const auto& t : g.initializer()) {
+    TensorInfo info;
+    info.has_shape = true;
+    info.elem_type = t.data_type();
+    info.dims.assign(t.dims().begin(), t.dims().end());
+    model.tensors[t.name()] = info;
+    model.initializers.insert(t.name());
+  }
+  auto add = [&](const onnx::ValueInfoProto& v) {
+    if (!model.initializers.count(v.name())) model.tensors[v.name()] = info_from_type(v.type());
+  };
+  for (const auto& v : g.input()) add(v);
+  for (const auto& v : g.value_info()) add(v);
+  for (const auto& v : g.output()) add(v);
+  for (const auto& v : g.input())
+    if (!model.initializers.count(v.name())) model.inputs.push_back(v.name());
+  for (const auto& v : g.output()) model.outputs.push_back(v.name());
+}
+
+void collect_nodes(Model& model) {
+  const auto& g = model.proto->graph();
+  for (int i = 0; i < g.node_size(); ++i) {
+    const auto& p = g.node(i);
+    Node n;
+    n.index = i;
+    n.op_type = p.op_type();
+    n.domain = p.domain() == "ai.onnx" ? "" : p.domain();
+    n.name = p.name().empty() ? fmt::format("{}_{}", p.op_type(), i) : p.name();
+    n.inputs.assign(p.input().begin(), p.input().end());
+    n.outputs.assign(p.output().begin(), p.output().end());
+    n.proto = &p;
+    model.nodes.push_back(std::move(n));
+    // Constant nodes carry their value; the shape of that value is known.
+    if (p.op_type() == "Constant")
+      for (const auto& a : p.attribute())
+        if (a.name() == "value" && !p.output().empty()) {
+          TensorInfo info;
+          info.has_shape = true;
+          info.elem_type = a.t().data_type();
+          info.dims.assign(a.t().dims().begin(), a.t().dims().end());
+          model.tensors[p.output(0)] = info;
+        }
+  }
+}
+
+// Static tensors in file order; correct for topologically sorted files, and
+// a file that is not sorted only loses some folding (never correctness of
+// the graph checks, which the layer graph does).
+void mark_static(Model& model) {
+  for (const auto& name : model.initializers) model.static_tensors.insert(name);
+  for (const auto& n : model.nodes) {
+    bool all_static = n.op_type == "Shape" || n.op_type == "Size";
+    if (!all_static) {
+      all_static = true;
+      for (const auto& in : n.inputs)
+        if (!in.empty() && !model.static_tensors.count(in)) all_static = false;
+    }
+    if (all_static)
+      for (const auto& out : n.outputs) model.static_tensors.insert(out);
+  }
+}
+
+}  // namespace
+
+Model load_onnx(const std::string& path, const LoadOptions& options) {
+  Model model;
+  model.path = path;
+  model.proto = read_proto(path);
+  for (const auto& op : model.proto->opset_import())
+    model.opsets[op.domain() == "ai.onnx" ? "" : op.domain()] = op.version();
+  if (options.batch && *options.batch <= 0) throw InputError("--batch", "batch must be positive");
+  apply_overrides(*model.proto, options, path);
+  try {
+    onnx::ShapeInferenceOptions si(/*check_type=*/false, /*error_mode=*/0, /*enable_data_propagation=*/true);
+    onnx::shape_inference::InferShapes(*model.proto, onnx::OpSchemaRegistry::Instance(), si);
+  } catch (const std::exception& e) {
+    throw InputError(path, fmt::format("ONNX shape inference failed: {}", e.what()));
+  }
+  collect_tensors(model);
+  collect_nodes(model);
+  mark_static(model);
+  for (const auto& in : model.inputs) {
+    const TensorInfo& t = model.tensors[in];
+    if (!t.fully_known())
+      throw InputError(path, fmt::format("graph input '{}' has an unknown shape{}; set it with --input {}=1x3x224x224 "
+                                         "or its batch with --batch N",
+                                         in, t.has_shape ? "" : " (no shape in the file)", in));
+  }
+  if (!model.inputs.empty()) {
+    const auto& dims = model.tensors[model.inputs.front()].dims;
+    model.batch = dims.empty() ? 1 : dims[0];
+  }
+  return model;
+}
+
+}  // namespace tilewave

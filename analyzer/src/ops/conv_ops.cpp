@@ -1,0 +1,79 @@
+// Conv and ConvTranspose: implicit-GEMM or direct convolution problems.
+#include <fmt/format.h>
+
+#include "tilewave/op_registry.h"
+
+namespace tilewave {
+
+namespace {
+
+// Symmetric padding that reproduces the output size ONNX inferred, which
+// covers explicit, asymmetric and auto_pad padding alike.
+int64_t equivalent_pad(int64_t in, int64_t out, int64_t k, int64_t stride, int64_t dil) {
+  const int64_t total = (out - 1) * stride + dil * (k - 1) + 1 - in;
+  return total > 0 ? (total + 1) / 2 : 0;
+}
+
+// The same for ConvTranspose: out = (in-1)*stride - 2*pad + dil*(k-1) + 1.
+int64_t transposed_pad(int64_t in, int64_t out, int64_t k, int64_t stride, int64_t dil) {
+  const int64_t total = (in - 1) * stride + dil * (k - 1) + 1 - out;
+  return total > 0 ? total / 2 : 0;
+}
+
+// Views an N-D (1-D or 2-D) spatial tensor as N x C x H x W.
+std::array<int64_t, 4> as_nchw(const TensorInfo& t) {
+  if (t.dims.size() == 4) return {t.dims[0], t.dims[1], t.dims[2], t.dims[3]};
+  if (t.dims.size() == 3) return {t.dims[0], t.dims[1], 1, t.dims[2]};
+  throw Unmodelled(fmt::format("{}-D convolution is not modelled (1-D and 2-D are)", int(t.dims.size()) - 2));
+}
+
+std::array<int64_t, 2> pair_attr(const Node& n, const char* name, int64_t fallback, size_t rank) {
+  auto v = attr_ints(n, name);
+  if (v.empty()) return {fallback, fallback};
+  if (rank == 1) return {fallback, v[0]};
+  return {v[0], v.size() > 1 ? v[1] : v[0]};
+}
+
+std::optional<Layer> lower_conv(const LowerContext& ctx, bool transposed) {
+  const auto& x = ctx.input(0);
+  const auto& w = ctx.input(1);
+  const auto& y = ctx.output(0);
+  const size_t rank = x.dims.size() - 2;
+  auto in = as_nchw(x), out = as_nchw(y), wt = as_nchw(w);
+  ConvProblem p;
+  p.N = in[0];
+  p.C = in[1];
+  p.H = in[2];
+  p.W = in[3];
+  p.K = out[1];
+  p.R = wt[2];  // weights are K x C/g x R x S (Conv) or C x K/g x R x S (ConvTranspose)
+  p.S = wt[3];
+  p.groups = attr_int(ctx.node, "group", 1);
+  p.stride = pair_attr(ctx.node, "strides", 1, rank);
+  p.dilation = pair_attr(ctx.node, "dilations", 1, rank);
+  p.transposed = transposed;
+  if (p.groups <= 0 || p.C % p.groups || p.K % p.groups)
+    throw Unmodelled(fmt::format("group={} does not divide C={} and K={}", p.groups, p.C, p.K));
+  if (transposed) {
+    p.pad = {transposed_pad(p.H, out[2], p.R, p.stride[0], p.dilation[0]),
+             transposed_pad(p.W, out[3], p.S, p.stride[1], p.dilation[1])};
+  } else {
+    p.pad = {equivalent_pad(p.H, out[2], p.R, p.stride[0], p.dilation[0]),
+             equivalent_pad(p.W, out[3], p.S, p.stride[1], p.dilation[1])};
+  }
+  Layer l;
+  l.problem = p;
+  l.dtype = ctx.dtype;
+  if (ctx.has_input(2)) l.extra_bytes = ctx.bytes_of(p.K);  // bias
+  return l;
+}
+
+}  // namespace
+
+void register_conv_ops(OpRegistry& r) {
+  r.add({"", "Conv", FusionRole::gemm, [](const LowerContext& c) { return lower_conv(c, false); }, TILEWAVE_HERE});
+  r.add({"", "ConvTranspose", FusionRole::gemm, [](const LowerContext& c) { return lower_conv(c, true); },
+         TILEWAVE_HERE});
+}
+
+}  // namespace tilewave

@@ -1,0 +1,61 @@
+#include "tilewave/op_registry.h"
+
+#include <fmt/format.h>
+
+namespace tilewave {
+
+const TensorInfo& LowerContext::input(size_t i) const {
+  if (!has_input(i)) throw Unmodelled(fmt::format("input {} is missing", i));
+  const TensorInfo* t = model.tensor(node.inputs[i]);
+  if (!t || !t->fully_known())
+    throw Unmodelled(fmt::format("shape of input '{}' is unknown after ONNX shape inference", node.inputs[i]));
+  return *t;
+}
+
+const TensorInfo& LowerContext::output(size_t i) const {
+  if (i >= node.outputs.size() || node.outputs[i].empty()) throw Unmodelled(fmt::format("output {} is missing", i));
+  const TensorInfo* t = model.tensor(node.outputs[i]);
+  if (!t || !t->fully_known())
+    throw Unmodelled(fmt::format("shape of output '{}' is unknown after ONNX shape inference", node.outputs[i]));
+  return *t;
+}
+
+bool LowerContext::input_is_static(size_t i) const {
+  return has_input(i) && model.static_tensors.count(node.inputs[i]) > 0;
+}
+
+void OpRegistry::add(OpRule rule) {
+  auto key = std::make_pair(rule.domain, rule.op_type);
+  auto it = rules_.find(key);
+  if (it != rules_.end())
+    throw std::logic_error(fmt::format("op '{}' registered twice: at {} and at {}", rule.op_type,
+                                       it->second.registered_at, rule.registered_at));
+  rules_.emplace(std::move(key), std::move(rule));
+}
+
+const OpRule* OpRegistry::find(const std::string& domain, const std::string& op_type) const {
+  auto it = rules_.find({domain, op_type});
+  return it == rules_.end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> OpRegistry::op_names() const {
+  std::vector<std::string> names;
+  for (const auto& [key, rule] : rules_) names.push_back(key.first.empty() ? key.second : key.first + "." + key.second);
+  return names;
+}
+
+const OpRegistry& OpRegistry::builtin() {
+  static const OpRegistry registry = [] {
+    OpRegistry r;
+    register_conv_ops(r);
+    register_gemm_ops(r);
+    register_elementwise_ops(r);
+    register_pool_reduce_ops(r);
+    register_data_movement_ops(r);
+    register_shape_ops(r);
+    return r;
+  }();
+  return registry;
+}
+
+}  // namespace tilewave

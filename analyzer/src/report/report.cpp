@@ -1,0 +1,268 @@
+#include "tilewave/report.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include "tilewave/layer_set.h"
+
+using nlohmann::json;
+
+namespace tilewave {
+
+namespace {
+
+std::string si(double v, const char* unit) {
+  const char* prefixes[] = {"", "K", "M", "G", "T", "P"};
+  int i = 0;
+  while (std::abs(v) >= 1000 && i < 5) {
+    v /= 1000;
+    ++i;
+  }
+  return fmt::format("{:.3g} {}{}", v, prefixes[i], unit);
+}
+
+std::string pct(double f) { return fmt::format("{:.1f}%", 100 * f); }
+
+// The biggest loss names the reason a layer is slow.
+std::string main_loss(const KernelCost& c) {
+  const std::pair<double, const char*> parts[] = {{c.losses.tile, "tile quantization"},
+                                                  {c.losses.wave, "wave quantization"},
+                                                  {c.losses.efficiency, "main-loop efficiency"},
+                                                  {c.losses.memory, "memory bound"},
+                                                  {c.losses.fixed, "fixed per-kernel cost"}};
+  auto best = std::max_element(std::begin(parts), std::end(parts));
+  return best->first > 0 ? best->second : "-";
+}
+
+std::string shape_text(const Kernel& k) {
+  if (!k.layer) return "";
+  const Layer& l = *k.layer;
+  if (auto* c = std::get_if<ConvProblem>(&l.problem))
+    return fmt::format("{}x{}x{}x{}->{} {}x{}/{}{}", c->N, c->C, c->H, c->W, c->K, c->R, c->S, c->stride[0],
+                       c->groups > 1 ? fmt::format(" g{}", c->groups) : "");
+  if (auto* g = std::get_if<GemmProblem>(&l.problem))
+    return fmt::format("{}x{}x{}{}", g->M, g->N, g->K, g->batch > 1 ? fmt::format(" b{}", g->batch) : "");
+  const auto& m = std::get<MemoryProblem>(l.problem);
+  return si(double(m.elems_read() + m.elems_written()), "el");
+}
+
+json loss_json(const Losses& l) {
+  return {{"tile", l.tile}, {"wave", l.wave}, {"efficiency", l.efficiency}, {"memory", l.memory}, {"fixed", l.fixed}};
+}
+
+}  // namespace
+
+json analysis_to_json(const Analysis& a) {
+  json layers = json::array();
+  for (const auto& r : a.kernels) {
+    json j;
+    j["name"] = r.kernel.name;
+    j["op"] = r.kernel.ops;
+    j["nodes"] = r.kernel.nodes.size();
+    if (r.cost) {
+      j["layer"] = layer_to_json(*r.kernel.layer);
+      j.update(cost_to_json(*r.cost));
+      j["time_us"] = r.cost->time_us;
+      j.erase("pred_us");
+    } else {
+      j["unmodelled"] = r.kernel.unmodelled_reason;
+    }
+    layers.push_back(std::move(j));
+  }
+  return {{"model", a.model_name},
+          {"model_path", a.model_path},
+          {"gpu", a.gpu_id},
+          {"gpu_name", a.gpu_name},
+          {"peak_tflops", a.peak_tflops},
+          {"batch", a.batch},
+          {"dtype", dtype_name(a.dtype)},
+          {"fusion", fusion_name(a.fusion)},
+          {"nodes", a.nodes},
+          {"free_nodes", a.free_nodes},
+          {"layers", layers},
+          {"total",
+           {{"flops", a.total.flops},
+            {"bytes", a.total.bytes},
+            {"time_us", a.total.time_us},
+            {"utilization", a.total.utilization},
+            {"throughput_per_s", a.total.throughput_per_s},
+            {"kernels", a.total.kernels},
+            {"loss", loss_json(a.total.losses)}}},
+          {"unmodelled", a.unmodelled}};
+}
+
+void write_json(std::ostream& os, const Analysis& a) { os << analysis_to_json(a).dump(2) << "\n"; }
+
+void write_csv(std::ostream& os, const Analysis& a) {
+  os << "name,op,kernel,flops,bytes,intensity,time_us,utilization,bound,tile_eff,wave_eff,tiles,waves,"
+        "loss_tile,loss_wave,loss_efficiency,loss_memory,loss_fixed,unmodelled\n";
+  auto quote = [](const std::string& s) {
+    std::string q = "\"";
+    for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return q + "\"";
+  };
+  for (const auto& r : a.kernels) {
+    os << quote(r.kernel.name) << ',' << quote(r.kernel.ops) << ',';
+    if (!r.cost) {
+      os << ",,,,,,,,,,,,,,,," << quote(r.kernel.unmodelled_reason) << "\n";
+      continue;
+    }
+    const KernelCost& c = *r.cost;
+    fmt::print(os, "{},{},{},{:.4g},{:.4f},{:.6f},{},{:.4f},{:.4f},{},{},{:.4f},{:.4f},{:.4f},{:.4f},{:.4f},\n", c.kernel,
+               c.flops, c.bytes, c.intensity, c.time_us, c.utilization, bound_name(c.bound), c.tile_eff, c.wave_eff,
+               c.tiles, c.waves, c.losses.tile, c.losses.wave, c.losses.efficiency, c.losses.memory, c.losses.fixed);
+  }
+}
+
+void write_table(std::ostream& os, const Analysis& a, int worst_layers) {
+  const Totals& t = a.total;
+  fmt::print(os, "{} on {} ({}), batch {}, {}, fusion {}\n", a.model_name, a.gpu_name, a.gpu_id, a.batch,
+             dtype_name(a.dtype), fusion_name(a.fusion));
+  fmt::print(os, "  {} ONNX nodes -> {} kernels ({} nodes launch nothing){}\n", a.nodes, a.kernels.size(),
+             a.free_nodes, a.unmodelled.empty() ? "" : fmt::format(", {} UNMODELLED", a.unmodelled.size()));
+  fmt::print(os, "  predicted latency  {:.1f} us   throughput {:.0f} samples/s\n", t.time_us, t.throughput_per_s);
+  fmt::print(os, "  useful work        {}   DRAM traffic {}   intensity {:.1f} FLOP/B\n", si(double(t.flops), "FLOP"),
+             si(double(t.bytes), "B"), t.bytes ? double(t.flops) / t.bytes : 0.0);
+  fmt::print(os, "  utilization        {} of the {:.0f} TFLOP/s {} peak\n", pct(t.utilization), a.peak_tflops,
+             dtype_name(a.dtype));
+  fmt::print(os, "  time lost to       tile quantization {}, wave quantization {}, main-loop efficiency {}, "
+                 "memory {}, fixed cost {}\n",
+             pct(t.losses.tile), pct(t.losses.wave), pct(t.losses.efficiency), pct(t.losses.memory),
+             pct(t.losses.fixed));
+
+  std::map<std::string, std::pair<double, int>> by_bound;
+  for (const auto& r : a.kernels)
+    if (r.cost) {
+      auto& e = by_bound[bound_name(r.cost->bound)];
+      e.first += r.cost->time_us;
+      ++e.second;
+    }
+  std::string bounds;
+  for (const auto& [b, e] : by_bound)
+    bounds += fmt::format("{}{}: {} kernels, {} of time", bounds.empty() ? "" : "; ", b, e.second,
+                          pct(t.time_us > 0 ? e.first / t.time_us : 0));
+  fmt::print(os, "  kernels by bound   {}\n\n", bounds);
+
+  std::vector<const KernelResult*> rows;
+  for (const auto& r : a.kernels)
+    if (r.cost) rows.push_back(&r);
+  std::sort(rows.begin(), rows.end(), [](auto* x, auto* y) { return x->cost->time_us > y->cost->time_us; });
+  const int shown = std::min<int>(worst_layers, int(rows.size()));
+  fmt::print(os, "Slowest {} of {} kernels (time share, then why):\n", shown, rows.size());
+  fmt::print(os, "{:<28} {:<18} {:<26} {:>9} {:>6} {:>6} {:>6} {:>6} {:>8}  {}\n", "layer", "op", "shape", "time_us",
+             "share", "util", "tile", "wave", "bound", "main loss");
+  for (int i = 0; i < shown; ++i) {
+    const auto& r = *rows[i];
+    const KernelCost& c = *r.cost;
+    const bool gemm = c.path == CostPath::tensor_gemm || c.path == CostPath::cuda_gemm;
+    fmt::print(os, "{:<28.28} {:<18.18} {:<26.26} {:>9.1f} {:>6} {:>6} {:>6} {:>6} {:>8}  {}\n", r.kernel.name,
+               r.kernel.ops, shape_text(r.kernel), c.time_us, pct(t.time_us > 0 ? c.time_us / t.time_us : 0),
+               pct(c.utilization), gemm ? pct(c.tile_eff) : "-", gemm ? pct(c.wave_eff) : "-", bound_name(c.bound),
+               main_loss(c));
+  }
+  if (!a.unmodelled.empty()) {
+    fmt::print(os, "\nUnmodelled (not in the totals):\n");
+    for (const auto& u : a.unmodelled) fmt::print(os, "  {}\n", u);
+  }
+  fmt::print(os, "\nutil = useful FLOPs / (time x peak); tile/wave = tile and wave quantization efficiency;\n"
+                 "docs/model.md explains every number. --format json gives all kernels.\n");
+}
+
+namespace {
+
+// Kendall's tau-b between two orderings of the same items.
+double kendall_tau(const std::vector<double>& x, const std::vector<double>& y) {
+  long concordant = 0, discordant = 0, tx = 0, ty = 0;
+  for (size_t i = 0; i < x.size(); ++i)
+    for (size_t j = i + 1; j < x.size(); ++j) {
+      const double dx = x[i] - x[j], dy = y[i] - y[j];
+      if (dx == 0 && dy == 0) continue;
+      if (dx == 0) ++tx;
+      else if (dy == 0) ++ty;
+      else if ((dx > 0) == (dy > 0)) ++concordant;
+      else ++discordant;
+    }
+  const double denom = std::sqrt(double(concordant + discordant + tx) * double(concordant + discordant + ty));
+  return denom > 0 ? (concordant - discordant) / denom : 0.0;
+}
+
+}  // namespace
+
+json rank_to_json(const std::vector<Analysis>& as) {
+  json rows = json::array();
+  std::vector<double> time, flops;
+  for (const auto& a : as) {
+    rows.push_back({{"model", a.model_name},
+                    {"time_us", a.total.time_us},
+                    {"flops", a.total.flops},
+                    {"utilization", a.total.utilization},
+                    {"throughput_per_s", a.total.throughput_per_s},
+                    {"unmodelled", a.unmodelled.size()}});
+    time.push_back(a.total.time_us);
+    flops.push_back(double(a.total.flops));
+  }
+  std::sort(rows.begin(), rows.end(), [](const json& x, const json& y) { return x["time_us"] < y["time_us"]; });
+  return {{"gpu", as.empty() ? "" : as[0].gpu_id},
+          {"batch", as.empty() ? 0 : as[0].batch},
+          {"models", rows},
+          {"kendall_tau_flops_vs_predicted", kendall_tau(time, flops)}};
+}
+
+void write_rank_table(std::ostream& os, const std::vector<Analysis>& as) {
+  std::vector<size_t> by_time(as.size()), by_flops(as.size());
+  std::iota(by_time.begin(), by_time.end(), 0);
+  std::iota(by_flops.begin(), by_flops.end(), 0);
+  std::sort(by_time.begin(), by_time.end(), [&](size_t x, size_t y) { return as[x].total.time_us < as[y].total.time_us; });
+  std::sort(by_flops.begin(), by_flops.end(), [&](size_t x, size_t y) { return as[x].total.flops < as[y].total.flops; });
+  std::vector<size_t> flops_rank(as.size());
+  for (size_t i = 0; i < by_flops.size(); ++i) flops_rank[by_flops[i]] = i + 1;
+  if (!as.empty())
+    fmt::print(os, "{} models on {}, batch {}, {}, fusion {} (fastest first)\n", as.size(), as[0].gpu_name,
+               as[0].batch, dtype_name(as[0].dtype), fusion_name(as[0].fusion));
+  fmt::print(os, "{:>4} {:<24} {:>11} {:>12} {:>7} {:>14} {:>10}   {}\n", "rank", "model", "latency_us", "FLOPs", "util",
+             "samples/s", "FLOPs rank", "FLOPs-only order");
+  for (size_t i = 0; i < by_time.size(); ++i) {
+    const Analysis& a = as[by_time[i]];
+    const Analysis& f = as[by_flops[i]];
+    fmt::print(os, "{:>4} {:<24.24} {:>11.1f} {:>12} {:>7} {:>14.0f} {:>10}   {}\n", i + 1, a.model_name,
+               a.total.time_us, si(double(a.total.flops), ""), pct(a.total.utilization), a.total.throughput_per_s,
+               flops_rank[by_time[i]], f.model_name);
+  }
+  json j = rank_to_json(as);
+  fmt::print(os, "Kendall tau between the FLOPs order and the predicted-latency order: {:.3f}\n",
+             j["kendall_tau_flops_vs_predicted"].get<double>());
+}
+
+json sweep_to_json(const std::vector<Analysis>& as) {
+  json rows = json::array();
+  for (const auto& a : as)
+    rows.push_back({{"batch", a.batch},
+                    {"time_us", a.total.time_us},
+                    {"utilization", a.total.utilization},
+                    {"throughput_per_s", a.total.throughput_per_s},
+                    {"loss", loss_json(a.total.losses)}});
+  return {{"model", as.empty() ? "" : as[0].model_name}, {"gpu", as.empty() ? "" : as[0].gpu_id}, {"points", rows}};
+}
+
+void write_sweep_table(std::ostream& os, const std::vector<Analysis>& as) {
+  if (as.empty()) return;
+  fmt::print(os, "{} on {}, {}, fusion {}\n", as[0].model_name, as[0].gpu_name, dtype_name(as[0].dtype),
+             fusion_name(as[0].fusion));
+  fmt::print(os, "{:>6} {:>12} {:>14} {:>7}  {:>6} {:>6} {:>6} {:>6} {:>6}  {}\n", "batch", "latency_us", "samples/s",
+             "util", "tile", "wave", "eff", "mem", "fixed", "utilization bar");
+  double max_u = 0;
+  for (const auto& a : as) max_u = std::max(max_u, a.total.utilization);
+  for (const auto& a : as) {
+    const Losses& l = a.total.losses;
+    const int bar = max_u > 0 ? int(std::round(30 * a.total.utilization / max_u)) : 0;
+    fmt::print(os, "{:>6} {:>12.1f} {:>14.0f} {:>7}  {:>6} {:>6} {:>6} {:>6} {:>6}  {}\n", a.batch, a.total.time_us,
+               a.total.throughput_per_s, pct(a.total.utilization), pct(l.tile), pct(l.wave), pct(l.efficiency),
+               pct(l.memory), pct(l.fixed), std::string(bar, '#'));
+  }
+  fmt::print(os, "tile/wave/eff/mem/fixed: share of time lost to each cause (docs/model.md)\n");
+}
+
+}  // namespace tilewave
