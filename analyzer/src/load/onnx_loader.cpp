@@ -6,6 +6,7 @@
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include "shape_folding.h"
 #include "tilewave/error.h"
 #include "tilewave/model.h"
 
@@ -220,6 +221,14 @@ Model load_onnx(const std::string& path, const LoadOptions& options) {
   try {
     onnx::ShapeInferenceOptions si(/*check_type=*/false, /*error_mode=*/0, /*enable_data_propagation=*/true);
     onnx::shape_inference::InferShapes(*model.proto, onnx::OpSchemaRegistry::Instance(), si);
+    // ONNX's own data propagation misses some shape arithmetic (Div, and
+    // Reshape-13 ignores it); fold what it leaves and infer again.
+    // Each round can unlock the next block's Shape nodes; rounds are bounded
+    // because every round rewrites at least one node into a Constant.
+    while (fold_shape_values(*model.proto) > 0) {
+      model.proto->mutable_graph()->clear_value_info();
+      onnx::shape_inference::InferShapes(*model.proto, onnx::OpSchemaRegistry::Instance(), si);
+    }
   } catch (const std::exception& e) {
     throw InputError(path, fmt::format("ONNX shape inference failed: {}", e.what()));
   }

@@ -101,7 +101,12 @@ class TrtFuser {
       auto consumers = graph_.consumers_of(tail);
       const bool is_graph_output =
           std::find(model_.outputs.begin(), model_.outputs.end(), t.outputs[0]) != model_.outputs.end();
-      if (consumers.size() != 1 || is_graph_output) return;
+      if (is_graph_output) return;
+      if (consumers.size() == 2 && absorb_gate(k, tail, consumers, taken)) {
+        tail = k.nodes.back();
+        continue;
+      }
+      if (consumers.size() != 1) return;
       const Node& next = model_.nodes[consumers[0]];
       if (role_of(next) != FusionRole::elementwise || produces_only_static(model_, next)) return;
       // Every other operand of `next` must exist before the head runs.
@@ -132,6 +137,29 @@ class TrtFuser {
       k.ops += "+" + next.op_type;
       tail = next.index;
     }
+  }
+
+  // x * sigmoid(x) (SiLU) and x * hardsigmoid(x) (HardSwish) are one
+  // activation to TensorRT, though x feeds two nodes.
+  bool absorb_gate(Kernel& k, int tail, const std::vector<int>& consumers, std::vector<bool>& taken) {
+    const std::string& x = model_.nodes[tail].outputs[0];
+    for (int g = 0; g < 2; ++g) {
+      const Node& gate = model_.nodes[consumers[g]];
+      const Node& mul = model_.nodes[consumers[1 - g]];
+      if ((gate.op_type != "Sigmoid" && gate.op_type != "HardSigmoid") || mul.op_type != "Mul") continue;
+      const auto gate_users = graph_.consumers_of(gate.index);
+      if (gate_users.size() != 1 || gate_users[0] != mul.index || gate.outputs.size() != 1) continue;
+      const bool reads_both = (mul.inputs[0] == x && mul.inputs[1] == gate.outputs[0]) ||
+                              (mul.inputs[1] == x && mul.inputs[0] == gate.outputs[0]);
+      if (!reads_both) continue;
+      for (const Node* n : {&gate, &mul}) {
+        taken[n->index] = true;
+        k.nodes.push_back(n->index);
+        k.ops += "+" + n->op_type;
+      }
+      return true;
+    }
+    return false;
   }
 
   bool ready_before(const std::string& tensor, int head) const {

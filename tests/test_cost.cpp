@@ -1,0 +1,139 @@
+// Tile and wave counts worked on paper, the alignment cliff, loss accounting.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "test_helpers.h"
+#include "tilewave/kernel_cost.h"
+
+using namespace tilewave;
+
+namespace tilewave::test {
+GpuModel paper_gpu(int sms, int tile_m, int tile_n, int tile_k) {
+  nlohmann::json j = {{"name", "paper"},
+                      {"arch", "ampere"},
+                      {"sms", sms},
+                      {"boost_clock_mhz", 1410},
+                      {"dram_bandwidth_gbs", 2000},
+                      {"tensor_tflops", {{"fp16", 312}}},
+                      {"cuda_core_tflops", {{"fp32", 19.5}, {"fp16", 78}}}};
+  GpuModel g = gpu_from_json(j, "paper", "paper.json", std::string(TILEWAVE_GPU_DIR) + "/arch");
+  TileShape t;
+  t.m = tile_m, t.n = tile_n, t.k = tile_k, t.ctas_per_sm = 1;
+  g.precisions[DType::fp16].tiles = {t};
+  return g;
+}
+}  // namespace tilewave::test
+
+namespace {
+Layer gemm(int64_t m, int64_t n, int64_t k, DType d = DType::fp16) {
+  Layer l;
+  l.problem = GemmProblem{m, n, k, 1};
+  l.dtype = d;
+  return l;
+}
+}  // namespace
+
+TEST_CASE("1792x1792 GEMM with 256x128 tiles on 108 SMs: 98 tiles, one wave") {
+  const GpuModel g = test::paper_gpu(108, 256, 128);
+  const KernelCost c = cost_layer(gemm(1792, 1792, 1792), g);
+  CHECK(c.tiles == 98);
+  CHECK(c.waves == 1);
+  CHECK(c.split_k == 1);
+  CHECK(c.tile_eff == doctest::Approx(1.0));
+  CHECK(c.wave_eff == doctest::Approx(98.0 / 108.0));
+}
+
+TEST_CASE("tile quantization: one row more than a tile costs a whole row of tiles") {
+  const GpuModel g = test::paper_gpu(108, 128, 128);
+  const KernelCost c = cost_layer(gemm(129, 1024, 4096), g);
+  CHECK(c.tiles / c.split_k == 2 * 8);
+  CHECK(c.tile_eff == doctest::Approx(129.0 / 256.0));
+}
+
+TEST_CASE("wave quantization: 109 tiles on 108 SMs take two waves") {
+  const GpuModel g = test::paper_gpu(108, 128, 128);
+  const KernelCost c = cost_layer(gemm(128 * 109, 128, 8192), g);
+  CHECK(c.tiles == 109);
+  CHECK(c.waves == 2);
+  CHECK(c.wave_eff == doctest::Approx(109.0 / 216.0));
+}
+
+TEST_CASE("split-K fills idle SMs when M x N makes few tiles") {
+  const GpuModel g = test::paper_gpu(108, 128, 128);
+  const KernelCost c = cost_layer(gemm(128, 128, 65536), g);
+  CHECK(c.split_k > 1);
+  CHECK(c.tiles == c.split_k);
+}
+
+TEST_CASE("alignment cliff: a 4095^3 fp16 GEMM is several times slower than 4096^3 on the H200") {
+  const GpuModel g = test::gpu("h200");
+  const KernelCost fast = cost_layer(gemm(4096, 4096, 4096), g);
+  const KernelCost slow = cost_layer(gemm(4095, 4095, 4095), g);
+  CHECK(fast.aligned);
+  CHECK_FALSE(slow.aligned);
+  CHECK(slow.time_us / fast.time_us > 3.0);
+  CHECK(fast.bound == Bound::compute);
+}
+
+TEST_CASE("utilization and losses add up to the whole kernel time") {
+  const GpuModel g = test::gpu("h200");
+  for (const Layer& l : {gemm(4096, 4096, 4096), gemm(100, 300, 500), gemm(1, 1000, 1000)}) {
+    const KernelCost c = cost_layer(l, g);
+    const Losses& x = c.losses;
+    CHECK(c.utilization + x.tile + x.wave + x.efficiency + x.memory + x.fixed == doctest::Approx(1.0));
+    CHECK(c.utilization > 0);
+    CHECK(c.utilization < 1);
+    CHECK(c.time_us == doctest::Approx(std::max(c.compute_us, c.memory_us) + c.fixed_us));
+  }
+}
+
+TEST_CASE("a tiny kernel is latency bound, a big one compute bound, an elementwise one memory bound") {
+  const GpuModel g = test::gpu("h200");
+  CHECK(cost_layer(gemm(8, 8, 8), g).bound == Bound::latency);
+  CHECK(cost_layer(gemm(8192, 8192, 8192), g).bound == Bound::compute);
+  Layer add;
+  MemoryProblem m;
+  m.elems = 1 << 26;
+  m.inputs = 2;
+  add.problem = m;
+  const KernelCost c = cost_layer(add, g);
+  CHECK(c.bound == Bound::memory);
+  CHECK(c.utilization == 0);
+  // 3 x 2^26 fp16 values at the bandwidth the GPU file allows.
+  const double expected_us = 3.0 * (1 << 26) * 2 / (g.dram_bandwidth_gbs * 1e3 * g.param("eltwise_bw_efficiency"));
+  CHECK(c.memory_us == doctest::Approx(expected_us));
+}
+
+TEST_CASE("depthwise convolution takes the direct CUDA-core path") {
+  const GpuModel g = test::gpu("h200");
+  Layer l;
+  ConvProblem p;
+  p.N = 32, p.C = p.K = p.groups = 144, p.H = p.W = 56, p.R = p.S = 3, p.pad = {1, 1};
+  l.problem = p;
+  const KernelCost c = cost_layer(l, g);
+  CHECK(c.path == CostPath::direct_conv);
+  CHECK(c.peak_flops == doctest::Approx(g.cuda_core_peak_flops(DType::fp16)));
+}
+
+TEST_CASE("dense convolution is an implicit GEMM with channel padding when misaligned") {
+  const GpuModel g = test::gpu("h200");
+  Layer l;
+  ConvProblem p;
+  p.N = 16, p.C = 3, p.K = 64, p.H = p.W = 224, p.R = p.S = 7, p.stride = {2, 2}, p.pad = {3, 3};
+  l.problem = p;
+  const KernelCost c = cost_layer(l, g);
+  CHECK(c.path == CostPath::tensor_gemm);
+  CHECK_FALSE(c.aligned);
+  CHECK(c.tile_eff < 3.0 / 8.0 + 1e-9);  // C=3 padded to 8 wastes at least 5/8
+}
+
+TEST_CASE("precisions: int8 is faster than fp16 is faster than fp32 on a big GEMM") {
+  const GpuModel g = test::gpu("a100");
+  const double t8 = cost_layer(gemm(8192, 8192, 8192, DType::int8), g).time_us;
+  const double t16 = cost_layer(gemm(8192, 8192, 8192, DType::fp16), g).time_us;
+  const double t32 = cost_layer(gemm(8192, 8192, 8192, DType::fp32), g).time_us;
+  CHECK(t8 < t16);
+  CHECK(t16 < t32);
+  CHECK(cost_layer(gemm(8192, 8192, 8192, DType::fp32), g).path == CostPath::cuda_gemm);
+}

@@ -1,0 +1,60 @@
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "tilewave/error.h"
+#include "tilewave/layer_set.h"
+
+using namespace tilewave;
+using nlohmann::json;
+
+TEST_CASE("layer objects round-trip through JSON") {
+  const char* lines[] = {
+      R"({"op":"conv","N":8,"C":64,"H":56,"W":56,"K":128,"R":3,"S":3,"stride":[2,2],"pad":[1,1],"dilation":[1,1],"groups":1,"dtype":"fp16"})",
+      R"({"op":"gemm","M":100,"N":200,"K":300,"batch":4,"dtype":"bf16"})",
+      R"({"op":"eltwise","elems":1000,"inputs":2,"dtype":"fp32"})",
+      R"({"op":"pool","N":1,"C":64,"H":112,"W":112,"R":3,"S":3,"stride":[2,2],"pad":[1,1],"mode":"max","dtype":"fp16"})",
+      R"({"op":"reduce","outer":2048,"inner":49,"dtype":"fp16"})",
+      R"({"op":"copy","elems_in":10,"elems_out":20,"dtype":"int8"})"};
+  for (const char* text : lines) {
+    CAPTURE(text);
+    const Layer l = layer_from_json(json::parse(text));
+    const Layer again = layer_from_json(layer_to_json(l));
+    CHECK(layer_to_json(again) == layer_to_json(l));
+    CHECK(min_bytes(again) == min_bytes(l));
+  }
+}
+
+TEST_CASE("bad layer objects name the field") {
+  auto error = [](const char* text) {
+    try {
+      layer_from_json(json::parse(text));
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(error(R"({"op":"conv","N":1})").find("'C'") != std::string::npos);
+  CHECK(error(R"({"op":"gemm","M":-1,"N":1,"K":1})").find("'M'") != std::string::npos);
+  CHECK(error(R"({"op":"gemm","M":1,"N":1,"K":1,"dtype":"fp8"})").find("fp8") != std::string::npos);
+  CHECK(error(R"({"op":"softmaxx","outer":1,"inner":1})").find("unknown op") != std::string::npos);
+  CHECK(error(R"({"op":"conv","N":1,"C":6,"H":4,"W":4,"K":6,"R":3,"S":3,"groups":4})").find("groups") !=
+        std::string::npos);
+  CHECK(error(R"({"op":"conv","N":1,"C":8,"H":2,"W":2,"K":8,"R":5,"S":5})").find("window") != std::string::npos);
+}
+
+TEST_CASE("a bad line in a layer set is reported with its line number") {
+  const std::string path = "test_layer_set_bad.jsonl";
+  {
+    std::ofstream f(path);
+    f << "# comment\n{\"op\":\"gemm\",\"M\":1,\"N\":1,\"K\":1}\n\n{\"op\":\"gemm\",\"M\":1}\n";
+  }
+  CHECK_THROWS_WITH_AS(read_layer_set(path), (path + ":4: missing field 'N'").c_str(), InputError);
+  {
+    std::ofstream f(path);
+    f << "{\"op\":\"gemm\",\"M\":1,\"N\":1,\"K\":1}\n{not json\n";
+  }
+  CHECK_THROWS_WITH_AS(read_layer_set(path), (path + ":2: not valid JSON").c_str(), InputError);
+  std::remove(path.c_str());
+}

@@ -1,0 +1,116 @@
+// Loading, shape inference, overrides and every error path of stage 1-2.
+#include <doctest/doctest.h>
+
+#include "test_helpers.h"
+#include "tilewave/error.h"
+#include "tilewave/layer_graph.h"
+#include "tilewave/model.h"
+
+using namespace tilewave;
+
+namespace {
+Model load(const std::string& file, LoadOptions o = {}) { return load_onnx(test::data(file), o); }
+std::vector<int64_t> dims(const Model& m, const std::string& tensor) { return m.tensor(tensor)->dims; }
+}  // namespace
+
+TEST_CASE("a symbolic batch needs --batch; with it every shape is known") {
+  CHECK_THROWS_AS(load("tiny_cnn.onnx"), InputError);
+  LoadOptions o;
+  o.batch = 4;
+  const Model m = load("tiny_cnn.onnx", o);
+  CHECK(m.batch == 4);
+  CHECK(dims(m, m.inputs[0]) == std::vector<int64_t>{4, 3, 32, 32});
+  CHECK(dims(m, m.outputs[0]) == std::vector<int64_t>{4, 10});
+  for (const auto& n : m.nodes)
+    for (const auto& out : n.outputs) CHECK(m.tensor(out)->fully_known());
+}
+
+TEST_CASE("--batch overrides a fixed batch too, and --input sets a whole shape") {
+  const Model fixed = load("tiny_cnn_fixed.onnx");
+  CHECK(fixed.batch == 2);
+  LoadOptions o;
+  o.batch = 16;
+  CHECK(load("tiny_cnn_fixed.onnx", o).batch == 16);
+  LoadOptions in;
+  in.input_shapes["x"] = {8, 3, 64, 64};
+  const Model m = load("tiny_cnn.onnx", in);
+  CHECK(m.batch == 8);
+  CHECK(dims(m, m.outputs[0]) == std::vector<int64_t>{8, 10});
+  LoadOptions bad;
+  bad.input_shapes["nope"] = {1, 3, 32, 32};
+  CHECK_THROWS_AS(load("tiny_cnn.onnx", bad), InputError);
+}
+
+TEST_CASE("weights stored in absent external files are not needed") {
+  LoadOptions o;
+  o.batch = 2;
+  const Model m = load("stripped.onnx", o);
+  CHECK(dims(m, m.outputs[0]) == std::vector<int64_t>{2, 10});
+}
+
+TEST_CASE("ShuffleNet's channel shuffle resolves through Shape->Gather->Div->Concat->Reshape") {
+  LoadOptions o;
+  o.batch = 3;
+  const Model m = load("shuffle.onnx", o);
+  for (const auto& n : m.nodes)
+    for (const auto& out : n.outputs) {
+      CAPTURE(out);
+      CHECK(m.tensor(out)->fully_known());
+    }
+  CHECK(dims(m, m.outputs[0]) == std::vector<int64_t>{3, 24, 28, 28});
+}
+
+TEST_CASE("every bundled model analyses at several batch sizes with all shapes known") {
+  for (const char* name : {"resnet50", "shufflenet_v2_x1_0", "densenet121", "inception_v3", "convnext_tiny",
+                           "efficientnet_b0", "mobilenet_v3_small", "googlenet", "regnet_y_400mf"})
+    for (int64_t b : {1, 7, 64}) {
+      CAPTURE(name);
+      CAPTURE(b);
+      LoadOptions o;
+      o.batch = b;
+      const Model m = load_onnx(test::zoo(std::string(name) + ".onnx"), o);
+      CHECK(m.batch == b);
+      for (const auto& n : m.nodes)
+        for (const auto& out : n.outputs) CHECK(m.tensor(out)->fully_known());
+    }
+}
+
+TEST_CASE("bad files give one clear error naming the file") {
+  auto message = [](const std::string& file) {
+    try {
+      LoadOptions o;
+      o.batch = 1;
+      const Model m = load_onnx(test::data(file), o);
+      build_layer_graph(m);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(message("not_onnx.onnx").find("not an ONNX model") != std::string::npos);
+  CHECK(message("truncated.onnx").find("not an ONNX model") != std::string::npos);
+  CHECK(message("no_such_file.onnx").find("cannot open") != std::string::npos);
+  CHECK(message("cycle.onnx").find("cycle") != std::string::npos);
+  CHECK(message("dangling.onnx").find("ghost") != std::string::npos);
+  CHECK(message("unknown_shape.onnx").find("unknown shape") != std::string::npos);
+  for (const char* f : {"not_onnx.onnx", "cycle.onnx", "dangling.onnx", "unknown_shape.onnx"})
+    CHECK(message(f).find(test::data(f)) == 0);
+}
+
+TEST_CASE("the layer graph sorts producers before consumers") {
+  LoadOptions o;
+  o.batch = 1;
+  const Model m = load("tiny_cnn.onnx", o);
+  const LayerGraph g = build_layer_graph(m);
+  REQUIRE(g.topo_order.size() == m.nodes.size());
+  for (const auto& n : m.nodes)
+    for (int c : g.consumers_of(n.index)) CHECK(g.topo_rank[n.index] < g.topo_rank[c]);
+}
+
+TEST_CASE("dimension strings parse strictly") {
+  CHECK(parse_dims("1x3x224x224") == std::vector<int64_t>{1, 3, 224, 224});
+  CHECK_FALSE(parse_dims("1x3xx4").has_value());
+  CHECK_FALSE(parse_dims("0x3").has_value());
+  CHECK_FALSE(parse_dims("-1x3").has_value());
+  CHECK_FALSE(parse_dims("").has_value());
+}

@@ -1,0 +1,105 @@
+// Op registry and the two execution models.
+#include <doctest/doctest.h>
+
+#include "test_helpers.h"
+#include "tilewave/analysis.h"
+#include "tilewave/op_registry.h"
+
+using namespace tilewave;
+
+namespace {
+Lowering lower(const std::string& path, Fusion f, int64_t batch = 2) {
+  LoadOptions o;
+  o.batch = batch;
+  const Model m = load_onnx(path, o);
+  return lower_model(m, build_layer_graph(m), f, DType::fp16);
+}
+std::vector<std::string> ops(const Lowering& l) {
+  std::vector<std::string> out;
+  for (const auto& k : l.kernels) out.push_back(k.ops);
+  return out;
+}
+}  // namespace
+
+TEST_CASE("--fusion none: one kernel per working node; Flatten launches nothing") {
+  const Lowering l = lower(test::data("tiny_cnn.onnx"), Fusion::none);
+  CHECK(ops(l) == std::vector<std::string>{"Conv", "Relu", "Conv", "Add", "Relu", "MaxPool", "GlobalAveragePool",
+                                           "Gemm"});
+  CHECK(l.free_nodes == 1);
+}
+
+TEST_CASE("--fusion trt: conv absorbs activation and the residual add") {
+  const Lowering l = lower(test::data("tiny_cnn.onnx"), Fusion::trt);
+  CHECK(ops(l) == std::vector<std::string>{"Conv+Relu", "Conv+Add+Relu", "MaxPool", "GlobalAveragePool", "Gemm"});
+  // The fused residual read is charged to the second conv: 2x16x32x32 fp16 values.
+  const Layer& second = *l.kernels[1].layer;
+  CHECK(second.extra_bytes == 2 * 16 * 32 * 32 * 2);
+}
+
+TEST_CASE("trt fusion never absorbs an op whose other operand depends on the head (SE blocks)") {
+  const Lowering l = lower(test::zoo("efficientnet_b0.onnx"), Fusion::trt, 1);
+  for (const auto& k : l.kernels) {
+    CAPTURE(k.ops);
+    // The SE block's scale (Mul) reads a value computed from the conv output
+    // through pooling; it cannot be part of that conv's epilogue.
+    // Conv+Sigmoid+Mul (SiLU) is fine; a Mul without its Sigmoid would be the SE scale.
+    if (k.ops.rfind("Conv", 0) == 0 && k.ops.find("Mul") != std::string::npos)
+      CHECK(k.ops.find("Sigmoid+Mul") != std::string::npos);
+  }
+  const auto fused = ops(lower(test::zoo("efficientnet_b0.onnx"), Fusion::trt, 1));
+  CHECK(std::find(fused.begin(), fused.end(), "Conv+Sigmoid+Mul") != fused.end());
+  CHECK(l.kernels.size() < lower(test::zoo("efficientnet_b0.onnx"), Fusion::none, 1).kernels.size());
+}
+
+TEST_CASE("an unknown op is an unmodelled row, never dropped") {
+  LoadOptions o;
+  o.batch = 1;
+  const GpuModel g = test::gpu("h200");
+  AnalyzeOptions a;
+  a.load = o;
+  const Analysis r = analyze_file(test::data("unknown_op.onnx"), g, a);
+  REQUIRE(!r.unmodelled.empty());
+  CHECK(r.unmodelled[0].find("com.example.Frobnicate") != std::string::npos);
+  bool row = false;
+  for (const auto& k : r.kernels) row = row || (k.kernel.ops == "Frobnicate" && !k.cost);
+  CHECK(row);
+}
+
+TEST_CASE("depthwise and batched MatMul lower to the right problems") {
+  const Lowering dw = lower(test::data("depthwise.onnx"), Fusion::none, 1);
+  REQUIRE(dw.kernels.size() == 1);
+  const auto& c = std::get<ConvProblem>(dw.kernels[0].layer->problem);
+  CHECK(c.groups == 32);
+  CHECK(c.P() == 56);
+
+  const Lowering mm = lower(test::data("matmul.onnx"), Fusion::none, 5);
+  REQUIRE(mm.kernels.size() == 1);
+  const auto& g = std::get<GemmProblem>(mm.kernels[0].layer->problem);
+  CHECK(g.M == 64);
+  CHECK(g.N == 256);
+  CHECK(g.K == 128);
+  CHECK(g.batch == 5);
+}
+
+TEST_CASE("the registry rejects a second rule for the same op") {
+  OpRegistry r;
+  register_conv_ops(r);
+  CHECK_THROWS_AS(register_conv_ops(r), std::logic_error);
+  CHECK(OpRegistry::builtin().find("", "Conv") != nullptr);
+  CHECK(OpRegistry::builtin().find("", "Frobnicate") == nullptr);
+}
+
+TEST_CASE("every op of the bundled zoo has a rule") {
+  for (const char* name : {"resnet50", "shufflenet_v2_x1_0", "densenet121", "inception_v3", "convnext_tiny",
+                           "efficientnet_b0", "mobilenet_v2", "mobilenet_v3_large", "squeezenet1_1", "alexnet"}) {
+    CAPTURE(name);
+    const GpuModel g = test::gpu("h200");
+    AnalyzeOptions a;
+    a.load.batch = 2;
+    const Analysis r = analyze_file(test::zoo(std::string(name) + ".onnx"), g, a);
+    CHECK(r.unmodelled.empty());
+    CHECK(r.total.time_us > 0);
+    CHECK(r.total.utilization > 0);
+    CHECK(r.total.utilization < 1);
+  }
+}
