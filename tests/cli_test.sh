@@ -1,2 +1,81 @@
 #!/bin/sh
-exit 0
+# The CLI's contract: exit 0 on success, 1 on bad input with one line naming
+# the file, 2 on bad usage; output files are never left half-written.
+# Usage: cli_test.sh path/to/tilewave REPO_ROOT
+set -u
+tw=$1
+root=$2
+data=$root/tests/data
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+
+# expect CODE PATTERN -- command...: exit code and (for errors) a one-line
+# stderr that matches PATTERN.
+expect() {
+  code=$1 pattern=$2
+  shift 3
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  got=$?
+  if [ "$got" != "$code" ]; then
+    echo "FAIL (exit $got, wanted $code): $*"; cat "$tmp/err"; fails=$((fails + 1)); return
+  fi
+  if [ -n "$pattern" ] && ! grep -q -- "$pattern" "$tmp/err"; then
+    echo "FAIL (stderr lacks '$pattern'): $*"; cat "$tmp/err"; fails=$((fails + 1)); return
+  fi
+  if [ "$code" = 1 ] && [ "$(grep -c 'error' "$tmp/err")" != 1 ]; then
+    echo "FAIL (wanted exactly one error line): $*"; cat "$tmp/err"; fails=$((fails + 1))
+  fi
+}
+
+expect 0 "" -- "$tw" analyze "$root/onnx_models/resnet50.onnx" --gpu h200
+grep -q "predicted latency" "$tmp/out" || { echo "FAIL: analyze table lacks the summary"; fails=$((fails + 1)); }
+expect 0 "" -- "$tw" analyze "$data/tiny_cnn.onnx" --batch 3 --format json
+grep -q '"batch": 3' "$tmp/out" || { echo "FAIL: json lacks the batch"; fails=$((fails + 1)); }
+expect 0 "" -- "$tw" analyze "$data/tiny_cnn.onnx" --batch 3 --format csv --fusion trt --dtype int8 --gpu a100
+expect 0 "" -- "$tw" gpus
+expect 0 "" -- "$tw" sweep "$data/tiny_cnn.onnx" --batch 1,8,64
+expect 0 "" -- "$tw" rank "$root/onnx_models/resnet18.onnx" "$root/onnx_models/mobilenet_v2.onnx" --batch 4
+expect 0 "unmodelled" -- "$tw" analyze "$data/unknown_op.onnx" --batch 1
+
+# Bad input: exit 1, one line naming the file.
+expect 1 "not_onnx.onnx: not an ONNX model" -- "$tw" analyze "$data/not_onnx.onnx"
+expect 1 "truncated.onnx" -- "$tw" analyze "$data/truncated.onnx"
+expect 1 "cycle.onnx: the graph has a cycle" -- "$tw" analyze "$data/cycle.onnx" --batch 1
+expect 1 "dangling.onnx.*ghost" -- "$tw" analyze "$data/dangling.onnx" --batch 1
+expect 1 "unknown shape" -- "$tw" analyze "$data/unknown_shape.onnx"
+expect 0 "symbolic batch.*using 1" -- "$tw" analyze "$data/tiny_cnn.onnx"
+expect 1 "no_such.onnx: cannot open" -- "$tw" analyze "$tmp/no_such.onnx"
+expect 1 "unknown GPU 'z80'" -- "$tw" analyze "$data/tiny_cnn.onnx" --batch 1 --gpu z80
+expect 1 "no int8 path" -- "$tw" analyze "$data/tiny_cnn.onnx" --batch 1 --gpu v100 --dtype int8
+expect 1 "not a graph input" -- "$tw" analyze "$data/tiny_cnn.onnx" --input nope=1x3x32x32
+expect 1 "NAME=1x3x224x224" -- "$tw" analyze "$data/tiny_cnn.onnx" --input x=1xx3
+
+# Bad usage: exit 2.
+expect 2 "" -- "$tw"
+expect 2 "" -- "$tw" analyze
+expect 2 "" -- "$tw" analyze "$data/tiny_cnn.onnx" --format yaml
+expect 2 "" -- "$tw" analyze "$data/tiny_cnn.onnx" --dtype fp64
+expect 2 "" -- "$tw" frobnicate
+
+# Layer sets: predictions in input order; a bad line names its number.
+printf '%s\n' '{"op":"gemm","M":4096,"N":4096,"K":4096,"tag":"a"}' '{"op":"gemm","M":4095,"N":4095,"K":4095,"tag":"b"}' >"$tmp/set.jsonl"
+expect 0 "" -- "$tw" layers "$tmp/set.jsonl" --gpu h200
+[ "$(head -1 "$tmp/out" | grep -c '"tag":"a"')" = 1 ] || { echo "FAIL: layers lost order or fields"; fails=$((fails + 1)); }
+grep -q pred_us "$tmp/out" || { echo "FAIL: layers lacks pred_us"; fails=$((fails + 1)); }
+printf '%s\n' '{"op":"gemm","M":1,"N":1,"K":1}' '{"op":"gemm","M":1}' >"$tmp/bad.jsonl"
+expect 1 "bad.jsonl:2: missing field 'N'" -- "$tw" layers "$tmp/bad.jsonl"
+expect 2 "" -- "$tw" layers
+
+# Extract then predict: the round trip works on a real model.
+expect 0 "" -- "$tw" layers --extract "$root/onnx_models/resnet18.onnx" --batch 2 -o "$tmp/r18.jsonl"
+[ "$(wc -l <"$tmp/r18.jsonl")" -gt 20 ] || { echo "FAIL: extract wrote too few layers"; fails=$((fails + 1)); }
+expect 0 "" -- "$tw" layers "$tmp/r18.jsonl" --format table
+
+# A failed run leaves no output file behind.
+expect 1 "" -- "$tw" analyze "$data/cycle.onnx" --batch 1 -o "$tmp/never.json"
+[ ! -e "$tmp/never.json" ] || { echo "FAIL: half-written output left behind"; fails=$((fails + 1)); }
+[ -z "$(ls "$tmp" | grep '\.tmp\.')" ] || { echo "FAIL: temporary file left behind"; fails=$((fails + 1)); }
+
+if [ "$fails" -ne 0 ]; then echo "$fails CLI check(s) failed"; exit 1; fi
+echo "all CLI checks passed"

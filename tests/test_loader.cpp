@@ -13,8 +13,11 @@ Model load(const std::string& file, LoadOptions o = {}) { return load_onnx(test:
 std::vector<int64_t> dims(const Model& m, const std::string& tensor) { return m.tensor(tensor)->dims; }
 }  // namespace
 
-TEST_CASE("a symbolic batch needs --batch; with it every shape is known") {
-  CHECK_THROWS_AS(load("tiny_cnn.onnx"), InputError);
+TEST_CASE("a symbolic batch defaults to 1 with a note; --batch sets it and every shape is known") {
+  const Model one = load("tiny_cnn.onnx");
+  CHECK(one.batch == 1);
+  REQUIRE(one.notes.size() == 1);
+  CHECK(one.notes[0].find("symbolic batch") != std::string::npos);
   LoadOptions o;
   o.batch = 4;
   const Model m = load("tiny_cnn.onnx", o);

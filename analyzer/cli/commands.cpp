@@ -39,6 +39,7 @@ AnalyzeOptions analyze_options(const CommonOptions& o) {
 }
 
 void warn_unmodelled(const Analysis& a) {
+  for (const auto& n : a.notes) fmt::print(std::cerr, "tilewave: note: {}: {}\n", a.model_path, n);
   for (const auto& u : a.unmodelled)
     fmt::print(std::cerr, "tilewave: warning: {}: unmodelled kernel {} (left out of the totals)\n", a.model_path, u);
 }

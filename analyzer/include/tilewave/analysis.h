@@ -38,6 +38,7 @@ struct Analysis {
   int nodes = 0, free_nodes = 0;
   std::vector<KernelResult> kernels;
   std::vector<std::string> unmodelled;  // "<node> (<op>): <reason>"
+  std::vector<std::string> notes;       // assumptions made while loading
   Totals total;
 };
 

@@ -48,6 +48,7 @@ struct Model {
   // shape arithmetic): a runtime folds the nodes producing them.
   std::unordered_set<std::string> static_tensors;
   int64_t batch = 0;                           // dim 0 of the first input after overrides
+  std::vector<std::string> notes;              // assumptions the user should know about
 
   const TensorInfo* tensor(const std::string& name) const;
   int64_t opset(const std::string& domain = "") const;

@@ -19,6 +19,7 @@ Analysis analyze_model(const Model& model, const GpuModel& gpu, const AnalyzeOpt
   a.dtype = options.dtype;
   a.fusion = options.fusion;
   a.nodes = int(model.nodes.size());
+  a.notes = model.notes;
   a.free_nodes = lowered.free_nodes;
   Losses weighted;
   for (const Kernel& k : lowered.kernels) {

@@ -104,7 +104,8 @@ void set_shape(onnx::ValueInfoProto& v, const std::vector<int64_t>& dims) {
 // Overrides input shapes, then drops every recorded intermediate and output
 // shape: they were written for the exporter's batch and would contradict
 // the overridden one.
-void apply_overrides(onnx::ModelProto& m, const LoadOptions& opt, const std::string& path) {
+void apply_overrides(onnx::ModelProto& m, const LoadOptions& opt, const std::string& path,
+                     std::vector<std::string>& notes) {
   auto* g = m.mutable_graph();
   std::unordered_set<std::string> inits;
   for (const auto& t : g->initializer()) inits.insert(t.name());
@@ -117,11 +118,16 @@ void apply_overrides(onnx::ModelProto& m, const LoadOptions& opt, const std::str
       set_shape(in, it->second);
       continue;
     }
-    if (!opt.batch) continue;
     auto* tt = in.mutable_type()->mutable_tensor_type();
     if (!tt->has_shape() || tt->shape().dim_size() == 0) continue;  // reported later
-    tt->mutable_shape()->mutable_dim(0)->clear_dim_param();
-    tt->mutable_shape()->mutable_dim(0)->set_dim_value(*opt.batch);
+    auto* dim0 = tt->mutable_shape()->mutable_dim(0);
+    if (!opt.batch && dim0->has_dim_value()) continue;
+    // A symbolic batch with no --batch is taken as 1, and said so.
+    if (!opt.batch)
+      notes.push_back(fmt::format("input '{}' has a symbolic batch '{}'; using 1 (set --batch N)", in.name(),
+                                  dim0->dim_param()));
+    dim0->clear_dim_param();
+    dim0->set_dim_value(opt.batch.value_or(1));
   }
   for (const auto& [name, dims] : opt.input_shapes)
     if (!seen.count(name)) {
@@ -217,7 +223,7 @@ Model load_onnx(const std::string& path, const LoadOptions& options) {
   for (const auto& op : model.proto->opset_import())
     model.opsets[op.domain() == "ai.onnx" ? "" : op.domain()] = op.version();
   if (options.batch && *options.batch <= 0) throw InputError("--batch", "batch must be positive");
-  apply_overrides(*model.proto, options, path);
+  apply_overrides(*model.proto, options, path, model.notes);
   try {
     onnx::ShapeInferenceOptions si(/*check_type=*/false, /*error_mode=*/0, /*enable_data_propagation=*/true);
     onnx::shape_inference::InferShapes(*model.proto, onnx::OpSchemaRegistry::Instance(), si);
