@@ -1,6 +1,7 @@
 // The layer-set format (docs/layerset.md): JSON Lines of kernel problems,
 // shared by `tilewave layers`, `--extract` and the calibration tools.
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -23,8 +24,15 @@ struct LayerSetEntry {
   Layer layer;
 };
 
-// Reads a whole file; a bad line throws InputError "<file>:<line>: <problem>".
-// Objects with "header": true (calibration runs) are skipped.
+// Streams a file line by line (constant memory, for large sets); a bad line
+// throws InputError "<file>:<line>: <problem>". Objects with "header": true
+// (calibration runs) are skipped. `text` is the line as read.
+void scan_layer_set(const std::string& path,
+                    const std::function<void(const LayerSetEntry& entry, const std::string& text)>& fn);
+// The whole file at once.
 std::vector<LayerSetEntry> read_layer_set(const std::string& path);
+// Appends `fields` (an object) to the JSON object text `line`, keeping the
+// line's own bytes: cheaper than re-serialising it, and exact.
+std::string append_fields(const std::string& line, const nlohmann::json& fields);
 
 }  // namespace tilewave

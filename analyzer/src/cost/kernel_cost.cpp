@@ -41,6 +41,7 @@ struct GemmView {
   int64_t bytes;         // operand traffic before split-K partials
   bool aligned;
   double path_factor;    // conv_efficiency for convolutions, 1 for GEMMs
+  bool padded = false;   // channels padded up to the alignment (convolutions)
 };
 
 // Finishes a cost: time from its terms, the bound, utilization and the loss
@@ -123,7 +124,7 @@ KernelCost cost_gemm(const GemmView& g, DType dtype, const GpuModel& gpu) {
   }
   // The name is the configuration (CUTLASS style), so model and measurement can join on it.
   best.kernel = fmt::format("{}_{}_{}_{}{}", path_name(best.path), dtype_name(dtype), best.tile.name(),
-                            g.aligned ? "align" : "unaligned",
+                            g.padded ? "padded" : (g.aligned ? "align" : "unaligned"),
                             best.split_k > 1 ? fmt::format("_splitk{}", best.split_k) : "");
   return best;
 }
@@ -155,7 +156,7 @@ KernelCost cost_conv(const ConvProblem& p, int64_t bytes, DType dtype, const Gpu
   const int64_t cg_pad = aligned ? cg : round_up(cg, align);
   const int64_t kg_pad = aligned ? kg : round_up(kg, align);
   GemmView g{pixels, kg_pad, cg_pad * p.R * p.S, p.groups, p.macs(), bytes, true,
-             gpu.param("conv_efficiency")};
+             gpu.param("conv_efficiency"), !aligned};
   const bool depthwise_like = cg < align || kg < align;
   if (p.groups > 1 && cg == 1) return cost_direct_conv(p, bytes, dtype, gpu);
   KernelCost gemm = cost_gemm(g, dtype, gpu);

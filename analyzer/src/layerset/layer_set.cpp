@@ -192,33 +192,49 @@ json cost_to_json(const KernelCost& c) {
   return j;
 }
 
-std::vector<LayerSetEntry> read_layer_set(const std::string& path) {
+void scan_layer_set(const std::string& path,
+                    const std::function<void(const LayerSetEntry& entry, const std::string& text)>& fn) {
   std::ifstream f(path);
   if (!f) throw InputError(path, "cannot open layer set");
-  std::vector<LayerSetEntry> out;
   std::string text;
+  LayerSetEntry entry;
   int line = 0;
   while (std::getline(f, text)) {
     ++line;
     const auto first = text.find_first_not_of(" \t\r");
     if (first == std::string::npos || text[first] == '#') continue;
     const std::string where = fmt::format("{}:{}", path, line);
-    json j;
     try {
-      j = json::parse(text);
+      entry.object = json::parse(text);
     } catch (const json::exception& e) {
       throw InputError(where, "not valid JSON");
     }
-    if (j.is_object() && j.value("header", false)) continue;
+    if (entry.object.is_object() && entry.object.value("header", false)) continue;
     try {
-      out.push_back({line, j, layer_from_json(j)});
+      entry.line = line;
+      entry.layer = layer_from_json(entry.object);
     } catch (const std::invalid_argument& e) {
       throw InputError(where, e.what());
     } catch (const json::exception& e) {
       throw InputError(where, std::string("bad field: ") + e.what());
     }
+    fn(entry, text);
   }
+}
+
+std::vector<LayerSetEntry> read_layer_set(const std::string& path) {
+  std::vector<LayerSetEntry> out;
+  scan_layer_set(path, [&](const LayerSetEntry& e, const std::string&) { out.push_back(e); });
   return out;
+}
+
+std::string append_fields(const std::string& line, const json& fields) {
+  const auto close = line.find_last_of('}');
+  std::string added = fields.dump();
+  if (close == std::string::npos || added.size() < 2) return line;
+  const auto open = line.find('{');
+  const bool empty = line.find_first_not_of(" \t\r\n", open + 1) == close;
+  return line.substr(0, close) + (empty ? "" : ",") + added.substr(1);
 }
 
 }  // namespace tilewave
