@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Predicted vs measured whole-network latency (docs/validation.md).
+
+Reads a netbench.jsonl (calibrate/netbench), predicts every (model, batch)
+with `tilewave analyze --format json` on the bundled ONNX graph, and prints
+per-network errors, utilization, and ranking quality (Kendall tau of the
+predicted order and of the FLOPs order against the measured order) per batch.
+Stdlib only.
+
+usage: calibrate/compare_networks.py TILEWAVE NETBENCH.jsonl [--gpu h200] [--fusion none] [--markdown] [--json OUT]
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def kendall_tau(x, y):
+    conc = disc = tx = ty = 0
+    for i in range(len(x)):
+        for j in range(i + 1, len(x)):
+            dx, dy = x[i] - x[j], y[i] - y[j]
+            if dx == 0 and dy == 0:
+                continue
+            if dx == 0:
+                tx += 1
+            elif dy == 0:
+                ty += 1
+            elif (dx > 0) == (dy > 0):
+                conc += 1
+            else:
+                disc += 1
+    denom = ((conc + disc + tx) * (conc + disc + ty)) ** 0.5
+    return (conc - disc) / denom if denom else 0.0
+
+
+def predict(tilewave, model, batch, gpu, fusion):
+    path = os.path.join(ROOT, "onnx_models", model + ".onnx")
+    out = subprocess.run([tilewave, "analyze", path, "--gpu", gpu, "--batch", str(batch), "--fusion", fusion,
+                          "--format", "json"], check=True, capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("tilewave")
+    ap.add_argument("netbench")
+    ap.add_argument("--gpu", default="h200")
+    ap.add_argument("--fusion", default="none")
+    ap.add_argument("--markdown", action="store_true", help="print Markdown tables")
+    ap.add_argument("--json", help="also write the rows here")
+    args = ap.parse_args()
+
+    rows = []
+    with open(args.netbench) as f:
+        for line in f:
+            m = json.loads(line)
+            if m.get("header") or m.get("status") != "ok":
+                continue
+            if not os.path.exists(os.path.join(ROOT, "onnx_models", m["model"] + ".onnx")):
+                continue
+            p = predict(args.tilewave, m["model"], m["batch"], args.gpu, args.fusion)
+            meas_us = m["latency_ms"] * 1e3
+            pred_us = p["total"]["time_us"]
+            peak = p["peak_tflops"] * 1e12
+            rows.append({"model": m["model"], "batch": m["batch"], "measured_us": meas_us, "predicted_us": pred_us,
+                         "error": pred_us / meas_us - 1, "flops": p["total"]["flops"],
+                         "measured_util": p["total"]["flops"] / (meas_us * 1e-6 * peak),
+                         "predicted_util": p["total"]["utilization"], "kernels_pred": len(p["layers"]),
+                         "kernels_measured": m.get("kernels_per_forward")})
+    if not rows:
+        sys.exit(f"{args.netbench}: no ok lines for bundled models")
+    bar = "|" if args.markdown else " "
+    summary = []
+    for batch in sorted({r["batch"] for r in rows}):
+        rs = sorted([r for r in rows if r["batch"] == batch], key=lambda r: r["measured_us"])
+        if args.markdown:
+            print(f"\n### Batch {batch}\n")
+            print("| model | measured µs | predicted µs | error | measured util | predicted util | kernels (pred / measured) |")
+            print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+        else:
+            print(f"\nbatch {batch}")
+            print(f"{'model':22s} {'measured_us':>12s} {'predicted_us':>12s} {'error':>8s} {'meas util':>9s} {'pred util':>9s}")
+        for r in rs:
+            km = r["kernels_measured"] if r["kernels_measured"] is not None else "-"
+            if args.markdown:
+                print(f"| {r['model']} | {r['measured_us']:.1f} | {r['predicted_us']:.1f} | {100*r['error']:+.1f}% | "
+                      f"{100*r['measured_util']:.2f}% | {100*r['predicted_util']:.2f}% | {r['kernels_pred']} / {km} |")
+            else:
+                print(f"{r['model']:22s} {r['measured_us']:12.1f} {r['predicted_us']:12.1f} {100*r['error']:+7.1f}% "
+                      f"{100*r['measured_util']:8.2f}% {100*r['predicted_util']:8.2f}%")
+        meas = [r["measured_us"] for r in rs]
+        s = {"batch": batch, "networks": len(rs),
+             "median_abs_error": statistics.median(abs(r["error"]) for r in rs),
+             "max_abs_error": max(abs(r["error"]) for r in rs),
+             "tau_predicted": kendall_tau([r["predicted_us"] for r in rs], meas),
+             "tau_flops": kendall_tau([r["flops"] for r in rs], meas)}
+        summary.append(s)
+    print()
+    if args.markdown:
+        print("| batch | networks | median abs error | max abs error | Kendall tau, predicted | Kendall tau, FLOPs |")
+        print("| ---: | ---: | ---: | ---: | ---: | ---: |")
+    for s in summary:
+        if args.markdown:
+            print(f"| {s['batch']} | {s['networks']} | {100*s['median_abs_error']:.1f}% | {100*s['max_abs_error']:.1f}% | "
+                  f"{s['tau_predicted']:.3f} | {s['tau_flops']:.3f} |")
+        else:
+            print(f"batch {s['batch']:4d}: {s['networks']} networks, median |error| {100*s['median_abs_error']:.1f}%, "
+                  f"max {100*s['max_abs_error']:.1f}%, Kendall tau predicted {s['tau_predicted']:.3f} vs FLOPs {s['tau_flops']:.3f}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"rows": rows, "summary": summary}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

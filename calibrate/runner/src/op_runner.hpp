@@ -1,0 +1,54 @@
+// Base class of every op runner. A runner owns the tensors of one launch,
+// replicated `copies` times so successive launches rotate through memory
+// larger than L2, and knows how to autotune and enqueue its kernel.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dtype.hpp"
+
+namespace tw {
+
+struct Context;
+
+struct TensorSpec {
+  int64_t elems = 0;
+  Storage storage = Storage::f32;
+  bool is_output = false;
+};
+
+class OpRunner {
+ public:
+  explicit OpRunner(Context& ctx) : ctx_(ctx) {}
+  virtual ~OpRunner() = default;
+  OpRunner(const OpRunner&) = delete;
+  OpRunner& operator=(const OpRunner&) = delete;
+
+  // Bytes of one buffer set (every tensor one launch touches).
+  size_t set_bytes() const;
+  // Takes `copies` sets from the arena; inputs get standard-normal values.
+  void allocate(int copies, uint64_t seed);
+  int copies() const { return static_cast<int>(buffers_.size()); }
+  const std::vector<TensorSpec>& tensors() const { return tensors_; }
+  void* buffer(int copy, size_t tensor) const { return buffers_.at(copy).at(tensor); }
+
+  // Autotune (cudnnFind, cuBLASLt candidates). Runs after allocate(), untimed.
+  virtual void select_algorithm() {}
+  // Enqueues one launch on ctx.stream using buffer set `copy`.
+  virtual void launch(int copy) = 0;
+  // What ran, e.g. "IMPLICIT_PRECOMP_GEMM/TENSOR_OP" or a kernel name.
+  virtual std::string algo_name() const = 0;
+
+ protected:
+  // Declares a tensor; returns its index for buffer().
+  size_t add_tensor(int64_t elems, Storage storage, bool is_output);
+  Context& ctx_;
+
+ private:
+  std::vector<TensorSpec> tensors_;
+  std::vector<std::vector<void*>> buffers_;  // [copy][tensor]
+};
+
+}  // namespace tw
