@@ -598,6 +598,8 @@ def main(argv=None):
     args = parse_args(argv)
     args.t_start = time.time()
     device = torch.device(args.device)
+    if device.type == "cuda" and device.index is None:
+        device = torch.device("cuda", 0)  # set_device and the header need an index
     if device.type == "cuda":
         if not torch.cuda.is_available():
             sys.exit("CUDA not available; use --device cpu --dry-run for a local check")
