@@ -16,7 +16,10 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PROBLEM_KEYS_IGNORED = {"model", "node", "onnx_op", "batch", "sweep", "models", "extra_bytes"}
+# Fields that describe where a layer comes from or what a run measured, not
+# the problem itself.
+PROBLEM_KEYS_IGNORED = {"model", "node", "onnx_op", "model_batch", "sweep", "models", "extra_bytes", "measured_us",
+                        "min_us", "spread", "algo", "status", "timing", "reason", "error", "math"}
 
 
 def problem_key(obj):
@@ -45,7 +48,8 @@ def main():
         for model in models:
             for obj in extract(args.tilewave, model, batch, args.dtype):
                 key = problem_key(obj)
-                entry = layers.setdefault(key, {k: v for k, v in obj.items() if k not in ("model", "node", "batch")})
+                entry = layers.setdefault(key, {k: v for k, v in obj.items()
+                                                if k not in ("model", "node", "model_batch")})
                 entry.setdefault("models", [])
                 tag = f"{obj['model']}@{batch}"
                 if tag not in entry["models"]:

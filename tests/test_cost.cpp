@@ -100,8 +100,10 @@ TEST_CASE("a tiny kernel is latency bound, a big one compute bound, an elementwi
   const KernelCost c = cost_layer(add, g);
   CHECK(c.bound == Bound::memory);
   CHECK(c.utilization == 0);
-  // 3 x 2^26 fp16 values at the bandwidth the GPU file allows.
-  const double expected_us = 3.0 * (1 << 26) * 2 / (g.dram_bandwidth_gbs * 1e3 * g.param("eltwise_bw_efficiency"));
+  // 3 x 2^26 fp16 values at the bandwidth the GPU file allows, plus the ramp.
+  const double bytes = 3.0 * (1 << 26) * 2, bw = g.dram_bandwidth_gbs * 1e3;
+  const double expected_us = bytes / (bw * g.param("eltwise_bw_efficiency")) +
+                             std::min(bytes, g.param("ramp_mb") * 1e6) / (bw * g.param("ramp_bw_efficiency"));
   CHECK(c.memory_us == doctest::Approx(expected_us));
 }
 

@@ -1,5 +1,8 @@
 // `tilewave calibrate fit|validate`: docs/calibration.md shows both in use.
+#include <algorithm>
 #include <chrono>
+#include <filesystem>
+#include <set>
 #include <ctime>
 #include <fstream>
 #include <iostream>
@@ -10,6 +13,7 @@
 
 #include "commands.h"
 #include "output.h"
+#include "tilewave/analysis.h"
 #include "tilewave/calibration.h"
 #include "tilewave/error.h"
 
@@ -44,6 +48,70 @@ json stats_json(const std::vector<ErrorStats>& stats) {
   return rows;
 }
 
+// The measurements of one precision ("all": every one).
+std::vector<Measurement> measurements_of(const std::string& path, const std::string& dtype) {
+  if (dtype != "all" && !parse_dtype(dtype))
+    throw InputError("--dtype", fmt::format("unknown precision '{}' (fp32, tf32, fp16, bf16, int8 or all)", dtype));
+  auto data = read_measurements(path);
+  if (dtype == "all") return data;
+  std::vector<Measurement> kept;
+  for (auto& m : data)
+    if (dtype_name(m.entry.layer.dtype) == dtype) kept.push_back(std::move(m));
+  if (kept.empty()) throw InputError(path, fmt::format("no measured {} layers", dtype));
+  return kept;
+}
+
+struct NetworkMeasurement {
+  std::string name;
+  Model model;  // loaded at the measured batch
+  double measured_us;
+};
+
+// Reads calibrate/netbench output; each network's graph is MODELS_DIR/<model>.onnx.
+std::vector<NetworkMeasurement> read_network_measurements(const std::string& path, const std::string& models_dir) {
+  std::ifstream f(path);
+  if (!f) throw InputError(path, "cannot open network measurements");
+  std::vector<NetworkMeasurement> out;
+  std::string text;
+  for (int line = 1; std::getline(f, text); ++line) {
+    if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
+    json j;
+    try {
+      j = json::parse(text);
+    } catch (const json::exception&) {
+      throw InputError(fmt::format("{}:{}", path, line), "not valid JSON");
+    }
+    if (j.value("header", false) || j.value("status", std::string()) != "ok") continue;
+    if (!j.contains("model") || !j.contains("batch") || !j.contains("latency_ms"))
+      throw InputError(fmt::format("{}:{}", path, line), "needs model, batch and latency_ms");
+    const std::string name = j["model"].get<std::string>();
+    const std::string onnx = (std::filesystem::path(models_dir) / (name + ".onnx")).string();
+    if (!std::filesystem::exists(onnx)) {
+      fmt::print(std::cerr, "tilewave: note: {}:{}: no {} for network '{}', skipped\n", path, line, onnx, name);
+      continue;
+    }
+    LoadOptions lo;
+    lo.batch = j["batch"].get<int64_t>();
+    out.push_back({name, load_onnx(onnx, lo), j["latency_ms"].get<double>() * 1e3});
+  }
+  if (out.empty()) throw InputError(path, "no usable network measurements");
+  return out;
+}
+
+// Writes the GPU file back with fitted parameters and a provenance record;
+// its facts and sources are kept as they were.
+void write_calibrated_gpu(const GpuModel& gpu, const std::map<std::string, double>& fitted, const std::string& key,
+                          const json& provenance, const std::string& output) {
+  std::ifstream f(gpu.source_file);
+  json j = json::parse(f);
+  json params = j.contains("params") ? j["params"] : json::object();
+  for (const auto& [k, v] : fitted) params[k] = std::round(v * 1e5) / 1e5;
+  j["params"] = params;
+  j["trust"] = "calibrated";
+  j[key] = provenance;
+  write_output(output, [&](std::ostream& os) { os << j.dump(2) << "\n"; });
+}
+
 std::string utc_now() {
   std::time_t t = std::time(nullptr);
   char buf[32];
@@ -53,13 +121,15 @@ std::string utc_now() {
 
 }  // namespace
 
-int cmd_calibrate_fit(const CommonOptions& o, const std::string& measured, int seed, double holdout) {
+int cmd_calibrate_fit(const CommonOptions& o, const std::string& measured, const std::string& dtype, int seed,
+                      double holdout) {
   check_holdout(holdout);
   GpuModel gpu = gpu_of(o);
-  const auto data = read_measurements(measured);
+  const auto data = measurements_of(measured, dtype);
   const Split split = holdout_split(data.size(), holdout, unsigned(seed));
   fmt::print(std::cerr, "fitting {} parameters on {} layers ({} held out)...\n",
-             std::count_if(param_table().begin(), param_table().end(), [](auto& p) { return p.fit_min < p.fit_max; }),
+             std::count_if(param_table().begin(), param_table().end(),
+                           [](auto& p) { return p.fit_min < p.fit_max && p.scope == ParamScope::layer; }),
              split.train.size(), split.test.size());
   const auto before = error_stats(gpu, data, split.test.empty() ? split.train : split.test);
   const FitResult fit = fit_parameters(gpu, data, split.train);
@@ -67,35 +137,83 @@ int cmd_calibrate_fit(const CommonOptions& o, const std::string& measured, int s
   const auto after_train = error_stats(gpu, data, split.train);
   const auto after_test = error_stats(gpu, data, split.test.empty() ? split.train : split.test);
 
-  fmt::print(std::cerr, "{} evaluations, train RMS log error {:.3f}\n", fit.evaluations, fit.train_rms_log_error);
+  fmt::print(std::cerr, "{} evaluations, train loss {:.4f}\n", fit.evaluations, fit.train_loss);
   fmt::print(std::cerr, "\nheld-out layers, before the fit (starting parameters):\n");
   print_stats(std::cerr, before);
   fmt::print(std::cerr, "\nheld-out layers, after the fit:\n");
   print_stats(std::cerr, after_test);
 
-  // The GPU file keeps its facts and sources; only params and provenance change.
-  std::ifstream f(gpu.source_file);
-  json j = json::parse(f);
-  json params = j.contains("params") ? j["params"] : json::object();
-  for (const auto& [k, v] : fit.params) params[k] = std::round(v * 1e5) / 1e5;
-  j["params"] = params;
-  j["trust"] = "calibrated";
-  j["calibration"] = {{"data", measured},
-                      {"date", utc_now()},
-                      {"layers_fitted", split.train.size()},
-                      {"layers_held_out", split.test.size()},
-                      {"holdout_seed", seed},
-                      {"train_rms_log_error", fit.train_rms_log_error},
-                      {"held_out", stats_json(after_test)},
-                      {"train", stats_json(after_train)}};
-  write_output(o.output, [&](std::ostream& os) { os << j.dump(2) << "\n"; });
+  write_calibrated_gpu(gpu, fit.params, "calibration",
+                       {{"data", measured},
+                        {"dtype", dtype},
+                        {"date", utc_now()},
+                        {"layers_fitted", split.train.size()},
+                        {"layers_held_out", split.test.size()},
+                        {"holdout_seed", seed},
+                        {"train_loss", fit.train_loss},
+                        {"held_out", stats_json(after_test)},
+                        {"train", stats_json(after_train)}},
+                       o.output);
   return 0;
 }
 
-int cmd_calibrate_validate(const CommonOptions& o, const std::string& measured, int seed, double holdout) {
+int cmd_calibrate_fit_networks(const CommonOptions& o, const std::string& netbench, const std::string& models_dir,
+                               int seed, double holdout) {
+  check_holdout(holdout);
+  GpuModel gpu = gpu_of(o);
+  const auto nets = read_network_measurements(netbench, models_dir);
+  // Hold out whole networks (every batch of a model), so the held-out ones
+  // are architectures the fit never saw.
+  std::vector<std::string> names;
+  for (const auto& n : nets)
+    if (std::find(names.begin(), names.end(), n.name) == names.end()) names.push_back(n.name);
+  const Split by_name = holdout_split(names.size(), holdout, unsigned(seed));
+  std::set<std::string> held;
+  for (size_t i : by_name.test) held.insert(names[i]);
+  std::vector<size_t> train, test;
+  std::vector<double> measured;
+  for (size_t i = 0; i < nets.size(); ++i) {
+    (held.count(nets[i].name) ? test : train).push_back(i);
+    measured.push_back(nets[i].measured_us);
+  }
+  AnalyzeOptions opt;
+  const PredictFn predict = [&](const GpuModel& g, size_t i) {
+    return analyze_model(nets[i].model, g, opt).total.time_us;
+  };
+  auto report = [&](const char* what, const GpuModel& g) {
+    for (const auto* subset : {&train, &test}) {
+      std::map<int64_t, std::vector<double>> by_batch;
+      for (size_t i : *subset)
+        by_batch[nets[i].model.batch].push_back(std::abs(predict(g, i) / nets[i].measured_us - 1));
+      for (auto& [b, e] : by_batch) {
+        std::sort(e.begin(), e.end());
+        fmt::print(std::cerr, "  {:<7} {:<9} batch {:>4}: {:>2} networks, median |error| {:5.1f}%\n", what,
+                   subset == &train ? "fitted" : "held-out", b, e.size(), 100 * e[e.size() / 2]);
+      }
+    }
+  };
+  fmt::print(std::cerr, "fitting network-scope parameters on {} measurements of {} networks ({} networks held out)\n",
+             train.size(), names.size() - held.size(), held.size());
+  report("before", gpu);
+  const FitResult fit = fit_scope(gpu, ParamScope::network, train, predict, measured);
+  for (const auto& [k, v] : fit.params) gpu.params[k] = v;
+  report("after", gpu);
+  write_calibrated_gpu(gpu, fit.params, "network_calibration",
+                       {{"data", netbench},
+                        {"date", utc_now()},
+                        {"networks_fitted", names.size() - held.size()},
+                        {"networks_held_out", std::vector<std::string>(held.begin(), held.end())},
+                        {"holdout_seed", seed},
+                        {"train_loss", fit.train_loss}},
+                       o.output);
+  return 0;
+}
+
+int cmd_calibrate_validate(const CommonOptions& o, const std::string& measured, const std::string& dtype, int seed,
+                           double holdout) {
   check_holdout(holdout);
   const GpuModel gpu = gpu_of(o);
-  const auto data = read_measurements(measured);
+  const auto data = measurements_of(measured, dtype);
   const Split split = holdout_split(data.size(), holdout, unsigned(seed));
   const auto& subset = holdout > 0 ? split.test : split.train;
   const auto stats = error_stats(gpu, data, subset);
@@ -106,7 +224,7 @@ int cmd_calibrate_validate(const CommonOptions& o, const std::string& measured, 
               << "\n";
     return 0;
   }
-  fmt::print("{} on {} measured layers from {} ({}; GPU file trust: {})\n", gpu.id, subset.size(), measured,
+  fmt::print("{} on {} measured {} layers from {} ({}; GPU file trust: {})\n", gpu.id, subset.size(), dtype, measured,
              holdout > 0 ? fmt::format("the {:.0f}% held out with seed {}", 100 * holdout, seed) : "all layers",
              gpu.trust);
   print_stats(std::cout, stats);

@@ -108,7 +108,7 @@ int cmd_extract(const CommonOptions& o, const std::string& model_path) {
       j["model"] = stem;
       j["node"] = k.name;
       j["onnx_op"] = k.ops;
-      j["batch"] = model.batch;
+      j["model_batch"] = model.batch;  // "batch" is a GEMM field
       os << j.dump() << "\n";
     }
   });

@@ -38,6 +38,7 @@ int main(int argc, char** argv) {
   std::string model, layer_set, extract, batches = "1,2,4,8,16,32,64,128,256", measured;
   std::vector<std::string> models;
   int seed = 1;
+  std::string fit_dtype = "fp16";
   double holdout = 0.2;
 
   auto* analyze = app.add_subcommand("analyze", "predict per-kernel time and utilization of an ONNX model");
@@ -80,12 +81,24 @@ int main(int argc, char** argv) {
   fit->add_option("-o,--output", o.output, "GPU file to write (default: stdout)");
   fit->add_option("--seed", seed, "random seed of the hold-out split")->capture_default_str();
   fit->add_option("--holdout", holdout, "fraction of layers held out of the fit")->capture_default_str();
+  fit->add_option("--dtype", fit_dtype, "fit only layers of this precision, or 'all'")->capture_default_str();
+  std::string models_dir = "onnx_models";
+  double net_holdout = 0.5;
+  auto* fit_net = calibrate->add_subcommand(
+      "fit-networks", "fit the network-scope parameters (L2 reuse) to measured whole networks");
+  fit_net->add_option("measured", measured, "network measurements (calibrate/netbench output)")->required();
+  add_gpu_options(fit_net, o);
+  fit_net->add_option("--models-dir", models_dir, "where <model>.onnx for each network is")->capture_default_str();
+  fit_net->add_option("-o,--output", o.output, "GPU file to write (default: stdout)");
+  fit_net->add_option("--seed", seed, "random seed of the hold-out split")->capture_default_str();
+  fit_net->add_option("--holdout", net_holdout, "fraction of networks held out of the fit")->capture_default_str();
   auto* validate = calibrate->add_subcommand("validate", "prediction error per op class on measured layers");
   validate->add_option("measured", measured, "measured layer set")->required();
   add_gpu_options(validate, o);
   validate->add_option("--seed", seed, "random seed of the hold-out split")->capture_default_str();
   validate->add_option("--holdout", holdout, "held-out fraction to report on (0: all layers)")->capture_default_str();
   validate->add_option("--format", o.format, "table or json")->check(CLI::IsMember({"table", "json"}));
+  validate->add_option("--dtype", fit_dtype, "only layers of this precision, or 'all'")->capture_default_str();
 
   try {
     app.parse(argc, argv);
@@ -113,8 +126,9 @@ int main(int argc, char** argv) {
     if (*rank) return cli::cmd_rank(o, models);
     if (*sweep) return cli::cmd_sweep(o, model, batches);
     if (*gpus) return cli::cmd_gpus(o);
-    if (*fit) return cli::cmd_calibrate_fit(o, measured, seed, holdout);
-    if (*validate) return cli::cmd_calibrate_validate(o, measured, seed, holdout);
+    if (*fit) return cli::cmd_calibrate_fit(o, measured, fit_dtype, seed, holdout);
+    if (*fit_net) return cli::cmd_calibrate_fit_networks(o, measured, models_dir, seed, net_holdout);
+    if (*validate) return cli::cmd_calibrate_validate(o, measured, fit_dtype, seed, holdout);
   } catch (const InputError& e) {
     std::cerr << "tilewave: error: " << e.what() << "\n";
     return 1;

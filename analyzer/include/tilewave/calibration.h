@@ -1,6 +1,7 @@
 // Fitting the GPU file's parameters to measured layers, and judging the
 // model on layers it was not fitted to (docs/calibration.md).
 #pragma once
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -28,11 +29,20 @@ Split holdout_split(size_t n, double holdout, unsigned seed);
 
 struct FitResult {
   std::map<std::string, double> params;  // fitted values of the fitted parameters
-  double train_rms_log_error = 0;
+  double train_loss = 0;  // mean soft-L1 loss of the log ratio (scale 0.1)
   int evaluations = 0;
 };
 
-// Minimises the mean squared log ratio log(pred/measured) over `train` with
+// Predicted time (µs) of item i under a candidate GPU model.
+using PredictFn = std::function<double(const GpuModel&, size_t)>;
+
+// Fits the parameters of one scope: minimises the mean soft-L1 loss of
+// log(predicted/measured) over `train` with NLopt within each parameter's
+// bounds. The other parameters stay as in `start`.
+FitResult fit_scope(const GpuModel& start, ParamScope scope, const std::vector<size_t>& train,
+                    const PredictFn& predict, const std::vector<double>& measured);
+
+// Minimises a robust (soft-L1) loss of log(pred/measured) over `train` with
 // NLopt, within each parameter's fit bounds (param_table()).
 FitResult fit_parameters(const GpuModel& start, const std::vector<Measurement>& data,
                          const std::vector<size_t>& train);

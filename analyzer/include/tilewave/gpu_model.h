@@ -32,6 +32,10 @@ struct PrecisionSpec {
   std::vector<TileShape> tiles;
 };
 
+// Which measurements can fit a parameter: single layers (rotated buffers, no
+// reuse between kernels) or whole networks (L2 reuse between kernels).
+enum class ParamScope { layer, network };
+
 // A named model constant with its default and the bounds a fit may move it in.
 struct ParamInfo {
   const char* name;
@@ -39,6 +43,7 @@ struct ParamInfo {
   double fit_min, fit_max;
   const char* unit;
   const char* meaning;
+  ParamScope scope = ParamScope::layer;
 };
 // Every parameter the cost model reads; the single list the loader, the
 // `gpus` view and the calibration fit iterate over.

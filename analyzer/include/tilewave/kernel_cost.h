@@ -29,7 +29,8 @@ struct KernelCost {
   CostPath path = CostPath::memory;
   std::string kernel;      // name built from the chosen config
   int64_t flops = 0;       // useful FLOPs
-  int64_t bytes = 0;       // DRAM bytes moved (model's estimate)
+  int64_t bytes = 0;       // bytes moved (model's estimate)
+  int64_t l2_hit_bytes = 0;  // of those, inputs found in L2 (networks only)
   double intensity = 0;    // flops / bytes
   double peak_flops = 0;   // peak of the unit the kernel runs on
   // GEMM-like paths only:
@@ -48,6 +49,8 @@ struct KernelCost {
   Losses losses;
 };
 
-KernelCost cost_layer(const Layer& layer, const GpuModel& gpu);
+// `l2_hit_bytes`: input bytes a network finds in L2 (0 for a layer on its own,
+// as calibration measures it with buffers rotated beyond L2).
+KernelCost cost_layer(const Layer& layer, const GpuModel& gpu, double l2_hit_bytes = 0);
 
 }  // namespace tilewave

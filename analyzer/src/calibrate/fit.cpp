@@ -57,22 +57,30 @@ Split holdout_split(size_t n, double holdout, unsigned seed) {
 
 namespace {
 
+constexpr double kRobustScale = 0.1;
+
+// Soft-L1 on the log ratio: quadratic near zero, linear beyond ~10%, so a few
+// items the model cannot explain do not drag every parameter towards them
+// (docs/calibration.md).
+double robust_loss(double predicted, double measured) {
+  const double r = std::log(predicted / measured) / kRobustScale;
+  return 2.0 * (std::sqrt(1.0 + r * r) - 1.0);
+}
+
+// The mean loss over the training items as a function of the free parameters.
 struct Objective {
   GpuModel gpu;
-  const std::vector<Measurement>* data;
-  const std::vector<size_t>* train;
   std::vector<std::string> names;
+  const std::vector<size_t>* train;
+  const PredictFn* predict;
+  const std::vector<double>* measured;
   int evaluations = 0;
 
   double operator()(const std::vector<double>& x) {
     ++evaluations;
     for (size_t i = 0; i < names.size(); ++i) gpu.params[names[i]] = x[i];
     double sum = 0;
-    for (size_t i : *train) {
-      const auto& m = (*data)[i];
-      const double r = std::log(cost_layer(m.entry.layer, gpu).time_us / m.measured_us);
-      sum += r * r;
-    }
+    for (size_t i : *train) sum += robust_loss((*predict)(gpu, i), (*measured)[i]);
     return sum / double(train->size());
   }
 };
@@ -83,13 +91,13 @@ double nlopt_objective(const std::vector<double>& x, std::vector<double>&, void*
 
 }  // namespace
 
-FitResult fit_parameters(const GpuModel& start, const std::vector<Measurement>& data,
-                         const std::vector<size_t>& train) {
-  if (train.empty()) throw InputError("calibrate fit", "no layers to fit");
-  Objective obj{start, &data, &train, {}, 0};
+FitResult fit_scope(const GpuModel& start, ParamScope scope, const std::vector<size_t>& train,
+                    const PredictFn& predict, const std::vector<double>& measured) {
+  if (train.empty()) throw InputError("calibrate fit", "nothing to fit");
+  Objective obj{start, {}, &train, &predict, &measured, 0};
   std::vector<double> x, lo, hi;
   for (const auto& p : param_table()) {
-    if (p.fit_min >= p.fit_max) continue;
+    if (p.fit_min >= p.fit_max || p.scope != scope) continue;
     obj.names.push_back(p.name);
     lo.push_back(p.fit_min);
     hi.push_back(p.fit_max);
@@ -121,9 +129,17 @@ FitResult fit_parameters(const GpuModel& start, const std::vector<Measurement>& 
   }
   FitResult r;
   for (size_t i = 0; i < x.size(); ++i) r.params[obj.names[i]] = x[i];
-  r.train_rms_log_error = std::sqrt(best);
+  r.train_loss = best;
   r.evaluations = obj.evaluations;
   return r;
+}
+
+FitResult fit_parameters(const GpuModel& start, const std::vector<Measurement>& data,
+                         const std::vector<size_t>& train) {
+  std::vector<double> measured;
+  for (const auto& m : data) measured.push_back(m.measured_us);
+  const PredictFn predict = [&](const GpuModel& g, size_t i) { return cost_layer(data[i].entry.layer, g).time_us; };
+  return fit_scope(start, ParamScope::layer, train, predict, measured);
 }
 
 namespace {

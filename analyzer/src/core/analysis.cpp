@@ -1,10 +1,59 @@
 #include "tilewave/analysis.h"
 
 #include <filesystem>
+#include <unordered_map>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
 namespace tilewave {
+
+namespace {
+
+// docs/model.md "L2 reuse in a network": an input produced by an earlier
+// kernel is still in L2 when it and all the traffic since it was written fit
+// in the share of L2 that `l2_reuse_fraction` allows.
+std::vector<double> l2_hit_bytes(const Model& model, const LayerGraph& graph, const Lowering& lowered,
+                                 const GpuModel& gpu, DType dtype) {
+  const size_t n = lowered.kernels.size();
+  std::vector<double> hits(n, 0.0);
+  std::unordered_map<std::string, int> producer;
+  std::vector<int> kernel_of(model.nodes.size(), -1);
+  for (size_t k = 0; k < n; ++k)
+    for (int node : lowered.kernels[k].nodes) kernel_of[node] = int(k);
+  // Outputs of nodes that launch nothing (Reshape, Flatten …) alias their input.
+  for (int idx : graph.topo_order) {
+    const Node& node = model.nodes[idx];
+    int from = kernel_of[idx];
+    if (from < 0)
+      for (const auto& in : node.inputs)
+        if (auto it = producer.find(in); it != producer.end()) {
+          from = it->second;
+          break;
+        }
+    if (from >= 0)
+      for (const auto& out : node.outputs) producer[out] = from;
+  }
+  std::vector<double> touched(n + 1, 0.0);  // bytes moved by kernels [0, k)
+  for (size_t k = 0; k < n; ++k)
+    touched[k + 1] = touched[k] + (lowered.kernels[k].layer ? double(min_bytes(*lowered.kernels[k].layer)) : 0.0);
+  const double window = gpu.l2_mb * 1e6 * gpu.param("l2_reuse_fraction");
+  for (size_t k = 0; k < n; ++k) {
+    std::unordered_set<std::string> seen;
+    for (int node : lowered.kernels[k].nodes)
+      for (const auto& in : model.nodes[node].inputs) {
+        auto it = producer.find(in);
+        if (in.empty() || !seen.insert(in).second || it == producer.end() || it->second >= int(k)) continue;
+        const TensorInfo* t = model.tensor(in);
+        if (!t || t->numel() < 0) continue;
+        const double size = double(t->numel()) * dtype_bytes(dtype);
+        if (size + touched[k] - touched[it->second + 1] <= window) hits[k] += size;
+      }
+  }
+  return hits;
+}
+
+}  // namespace
 
 Analysis analyze_model(const Model& model, const GpuModel& gpu, const AnalyzeOptions& options) {
   const LayerGraph graph = build_layer_graph(model);
@@ -22,10 +71,13 @@ Analysis analyze_model(const Model& model, const GpuModel& gpu, const AnalyzeOpt
   a.notes = model.notes;
   a.free_nodes = lowered.free_nodes;
   Losses weighted;
-  for (const Kernel& k : lowered.kernels) {
+  const std::vector<double> hits = l2_hit_bytes(model, graph, lowered, gpu, options.dtype);
+  for (size_t i = 0; i < lowered.kernels.size(); ++i) {
+    const Kernel& k = lowered.kernels[i];
     KernelResult r{k, std::nullopt};
     if (k.layer) {
-      r.cost = cost_layer(*k.layer, gpu);
+      r.cost = cost_layer(*k.layer, gpu, hits[i]);
+      r.cost->l2_hit_bytes = int64_t(hits[i]);
       const KernelCost& c = *r.cost;
       a.total.flops += c.flops;
       a.total.bytes += c.bytes;

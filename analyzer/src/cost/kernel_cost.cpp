@@ -34,7 +34,24 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 double bandwidth_bytes_per_us(const GpuModel& g) { return g.dram_bandwidth_gbs * 1e3; }
 
-// An implicit GEMM: `batch` independent M x N x K products.
+// docs/model.md "Memory time": streaming at the class's share of DRAM
+// bandwidth, plus the ramp every kernel pays before its traffic reaches that
+// rate (too few bytes in flight, write-back of the previous kernel's lines).
+// Bytes found in L2 (a network's producer-consumer reuse, docs/model.md
+// "L2 reuse in a network") move at the L2 rate instead.
+double memory_time_us(double bytes, double l2_hit_bytes, double class_efficiency, const GpuModel& g) {
+  const double bw = bandwidth_bytes_per_us(g);
+  const double hits = std::clamp(l2_hit_bytes, 0.0, bytes);
+  const double dram = bytes - hits;
+  const double ramp_bytes = std::min(dram, g.param("ramp_mb") * 1e6);
+  return dram / (bw * class_efficiency) + ramp_bytes / (bw * g.param("ramp_bw_efficiency")) +
+         hits / (bw * g.param("l2_bw_factor"));
+}
+
+// An implicit GEMM: `batch` independent M x N x (taps*K) products. A
+// convolution's reduction runs over `taps` = R*S filter positions, each over
+// K = C/groups channels in chunks of the tile's k, so each tap pads its
+// channels to the chunk (docs/model.md "GEMM-like kernels").
 struct GemmView {
   int64_t M, N, K, batch;
   int64_t useful_macs;
@@ -42,6 +59,7 @@ struct GemmView {
   bool aligned;
   double path_factor;    // conv_efficiency for convolutions, 1 for GEMMs
   bool padded = false;   // channels padded up to the alignment (convolutions)
+  int64_t taps = 1;      // filter positions (R*S) of a convolution; 1 for a GEMM
 };
 
 // Finishes a cost: time from its terms, the bound, utilization and the loss
@@ -69,7 +87,7 @@ void finish(KernelCost& c, const GpuModel& gpu, DType dtype, double after_tile_u
 
 // docs/model.md "GEMM-like kernels": every candidate tile and split-K factor
 // is costed and the fastest kept, as library heuristics and autotuners do.
-KernelCost cost_gemm(const GemmView& g, DType dtype, const GpuModel& gpu) {
+KernelCost cost_gemm(const GemmView& g, DType dtype, const GpuModel& gpu, double hits) {
   const PrecisionSpec& prec = gpu.precision(dtype);
   const double peak_flops = prec.peak_tflops * 1e12;
   const double sm_macs_per_us = peak_flops / 2 / gpu.sms * 1e-6;
@@ -79,8 +97,10 @@ KernelCost cost_gemm(const GemmView& g, DType dtype, const GpuModel& gpu) {
   double best_reuse = 0;
   for (const auto& t : prec.tiles) best_reuse = std::max(best_reuse, double(t.m) * t.n / (t.m + t.n));
   const int max_split = std::max(1, int(gpu.param("max_split_k")));
-  const double bw = bandwidth_bytes_per_us(gpu) * gpu.param("gemm_bw_efficiency");
+  const double bw_eff = gpu.param("gemm_bw_efficiency");
   const double wave_overhead = gpu.param("wave_overhead_us");
+  const double fill_steps = gpu.param("pipeline_fill_steps");
+  const double tap_steps = gpu.param("tap_overhead_steps");
   const int64_t partial_bytes_per_elem = 4;  // split-K partial sums are fp32/int32
 
   KernelCost best;
@@ -92,13 +112,20 @@ KernelCost cost_gemm(const GemmView& g, DType dtype, const GpuModel& gpu) {
     const double mainloop_eff = eff_top * std::pow(reuse / best_reuse, reuse_exp);
     for (int split = 1; split <= max_split; split *= 2) {
       // Split K only to fill idle SMs, and never below a few K-steps per split.
-      if (split > 1 && (mn_tiles * (split / 2) >= concurrent || g.K / split < 4 * tile.k)) break;
-      const int64_t k_per_split = round_up(ceil_div(g.K, split), tile.k);
+      const int64_t k_steps = g.taps * ceil_div(g.K, tile.k);
+      if (split > 1 && (mn_tiles * (split / 2) >= concurrent || k_steps / split < 4)) break;
+      const int64_t k_per_split = ceil_div(k_steps, split) * tile.k;
       const int64_t tiles = mn_tiles * split;
       const int64_t waves = ceil_div(tiles, concurrent);
       const double executed_macs = double(tiles) * tile.m * tile.n * k_per_split;
-      const double cta_us = double(tile.m) * tile.n * k_per_split /
-                            (sm_macs_per_us / tile.ctas_per_sm * mainloop_eff);
+      // A CTA fills its load pipeline before the first MMA and drains its
+      // accumulators after the last: a few k-steps' worth of time it pays
+      // however short its own K loop is.
+      const double step_us = double(tile.m) * tile.n * tile.k / (sm_macs_per_us / tile.ctas_per_sm * mainloop_eff);
+      // Moving to the next filter tap costs a convolution extra address and
+      // predicate set-up, which small channel counts cannot hide.
+      const double taps_per_cta = g.taps > 1 ? double(g.taps) / split : 0.0;
+      const double cta_us = step_us * (double(k_per_split / tile.k) + fill_steps + taps_per_cta * tap_steps);
       KernelCost c;
       c.path = prec.unit == Unit::tensor ? CostPath::tensor_gemm : CostPath::cuda_gemm;
       c.tile = tile;
@@ -114,8 +141,8 @@ KernelCost cost_gemm(const GemmView& g, DType dtype, const GpuModel& gpu) {
       const int64_t partials = split > 1 ? 2 * int64_t(split) * g.M * g.N * g.batch * partial_bytes_per_elem : 0;
       c.bytes = g.bytes + partials;
       c.compute_us = waves * (cta_us + wave_overhead);
-      c.memory_us = double(c.bytes) / bw;
-      c.fixed_us = gpu.param("fixed_us_gemm");
+      c.memory_us = memory_time_us(double(c.bytes), hits, bw_eff, gpu);
+      c.fixed_us = gpu.param("fixed_us_gemm") + (split > 1 ? gpu.param("split_k_overhead_us") : 0.0);
       const double ideal_us = double(c.flops) / peak_flops * 1e6;
       const double after_tile = ideal_us / c.tile_eff;
       finish(c, gpu, dtype, after_tile, after_tile / c.wave_eff);
@@ -131,14 +158,14 @@ KernelCost cost_gemm(const GemmView& g, DType dtype, const GpuModel& gpu) {
 
 bool dims_aligned(int64_t a, int64_t b, int align) { return a % align == 0 && b % align == 0; }
 
-KernelCost cost_direct_conv(const ConvProblem& p, int64_t bytes, DType dtype, const GpuModel& gpu) {
+KernelCost cost_direct_conv(const ConvProblem& p, int64_t bytes, DType dtype, const GpuModel& gpu, double hits) {
   KernelCost c;
   c.path = CostPath::direct_conv;
   c.flops = 2 * p.macs();
   c.bytes = bytes;
   c.peak_flops = gpu.cuda_core_peak_flops(dtype);
   c.compute_us = double(c.flops) / (c.peak_flops * gpu.param("direct_conv_efficiency")) * 1e6;
-  c.memory_us = double(bytes) / (bandwidth_bytes_per_us(gpu) * gpu.param("direct_bw_efficiency"));
+  c.memory_us = memory_time_us(double(bytes), hits, gpu.param("direct_bw_efficiency"), gpu);
   c.fixed_us = gpu.param("fixed_us_direct");
   const double ideal_us = double(c.flops) / c.peak_flops * 1e6;
   finish(c, gpu, dtype, ideal_us, ideal_us);
@@ -146,7 +173,7 @@ KernelCost cost_direct_conv(const ConvProblem& p, int64_t bytes, DType dtype, co
   return c;
 }
 
-KernelCost cost_conv(const ConvProblem& p, int64_t bytes, DType dtype, const GpuModel& gpu) {
+KernelCost cost_conv(const ConvProblem& p, int64_t bytes, DType dtype, const GpuModel& gpu, double hits) {
   const int64_t cg = p.C / p.groups, kg = p.K / p.groups;
   const int align = gpu.precision(dtype).align;
   const bool aligned = dims_aligned(cg, kg, align);
@@ -155,27 +182,30 @@ KernelCost cost_conv(const ConvProblem& p, int64_t bytes, DType dtype, const Gpu
   const int64_t pixels = p.transposed ? p.N * p.H * p.W : p.N * p.P() * p.Q();
   const int64_t cg_pad = aligned ? cg : round_up(cg, align);
   const int64_t kg_pad = aligned ? kg : round_up(kg, align);
-  GemmView g{pixels, kg_pad, cg_pad * p.R * p.S, p.groups, p.macs(), bytes, true,
-             gpu.param("conv_efficiency"), !aligned};
+  const bool strided = p.stride[0] > 1 || p.stride[1] > 1;
+  const double conv_factor = gpu.param("conv_efficiency") *
+                             (aligned ? 1.0 : gpu.param("conv_misaligned_efficiency")) *
+                             (strided ? gpu.param("conv_strided_efficiency") : 1.0);
+  GemmView g{pixels, kg_pad, cg_pad, p.groups, p.macs(), bytes, true, conv_factor, !aligned, p.R * p.S};
   const bool depthwise_like = cg < align || kg < align;
-  if (p.groups > 1 && cg == 1) return cost_direct_conv(p, bytes, dtype, gpu);
-  KernelCost gemm = cost_gemm(g, dtype, gpu);
+  if (p.groups > 1 && cg == 1) return cost_direct_conv(p, bytes, dtype, gpu, hits);
+  KernelCost gemm = cost_gemm(g, dtype, gpu, hits);
   gemm.aligned = aligned;
   if (p.groups > 1 && depthwise_like) {
-    KernelCost direct = cost_direct_conv(p, bytes, dtype, gpu);
+    KernelCost direct = cost_direct_conv(p, bytes, dtype, gpu, hits);
     if (direct.time_us < gemm.time_us) return direct;
   }
   gemm.kernel = "conv_" + gemm.kernel;
   return gemm;
 }
 
-KernelCost cost_memory(const MemoryProblem& m, int64_t bytes, DType dtype, const GpuModel& gpu) {
+KernelCost cost_memory(const MemoryProblem& m, int64_t bytes, DType dtype, const GpuModel& gpu, double hits) {
   KernelCost c;
   c.path = CostPath::memory;
   c.bytes = bytes;
   c.peak_flops = gpu.peak_flops(dtype);
   const std::string cls = memory_op_name(m.op);
-  c.memory_us = double(bytes) / (bandwidth_bytes_per_us(gpu) * gpu.param(cls + "_bw_efficiency"));
+  c.memory_us = memory_time_us(double(bytes), hits, gpu.param(cls + "_bw_efficiency"), gpu);
   c.fixed_us = gpu.param("fixed_us_memory");
   finish(c, gpu, dtype, 0, 0);
   c.kernel = fmt::format("{}_{}", cls, dtype_name(dtype));
@@ -184,16 +214,17 @@ KernelCost cost_memory(const MemoryProblem& m, int64_t bytes, DType dtype, const
 
 }  // namespace
 
-KernelCost cost_layer(const Layer& layer, const GpuModel& gpu) {
+KernelCost cost_layer(const Layer& layer, const GpuModel& gpu, double l2_hit_bytes) {
   const int64_t bytes = min_bytes(layer);
-  if (auto* c = std::get_if<ConvProblem>(&layer.problem)) return cost_conv(*c, bytes, layer.dtype, gpu);
+  const double hits = l2_hit_bytes;
+  if (auto* c = std::get_if<ConvProblem>(&layer.problem)) return cost_conv(*c, bytes, layer.dtype, gpu, hits);
   if (auto* g = std::get_if<GemmProblem>(&layer.problem)) {
     const int align = gpu.precision(layer.dtype).align;
     // Row-major A (MxK) and B (KxN): rows of both must be aligned vectors.
     const bool aligned = dims_aligned(g->K, g->N, align);
-    return cost_gemm({g->M, g->N, g->K, g->batch, g->macs(), bytes, aligned, 1.0}, layer.dtype, gpu);
+    return cost_gemm({g->M, g->N, g->K, g->batch, g->macs(), bytes, aligned, 1.0}, layer.dtype, gpu, hits);
   }
-  return cost_memory(std::get<MemoryProblem>(layer.problem), bytes, layer.dtype, gpu);
+  return cost_memory(std::get<MemoryProblem>(layer.problem), bytes, layer.dtype, gpu, hits);
 }
 
 }  // namespace tilewave

@@ -168,6 +168,7 @@ json cost_to_json(const KernelCost& c) {
   j["path"] = path_name(c.path);
   j["flops"] = c.flops;
   j["bytes"] = c.bytes;
+  if (c.l2_hit_bytes) j["l2_hit_bytes"] = c.l2_hit_bytes;
   j["intensity"] = c.intensity;
   j["bound"] = bound_name(c.bound);
   j["utilization"] = c.utilization;
