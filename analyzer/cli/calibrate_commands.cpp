@@ -217,6 +217,14 @@ int cmd_calibrate_validate(const CommonOptions& o, const std::string& measured, 
   const Split split = holdout_split(data.size(), holdout, unsigned(seed));
   const auto& subset = holdout > 0 ? split.test : split.train;
   const auto stats = error_stats(gpu, data, subset);
+  if (o.output != "-")
+    write_output(o.output, [&](std::ostream& os) {
+      for (size_t i : subset) {
+        json j = data[i].entry.object;
+        j.update(cost_to_json(cost_layer(data[i].entry.layer, gpu)));
+        os << j.dump() << "\n";
+      }
+    });
   if (o.format == "json") {
     std::cout << json{{"gpu", gpu.id}, {"data", measured}, {"holdout", holdout}, {"seed", seed},
                       {"stats", stats_json(stats)}}
@@ -229,6 +237,51 @@ int cmd_calibrate_validate(const CommonOptions& o, const std::string& measured, 
              gpu.trust);
   print_stats(std::cout, stats);
   fmt::print("APE = |predicted - measured| / measured; bias = median predicted/measured - 1\n");
+  return 0;
+}
+
+}  // namespace tilewave::cli
+
+namespace tilewave::cli {
+
+// docs/calibration.md "Other GPUs". Efficiencies are fractions of each GPU's
+// own peaks and bandwidth and fixed costs are times of the same driver and
+// libraries, so they carry over within an architecture. Across
+// architectures only the memory and fixed-cost terms carry; the main-loop
+// terms stay at the target architecture's defaults. The ramp scales with
+// DRAM bandwidth (bytes in flight = bandwidth x latency).
+int cmd_calibrate_carry(const CommonOptions& o, const std::string& to) {
+  const GpuModel from = gpu_of(o);
+  if (from.trust != "calibrated")
+    throw InputError(from.source_file, "carry-over needs a calibrated GPU file (trust: calibrated)");
+  CommonOptions target_opt = o;
+  target_opt.gpu = to;
+  const GpuModel target = gpu_of(target_opt);
+  const bool same_arch = from.arch == target.arch;
+  const std::set<std::string> arch_specific = {"tc_efficiency",        "tile_reuse_exponent",  "conv_efficiency",
+                                               "conv_strided_efficiency", "conv_misaligned_efficiency",
+                                               "misaligned_efficiency", "pipeline_fill_steps",  "tap_overhead_steps",
+                                               "wave_overhead_us",     "split_k_overhead_us",  "direct_conv_efficiency"};
+  std::map<std::string, double> carried;
+  for (const auto& [k, v] : from.params) {
+    if (!same_arch && arch_specific.count(k)) continue;
+    carried[k] = k == "ramp_mb" ? v * target.dram_bandwidth_gbs / from.dram_bandwidth_gbs : v;
+  }
+  std::ifstream f(target.source_file);
+  json j = json::parse(f);
+  json params = j.contains("params") ? j["params"] : json::object();
+  for (const auto& [k, v] : carried) params[k] = std::round(v * 1e5) / 1e5;
+  j["params"] = params;
+  j["trust"] = "carried-over";
+  j["carried_over"] = {{"from", from.id},
+                       {"from_arch", from.arch},
+                       {"date", utc_now()},
+                       {"scope", same_arch ? "all parameters (same architecture)"
+                                           : "memory, fixed-cost and L2 parameters; main-loop parameters are "
+                                             "architecture defaults"}};
+  write_output(o.output, [&](std::ostream& os) { os << j.dump(2) << "\n"; });
+  fmt::print(std::cerr, "{} -> {}: {} parameters carried ({})\n", from.id, target.id, carried.size(),
+             same_arch ? "same architecture" : "memory and fixed-cost terms only");
   return 0;
 }
 

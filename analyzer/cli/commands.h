@@ -29,6 +29,7 @@ int cmd_calibrate_fit(const CommonOptions& o, const std::string& measured, const
                       double holdout);
 int cmd_calibrate_fit_networks(const CommonOptions& o, const std::string& netbench, const std::string& models_dir,
                                int seed, double holdout);
+int cmd_calibrate_carry(const CommonOptions& o, const std::string& to);
 int cmd_calibrate_validate(const CommonOptions& o, const std::string& measured, const std::string& dtype, int seed,
                            double holdout);
 

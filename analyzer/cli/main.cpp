@@ -92,6 +92,11 @@ int main(int argc, char** argv) {
   fit_net->add_option("-o,--output", o.output, "GPU file to write (default: stdout)");
   fit_net->add_option("--seed", seed, "random seed of the hold-out split")->capture_default_str();
   fit_net->add_option("--holdout", net_holdout, "fraction of networks held out of the fit")->capture_default_str();
+  std::string carry_to;
+  auto* carry = calibrate->add_subcommand("carry", "carry a calibrated GPU's parameters over to another GPU file");
+  add_gpu_options(carry, o);
+  carry->add_option("--to", carry_to, "target GPU id or file")->required();
+  carry->add_option("-o,--output", o.output, "GPU file to write (default: stdout)");
   auto* validate = calibrate->add_subcommand("validate", "prediction error per op class on measured layers");
   validate->add_option("measured", measured, "measured layer set")->required();
   add_gpu_options(validate, o);
@@ -99,6 +104,7 @@ int main(int argc, char** argv) {
   validate->add_option("--holdout", holdout, "held-out fraction to report on (0: all layers)")->capture_default_str();
   validate->add_option("--format", o.format, "table or json")->check(CLI::IsMember({"table", "json"}));
   validate->add_option("--dtype", fit_dtype, "only layers of this precision, or 'all'")->capture_default_str();
+  validate->add_option("-o,--predictions", o.output, "also write the evaluated layers with pred_us (JSONL)");
 
   try {
     app.parse(argc, argv);
@@ -128,6 +134,7 @@ int main(int argc, char** argv) {
     if (*gpus) return cli::cmd_gpus(o);
     if (*fit) return cli::cmd_calibrate_fit(o, measured, fit_dtype, seed, holdout);
     if (*fit_net) return cli::cmd_calibrate_fit_networks(o, measured, models_dir, seed, net_holdout);
+    if (*carry) return cli::cmd_calibrate_carry(o, carry_to);
     if (*validate) return cli::cmd_calibrate_validate(o, measured, fit_dtype, seed, holdout);
   } catch (const InputError& e) {
     std::cerr << "tilewave: error: " << e.what() << "\n";

@@ -142,7 +142,9 @@ KernelCost cost_gemm(const GemmView& g, DType dtype, const GpuModel& gpu, double
       c.bytes = g.bytes + partials;
       c.compute_us = waves * (cta_us + wave_overhead);
       c.memory_us = memory_time_us(double(c.bytes), hits, bw_eff, gpu);
-      c.fixed_us = gpu.param("fixed_us_gemm") + (split > 1 ? gpu.param("split_k_overhead_us") : 0.0);
+      // Partial sums are reduced in log2(split) rounds (a tree or serial
+      // fix-up per pair of splits), each a global-memory round trip.
+      c.fixed_us = gpu.param("fixed_us_gemm") + std::log2(double(split)) * gpu.param("split_k_overhead_us");
       const double ideal_us = double(c.flops) / peak_flops * 1e6;
       const double after_tile = ideal_us / c.tile_eff;
       finish(c, gpu, dtype, after_tile, after_tile / c.wave_eff);
@@ -180,13 +182,19 @@ KernelCost cost_conv(const ConvProblem& p, int64_t bytes, DType dtype, const Gpu
   // Implicit GEMM (docs/model.md "Convolution as implicit GEMM"): misaligned
   // channels are padded up to the alignment, which shows up as tile loss.
   const int64_t pixels = p.transposed ? p.N * p.H * p.W : p.N * p.P() * p.Q();
-  const int64_t cg_pad = aligned ? cg : round_up(cg, align);
-  const int64_t kg_pad = aligned ? kg : round_up(kg, align);
+  // Channels below one vector (RGB stems) are gathered across taps into one
+  // flat reduction, padded to 4, as first-layer kernels do; wider channel
+  // counts are padded to the alignment and reduced tap by tap.
+  const bool narrow = cg < align;
+  const int64_t cg_pad = narrow ? round_up(cg, 4) : (aligned ? cg : round_up(cg, align));
+  const int64_t kg_pad = kg % align == 0 ? kg : round_up(kg, align);
   const bool strided = p.stride[0] > 1 || p.stride[1] > 1;
   const double conv_factor = gpu.param("conv_efficiency") *
                              (aligned ? 1.0 : gpu.param("conv_misaligned_efficiency")) *
                              (strided ? gpu.param("conv_strided_efficiency") : 1.0);
-  GemmView g{pixels, kg_pad, cg_pad, p.groups, p.macs(), bytes, true, conv_factor, !aligned, p.R * p.S};
+  const int64_t taps = narrow ? 1 : p.R * p.S;
+  GemmView g{pixels, kg_pad, narrow ? cg_pad * p.R * p.S : cg_pad, p.groups, p.macs(), bytes, true, conv_factor,
+             !aligned, taps};
   const bool depthwise_like = cg < align || kg < align;
   if (p.groups > 1 && cg == 1) return cost_direct_conv(p, bytes, dtype, gpu, hits);
   KernelCost gemm = cost_gemm(g, dtype, gpu, hits);
