@@ -19,7 +19,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Fields that describe where a layer comes from or what a run measured, not
 # the problem itself.
 PROBLEM_KEYS_IGNORED = {"model", "node", "onnx_op", "model_batch", "sweep", "models", "extra_bytes", "measured_us",
-                        "min_us", "spread", "algo", "status", "timing", "reason", "error", "math"}
+                        "min_us", "spread", "algo", "status", "timing", "reason", "error", "math", "backend_us",
+                        "legacy_us", "backend_note", "legacy_note", "backend_error", "legacy_error"}
 
 
 def problem_key(obj):

@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 #include <cudnn.h>
 
+#include <exception>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -23,10 +24,24 @@ constexpr size_t kCublasLtWorkspaceBytes = size_t(64) << 20;
 constexpr size_t kRotationTargetBytes = size_t(200) << 20;
 constexpr int kMaxCopies = 32;
 
-struct ConvChoice {
+// Graph-API execution plans may use at most this much workspace.
+constexpr size_t kBackendWorkspaceCapBytes = size_t(256) << 20;
+
+// A legacy-API algorithm under a math type.
+struct ConvAlgo {
   int algo = 0;
   cudnnMathType_t math = CUDNN_DEFAULT_MATH;
   size_t workspace_bytes = 0;
+};
+
+struct BackendConvPlan;  // conv_backend.hpp
+
+// Autotune result of one convolution problem, per path.
+struct ConvChoice {
+  ConvAlgo legacy;
+  std::exception_ptr legacy_error;                // set when the legacy API has nothing to run
+  std::shared_ptr<const BackendConvPlan> plan;    // graph API's fastest plan (null: none)
+  std::string backend_note;                       // why there is no plan
 };
 
 struct GemmChoice {

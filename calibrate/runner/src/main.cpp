@@ -1,6 +1,7 @@
 // tilewave-calibrate: measures GPU kernel times for a layer set (docs/layerset.md).
 //
 //   tilewave-calibrate measure LAYERS.jsonl -o MEASURED.jsonl [--repeats N] [--warmup N] [--limit N]
+//                      [--budget-ms X] [--conv-plans N] [--conv-tune-ms X]
 //   tilewave-calibrate --self-test
 //
 // Exit codes: 0 success, 1 bad input / no GPU / failed self-test, 2 bad usage.
@@ -40,6 +41,12 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   measure->add_option("--budget-ms", budget_ms, "cap on timed work per layer in milliseconds")
       ->check(CLI::Range(0.1, 10000.0));
+  measure->add_option("--conv-plans", opts.timing.conv_plans,
+                      "conv: most cuDNN graph-API execution plans timed per problem (0 = legacy API only)")
+      ->check(CLI::Range(0, 100));
+  measure->add_option("--conv-tune-ms", opts.timing.conv_tune_ms,
+                      "conv: no further graph-API plan is built once a problem's tuning took this long")
+      ->check(CLI::Range(0.0, 100000.0));
 
   try {
     app.parse(argc, argv);

@@ -13,6 +13,15 @@ namespace tw {
 
 struct Context;
 
+// One of several library paths an op can run through (conv: the cuDNN graph
+// API and the legacy API). The measure loop times every available path in full
+// and reports the fastest, plus "<name>_us" per path.
+struct RunPath {
+  std::string name;  // "backend", "legacy"
+  bool available = false;
+  std::string note;  // why not, when unavailable
+};
+
 struct TensorSpec {
   int64_t elems = 0;
   Storage storage = Storage::f32;
@@ -40,6 +49,10 @@ class OpRunner {
   virtual void launch(int copy) = 0;
   // What ran, e.g. "IMPLICIT_PRECOMP_GEMM/TENSOR_OP" or a kernel name.
   virtual std::string algo_name() const = 0;
+  // After select_algorithm(): the paths (empty for single-path ops), and
+  // switching launch() and algo_name() to one of the available ones.
+  virtual std::vector<RunPath> paths() const { return {}; }
+  virtual void use_path(size_t index) { (void)index; }
 
  protected:
   // Declares a tensor; returns its index for buffer().

@@ -13,6 +13,9 @@ struct TimingConfig {
   int repeats = 7;                   // timed graph replays; median reported
   double budget_us = 30000;          // cap on timed work per layer
   int max_launches_per_replay = 50;  // R upper bound
+  // conv autotune over the cuDNN graph API's engine configs (op_conv.cu):
+  int conv_plans = 10;               // most execution plans timed per problem (0: graph API off)
+  double conv_tune_ms = 250;         // no new plan is built once a problem's graph-API tuning took this long
 };
 
 struct TimingResult {
