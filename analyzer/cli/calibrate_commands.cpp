@@ -48,17 +48,22 @@ json stats_json(const std::vector<ErrorStats>& stats) {
   return rows;
 }
 
-// The measurements of one precision ("all": every one).
-std::vector<Measurement> measurements_of(const std::string& path, const std::string& dtype) {
+// The measurements of one precision ("all": every one) from several files.
+std::vector<Measurement> measurements_of(const std::vector<std::string>& paths, const std::string& dtype) {
   if (dtype != "all" && !parse_dtype(dtype))
     throw InputError("--dtype", fmt::format("unknown precision '{}' (fp32, tf32, fp16, bf16, int8 or all)", dtype));
-  auto data = read_measurements(path);
-  if (dtype == "all") return data;
   std::vector<Measurement> kept;
-  for (auto& m : data)
-    if (dtype_name(m.entry.layer.dtype) == dtype) kept.push_back(std::move(m));
-  if (kept.empty()) throw InputError(path, fmt::format("no measured {} layers", dtype));
+  for (const auto& path : paths)
+    for (auto& m : read_measurements(path))
+      if (dtype == "all" || dtype_name(m.entry.layer.dtype) == dtype) kept.push_back(std::move(m));
+  if (kept.empty()) throw InputError(paths.front(), fmt::format("no measured {} layers", dtype));
   return kept;
+}
+
+std::string joined(const std::vector<std::string>& parts) {
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : " ") + p;
+  return out;
 }
 
 struct NetworkMeasurement {
@@ -121,7 +126,7 @@ std::string utc_now() {
 
 }  // namespace
 
-int cmd_calibrate_fit(const CommonOptions& o, const std::string& measured, const std::string& dtype, int seed,
+int cmd_calibrate_fit(const CommonOptions& o, const std::vector<std::string>& measured, const std::string& dtype, int seed,
                       double holdout) {
   check_holdout(holdout);
   GpuModel gpu = gpu_of(o);
@@ -209,7 +214,7 @@ int cmd_calibrate_fit_networks(const CommonOptions& o, const std::string& netben
   return 0;
 }
 
-int cmd_calibrate_validate(const CommonOptions& o, const std::string& measured, const std::string& dtype, int seed,
+int cmd_calibrate_validate(const CommonOptions& o, const std::vector<std::string>& measured, const std::string& dtype, int seed,
                            double holdout) {
   check_holdout(holdout);
   const GpuModel gpu = gpu_of(o);
@@ -232,7 +237,7 @@ int cmd_calibrate_validate(const CommonOptions& o, const std::string& measured, 
               << "\n";
     return 0;
   }
-  fmt::print("{} on {} measured {} layers from {} ({}; GPU file trust: {})\n", gpu.id, subset.size(), dtype, measured,
+  fmt::print("{} on {} measured {} layers from {} ({}; GPU file trust: {})\n", gpu.id, subset.size(), dtype, joined(measured),
              holdout > 0 ? fmt::format("the {:.0f}% held out with seed {}", 100 * holdout, seed) : "all layers",
              gpu.trust);
   print_stats(std::cout, stats);

@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
   cli::CommonOptions o;
   int worst = 15;
   std::string model, layer_set, extract, batches = "1,2,4,8,16,32,64,128,256", measured;
-  std::vector<std::string> models;
+  std::vector<std::string> models, measured_files;
   int seed = 1;
   std::string fit_dtype = "fp16";
   double holdout = 0.2;
@@ -76,7 +76,7 @@ int main(int argc, char** argv) {
   auto* calibrate = app.add_subcommand("calibrate", "fit or validate model parameters against measurements");
   calibrate->require_subcommand(1);
   auto* fit = calibrate->add_subcommand("fit", "fit the GPU file's parameters to measured layers");
-  fit->add_option("measured", measured, "measured layer set (tilewave-calibrate measure output)")->required();
+  fit->add_option("measured", measured_files, "measured layer sets (tilewave-calibrate measure output)")->required();
   add_gpu_options(fit, o);
   fit->add_option("-o,--output", o.output, "GPU file to write (default: stdout)");
   fit->add_option("--seed", seed, "random seed of the hold-out split")->capture_default_str();
@@ -98,7 +98,7 @@ int main(int argc, char** argv) {
   carry->add_option("--to", carry_to, "target GPU id or file")->required();
   carry->add_option("-o,--output", o.output, "GPU file to write (default: stdout)");
   auto* validate = calibrate->add_subcommand("validate", "prediction error per op class on measured layers");
-  validate->add_option("measured", measured, "measured layer set")->required();
+  validate->add_option("measured", measured_files, "measured layer sets")->required();
   add_gpu_options(validate, o);
   validate->add_option("--seed", seed, "random seed of the hold-out split")->capture_default_str();
   validate->add_option("--holdout", holdout, "held-out fraction to report on (0: all layers)")->capture_default_str();
@@ -132,10 +132,10 @@ int main(int argc, char** argv) {
     if (*rank) return cli::cmd_rank(o, models);
     if (*sweep) return cli::cmd_sweep(o, model, batches);
     if (*gpus) return cli::cmd_gpus(o);
-    if (*fit) return cli::cmd_calibrate_fit(o, measured, fit_dtype, seed, holdout);
+    if (*fit) return cli::cmd_calibrate_fit(o, measured_files, fit_dtype, seed, holdout);
     if (*fit_net) return cli::cmd_calibrate_fit_networks(o, measured, models_dir, seed, net_holdout);
     if (*carry) return cli::cmd_calibrate_carry(o, carry_to);
-    if (*validate) return cli::cmd_calibrate_validate(o, measured, fit_dtype, seed, holdout);
+    if (*validate) return cli::cmd_calibrate_validate(o, measured_files, fit_dtype, seed, holdout);
   } catch (const InputError& e) {
     std::cerr << "tilewave: error: " << e.what() << "\n";
     return 1;

@@ -105,28 +105,46 @@ FitResult fit_scope(const GpuModel& start, ParamScope scope, const std::vector<s
   }
   // BOBYQA: derivative-free, bound-constrained, fast on smooth few-parameter
   // problems; the max() and tile choice make ours piecewise smooth, so a
-  // Nelder-Mead polish follows from BOBYQA's point.
-  double best = obj(x);
-  for (auto algorithm : {nlopt::LN_BOBYQA, nlopt::LN_NELDERMEAD}) {
-    nlopt::opt opt(algorithm, unsigned(x.size()));
-    opt.set_lower_bounds(lo);
-    opt.set_upper_bounds(hi);
-    opt.set_min_objective(nlopt_objective, &obj);
-    opt.set_xtol_rel(1e-4);
-    opt.set_maxeval(3000);
-    std::vector<double> trial = x;
-    double value = best;
-    try {
-      opt.optimize(trial, value);
-    } catch (const std::exception&) {
-      // NLopt signals round-off limits as exceptions; its last point stands.
-      value = obj(trial);
+  // Nelder-Mead polish follows from BOBYQA's point. The loss has more than
+  // one basin (an unused L2 term is as good as none), so the search also
+  // starts from a few seeded random points and keeps the best end point.
+  auto local_search = [&](std::vector<double> start_x) {
+    double value = obj(start_x);
+    for (auto algorithm : {nlopt::LN_BOBYQA, nlopt::LN_NELDERMEAD}) {
+      nlopt::opt opt(algorithm, unsigned(start_x.size()));
+      opt.set_lower_bounds(lo);
+      opt.set_upper_bounds(hi);
+      opt.set_min_objective(nlopt_objective, &obj);
+      opt.set_xtol_rel(1e-4);
+      opt.set_maxeval(3000);
+      std::vector<double> trial = start_x;
+      double v = value;
+      try {
+        opt.optimize(trial, v);
+      } catch (const std::exception&) {
+        // NLopt signals round-off limits as exceptions; its last point stands.
+        v = obj(trial);
+      }
+      if (v < value) {
+        value = v;
+        start_x = trial;
+      }
     }
+    return std::make_pair(value, start_x);
+  };
+  auto [best, best_x] = local_search(x);
+  std::mt19937 rng(12345);
+  const int restarts = x.size() <= 4 ? 8 : 2;
+  for (int r = 0; r < restarts; ++r) {
+    std::vector<double> start_x(x.size());
+    for (size_t i = 0; i < x.size(); ++i) start_x[i] = std::uniform_real_distribution<double>(lo[i], hi[i])(rng);
+    auto [value, end_x] = local_search(start_x);
     if (value < best) {
       best = value;
-      x = trial;
+      best_x = end_x;
     }
   }
+  x = best_x;
   FitResult r;
   for (size_t i = 0; i < x.size(); ++i) r.params[obj.names[i]] = x[i];
   r.train_loss = best;

@@ -1,0 +1,50 @@
+#!/bin/sh
+# Rebuilds the calibrated GPU files and every figure in docs/calibration.md and
+# docs/validation.md from the committed H200 measurements (calibrate/data/h200).
+# CPU only; about a minute.
+#   calibrate/reproduce_h200.sh [build/analyzer/tilewave]
+set -eu
+tw=${1:-build/analyzer/tilewave}
+data=calibrate/data/h200
+report=$data/report
+mkdir -p "$report"
+
+echo "== 0. layers to fit: the runner's, with pooling as PyTorch runs it (its own NHWC kernels, not cuDNN's)"
+python3 calibrate/framework_pool_layers.py "$tw" "$data/network_kernels.jsonl" "$data/pool_pytorch.jsonl"
+grep -v '"op":"pool"' "$data/measured.jsonl" >"$report/measured_runner_nopool.jsonl"
+layers="$report/measured_runner_nopool.jsonl $data/pool_pytorch.jsonl"
+
+echo "== 1. fit the layer-scope parameters (fp16, 20% of layers held out, seed 1)"
+"$tw" calibrate fit $layers --gpu "$data/h200_datasheet.json" --dtype fp16 \
+  -o "$report/h200_layers.json" 2>&1 | tee "$report/fit_layers.txt"
+
+echo "== 2. fit the network-scope (L2 reuse) parameters on half of the networks, seed 1"
+"$tw" calibrate fit-networks "$data/netbench.jsonl" --gpu "$report/h200_layers.json" \
+  -o gpu_models/h200.json 2>&1 | tee "$report/fit_networks.txt"
+
+echo "== 3. held-out layers per op class and precision (parameters fitted on fp16 only)"
+for dt in fp16 bf16 tf32 fp32 int8; do
+  "$tw" calibrate validate $layers --gpu h200 --dtype "$dt" \
+    -o "$report/heldout_$dt.jsonl"
+done 2>&1 | tee "$report/validate_layers.txt"
+
+echo "== 4. whole networks: predicted vs measured, ranking against FLOPs"
+python3 calibrate/compare_networks.py "$tw" "$data/netbench.jsonl" --gpu h200 --markdown \
+  --json "$report/networks.json" | tee "$report/networks.md"
+
+echo "== 5. the 4095^3 vs 4096^3 fp16 GEMM cliff"
+grep -h '"M":409[56],"N":409[56],"K":409[56]' "$data/measured.jsonl" | grep '"dtype":"fp16"' >"$report/cliff.jsonl"
+"$tw" layers "$report/cliff.jsonl" --gpu h200 --format table | tee "$report/cliff.txt"
+python3 -c 'import json, sys
+for line in open(sys.argv[1]):
+    o = json.loads(line)
+    print("gemm %d^3 fp16: measured %.1f us" % (o["M"], o["measured_us"]))' "$report/cliff.jsonl" | tee -a "$report/cliff.txt"
+
+echo "== 6. carry the calibration to the other GPU files"
+for g in h100 h100-pcie a100 a10 l4 l40s rtx4090 t4 v100; do
+  "$tw" calibrate carry --gpu h200 --to "$g" -o "gpu_models/$g.json"
+done
+
+echo "== 7. plot held-out fp16 layers"
+python3 calibrate/plot_pred_vs_meas.py "$report/heldout_fp16.jsonl" docs/img/h200_heldout_fp16.svg \
+  --title "H200, fp16: held-out layers, predicted vs measured"
