@@ -11,8 +11,10 @@ mkdir -p "$report"
 
 echo "== 0. layers to fit: the runner's, with pooling as PyTorch runs it (its own NHWC kernels, not cuDNN's)"
 python3 calibrate/framework_pool_layers.py "$tw" "$data/network_kernels.jsonl" "$data/pool_pytorch.jsonl"
-grep -v '"op":"pool"' "$data/measured.jsonl" >"$report/measured_runner_nopool.jsonl"
-layers="$report/measured_runner_nopool.jsonl $data/pool_pytorch.jsonl"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+grep -v '"op":"pool"' "$data/measured.jsonl" >"$tmp/measured_runner_nopool.jsonl"
+layers="$tmp/measured_runner_nopool.jsonl $data/pool_pytorch.jsonl"
 
 echo "== 1. fit the layer-scope parameters (fp16, 20% of layers held out, seed 1)"
 "$tw" calibrate fit $layers --gpu "$data/h200_datasheet.json" --dtype fp16 \
