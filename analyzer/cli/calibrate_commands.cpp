@@ -106,13 +106,13 @@ std::vector<NetworkMeasurement> read_network_measurements(const std::string& pat
 // Writes the GPU file back with fitted parameters and a provenance record;
 // its facts and sources are kept as they were.
 void write_calibrated_gpu(const GpuModel& gpu, const std::map<std::string, double>& fitted, const std::string& key,
-                          const json& provenance, const std::string& output) {
+                          const json& provenance, const std::string& output, const std::string& trust = "calibrated") {
   std::ifstream f(gpu.source_file);
   json j = json::parse(f);
   json params = j.contains("params") ? j["params"] : json::object();
   for (const auto& [k, v] : fitted) params[k] = std::round(v * 1e5) / 1e5;
   j["params"] = params;
-  j["trust"] = "calibrated";
+  j["trust"] = trust;
   j[key] = provenance;
   write_output(output, [&](std::ostream& os) { os << j.dump(2) << "\n"; });
 }
@@ -272,19 +272,14 @@ int cmd_calibrate_carry(const CommonOptions& o, const std::string& to) {
     if (!same_arch && arch_specific.count(k)) continue;
     carried[k] = k == "ramp_mb" ? v * target.dram_bandwidth_gbs / from.dram_bandwidth_gbs : v;
   }
-  std::ifstream f(target.source_file);
-  json j = json::parse(f);
-  json params = j.contains("params") ? j["params"] : json::object();
-  for (const auto& [k, v] : carried) params[k] = std::round(v * 1e5) / 1e5;
-  j["params"] = params;
-  j["trust"] = "carried-over";
-  j["carried_over"] = {{"from", from.id},
-                       {"from_arch", from.arch},
-                       {"date", utc_now()},
-                       {"scope", same_arch ? "all parameters (same architecture)"
-                                           : "memory, fixed-cost and L2 parameters; main-loop parameters are "
-                                             "architecture defaults"}};
-  write_output(o.output, [&](std::ostream& os) { os << j.dump(2) << "\n"; });
+  write_calibrated_gpu(target, carried, "carried_over",
+                       {{"from", from.id},
+                        {"from_arch", from.arch},
+                        {"date", utc_now()},
+                        {"scope", same_arch ? "all parameters (same architecture)"
+                                            : "memory, fixed-cost and L2 parameters; main-loop parameters are "
+                                              "architecture defaults"}},
+                       o.output, "carried-over");
   fmt::print(std::cerr, "{} -> {}: {} parameters carried ({})\n", from.id, target.id, carried.size(),
              same_arch ? "same architecture" : "memory and fixed-cost terms only");
   return 0;

@@ -18,16 +18,17 @@ mkdir -p "$out/obj"
 
 flags=(-std=c++17 -O2 -lineinfo
        "-gencode=arch=compute_${CUDA_ARCH},code=[sm_${CUDA_ARCH},compute_${CUDA_ARCH}]"
-       -I"$CUDNN_HOME/include" -Xcompiler=-Wall,-Wextra)
+       -I"$CUDNN_HOME/include" -I"$here/../../analyzer/include" -Xcompiler=-Wall,-Wextra)
 
 newest_header="$(ls -t "$here"/src/*.hpp | head -1)"
 compile() {  # $1 = source file; skipped when its object is newer than it and every header
-  local obj="$out/obj/$(basename "$1").o"
+  local obj="$out/obj/$(basename "$(dirname "$1")")_$(basename "$1").o"
   if [[ "$obj" -nt "$1" && "$obj" -nt "$newest_header" && "$obj" -nt "$0" ]]; then return 0; fi
   "$NVCC" "${flags[@]}" -c "$1" -o "$obj"
 }
 
-sources=("$here"/src/*.cpp "$here"/src/*.cu)
+# The analyzer's dependency-free dtype names are shared, not copied.
+sources=("$here"/src/*.cpp "$here"/src/*.cu "$here/../../analyzer/src/core/dtype.cpp")
 pids=()
 running=0
 for src in "${sources[@]}"; do

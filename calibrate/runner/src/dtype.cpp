@@ -2,26 +2,6 @@
 
 namespace tw {
 
-std::optional<DType> parse_dtype(const std::string& name) {
-  if (name == "fp32") return DType::fp32;
-  if (name == "tf32") return DType::tf32;
-  if (name == "fp16") return DType::fp16;
-  if (name == "bf16") return DType::bf16;
-  if (name == "int8") return DType::int8;
-  return std::nullopt;
-}
-
-const char* dtype_name(DType t) {
-  switch (t) {
-    case DType::fp32: return "fp32";
-    case DType::tf32: return "tf32";
-    case DType::fp16: return "fp16";
-    case DType::bf16: return "bf16";
-    case DType::int8: return "int8";
-  }
-  return "?";
-}
-
 Storage storage_of(DType t) {
   switch (t) {
     case DType::fp32:
