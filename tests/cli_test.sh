@@ -72,6 +72,18 @@ expect 0 "" -- "$tw" layers --extract "$root/onnx_models/resnet18.onnx" --batch 
 [ "$(wc -l <"$tmp/r18.jsonl")" -gt 20 ] || { echo "FAIL: extract wrote too few layers"; fails=$((fails + 1)); }
 expect 0 "" -- "$tw" layers "$tmp/r18.jsonl" --format table
 
+# Calibration commands: validate a measured set, carry a calibrated file.
+printf '%s\n' '{"header":true}' '{"op":"gemm","M":4096,"N":4096,"K":4096,"measured_us":200,"status":"ok"}' \
+  '{"op":"eltwise","elems":1000000,"inputs":2,"measured_us":3.5,"status":"ok"}' \
+  '{"op":"gemm","M":8,"N":8,"K":8,"status":"unsupported"}' >"$tmp/measured.jsonl"
+expect 0 "" -- "$tw" calibrate validate "$tmp/measured.jsonl" --gpu h200 --holdout 0
+grep -q "^all  *2 " "$tmp/out" || { echo "FAIL: validate should count the 2 ok layers"; cat "$tmp/out"; fails=$((fails + 1)); }
+printf '%s\n' '{"op":"gemm","M":1,"N":1,"K":1,"status":"ok"}' >"$tmp/unmeasured.jsonl"
+expect 1 "unmeasured.jsonl:1: no numeric 'measured_us'" -- "$tw" calibrate validate "$tmp/unmeasured.jsonl" --gpu h200
+expect 0 "" -- "$tw" calibrate carry --gpu h200 --to a100 -o "$tmp/a100.json"
+grep -q '"trust": "carried-over"' "$tmp/a100.json" || { echo "FAIL: carry did not mark the file"; fails=$((fails + 1)); }
+expect 1 "needs a calibrated GPU file" -- "$tw" calibrate carry --gpu "$tmp/a100.json" --to t4
+
 # A failed run leaves no output file behind.
 expect 1 "" -- "$tw" analyze "$data/cycle.onnx" --batch 1 -o "$tmp/never.json"
 [ ! -e "$tmp/never.json" ] || { echo "FAIL: half-written output left behind"; fails=$((fails + 1)); }

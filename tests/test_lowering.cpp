@@ -103,3 +103,18 @@ TEST_CASE("every op of the bundled zoo has a rule") {
     CHECK(r.total.utilization < 1);
   }
 }
+
+TEST_CASE("inside a network, an input the previous kernel just wrote is read from L2") {
+  GpuModel g = test::gpu("h200");
+  AnalyzeOptions a;
+  a.load.batch = 2;
+  const Analysis with_l2 = analyze_file(test::data("tiny_cnn.onnx"), g, a);
+  // Conv -> Relu: the Relu reads the 2x16x32x32 fp16 conv output, tiny next to 60 MB of L2.
+  REQUIRE(with_l2.kernels.size() > 1);
+  CHECK(with_l2.kernels[1].cost->l2_hit_bytes == 2 * 16 * 32 * 32 * 2);
+  CHECK(with_l2.kernels[0].cost->l2_hit_bytes == 0);  // reads the graph input
+  g.params["l2_reuse_fraction"] = 0;
+  const Analysis without = analyze_file(test::data("tiny_cnn.onnx"), g, a);
+  for (const auto& k : without.kernels) CHECK(k.cost->l2_hit_bytes == 0);
+  CHECK(without.total.time_us > with_l2.total.time_us);
+}
