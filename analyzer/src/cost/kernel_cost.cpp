@@ -124,8 +124,12 @@ KernelCost cost_gemm(const GemmView& g, DType dtype, const GpuModel& gpu, double
       const double step_us = double(tile.m) * tile.n * tile.k / (sm_macs_per_us / tile.ctas_per_sm * mainloop_eff);
       // Moving to the next filter tap costs a convolution extra address and
       // predicate set-up, which small channel counts cannot hide.
+      // Later waves overlap this set-up with the main loop of the CTAs still
+      // running (warp-specialised, persistent kernels), so only the first
+      // wave pays it in full.
       const double taps_per_cta = g.taps > 1 ? double(g.taps) / split : 0.0;
-      const double cta_us = step_us * (double(k_per_split / tile.k) + fill_steps + taps_per_cta * tap_steps);
+      const double mainloop_us = step_us * double(k_per_split / tile.k);
+      const double setup_us = step_us * (fill_steps + taps_per_cta * tap_steps);
       KernelCost c;
       c.path = prec.unit == Unit::tensor ? CostPath::tensor_gemm : CostPath::cuda_gemm;
       c.tile = tile;
@@ -140,7 +144,7 @@ KernelCost cost_gemm(const GemmView& g, DType dtype, const GpuModel& gpu, double
       c.peak_flops = peak_flops;
       const int64_t partials = split > 1 ? 2 * int64_t(split) * g.M * g.N * g.batch * partial_bytes_per_elem : 0;
       c.bytes = g.bytes + partials;
-      c.compute_us = waves * (cta_us + wave_overhead);
+      c.compute_us = waves * (mainloop_us + wave_overhead) + setup_us;
       c.memory_us = memory_time_us(double(c.bytes), hits, bw_eff, gpu);
       // Partial sums are reduced in log2(split) rounds (a tree or serial
       // fix-up per pair of splits), each a global-memory round trip.
