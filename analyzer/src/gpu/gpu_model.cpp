@@ -68,6 +68,8 @@ const std::vector<ParamInfo>& param_table() {
       {"softmax_bw_efficiency", 0.60, 0.05, 1.00, "fraction", "DRAM bandwidth fraction, softmax/normalisation"},
       {"copy_bw_efficiency", 0.70, 0.05, 1.00, "fraction", "DRAM bandwidth fraction, data movement"},
       {"fixed_us_memory", 2.00, 0.00, 20.0, "us", "fixed cost of one memory-bound kernel"},
+      {"fixed_us_pool", 2.00, 0.00, 40.0, "us",
+       "fixed cost of one pooling kernel (frameworks' own NHWC pooling kernels have a large one)"},
       {"max_split_k", 16, 16, 16, "", "largest split-K factor the GEMM heuristic considers (not fitted)"},
   };
   return table;

@@ -1,0 +1,36 @@
+#!/usr/bin/env python3
+"""Median predicted/measured time ratio of fp16 dense 3x3 and 1x1 convolutions
+and GEMMs, by decade of FLOPs: shows whether the model's error depends on
+problem size (docs/calibration.md).
+
+usage: calibrate/residuals_by_size.py TILEWAVE MEASURED.jsonl GPU
+"""
+import collections
+import json
+import math
+import statistics
+import subprocess
+import sys
+
+
+def main():
+    tilewave, measured, gpu = sys.argv[1:4]
+    out = subprocess.run([tilewave, "layers", measured, "--gpu", gpu], check=True, capture_output=True,
+                         text=True).stdout
+    rows = [json.loads(line) for line in out.splitlines()]
+    rows = [r for r in rows if r.get("status") == "ok" and r.get("dtype", "fp16") == "fp16"
+            and r["op"] in ("conv", "gemm") and r.get("groups", 1) == 1]
+    groups = (("conv 3x3", lambda r: r["op"] == "conv" and r["R"] == 3),
+              ("conv 1x1", lambda r: r["op"] == "conv" and r["R"] == 1),
+              ("gemm", lambda r: r["op"] == "gemm"))
+    for label, keep in groups:
+        by_decade = collections.defaultdict(list)
+        for r in rows:
+            if keep(r):
+                by_decade[round(math.log10(r["flops"]))].append(r["pred_us"] / r["measured_us"])
+        cells = [f"1e{d}: {statistics.median(v):.2f} (n={len(v)})" for d, v in sorted(by_decade.items())]
+        print(f"{label:9s} " + "  ".join(cells))
+
+
+if __name__ == "__main__":
+    main()
