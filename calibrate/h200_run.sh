@@ -8,8 +8,7 @@
 set -uo pipefail
 layers=$1 first=$2 measure_s=$3 net_s=$4
 out=${OUT:?OUT must name the output folder}
-cudnn_lib="$(python3 -c 'import nvidia.cudnn, os; print(os.path.join(list(nvidia.cudnn.__path__)[0], "lib"))')"
-export LD_LIBRARY_PATH="$cudnn_lib:/usr/local/cuda-13.0/targets/x86_64-linux/lib:${LD_LIBRARY_PATH:-}"
+. calibrate/runner/gpu_env.sh
 bin=calibrate/runner/build/tilewave-calibrate
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw,power.limit,persistence_mode --format=csv >"$out/gpu_state.csv" 2>&1

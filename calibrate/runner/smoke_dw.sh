@@ -11,9 +11,7 @@ root="$(cd "$here/../.." && pwd)"
 out="${OUT:-$here/build}"
 sample_s="${1:-90}"
 bin="$here/build/tilewave-calibrate"
-cudnn_lib="$(python3 -c 'import nvidia.cudnn, os; print(os.path.join(list(nvidia.cudnn.__path__)[0], "lib"))' 2>/dev/null)"
-[[ -f "$cudnn_lib/libcudnn.so.9" ]] || cudnn_lib="$(dirname "$(find / -name libcudnn.so.9 2>/dev/null | head -1)")"
-export LD_LIBRARY_PATH="$cudnn_lib:/usr/local/cuda-13.0/targets/x86_64-linux/lib:${LD_LIBRARY_PATH:-}"
+. "$here/gpu_env.sh"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv
 ldd "$bin" | grep -E "cudnn|cublas|not found"
 ls "$cudnn_lib" | grep -E "engines|nvrtc" ; ls /usr/local/cuda-13.0/targets/x86_64-linux/lib 2>/dev/null | grep -i nvrtc | head -3
