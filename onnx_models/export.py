@@ -193,7 +193,7 @@ def main():
     ap = argparse.ArgumentParser(description="Export torchvision CNNs to "
                                  "weight-stripped ONNX graphs.")
     ap.add_argument("--out", default=HERE, help="output directory")
-    ap.add_argument("--opset", type=int, default=13)
+    ap.add_argument("--opset", type=int, default=17)
     ap.add_argument("--strip-all", action="store_true",
                     help="also externalize integer initializers (breaks "
                          "static shape inference of Reshape targets)")
