@@ -60,6 +60,7 @@ struct GemmView {
   double path_factor;    // conv_efficiency for convolutions, 1 for GEMMs
   bool padded = false;   // channels padded up to the alignment (convolutions)
   int64_t taps = 1;      // filter positions (R*S) of a convolution; 1 for a GEMM
+  bool gather_taps = false;  // grouped: narrow groups pack several taps into one k-step
 };
 
 // Finishes a cost: time from its terms, the bound, utilization and the loss
@@ -112,7 +113,10 @@ KernelCost cost_gemm(const GemmView& g, DType dtype, const GpuModel& gpu, double
     const double mainloop_eff = eff_top * std::pow(reuse / best_reuse, reuse_exp);
     for (int split = 1; split <= max_split; split *= 2) {
       // Split K only to fill idle SMs, and never below a few K-steps per split.
-      const int64_t k_steps = g.taps * ceil_div(g.K, tile.k);
+      // Grouped kernels pack the taps of a group narrower than a k-step into
+      // shared steps instead of padding each tap to a whole step.
+      const int64_t k_steps = g.gather_taps && g.K < tile.k ? ceil_div(g.taps * g.K, tile.k)
+                                                             : g.taps * ceil_div(g.K, tile.k);
       if (split > 1 && (mn_tiles * (split / 2) >= concurrent || k_steps / split < 4)) break;
       const int64_t k_per_split = ceil_div(k_steps, split) * tile.k;
       const int64_t tiles = mn_tiles * split;
@@ -198,7 +202,7 @@ KernelCost cost_conv(const ConvProblem& p, int64_t bytes, DType dtype, const Gpu
                              (strided ? gpu.param("conv_strided_efficiency") : 1.0);
   const int64_t taps = narrow ? 1 : p.R * p.S;
   GemmView g{pixels, kg_pad, narrow ? cg_pad * p.R * p.S : cg_pad, p.groups, p.macs(), bytes, true, conv_factor,
-             !aligned, taps};
+             !aligned, taps, p.groups > 1};
   const bool depthwise_like = cg < align || kg < align;
   if (p.groups > 1 && cg == 1) return cost_direct_conv(p, bytes, dtype, gpu, hits);
   KernelCost gemm = cost_gemm(g, dtype, gpu, hits);
