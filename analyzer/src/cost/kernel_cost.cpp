@@ -57,7 +57,7 @@ struct GemmView {
   int64_t useful_macs;
   int64_t bytes;         // operand traffic before split-K partials
   bool aligned;
-  double path_factor;    // conv_efficiency for convolutions, 1 for GEMMs
+  double path_factor;    // conv efficiencies for convolutions, alignment factor for GEMMs
   bool padded = false;   // channels padded up to the alignment (convolutions)
   int64_t taps = 1;      // filter positions (R*S) of a convolution; 1 for a GEMM
   bool gather_taps = false;  // grouped: narrow groups pack several taps into one k-step
@@ -92,8 +92,7 @@ KernelCost cost_gemm(const GemmView& g, DType dtype, const GpuModel& gpu, double
   const PrecisionSpec& prec = gpu.precision(dtype);
   const double peak_flops = prec.peak_tflops * 1e12;
   const double sm_macs_per_us = peak_flops / 2 / gpu.sms * 1e-6;
-  const double eff_top = gpu.param("tc_efficiency") * g.path_factor *
-                         (g.aligned ? 1.0 : gpu.param("misaligned_efficiency"));
+  const double eff_top = gpu.param("tc_efficiency") * g.path_factor;
   const double reuse_exp = gpu.param("tile_reuse_exponent");
   double best_reuse = 0;
   for (const auto& t : prec.tiles) best_reuse = std::max(best_reuse, double(t.m) * t.n / (t.m + t.n));
@@ -237,8 +236,12 @@ KernelCost cost_layer(const Layer& layer, const GpuModel& gpu, double l2_hit_byt
   if (auto* g = std::get_if<GemmProblem>(&layer.problem)) {
     const int align = gpu.precision(layer.dtype).align;
     // Row-major A (MxK) and B (KxN): rows of both must be aligned vectors.
+    // K and N misalignment are separate parameters: the libraries fall back
+    // to different kernels for each (docs/model.md "Alignment").
     const bool aligned = dims_aligned(g->K, g->N, align);
-    return cost_gemm({g->M, g->N, g->K, g->batch, g->macs(), bytes, aligned, 1.0}, layer.dtype, gpu, hits);
+    const double factor = g->K % align ? gpu.param("misaligned_efficiency")
+                                       : (g->N % align ? gpu.param("misaligned_n_efficiency") : 1.0);
+    return cost_gemm({g->M, g->N, g->K, g->batch, g->macs(), bytes, aligned, factor}, layer.dtype, gpu, hits);
   }
   return cost_memory(std::get<MemoryProblem>(layer.problem), bytes, layer.dtype, gpu, hits);
 }
