@@ -23,10 +23,6 @@ namespace tilewave::cli {
 
 namespace {
 
-GpuModel gpu_of(const CommonOptions& o) {
-  return load_gpu(o.gpu, o.gpu_dir.empty() ? default_gpu_dir() : o.gpu_dir);
-}
-
 void check_holdout(double holdout) {
   if (!(holdout >= 0 && holdout < 1)) throw InputError("--holdout", "must be in [0, 1)");
 }

@@ -17,11 +17,11 @@ using nlohmann::json;
 
 namespace tilewave::cli {
 
-namespace {
-
 GpuModel gpu_of(const CommonOptions& o) {
   return load_gpu(o.gpu, o.gpu_dir.empty() ? default_gpu_dir() : o.gpu_dir);
 }
+
+namespace {
 
 AnalyzeOptions analyze_options(const CommonOptions& o) {
   AnalyzeOptions a;

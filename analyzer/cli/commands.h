@@ -19,6 +19,9 @@ struct CommonOptions {
   int64_t batch = 0;                // 0: as in the file
 };
 
+// The GPU named by --gpu (and --gpu-dir).
+GpuModel gpu_of(const CommonOptions& o);
+
 int cmd_analyze(const CommonOptions& o, const std::string& model, int worst);
 int cmd_layers(const CommonOptions& o, const std::string& layer_set);
 int cmd_extract(const CommonOptions& o, const std::string& model);

@@ -231,8 +231,7 @@ KernelCost cost_memory(const MemoryProblem& m, int64_t bytes, DType dtype, const
 
 KernelCost cost_layer(const Layer& layer, const GpuModel& gpu, double l2_hit_bytes) {
   const int64_t bytes = min_bytes(layer);
-  const double hits = l2_hit_bytes;
-  if (auto* c = std::get_if<ConvProblem>(&layer.problem)) return cost_conv(*c, bytes, layer.dtype, gpu, hits);
+  if (auto* c = std::get_if<ConvProblem>(&layer.problem)) return cost_conv(*c, bytes, layer.dtype, gpu, l2_hit_bytes);
   if (auto* g = std::get_if<GemmProblem>(&layer.problem)) {
     const int align = gpu.precision(layer.dtype).align;
     // Row-major A (MxK) and B (KxN): rows of both must be aligned vectors.
@@ -241,9 +240,9 @@ KernelCost cost_layer(const Layer& layer, const GpuModel& gpu, double l2_hit_byt
     const bool aligned = dims_aligned(g->K, g->N, align);
     const double factor = g->K % align ? gpu.param("misaligned_efficiency")
                                        : (g->N % align ? gpu.param("misaligned_n_efficiency") : 1.0);
-    return cost_gemm({g->M, g->N, g->K, g->batch, g->macs(), bytes, aligned, factor}, layer.dtype, gpu, hits);
+    return cost_gemm({g->M, g->N, g->K, g->batch, g->macs(), bytes, aligned, factor}, layer.dtype, gpu, l2_hit_bytes);
   }
-  return cost_memory(std::get<MemoryProblem>(layer.problem), bytes, layer.dtype, gpu, hits);
+  return cost_memory(std::get<MemoryProblem>(layer.problem), bytes, layer.dtype, gpu, l2_hit_bytes);
 }
 
 }  // namespace tilewave
