@@ -84,7 +84,7 @@ int cmd_layers(const CommonOptions& o, const std::string& path) {
                    layer_kind(e.layer), dtype_name(e.layer.dtype), c.time_us, 100 * c.utilization, bound_name(c.bound),
                    100 * c.tile_eff, 100 * c.wave_eff, c.kernel);
       } else {
-        os << append_fields(text, cost_to_json(c)) << '\n';
+        os << append_fields(text, cost_fields(c)) << '\n';
       }
     });
   });

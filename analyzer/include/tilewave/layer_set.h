@@ -15,7 +15,9 @@ namespace tilewave {
 // Throws std::invalid_argument with a message naming the field at fault.
 Layer layer_from_json(const nlohmann::json& j);
 nlohmann::json layer_to_json(const Layer& layer);
-// The model's breakdown of one kernel, as fields added to a layer object.
+// The model's breakdown of one kernel, as fields added to a layer object:
+// `"pred_us":…,"kernel":…,…` (no braces), and the same as a JSON object.
+std::string cost_fields(const KernelCost& c);
 nlohmann::json cost_to_json(const KernelCost& c);
 
 struct LayerSetEntry {
@@ -31,8 +33,8 @@ void scan_layer_set(const std::string& path,
                     const std::function<void(const LayerSetEntry& entry, const std::string& text)>& fn);
 // The whole file at once.
 std::vector<LayerSetEntry> read_layer_set(const std::string& path);
-// Appends `fields` (an object) to the JSON object text `line`, keeping the
-// line's own bytes: cheaper than re-serialising it, and exact.
-std::string append_fields(const std::string& line, const nlohmann::json& fields);
+// Appends `fields` (cost_fields text) to the JSON object text `line`,
+// keeping the line's own bytes: cheaper than re-serialising it, and exact.
+std::string append_fields(const std::string& line, const std::string& fields);
 
 }  // namespace tilewave
