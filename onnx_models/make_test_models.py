@@ -139,6 +139,31 @@ def shuffle():
     return model(g)
 
 
+def activations():
+    """Exporter decompositions of framework ops (docs/model.md "Framework ops"):
+    GELU as five nodes, SiLU as Sigmoid*x, a plain Relu->Sigmoid chain, a
+    Linear as MatMul+Add, NCHW<->NHWC permutes and one real transpose."""
+    n = helper.make_node
+    f = lambda name, v: numpy_helper.from_array(np.asarray(v, dtype=np.float32), name)
+    nodes = [
+        n("Div", ["x", "sqrt2"], ["g1"]), n("Erf", ["g1"], ["g2"]),
+        n("Add", ["g2", "one"], ["g3"]), n("Mul", ["x", "g3"], ["g4"]),
+        n("Mul", ["g4", "half"], ["gelu"]),
+        n("Relu", ["gelu"], ["r"]), n("Sigmoid", ["r"], ["s"]),
+        n("Sigmoid", ["s"], ["sig"]), n("Mul", ["s", "sig"], ["silu"]),
+        n("Transpose", ["silu"], ["nhwc"], perm=[0, 2, 3, 1]),
+        n("MatMul", ["nhwc", "fc.w"], ["fc"]), n("Add", ["fc", "fc.b"], ["lin"]),
+        n("Transpose", ["lin"], ["nchw"], perm=[0, 3, 1, 2]),
+        n("Transpose", ["nchw"], ["y"], perm=[0, 1, 3, 2]),
+    ]
+    g = helper.make_graph(
+        nodes, "activations",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8, 4, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 16, 4, 4])],
+        [f("sqrt2", 1.4142135), f("one", 1.0), f("half", 0.5), weight("fc.w", 8, 16), weight("fc.b", 16)])
+    return model(g)
+
+
 def unknown_op():
     n = helper.make_node
     nodes = [
@@ -220,6 +245,7 @@ def main():
     onnx.save(cycle(), p("cycle.onnx"))
     onnx.save(dangling(), p("dangling.onnx"))
     onnx.save(unknown_shape(), p("unknown_shape.onnx"))
+    save_checked(activations(), p("activations.onnx"))  # last: keeps the others' random weights
     with open(p("not_onnx.onnx"), "w") as f:
         f.write("this is not an ONNX model, just a few bytes of text\n")
     with open(p("tiny_cnn.onnx"), "rb") as f:

@@ -28,6 +28,30 @@ TEST_CASE("--fusion none: one kernel per working node; Flatten launches nothing"
   CHECK(l.free_nodes == 1);
 }
 
+TEST_CASE("--fusion none: an exporter's decomposition of one framework op is one kernel") {
+  const Lowering l = lower(test::data("activations.onnx"), Fusion::none);
+  // GELU and SiLU read x twice: one kernel each; Relu -> Sigmoid is a plain
+  // chain; MatMul + bias is one GEMM; the NCHW<->NHWC permutes are views,
+  // the (0,1,3,2) transpose is a real copy.
+  CHECK(ops(l) == std::vector<std::string>{"Div+Erf+Add+Mul+Mul", "Relu", "Sigmoid", "Sigmoid+Mul", "MatMul+Add",
+                                           "Transpose"});
+  CHECK(l.free_nodes == 2);
+  const auto& gelu = std::get<MemoryProblem>(l.kernels[0].layer->problem);
+  CHECK(gelu.inputs == 1);
+  CHECK(gelu.elems == 2 * 8 * 4 * 4);
+  CHECK(l.kernels[4].layer->extra_bytes == 16 * 2);  // the fp16 bias, read by the epilogue
+}
+
+TEST_CASE("ConvNeXt-T lowers to the 137 kernels PyTorch launches for it") {
+  // calibrate/data/h200/netbench.jsonl: 137 kernels at batch 1, 16 and 128.
+  const Lowering l = lower(test::zoo("convnext_tiny.onnx"), Fusion::none, 16);
+  CHECK(l.kernels.size() == 137);
+  const auto names = ops(l);
+  CHECK(std::count(names.begin(), names.end(), "Div+Erf+Add+Mul+Mul") == 18);
+  CHECK(std::count(names.begin(), names.end(), "MatMul+Add") == 36);
+  CHECK(std::count(names.begin(), names.end(), "Transpose") == 0);
+}
+
 TEST_CASE("--fusion trt: conv absorbs activation and the residual add") {
   const Lowering l = lower(test::data("tiny_cnn.onnx"), Fusion::trt);
   CHECK(ops(l) == std::vector<std::string>{"Conv+Relu", "Conv+Add+Relu", "MaxPool", "GlobalAveragePool", "Gemm"});

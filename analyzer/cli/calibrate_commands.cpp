@@ -250,7 +250,8 @@ namespace tilewave::cli {
 // libraries, so they carry over within an architecture. Across
 // architectures only the memory and fixed-cost terms carry; the main-loop
 // terms stay at the target architecture's defaults. The ramp scales with
-// DRAM bandwidth (bytes in flight = bandwidth x latency).
+// DRAM bandwidth (bytes in flight = bandwidth x latency); the row rate of
+// row-normalisation kernels with SMs x clock.
 int cmd_calibrate_carry(const CommonOptions& o, const std::string& to) {
   const GpuModel from = gpu_of(o);
   if (from.trust != "calibrated")
@@ -261,12 +262,14 @@ int cmd_calibrate_carry(const CommonOptions& o, const std::string& to) {
   const bool same_arch = from.arch == target.arch;
   const std::set<std::string> arch_specific = {"tc_efficiency",        "tile_reuse_exponent",  "conv_efficiency",
                                                "conv_strided_efficiency", "conv_misaligned_efficiency",
-                                               "misaligned_efficiency", "pipeline_fill_steps",  "tap_overhead_steps",
+                                               "misaligned_efficiency", "misaligned_n_efficiency", "pipeline_fill_steps",  "tap_overhead_steps",
                                                "wave_overhead_us",     "split_k_overhead_us",  "direct_conv_efficiency"};
   std::map<std::string, double> carried;
   for (const auto& [k, v] : from.params) {
     if (!same_arch && arch_specific.count(k)) continue;
-    carried[k] = k == "ramp_mb" ? v * target.dram_bandwidth_gbs / from.dram_bandwidth_gbs : v;
+    if (k == "ramp_mb") carried[k] = v * target.dram_bandwidth_gbs / from.dram_bandwidth_gbs;
+    else if (k == "row_ns") carried[k] = v * (from.sms * from.boost_clock_mhz) / (target.sms * target.boost_clock_mhz);
+    else carried[k] = v;
   }
   write_calibrated_gpu(target, carried, "carried_over",
                        {{"from", from.id},

@@ -221,6 +221,7 @@ KernelCost cost_memory(const MemoryProblem& m, int64_t bytes, DType dtype, const
   c.peak_flops = gpu.peak_flops(dtype);
   const std::string cls = memory_op_name(m.op);
   c.memory_us = memory_time_us(double(bytes), hits, gpu.param(cls + "_bw_efficiency"), gpu);
+  if (m.op == MemoryOp::softmax) c.memory_us += double(m.outer) * gpu.param("row_ns") * 1e-3;
   c.fixed_us = gpu.param(m.op == MemoryOp::pool ? "fixed_us_pool" : "fixed_us_memory");
   finish(c, gpu, dtype, 0, 0);
   c.kernel = fmt::format("{}_{}", cls, dtype_name(dtype));

@@ -68,6 +68,9 @@ const std::vector<ParamInfo>& param_table() {
       {"pool_bw_efficiency", 0.60, 0.05, 1.00, "fraction", "DRAM bandwidth fraction, pooling"},
       {"reduce_bw_efficiency", 0.60, 0.05, 1.00, "fraction", "DRAM bandwidth fraction, reductions"},
       {"softmax_bw_efficiency", 0.60, 0.05, 1.00, "fraction", "DRAM bandwidth fraction, softmax/normalisation"},
+      {"row_ns", 0.50, 0.00, 10.0, "ns",
+       "GPU time per row of a row-normalisation kernel (LayerNorm, softmax): frameworks give each row a warp "
+       "or a block, so many short rows are bound by the row rate, not by bandwidth"},
       {"copy_bw_efficiency", 0.70, 0.05, 1.00, "fraction", "DRAM bandwidth fraction, data movement"},
       {"fixed_us_memory", 2.00, 0.00, 20.0, "us", "fixed cost of one memory-bound kernel"},
       {"fixed_us_pool", 2.00, 0.00, 40.0, "us",

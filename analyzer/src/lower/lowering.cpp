@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "framework_ops.h"
 #include "tilewave/op_registry.h"
 
 namespace tilewave {
@@ -175,13 +176,40 @@ class TrtFuser {
   std::unordered_map<std::string, int> producer_;
 };
 
+// One framework op's nodes as one kernel: an activation reads its input and
+// writes its output once; a Linear is its GEMM plus a bias epilogue.
+std::optional<Kernel> lower_framework_op(const Model& model, const FrameworkOp& op, DType dtype) {
+  std::optional<Kernel> k = lower_node(model, model.nodes[op.nodes[0]], dtype);
+  if (!k || !k->layer) return k;
+  for (size_t i = 1; i < op.nodes.size(); ++i) {
+    const Node& n = model.nodes[op.nodes[i]];
+    k->nodes.push_back(n.index);
+    k->ops += "+" + n.op_type;
+  }
+  if (op.kind == FrameworkOp::Kind::activation) {
+    if (auto* m = std::get_if<MemoryProblem>(&k->layer->problem)) m->inputs = 1;
+  } else {
+    const Node& add = model.nodes[op.nodes[1]];
+    for (const auto& in : add.inputs)
+      if (model.static_tensors.count(in)) k->layer->extra_bytes += numel_of(model, in) * dtype_bytes(dtype);
+  }
+  return k;
+}
+
 }  // namespace
 
 Lowering lower_model(const Model& model, const LayerGraph& graph, Fusion fusion, DType dtype) {
   if (fusion == Fusion::trt) return TrtFuser(model, graph, dtype).run();
+  const std::vector<FrameworkOp> framework_ops = find_framework_ops(model, graph);
+  std::unordered_map<int, const FrameworkOp*> group_of;
+  for (const auto& op : framework_ops)
+    for (int i : op.nodes) group_of[i] = &op;
   Lowering out;
   for (int idx : graph.topo_order) {
-    auto k = lower_node(model, model.nodes[idx], dtype);
+    auto g = group_of.find(idx);
+    if (g != group_of.end() && g->second->nodes[0] != idx) continue;  // lowered with its head
+    auto k = g != group_of.end() ? lower_framework_op(model, *g->second, dtype)
+                                 : lower_node(model, model.nodes[idx], dtype);
     if (k) out.kernels.push_back(std::move(*k));
     else ++out.free_nodes;
   }

@@ -43,12 +43,25 @@ std::optional<Layer> lower_read_all(const LowerContext& ctx) {
   return make_copy(ctx, dynamic_input_elems(ctx), output_elems(ctx));
 }
 
+// tilewave keeps 4-D activations channels-last (NHWC, as cuDNN's tensor-core
+// convs and PyTorch's channels_last run them), so the permutes between the
+// NCHW and NHWC views of one tensor are relabelings, not copies
+// (docs/model.md "Framework ops").
+std::optional<Layer> lower_transpose(const LowerContext& ctx) {
+  const std::vector<int64_t> perm = attr_ints(ctx.node, "perm");
+  const bool layout_view = ctx.input(0).dims.size() == 4 &&
+                           (perm == std::vector<int64_t>{0, 2, 3, 1} || perm == std::vector<int64_t>{0, 3, 1, 2});
+  if (layout_view) return std::nullopt;
+  return lower_read_all(ctx);
+}
+
 }  // namespace
 
 void register_data_movement_ops(OpRegistry& r) {
   for (const char* op : {"Slice", "Gather", "GatherElements", "GatherND", "Split", "Compress"})
     r.add({"", op, FusionRole::opaque, lower_move, TILEWAVE_HERE});
-  for (const char* op : {"Concat", "Transpose", "Pad", "Resize", "Upsample", "Expand", "Tile", "DepthToSpace",
+  r.add({"", "Transpose", FusionRole::opaque, lower_transpose, TILEWAVE_HERE});
+  for (const char* op : {"Concat", "Pad", "Resize", "Upsample", "Expand", "Tile", "DepthToSpace",
                          "SpaceToDepth", "ScatterND", "ScatterElements", "ReverseSequence", "Trilu", "CumSum",
                          "TopK", "OneHot", "NonZero"})
     r.add({"", op, FusionRole::opaque, lower_read_all, TILEWAVE_HERE});

@@ -1,0 +1,172 @@
+// docs/model.md "Framework ops" says which node groups are one kernel and why.
+#include "framework_ops.h"
+
+#include <algorithm>
+#include <set>
+#include <unordered_map>
+
+#include "tilewave/op_registry.h"
+
+namespace tilewave {
+
+namespace {
+
+bool is_elementwise(const Node& n) {
+  const OpRule* r = OpRegistry::builtin().find(n.domain, n.op_type);
+  return r && r->role == FusionRole::elementwise;
+}
+
+int64_t numel_of(const Model& m, const std::string& name) {
+  const TensorInfo* t = m.tensor(name);
+  return t ? t->numel() : -1;
+}
+
+bool is_graph_output(const Model& m, const std::string& t) {
+  return std::find(m.outputs.begin(), m.outputs.end(), t) != m.outputs.end();
+}
+
+class Finder {
+ public:
+  Finder(const Model& m, const LayerGraph& g) : model_(m), graph_(g) {
+    for (const auto& n : m.nodes)
+      for (const auto& in : n.inputs)
+        if (!in.empty()) readers_[in].push_back(n.index);
+  }
+
+  std::vector<FrameworkOp> run() {
+    std::vector<FrameworkOp> out;
+    std::vector<bool> used(model_.nodes.size(), false);
+    for (const auto& x : model_.inputs)
+      if (auto op = activation_of(x)) {
+        for (int i : op->nodes) used[i] = true;
+        out.push_back(std::move(*op));
+      }
+    for (int idx : graph_.topo_order) {
+      const Node& n = model_.nodes[idx];
+      if (n.outputs.size() != 1) continue;
+      // n's output may root an activation even when n itself joined a group.
+      for (auto op : {activation_of(n.outputs[0]), used[idx] ? std::nullopt : linear_bias_at(n)}) {
+        if (!op || std::any_of(op->nodes.begin(), op->nodes.end(), [&](int i) { return used[i]; })) continue;
+        for (int i : op->nodes) used[i] = true;
+        out.push_back(std::move(*op));
+      }
+    }
+    return out;
+  }
+
+ private:
+  // An activation written as elementwise nodes of one tensor x (GELU,
+  // SiLU, Mish, decomposed HardSwish): the elementwise nodes, reading only x,
+  // static operands and each other, that lead to the last node reading x,
+  // plus a trailing scale by a constant (GELU's 0.5, HardSwish's 1/6). x must
+  // be read twice and only the last node's value may leave the group. A plain
+  // chain of activations reads x once and stays one kernel per node.
+  std::optional<FrameworkOp> activation_of(const std::string& x) const {
+    if (model_.static_tensors.count(x)) return std::nullopt;
+    const int64_t size = numel_of(model_, x);
+    if (size <= 0) return std::nullopt;
+    // Every elementwise node reachable from x through such nodes.
+    std::set<std::string> inside = {x};
+    std::set<int> reach;
+    for (bool grew = true; grew;) {
+      grew = false;
+      for (const auto& t : std::vector<std::string>(inside.begin(), inside.end()))
+        for (int r : readers_of(t))
+          if (!reach.count(r) && joins(model_.nodes[r], inside, size)) {
+            reach.insert(r);
+            inside.insert(model_.nodes[r].outputs[0]);
+            grew = true;
+          }
+    }
+    int last = -1, reads_of_x = 0;
+    for (int i : reach) {
+      const auto& in = model_.nodes[i].inputs;
+      const int n = static_cast<int>(std::count(in.begin(), in.end(), x));
+      reads_of_x += n;
+      if (n && (last < 0 || graph_.topo_rank[i] > graph_.topo_rank[last])) last = i;
+    }
+    if (reads_of_x < 2) return std::nullopt;
+    std::set<int> group = ancestors_within(last, reach, x);
+    for (int tail = last;;) {  // a trailing constant scale
+      const auto& readers = readers_of(model_.nodes[tail].outputs[0]);
+      if (readers.size() != 1 || !reach.count(readers[0])) break;
+      const Node& c = model_.nodes[readers[0]];
+      const bool scales = c.inputs.size() == 2 && (model_.static_tensors.count(c.inputs[0]) ||
+                                                   model_.static_tensors.count(c.inputs[1]));
+      if (!scales || (c.op_type != "Mul" && c.op_type != "Div")) break;
+      group.insert(c.index);
+      tail = c.index;
+    }
+    std::vector<int> members(group.begin(), group.end());
+    int escaping = 0;
+    for (int i : members) {
+      const std::string& out = model_.nodes[i].outputs[0];
+      const auto& readers = readers_of(out);
+      escaping += (is_graph_output(model_, out) ||
+                   std::any_of(readers.begin(), readers.end(), [&](int r) { return !group.count(r); }))
+                      ? 1
+                      : 0;
+    }
+    if (members.size() < 2 || escaping != 1) return std::nullopt;
+    std::sort(members.begin(), members.end(),
+              [&](int a, int b) { return graph_.topo_rank[a] < graph_.topo_rank[b]; });
+    return FrameworkOp{FrameworkOp::Kind::activation, members};
+  }
+
+  // `node` and the nodes of `within` it depends on, back to x.
+  std::set<int> ancestors_within(int node, const std::set<int>& within, const std::string& x) const {
+    std::set<int> out = {node};
+    std::vector<int> todo = {node};
+    while (!todo.empty()) {
+      const Node& n = model_.nodes[todo.back()];
+      todo.pop_back();
+      for (const auto& in : n.inputs) {
+        if (in.empty() || in == x) continue;
+        for (int p : within)
+          if (model_.nodes[p].outputs[0] == in && out.insert(p).second) todo.push_back(p);
+      }
+    }
+    return out;
+  }
+
+  bool joins(const Node& c, const std::set<std::string>& inside, int64_t size) const {
+    if (!is_elementwise(c) || c.outputs.size() != 1 || numel_of(model_, c.outputs[0]) != size) return false;
+    return std::all_of(c.inputs.begin(), c.inputs.end(), [&](const std::string& in) {
+      return in.empty() || inside.count(in) || model_.static_tensors.count(in);
+    });
+  }
+
+  // MatMul by a constant weight followed by the Add of a constant bias
+  // vector: nn.Linear on a >2-D input, one GEMM with a bias epilogue.
+  std::optional<FrameworkOp> linear_bias_at(const Node& mm) const {
+    if (mm.op_type != "MatMul" || mm.inputs.size() != 2 || !model_.static_tensors.count(mm.inputs[1]))
+      return std::nullopt;
+    const auto& readers = readers_of(mm.outputs[0]);
+    if (readers.size() != 1 || is_graph_output(model_, mm.outputs[0])) return std::nullopt;
+    const Node& add = model_.nodes[readers[0]];
+    if (add.op_type != "Add" || add.inputs.size() != 2) return std::nullopt;
+    const std::string& bias = add.inputs[0] == mm.outputs[0] ? add.inputs[1] : add.inputs[0];
+    const TensorInfo* w = model_.tensor(mm.inputs[1]);
+    if (!model_.static_tensors.count(bias) || !w || w->dims.empty() || numel_of(model_, bias) != w->dims.back())
+      return std::nullopt;
+    return FrameworkOp{FrameworkOp::Kind::linear_bias, {mm.index, add.index}};
+  }
+
+  const std::vector<int>& readers_of(const std::string& t) const {
+    static const std::vector<int> none;
+    auto it = readers_.find(t);
+    return it == readers_.end() ? none : it->second;
+  }
+
+  const Model& model_;
+  const LayerGraph& graph_;
+  std::unordered_map<std::string, std::vector<int>> readers_;
+};
+
+}  // namespace
+
+std::vector<FrameworkOp> find_framework_ops(const Model& model, const LayerGraph& graph) {
+  return Finder(model, graph).run();
+}
+
+}  // namespace tilewave

@@ -1,0 +1,19 @@
+// Groups of ONNX nodes that an exporter wrote for one framework op, which
+// runtimes launch as one kernel (docs/model.md "Framework ops").
+#pragma once
+#include <vector>
+
+#include "tilewave/layer_graph.h"
+#include "tilewave/model.h"
+
+namespace tilewave {
+
+struct FrameworkOp {
+  enum class Kind { activation, linear_bias } kind;
+  std::vector<int> nodes;  // in topological order; nodes[0] is the head
+};
+
+// Non-overlapping groups, each of two nodes or more.
+std::vector<FrameworkOp> find_framework_ops(const Model& model, const LayerGraph& graph);
+
+}  // namespace tilewave
