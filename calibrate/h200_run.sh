@@ -5,6 +5,10 @@
 # usage: calibrate/h200_run.sh LAYERS.jsonl FIRST_LINE MEASURE_SECONDS NETBENCH_SECONDS
 #   FIRST_LINE lets a second call continue where a timed-out one stopped;
 #   NETBENCH_SECONDS 0 skips the network bench.
+# Environment: NETBENCH_MODELS (netbench --models: default all 23, "unseen" for
+#   the validation-only set); PROFILE_MODELS (comma list or "unseen") also
+#   records per-kernel profiles of those networks at batch 1, 16 and 128
+#   (PROFILE_S seconds at most, default 300).
 set -uo pipefail
 layers=$1 first=$2 measure_s=$3 net_s=$4
 out=${OUT:?OUT must name the output folder}
@@ -26,8 +30,16 @@ if [ "$measure_s" -gt 0 ]; then
 fi
 if [ "$net_s" -gt 0 ]; then
   PYTHONUNBUFFERED=1 timeout $((net_s + 60)) python3 calibrate/netbench/netbench.py --out "$out/netbench.jsonl" \
+    ${NETBENCH_MODELS:+--models "$NETBENCH_MODELS"} \
     --deadline-s "$net_s" 2>"$out/netbench.log"
   echo "netbench exit $?"
   tail -5 "$out/netbench.log"
+fi
+if [ -n "${PROFILE_MODELS:-}" ]; then
+  models=$PROFILE_MODELS
+  [ "$models" = unseen ] && models=$(python3 -c 'import sys; sys.path.insert(0, "calibrate/netbench"); import netbench; print(",".join(netbench.UNSEEN))')
+  PYTHONUNBUFFERED=1 timeout "${PROFILE_S:-300}" python3 calibrate/netbench/profile_kernels.py --out "$out/network_kernels.jsonl" \
+    --models "$models" --batch 1,16,128 2>"$out/profile.log"
+  echo "profile exit $? ($(wc -l <"$out/network_kernels.jsonl") records)"
 fi
 nvidia-smi --query-gpu=clocks.sm,temperature.gpu,power.draw --format=csv,noheader

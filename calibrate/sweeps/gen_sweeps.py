@@ -457,8 +457,24 @@ def write(path, rows):
             f.write(json.dumps(r) + "\n")
 
 
+def grouped_width_set():
+    """Grouped 3x3 convs by channels per group (cg): which widths cuDNN runs
+    natively in NHWC and what the others cost (RegNet group widths 8..232)."""
+    d, out = "fp16", []
+    for cg in (4, 8, 12, 16, 24, 32, 40, 48, 56, 64, 96, 112, 120, 128, 168, 232, 256):
+        for groups in sorted({max(2, 256 // cg), max(2, 1024 // cg)}):
+            C = cg * groups
+            for N in (1, 16, 128):
+                for (H, s) in ((56, 1), (56, 2), (14, 1)):
+                    if C >= 1024 and H == 56:
+                        H = 28
+                    out.append(conv("grouped_width_r3", d, N, C, H, C, 3, stride=s, groups=groups))
+    return out
+
+
 def build_all():
-    files = {"gemm_fp16.jsonl": gemm_fp16(), "conv_fp16.jsonl": conv_fp16()}
+    files = {"gemm_fp16.jsonl": gemm_fp16(), "conv_fp16.jsonl": conv_fp16(),
+             "grouped_fp16.jsonl": grouped_width_set()}
     for dt in ("bf16", "fp32", "tf32", "int8"):
         files["gemm_%s.jsonl" % dt] = gemm_other(dt)
         files["conv_%s.jsonl" % dt] = conv_other(dt)
