@@ -38,8 +38,8 @@ def kendall_tau(x, y):
     return (conc - disc) / denom if denom else 0.0
 
 
-def predict(tilewave, model, batch, gpu, fusion):
-    path = os.path.join(ROOT, "onnx_models", model + ".onnx")
+def predict(tilewave, models_dir, model, batch, gpu, fusion):
+    path = os.path.join(models_dir, model + ".onnx")
     out = subprocess.run([tilewave, "analyze", path, "--gpu", gpu, "--batch", str(batch), "--fusion", fusion,
                           "--format", "json"], check=True, capture_output=True, text=True).stdout
     return json.loads(out)
@@ -53,6 +53,8 @@ def main():
     ap.add_argument("--fusion", default="none")
     ap.add_argument("--markdown", action="store_true", help="print Markdown tables")
     ap.add_argument("--json", help="also write the rows here")
+    ap.add_argument("--models-dir", default=os.path.join(ROOT, "onnx_models"),
+                    help="folder of <model>.onnx (onnx_models/unseen for the validation-only set)")
     args = ap.parse_args()
 
     rows = []
@@ -61,9 +63,9 @@ def main():
             m = json.loads(line)
             if m.get("header") or m.get("status") != "ok":
                 continue
-            if not os.path.exists(os.path.join(ROOT, "onnx_models", m["model"] + ".onnx")):
+            if not os.path.exists(os.path.join(args.models_dir, m["model"] + ".onnx")):
                 continue
-            p = predict(args.tilewave, m["model"], m["batch"], args.gpu, args.fusion)
+            p = predict(args.tilewave, args.models_dir, m["model"], m["batch"], args.gpu, args.fusion)
             meas_us = m["latency_ms"] * 1e3
             pred_us = p["total"]["time_us"]
             peak = p["peak_tflops"] * 1e12

@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
-"""Pooling layers as a framework runs them, from whole-network kernel profiles.
+"""Pooling and LayerNorm layers as a framework runs them, from whole-network
+kernel profiles.
 
-PyTorch runs NHWC max and average pooling with its own kernels, not cuDNN's
-(calibrate/data/h200/network_kernels.jsonl, from netbench/profile_kernels.py),
-and on the H200 those are several times slower than the cuDNN pooling the
-runner times. This pairs, in launch order, each network's pooling kernels
-with the pool layers of its ONNX graph (`tilewave layers --extract`) when the
+PyTorch runs NHWC max and average pooling and LayerNorm with its own kernels,
+not cuDNN's or the runner's (calibrate/data/h200/network_kernels.jsonl, from
+netbench/profile_kernels.py); on the H200 its pooling is several times slower
+than cuDNN's, and its LayerNorm over short rows is bound by the row rate.
+This pairs, in launch order, each network's kernels of one kind with the
+layers of that kind in its ONNX graph (`tilewave layers --extract`) when the
 counts agree, and writes them as measured layers (source "pytorch_profile").
 
-usage: calibrate/framework_pool_layers.py TILEWAVE KERNELS.jsonl OUT.jsonl
+usage: calibrate/framework_layers.py TILEWAVE KERNELS.jsonl OUT.jsonl
 """
 import json
 import os
@@ -16,7 +18,10 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-KERNEL_MARK = {"max": "max_pool_forward_nhwc", "avg": "avg_pool2d_out_cuda_frame_nhwc"}
+# kind -> (substring of the layer-set line, substring of PyTorch's kernel name)
+KINDS = {"max pool": ('"mode":"max"', "max_pool_forward_nhwc"),
+         "avg pool": ('"mode":"avg"', "avg_pool2d_out_cuda_frame_nhwc"),
+         "layer norm": ('"onnx_op":"LayerNormalization"', "layer_norm_kernel")}
 
 
 def main():
@@ -28,11 +33,11 @@ def main():
             onnx = os.path.join(ROOT, "onnx_models", prof["model"] + ".onnx")
             layers = subprocess.run([tilewave, "layers", "--extract", onnx, "--batch", str(prof["batch"])],
                                     check=True, capture_output=True, text=True).stdout.splitlines()
-            for mode, mark in KERNEL_MARK.items():
-                ours = [json.loads(x) for x in layers if '"op":"pool"' in x and f'"mode":"{mode}"' in x]
-                theirs = [t for name, t in prof["list"] if mark in name]
+            for kind, (layer_mark, kernel_mark) in KINDS.items():
+                ours = [json.loads(x) for x in layers if layer_mark in x]
+                theirs = [t for name, t in prof["list"] if kernel_mark in name]
                 if len(ours) != len(theirs):
-                    skipped.append(f"{prof['model']}@{prof['batch']} {mode}: {len(ours)} ONNX vs {len(theirs)} kernels")
+                    skipped.append(f"{prof['model']}@{prof['batch']} {kind}: {len(ours)} ONNX vs {len(theirs)} kernels")
                     continue
                 for layer, t in zip(ours, theirs):
                     layer.update({"measured_us": t, "status": "ok", "source": "pytorch_profile"})
@@ -43,7 +48,7 @@ def main():
         for r in rows:
             f.write(json.dumps(r, separators=(",", ":")) + "\n")
     os.replace(out_path + ".tmp", out_path)
-    print(f"{len(rows)} pool layers -> {out_path}", file=sys.stderr)
+    print(f"{len(rows)} pool and layer-norm layers -> {out_path}", file=sys.stderr)
     for s in skipped:
         print("  not paired: " + s, file=sys.stderr)
 

@@ -9,12 +9,14 @@ data=calibrate/data/h200
 report=$data/report
 mkdir -p "$report"
 
-echo "== 0. layers to fit: the runner's, with pooling as PyTorch runs it (its own NHWC kernels, not cuDNN's)"
-python3 calibrate/framework_pool_layers.py "$tw" "$data/network_kernels.jsonl" "$data/pool_pytorch.jsonl"
+echo "== 0. layers to fit: the runner's (layer set + grouped-width sweep), with pooling and LayerNorm as"
+echo "   PyTorch runs them (its own kernels, not cuDNN's pooling or the runner's row kernel)"
+python3 calibrate/framework_layers.py "$tw" "$data/network_kernels.jsonl" "$data/framework_pytorch.jsonl"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-grep -v '"op":"pool"' "$data/measured.jsonl" >"$tmp/measured_runner_nopool.jsonl"
-layers="$tmp/measured_runner_nopool.jsonl $data/pool_pytorch.jsonl"
+cat "$data/measured.jsonl" "$data/grouped_measured.jsonl" | grep -v '"op":"pool"' | grep -v '"op":"softmax"' \
+  >"$tmp/measured_runner.jsonl"
+layers="$tmp/measured_runner.jsonl $data/framework_pytorch.jsonl"
 
 echo "== 1. fit the layer-scope parameters (fp16, 20% of layers held out, seed 1)"
 "$tw" calibrate fit $layers --gpu "$data/h200_datasheet.json" --dtype fp16 \
@@ -33,6 +35,10 @@ done 2>&1 | tee "$report/validate_layers.txt"
 echo "== 4. whole networks: predicted vs measured, ranking against FLOPs"
 python3 calibrate/compare_networks.py "$tw" "$data/netbench.jsonl" --gpu h200 --markdown \
   --json "$report/networks.json" | tee "$report/networks.md"
+
+echo "== 4b. networks never used to fit or tune anything (onnx_models/unseen), measured once"
+python3 calibrate/compare_networks.py "$tw" "$data/netbench_unseen.jsonl" --gpu h200 --markdown \
+  --models-dir onnx_models/unseen --json "$report/networks_unseen.json" | tee "$report/networks_unseen.md"
 
 echo "== 5. the 4095^3 vs 4096^3 fp16 GEMM cliff"
 grep -h '"M":409[56],"N":409[56],"K":409[56]' "$data/measured.jsonl" | grep '"dtype":"fp16"' >"$report/cliff.jsonl"

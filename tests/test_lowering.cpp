@@ -130,6 +130,7 @@ TEST_CASE("every op of the bundled zoo has a rule") {
 
 TEST_CASE("inside a network, an input the previous kernel just wrote is read from L2") {
   GpuModel g = test::gpu("h200");
+  g.params["l2_reuse_fraction"] = 0.5;  // a window of half the L2, whatever the fit chose
   AnalyzeOptions a;
   a.load.batch = 2;
   const Analysis with_l2 = analyze_file(test::data("tiny_cnn.onnx"), g, a);

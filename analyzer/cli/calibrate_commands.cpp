@@ -186,11 +186,9 @@ int cmd_calibrate_fit_networks(const CommonOptions& o, const std::string& netben
       std::map<int64_t, std::vector<double>> by_batch;
       for (size_t i : *subset)
         by_batch[nets[i].model.batch].push_back(std::abs(predict(g, i) / nets[i].measured_us - 1));
-      for (auto& [b, e] : by_batch) {
-        std::sort(e.begin(), e.end());
+      for (auto& [b, e] : by_batch)
         fmt::print(std::cerr, "  {:<7} {:<9} batch {:>4}: {:>2} networks, median |error| {:5.1f}%\n", what,
-                   subset == &train ? "fitted" : "held-out", b, e.size(), 100 * e[e.size() / 2]);
-      }
+                   subset == &train ? "fitted" : "held-out", b, e.size(), 100 * quantile(e, 0.5));
     }
   };
   fmt::print(std::cerr, "fitting network-scope parameters on {} measurements of {} networks ({} networks held out)\n",
@@ -263,7 +261,8 @@ int cmd_calibrate_carry(const CommonOptions& o, const std::string& to) {
   const std::set<std::string> arch_specific = {"tc_efficiency",        "tile_reuse_exponent",  "conv_efficiency",
                                                "conv_strided_efficiency", "conv_misaligned_efficiency",
                                                "misaligned_efficiency", "misaligned_n_efficiency", "pipeline_fill_steps",  "tap_overhead_steps",
-                                               "wave_overhead_us",     "split_k_overhead_us",  "direct_conv_efficiency"};
+                                               "wave_overhead_us",     "split_k_overhead_us",  "direct_conv_efficiency",
+                                               "grouped_fallback_efficiency"};
   std::map<std::string, double> carried;
   for (const auto& [k, v] : from.params) {
     if (!same_arch && arch_specific.count(k)) continue;

@@ -47,6 +47,10 @@ FitResult fit_scope(const GpuModel& start, ParamScope scope, const std::vector<s
 FitResult fit_parameters(const GpuModel& start, const std::vector<Measurement>& data,
                          const std::vector<size_t>& train);
 
+// The q-quantile with linear interpolation (q = 0.5: the median, the mean of
+// the middle two for an even count).
+double quantile(std::vector<double> v, double q);
+
 struct ErrorStats {
   std::string group;
   int n = 0;

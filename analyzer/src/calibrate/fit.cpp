@@ -160,6 +160,15 @@ FitResult fit_parameters(const GpuModel& start, const std::vector<Measurement>& 
   return fit_scope(start, ParamScope::layer, train, predict, measured);
 }
 
+double quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const double pos = q * double(v.size() - 1);
+  const size_t lo = size_t(pos);
+  const size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (pos - double(lo));
+}
+
 namespace {
 
 std::vector<double> ranks(const std::vector<double>& v) {
@@ -176,14 +185,6 @@ std::vector<double> ranks(const std::vector<double>& v) {
   return r;
 }
 
-double quantile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const double pos = q * double(v.size() - 1);
-  const size_t lo = size_t(pos);
-  const size_t hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (v[hi] - v[lo]) * (pos - double(lo));
-}
 
 ErrorStats stats_of(const std::string& group, const std::vector<double>& pred, const std::vector<double>& meas) {
   ErrorStats s;

@@ -182,6 +182,21 @@ KernelCost cost_direct_conv(const ConvProblem& p, int64_t bytes, DType dtype, co
   return c;
 }
 
+// docs/model.md "Grouped convolutions": cuDNN's NHWC grouped kernels take
+// power-of-two group widths; other widths (RegNet's 24, 48, 56, 120 ...) go
+// through layout transforms and per-group or CUDA-core engines.
+KernelCost grouped_fallback(KernelCost c, const ConvProblem& p, DType dtype, const GpuModel& gpu) {
+  const double t_old = c.time_us;
+  const double ideal_us = c.peak_flops > 0 ? double(c.flops) / c.peak_flops * 1e6 : 0.0;
+  const double after_tile = ideal_us + c.losses.tile * t_old, after_wave = after_tile + c.losses.wave * t_old;
+  const double tensor_bytes = double(p.N * (p.C * p.H * p.W + p.K * p.P() * p.Q()) * dtype_bytes(dtype));
+  c.compute_us = c.compute_us / gpu.param("grouped_fallback_efficiency") +
+                 memory_time_us(2 * tensor_bytes, 0, gpu.param("grouped_transform_bw_efficiency"), gpu);
+  finish(c, gpu, dtype, after_tile, after_wave);
+  c.kernel += "_fallback";
+  return c;
+}
+
 KernelCost cost_conv(const ConvProblem& p, int64_t bytes, DType dtype, const GpuModel& gpu, double hits) {
   const int64_t cg = p.C / p.groups, kg = p.K / p.groups;
   const int align = gpu.precision(dtype).align;
@@ -206,6 +221,9 @@ KernelCost cost_conv(const ConvProblem& p, int64_t bytes, DType dtype, const Gpu
   if (p.groups > 1 && cg == 1) return cost_direct_conv(p, bytes, dtype, gpu, hits);
   KernelCost gemm = cost_gemm(g, dtype, gpu, hits);
   gemm.aligned = aligned;
+  const auto pow2 = [](int64_t v) { return v > 0 && (v & (v - 1)) == 0; };
+  if (p.groups > 1 && !depthwise_like && !(pow2(cg) && pow2(kg)))
+    return grouped_fallback(gemm, p, dtype, gpu);
   if (p.groups > 1 && depthwise_like) {
     KernelCost direct = cost_direct_conv(p, bytes, dtype, gpu, hits);
     if (direct.time_us < gemm.time_us) return direct;
