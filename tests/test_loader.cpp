@@ -63,6 +63,20 @@ TEST_CASE("ShuffleNet's channel shuffle resolves through Shape->Gather->Div->Con
   CHECK(dims(m, m.outputs[0]) == std::vector<int64_t>{3, 24, 28, 28});
 }
 
+TEST_CASE("every unseen validation model loads with all shapes known") {
+  for (const char* name : {"resnet34", "vgg11", "squeezenet1_0", "densenet169", "resnext101_32x8d",
+                           "wide_resnet101_2", "regnet_x_400mf", "regnet_x_1_6gf", "regnet_x_8gf", "regnet_y_800mf",
+                           "regnet_y_3_2gf", "shufflenet_v2_x2_0", "mnasnet0_5", "efficientnet_b2",
+                           "efficientnet_v2_m", "convnext_small"}) {
+    CAPTURE(name);
+    LoadOptions o;
+    o.batch = 16;
+    const Model m = load_onnx(test::zoo(std::string("unseen/") + name + ".onnx"), o);
+    for (const auto& n : m.nodes)
+      for (const auto& out : n.outputs) CHECK(m.tensor(out)->fully_known());
+  }
+}
+
 TEST_CASE("every bundled model analyses at several batch sizes with all shapes known") {
   for (const char* name : {"resnet50", "shufflenet_v2_x1_0", "densenet121", "inception_v3", "convnext_tiny",
                            "efficientnet_b0", "mobilenet_v3_small", "googlenet", "regnet_y_400mf"})
