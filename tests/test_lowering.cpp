@@ -128,16 +128,34 @@ TEST_CASE("every op of the bundled zoo has a rule") {
   }
 }
 
+TEST_CASE("inside a network every kernel waits launch_gap_us for the one before it") {
+  GpuModel g = test::gpu("h200");
+  AnalyzeOptions a;
+  a.load.batch = 2;
+  g.params["launch_gap_us"] = 0;
+  const Analysis none = analyze_file(test::data("tiny_cnn.onnx"), g, a);
+  g.params["launch_gap_us"] = 1.5;
+  const Analysis gapped = analyze_file(test::data("tiny_cnn.onnx"), g, a);
+  CHECK(gapped.total.time_us == doctest::Approx(none.total.time_us + 1.5 * double(none.kernels.size())));
+  const auto& k = *gapped.kernels[0].cost;
+  CHECK(k.utilization + k.losses.tile + k.losses.wave + k.losses.efficiency + k.losses.memory + k.losses.fixed ==
+        doctest::Approx(1.0));
+}
+
 TEST_CASE("inside a network, an input the previous kernel just wrote is read from L2") {
   GpuModel g = test::gpu("h200");
   g.params["l2_reuse_fraction"] = 0.5;  // a window of half the L2, whatever the fit chose
   AnalyzeOptions a;
   a.load.batch = 2;
   const Analysis with_l2 = analyze_file(test::data("tiny_cnn.onnx"), g, a);
-  // Conv -> Relu: the Relu reads the 2x16x32x32 fp16 conv output, tiny next to 60 MB of L2.
-  REQUIRE(with_l2.kernels.size() > 1);
-  CHECK(with_l2.kernels[1].cost->l2_hit_bytes == 2 * 16 * 32 * 32 * 2);
-  CHECK(with_l2.kernels[0].cost->l2_hit_bytes == 0);  // reads the graph input
+  // Conv -> Relu -> Conv: the Relu reads the 2x16x32x32 fp16 conv output,
+  // tiny next to 60 MB of L2, and its own output is read back from L2 by the
+  // next conv; the first conv reads the graph input from DRAM but leaves its
+  // output in L2.
+  const int64_t act = 2 * 16 * 32 * 32 * 2;
+  REQUIRE(with_l2.kernels.size() > 2);
+  CHECK(with_l2.kernels[1].cost->l2_hit_bytes == 2 * act);
+  CHECK(with_l2.kernels[0].cost->l2_hit_bytes == act);
   g.params["l2_reuse_fraction"] = 0;
   const Analysis without = analyze_file(test::data("tiny_cnn.onnx"), g, a);
   for (const auto& k : without.kernels) CHECK(k.cost->l2_hit_bytes == 0);

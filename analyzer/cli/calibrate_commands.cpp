@@ -66,6 +66,7 @@ struct NetworkMeasurement {
   std::string name;
   Model model;  // loaded at the measured batch
   double measured_us;
+  int measured_kernels = -1;  // kernels per forward, when the bench counted them
 };
 
 // Reads calibrate/netbench output; each network's graph is MODELS_DIR/<model>.onnx.
@@ -93,7 +94,8 @@ std::vector<NetworkMeasurement> read_network_measurements(const std::string& pat
     }
     LoadOptions lo;
     lo.batch = j["batch"].get<int64_t>();
-    out.push_back({name, load_onnx(onnx, lo), j["latency_ms"].get<double>() * 1e3});
+    out.push_back({name, load_onnx(onnx, lo), j["latency_ms"].get<double>() * 1e3,
+                   j.value("kernels_per_forward", -1)});
   }
   if (out.empty()) throw InputError(path, "no usable network measurements");
   return out;
@@ -159,7 +161,7 @@ int cmd_calibrate_fit(const CommonOptions& o, const std::vector<std::string>& me
 }
 
 int cmd_calibrate_fit_networks(const CommonOptions& o, const std::string& netbench, const std::string& models_dir,
-                               int seed, double holdout) {
+                               int seed, double holdout, double kernel_match) {
   check_holdout(holdout);
   GpuModel gpu = gpu_of(o);
   const auto nets = read_network_measurements(netbench, models_dir);
@@ -173,11 +175,28 @@ int cmd_calibrate_fit_networks(const CommonOptions& o, const std::string& netben
   for (size_t i : by_name.test) held.insert(names[i]);
   std::vector<size_t> train, test;
   std::vector<double> measured;
-  for (size_t i = 0; i < nets.size(); ++i) {
-    (held.count(nets[i].name) ? test : train).push_back(i);
-    measured.push_back(nets[i].measured_us);
-  }
   AnalyzeOptions opt;
+  // Network-scope terms describe kernels running back to back; a run whose
+  // kernels the lowering does not match (framework-inserted copies, unfolded
+  // norms) says nothing about them, so it is left out of the fit.
+  std::vector<std::string> mismatched;
+  for (size_t i = 0; i < nets.size(); ++i) {
+    measured.push_back(nets[i].measured_us);
+    if (held.count(nets[i].name)) {
+      test.push_back(i);
+      continue;
+    }
+    const int predicted = int(analyze_model(nets[i].model, gpu, opt).kernels.size());
+    const int counted = nets[i].measured_kernels;
+    if (counted > 0 && std::abs(predicted - counted) > kernel_match * counted) {
+      mismatched.push_back(fmt::format("{}@{} ({} vs {} kernels)", nets[i].name, nets[i].model.batch, predicted, counted));
+      continue;
+    }
+    train.push_back(i);
+  }
+  if (!mismatched.empty())
+    fmt::print(std::cerr, "not fitted, kernel counts differ by more than {:.0f}%: {}\n", 100 * kernel_match,
+               joined(mismatched));
   const PredictFn predict = [&](const GpuModel& g, size_t i) {
     return analyze_model(nets[i].model, g, opt).total.time_us;
   };
@@ -203,6 +222,8 @@ int cmd_calibrate_fit_networks(const CommonOptions& o, const std::string& netben
                         {"networks_fitted", names.size() - held.size()},
                         {"networks_held_out", std::vector<std::string>(held.begin(), held.end())},
                         {"holdout_seed", seed},
+                        {"kernel_match", kernel_match},
+                        {"runs_not_fitted", mismatched},
                         {"train_loss", fit.train_loss}},
                        o.output);
   return 0;

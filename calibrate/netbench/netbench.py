@@ -37,6 +37,10 @@ UNSEEN = ["resnet34", "vgg11", "squeezenet1_0", "densenet169", "resnext101_32x8d
           "wide_resnet101_2", "regnet_x_400mf", "regnet_x_1_6gf", "regnet_x_8gf",
           "regnet_y_800mf", "regnet_y_3_2gf", "shufflenet_v2_x2_0", "mnasnet0_5",
           "efficientnet_b2", "efficientnet_v2_m", "convnext_small"]
+# The second validation-only set (onnx_models/unseen2/, export.py UNSEEN2).
+UNSEEN2 = ["vgg13", "vgg19", "densenet161", "densenet201", "resnext101_64x4d", "regnet_x_800mf",
+           "regnet_x_16gf", "regnet_y_1_6gf", "regnet_y_8gf", "shufflenet_v2_x0_5", "shufflenet_v2_x1_5",
+           "mnasnet0_75", "mnasnet1_3", "efficientnet_b1", "efficientnet_b3", "convnext_base"]
 
 # Models whose constructor needs extra arguments when built without weights.
 EXTRA_KWARGS = {
@@ -575,7 +579,7 @@ def emit(out, rec):
 def parse_args(argv=None):
     ap = argparse.ArgumentParser(description="End-to-end CNN latency (fp16, BN folded, CUDA graphs).")
     ap.add_argument("--out", required=True, help="JSONL output file")
-    ap.add_argument("--models", default=",".join(MODELS), help="comma list (default: all 23); 'unseen': the validation-only set")
+    ap.add_argument("--models", default=",".join(MODELS), help="comma list (default: all 23); 'unseen', 'unseen2': the validation-only sets")
     ap.add_argument("--batch", default="1,16,128", help="comma list of batch sizes")
     ap.add_argument("--device", default="cuda", help="cuda, cuda:N or cpu")
     ap.add_argument("--dry-run", action="store_true",
@@ -598,6 +602,8 @@ def parse_args(argv=None):
     args.models = [m.strip() for m in args.models.split(",") if m.strip()]
     if args.models == ["unseen"]:
         args.models = list(UNSEEN)
+    if args.models == ["unseen2"]:
+        args.models = list(UNSEEN2)
     return args
 
 
@@ -613,7 +619,7 @@ def main(argv=None):
         torch.cuda.set_device(device)
     torch.backends.cudnn.benchmark = True
     torch.manual_seed(0)
-    unknown = [m for m in args.models if m not in MODELS + UNSEEN]
+    unknown = [m for m in args.models if m not in MODELS + UNSEEN + UNSEEN2]
     if unknown:
         log("note: not in the standard list (will still try): %s" % ",".join(unknown))
     with open(args.out, "w") as out:

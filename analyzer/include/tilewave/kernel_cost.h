@@ -49,8 +49,11 @@ struct KernelCost {
   Losses losses;
 };
 
-// `l2_hit_bytes`: input bytes a network finds in L2 (0 for a layer on its own,
-// as calibration measures it with buffers rotated beyond L2).
+// `l2_hit_bytes`: bytes a network finds in or leaves in L2 (0 for a layer on
+// its own, as calibration measures it with buffers rotated beyond L2).
 KernelCost cost_layer(const Layer& layer, const GpuModel& gpu, double l2_hit_bytes = 0);
+// The same kernel inside a network: also waits `launch_gap_us` for the
+// kernel before it (docs/model.md "Inside a network").
+KernelCost cost_in_network(const Layer& layer, const GpuModel& gpu, double l2_hit_bytes);
 
 }  // namespace tilewave

@@ -38,6 +38,7 @@ std::vector<double> l2_hit_bytes(const Model& model, const LayerGraph& graph, co
   for (size_t k = 0; k < n; ++k)
     touched[k + 1] = touched[k] + (lowered.kernels[k].layer ? double(min_bytes(*lowered.kernels[k].layer)) : 0.0);
   const double window = gpu.l2_mb * 1e6 * gpu.param("l2_reuse_fraction");
+  std::unordered_set<std::string> written_back;
   for (size_t k = 0; k < n; ++k) {
     std::unordered_set<std::string> seen;
     for (int node : lowered.kernels[k].nodes)
@@ -47,7 +48,12 @@ std::vector<double> l2_hit_bytes(const Model& model, const LayerGraph& graph, co
         const TensorInfo* t = model.tensor(in);
         if (!t || t->numel() < 0) continue;
         const double size = double(t->numel()) * dtype_bytes(dtype);
-        if (size + touched[k] - touched[it->second + 1] <= window) hits[k] += size;
+        if (size + touched[k] - touched[it->second + 1] <= window) {
+          hits[k] += size;
+          // The producer's write of a value read back from L2 stayed in L2
+          // too; its write-back to DRAM overlaps later kernels.
+          if (written_back.insert(in).second) hits[it->second] += size;
+        }
       }
   }
   return hits;
@@ -76,7 +82,7 @@ Analysis analyze_model(const Model& model, const GpuModel& gpu, const AnalyzeOpt
     const Kernel& k = lowered.kernels[i];
     KernelResult r{k, std::nullopt};
     if (k.layer) {
-      r.cost = cost_layer(*k.layer, gpu, hits[i]);
+      r.cost = cost_in_network(*k.layer, gpu, hits[i]);
       r.cost->l2_hit_bytes = int64_t(hits[i]);
       const KernelCost& c = *r.cost;
       a.total.flops += c.flops;
