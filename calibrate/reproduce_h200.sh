@@ -40,6 +40,10 @@ echo "== 4b. networks never used to fit or tune anything (onnx_models/unseen), m
 python3 calibrate/compare_networks.py "$tw" "$data/netbench_unseen.jsonl" --gpu h200 --markdown \
   --models-dir onnx_models/unseen --json "$report/networks_unseen.json" | tee "$report/networks_unseen.md"
 
+echo "== 4c. the second unseen set (onnx_models/unseen2), measured after the network-scope revision"
+python3 calibrate/compare_networks.py "$tw" "$data/netbench_unseen2.jsonl" --gpu h200 --markdown \
+  --models-dir onnx_models/unseen2 --json "$report/networks_unseen2.json" | tee "$report/networks_unseen2.md"
+
 echo "== 5. the 4095^3 vs 4096^3 fp16 GEMM cliff"
 grep -h '"M":409[56],"N":409[56],"K":409[56]' "$data/measured.jsonl" | grep '"dtype":"fp16"' >"$report/cliff.jsonl"
 "$tw" layers "$report/cliff.jsonl" --gpu h200 --format table | tee "$report/cliff.txt"

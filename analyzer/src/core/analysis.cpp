@@ -10,7 +10,7 @@ namespace tilewave {
 
 namespace {
 
-// docs/model.md "L2 reuse in a network": an input produced by an earlier
+// docs/model.md "Inside a network": an input produced by an earlier
 // kernel is still in L2 when it and all the traffic since it was written fit
 // in the share of L2 that `l2_reuse_fraction` allows.
 std::vector<double> l2_hit_bytes(const Model& model, const LayerGraph& graph, const Lowering& lowered,

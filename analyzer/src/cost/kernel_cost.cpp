@@ -38,7 +38,7 @@ double bandwidth_bytes_per_us(const GpuModel& g) { return g.dram_bandwidth_gbs *
 // bandwidth, plus the ramp every kernel pays before its traffic reaches that
 // rate (too few bytes in flight, write-back of the previous kernel's lines).
 // Bytes found in L2 (a network's producer-consumer reuse, docs/model.md
-// "L2 reuse in a network") move at the L2 rate instead.
+// "Inside a network") move at the L2 rate instead.
 double memory_time_us(double bytes, double l2_hit_bytes, double class_efficiency, const GpuModel& g) {
   const double bw = bandwidth_bytes_per_us(g);
   const double hits = std::clamp(l2_hit_bytes, 0.0, bytes);
