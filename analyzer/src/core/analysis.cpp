@@ -78,11 +78,12 @@ Analysis analyze_model(const Model& model, const GpuModel& gpu, const AnalyzeOpt
   a.free_nodes = lowered.free_nodes;
   Losses weighted;
   const std::vector<double> hits = l2_hit_bytes(model, graph, lowered, gpu, options.dtype);
+  const CostModel cost_model(gpu);
   for (size_t i = 0; i < lowered.kernels.size(); ++i) {
     const Kernel& k = lowered.kernels[i];
     KernelResult r{k, std::nullopt};
     if (k.layer) {
-      r.cost = cost_in_network(*k.layer, gpu, hits[i]);
+      r.cost = cost_in_network(*k.layer, cost_model, hits[i]);
       r.cost->l2_hit_bytes = int64_t(hits[i]);
       const KernelCost& c = *r.cost;
       a.total.flops += c.flops;

@@ -32,20 +32,19 @@ namespace {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
-double bandwidth_bytes_per_us(const GpuModel& g) { return g.dram_bandwidth_gbs * 1e3; }
+double bandwidth_bytes_per_us(const CostModel& m) { return m.gpu.dram_bandwidth_gbs * 1e3; }
 
 // docs/model.md "Memory time": streaming at the class's share of DRAM
 // bandwidth, plus the ramp every kernel pays before its traffic reaches that
 // rate (too few bytes in flight, write-back of the previous kernel's lines).
 // Bytes found in L2 (a network's producer-consumer reuse, docs/model.md
 // "Inside a network") move at the L2 rate instead.
-double memory_time_us(double bytes, double l2_hit_bytes, double class_efficiency, const GpuModel& g) {
-  const double bw = bandwidth_bytes_per_us(g);
+double memory_time_us(double bytes, double l2_hit_bytes, double class_efficiency, const CostModel& m) {
+  const double bw = bandwidth_bytes_per_us(m);
   const double hits = std::clamp(l2_hit_bytes, 0.0, bytes);
   const double dram = bytes - hits;
-  const double ramp_bytes = std::min(dram, g.param("ramp_mb") * 1e6);
-  return dram / (bw * class_efficiency) + ramp_bytes / (bw * g.param("ramp_bw_efficiency")) +
-         hits / (bw * g.param("l2_bw_factor"));
+  const double ramp_bytes = std::min(dram, m.ramp_mb * 1e6);
+  return dram / (bw * class_efficiency) + ramp_bytes / (bw * m.ramp_bw_efficiency) + hits / (bw * m.l2_bw_factor);
 }
 
 // An implicit GEMM: `batch` independent M x N x (taps*K) products. A
@@ -66,7 +65,7 @@ struct GemmView {
 // Finishes a cost: time from its terms, the bound, utilization and the loss
 // chain of docs/model.md "Losses". The after_* times are ideal times on the
 // kernel's own unit after each quantization step.
-void finish(KernelCost& c, const GpuModel& gpu, DType dtype, double after_tile_us, double after_wave_us) {
+void finish(KernelCost& c, const CostModel& m, DType dtype, double after_tile_us, double after_wave_us) {
   const double busy = std::max(c.compute_us, c.memory_us);
   c.time_us = busy + c.fixed_us;
   if (c.fixed_us >= busy) c.bound = Bound::latency;
@@ -74,7 +73,7 @@ void finish(KernelCost& c, const GpuModel& gpu, DType dtype, double after_tile_u
   c.intensity = c.bytes > 0 ? double(c.flops) / double(c.bytes) : 0.0;
   const double t = c.time_us;
   if (t <= 0) return;
-  c.utilization = double(c.flops) / (t * 1e-6 * gpu.peak_flops(dtype));
+  c.utilization = double(c.flops) / (t * 1e-6 * m.gpu.peak_flops(dtype));
   const double ideal_unit_us = c.peak_flops > 0 ? double(c.flops) / c.peak_flops * 1e6 : 0.0;
   c.losses.tile = std::max(0.0, after_tile_us - ideal_unit_us) / t;
   c.losses.wave = std::max(0.0, after_wave_us - after_tile_us) / t;
@@ -88,19 +87,20 @@ void finish(KernelCost& c, const GpuModel& gpu, DType dtype, double after_tile_u
 
 // docs/model.md "GEMM-like kernels": every candidate tile and split-K factor
 // is costed and the fastest kept, as library heuristics and autotuners do.
-KernelCost cost_gemm(const GemmView& g, DType dtype, const GpuModel& gpu, double hits) {
+KernelCost cost_gemm(const GemmView& g, DType dtype, const CostModel& m, double hits) {
+  const GpuModel& gpu = m.gpu;
   const PrecisionSpec& prec = gpu.precision(dtype);
   const double peak_flops = prec.peak_tflops * 1e12;
   const double sm_macs_per_us = peak_flops / 2 / gpu.sms * 1e-6;
-  const double eff_top = gpu.param("tc_efficiency") * g.path_factor;
-  const double reuse_exp = gpu.param("tile_reuse_exponent");
+  const double eff_top = m.tc_efficiency * g.path_factor;
+  const double reuse_exp = m.tile_reuse_exponent;
   double best_reuse = 0;
   for (const auto& t : prec.tiles) best_reuse = std::max(best_reuse, double(t.m) * t.n / (t.m + t.n));
-  const int max_split = std::max(1, int(gpu.param("max_split_k")));
-  const double bw_eff = gpu.param("gemm_bw_efficiency");
-  const double wave_overhead = gpu.param("wave_overhead_us");
-  const double fill_steps = gpu.param("pipeline_fill_steps");
-  const double tap_steps = gpu.param("tap_overhead_steps");
+  const int max_split = m.max_split_k;
+  const double bw_eff = m.gemm_bw_efficiency;
+  const double wave_overhead = m.wave_overhead_us;
+  const double fill_steps = m.pipeline_fill_steps;
+  const double tap_steps = m.tap_overhead_steps;
   const int64_t partial_bytes_per_elem = 4;  // split-K partial sums are fp32/int32
 
   KernelCost best;
@@ -148,13 +148,13 @@ KernelCost cost_gemm(const GemmView& g, DType dtype, const GpuModel& gpu, double
       const int64_t partials = split > 1 ? 2 * int64_t(split) * g.M * g.N * g.batch * partial_bytes_per_elem : 0;
       c.bytes = g.bytes + partials;
       c.compute_us = waves * (mainloop_us + wave_overhead) + setup_us;
-      c.memory_us = memory_time_us(double(c.bytes), hits, bw_eff, gpu);
+      c.memory_us = memory_time_us(double(c.bytes), hits, bw_eff, m);
       // Partial sums are reduced in log2(split) rounds (a tree or serial
       // fix-up per pair of splits), each a global-memory round trip.
-      c.fixed_us = gpu.param("fixed_us_gemm") + std::log2(double(split)) * gpu.param("split_k_overhead_us");
+      c.fixed_us = m.fixed_us_gemm + std::log2(double(split)) * m.split_k_overhead_us;
       const double ideal_us = double(c.flops) / peak_flops * 1e6;
       const double after_tile = ideal_us / c.tile_eff;
-      finish(c, gpu, dtype, after_tile, after_tile / c.wave_eff);
+      finish(c, m, dtype, after_tile, after_tile / c.wave_eff);
       if (c.time_us < best.time_us) best = c;
     }
   }
@@ -167,17 +167,17 @@ KernelCost cost_gemm(const GemmView& g, DType dtype, const GpuModel& gpu, double
 
 bool dims_aligned(int64_t a, int64_t b, int align) { return a % align == 0 && b % align == 0; }
 
-KernelCost cost_direct_conv(const ConvProblem& p, int64_t bytes, DType dtype, const GpuModel& gpu, double hits) {
+KernelCost cost_direct_conv(const ConvProblem& p, int64_t bytes, DType dtype, const CostModel& m, double hits) {
   KernelCost c;
   c.path = CostPath::direct_conv;
   c.flops = 2 * p.macs();
   c.bytes = bytes;
-  c.peak_flops = gpu.cuda_core_peak_flops(dtype);
-  c.compute_us = double(c.flops) / (c.peak_flops * gpu.param("direct_conv_efficiency")) * 1e6;
-  c.memory_us = memory_time_us(double(bytes), hits, gpu.param("direct_bw_efficiency"), gpu);
-  c.fixed_us = gpu.param("fixed_us_direct");
+  c.peak_flops = m.gpu.cuda_core_peak_flops(dtype);
+  c.compute_us = double(c.flops) / (c.peak_flops * m.direct_conv_efficiency) * 1e6;
+  c.memory_us = memory_time_us(double(bytes), hits, m.direct_bw_efficiency, m);
+  c.fixed_us = m.fixed_us_direct;
   const double ideal_us = double(c.flops) / c.peak_flops * 1e6;
-  finish(c, gpu, dtype, ideal_us, ideal_us);
+  finish(c, m, dtype, ideal_us, ideal_us);
   c.kernel = fmt::format("direct_conv_{}_{}x{}", dtype_name(dtype), p.R, p.S);
   return c;
 }
@@ -185,21 +185,21 @@ KernelCost cost_direct_conv(const ConvProblem& p, int64_t bytes, DType dtype, co
 // docs/model.md "Grouped convolutions": cuDNN's NHWC grouped kernels take
 // power-of-two group widths; other widths (RegNet's 24, 48, 56, 120 ...) go
 // through layout transforms and per-group or CUDA-core engines.
-KernelCost grouped_fallback(KernelCost c, const ConvProblem& p, DType dtype, const GpuModel& gpu) {
+KernelCost grouped_fallback(KernelCost c, const ConvProblem& p, DType dtype, const CostModel& m) {
   const double t_old = c.time_us;
   const double ideal_us = c.peak_flops > 0 ? double(c.flops) / c.peak_flops * 1e6 : 0.0;
   const double after_tile = ideal_us + c.losses.tile * t_old, after_wave = after_tile + c.losses.wave * t_old;
   const double tensor_bytes = double(p.N * (p.C * p.H * p.W + p.K * p.P() * p.Q()) * dtype_bytes(dtype));
-  c.compute_us = c.compute_us / gpu.param("grouped_fallback_efficiency") +
-                 memory_time_us(2 * tensor_bytes, 0, gpu.param("grouped_transform_bw_efficiency"), gpu);
-  finish(c, gpu, dtype, after_tile, after_wave);
+  c.compute_us = c.compute_us / m.grouped_fallback_efficiency +
+                 memory_time_us(2 * tensor_bytes, 0, m.grouped_transform_bw_efficiency, m);
+  finish(c, m, dtype, after_tile, after_wave);
   c.kernel += "_fallback";
   return c;
 }
 
-KernelCost cost_conv(const ConvProblem& p, int64_t bytes, DType dtype, const GpuModel& gpu, double hits) {
+KernelCost cost_conv(const ConvProblem& p, int64_t bytes, DType dtype, const CostModel& m, double hits) {
   const int64_t cg = p.C / p.groups, kg = p.K / p.groups;
-  const int align = gpu.precision(dtype).align;
+  const int align = m.gpu.precision(dtype).align;
   const bool aligned = dims_aligned(cg, kg, align);
   // Implicit GEMM (docs/model.md "Convolution as implicit GEMM"): misaligned
   // channels are padded up to the alignment, which shows up as tile loss.
@@ -211,62 +211,95 @@ KernelCost cost_conv(const ConvProblem& p, int64_t bytes, DType dtype, const Gpu
   const int64_t cg_pad = narrow ? round_up(cg, 4) : (aligned ? cg : round_up(cg, align));
   const int64_t kg_pad = kg % align == 0 ? kg : round_up(kg, align);
   const bool strided = p.stride[0] > 1 || p.stride[1] > 1;
-  const double conv_factor = gpu.param("conv_efficiency") *
-                             (aligned ? 1.0 : gpu.param("conv_misaligned_efficiency")) *
-                             (strided ? gpu.param("conv_strided_efficiency") : 1.0);
+  const double conv_factor = m.conv_efficiency * (aligned ? 1.0 : m.conv_misaligned_efficiency) *
+                             (strided ? m.conv_strided_efficiency : 1.0);
   const int64_t taps = narrow ? 1 : p.R * p.S;
   GemmView g{pixels, kg_pad, narrow ? cg_pad * p.R * p.S : cg_pad, p.groups, p.macs(), bytes, true, conv_factor,
              !aligned, taps, p.groups > 1};
   const bool depthwise_like = cg < align || kg < align;
-  if (p.groups > 1 && cg == 1) return cost_direct_conv(p, bytes, dtype, gpu, hits);
-  KernelCost gemm = cost_gemm(g, dtype, gpu, hits);
+  if (p.groups > 1 && cg == 1) return cost_direct_conv(p, bytes, dtype, m, hits);
+  KernelCost gemm = cost_gemm(g, dtype, m, hits);
   gemm.aligned = aligned;
   const auto pow2 = [](int64_t v) { return v > 0 && (v & (v - 1)) == 0; };
   if (p.groups > 1 && !depthwise_like && !(pow2(cg) && pow2(kg)))
-    return grouped_fallback(gemm, p, dtype, gpu);
+    return grouped_fallback(gemm, p, dtype, m);
   if (p.groups > 1 && depthwise_like) {
-    KernelCost direct = cost_direct_conv(p, bytes, dtype, gpu, hits);
+    KernelCost direct = cost_direct_conv(p, bytes, dtype, m, hits);
     if (direct.time_us < gemm.time_us) return direct;
   }
   gemm.kernel = "conv_" + gemm.kernel;
   return gemm;
 }
 
-KernelCost cost_memory(const MemoryProblem& m, int64_t bytes, DType dtype, const GpuModel& gpu, double hits) {
+KernelCost cost_memory(const MemoryProblem& p, int64_t bytes, DType dtype, const CostModel& m, double hits) {
   KernelCost c;
   c.path = CostPath::memory;
   c.bytes = bytes;
-  c.peak_flops = gpu.peak_flops(dtype);
-  const std::string cls = memory_op_name(m.op);
-  c.memory_us = memory_time_us(double(bytes), hits, gpu.param(cls + "_bw_efficiency"), gpu);
-  if (m.op == MemoryOp::softmax) c.memory_us += double(m.outer) * gpu.param("row_ns") * 1e-3;
-  c.fixed_us = gpu.param(m.op == MemoryOp::pool ? "fixed_us_pool" : "fixed_us_memory");
-  finish(c, gpu, dtype, 0, 0);
-  c.kernel = fmt::format("{}_{}", cls, dtype_name(dtype));
+  c.peak_flops = m.gpu.peak_flops(dtype);
+  c.memory_us = memory_time_us(double(bytes), hits, m.memory_bw_efficiency[int(p.op)], m);
+  if (p.op == MemoryOp::softmax) c.memory_us += double(p.outer) * m.row_ns * 1e-3;
+  c.fixed_us = p.op == MemoryOp::pool ? m.fixed_us_pool : m.fixed_us_memory;
+  finish(c, m, dtype, 0, 0);
+  c.kernel = fmt::format("{}_{}", memory_op_name(p.op), dtype_name(dtype));
   return c;
 }
 
 }  // namespace
 
+CostModel::CostModel(const GpuModel& g)
+    : gpu(g),
+      tc_efficiency(g.param("tc_efficiency")),
+      tile_reuse_exponent(g.param("tile_reuse_exponent")),
+      conv_efficiency(g.param("conv_efficiency")),
+      conv_strided_efficiency(g.param("conv_strided_efficiency")),
+      conv_misaligned_efficiency(g.param("conv_misaligned_efficiency")),
+      misaligned_efficiency(g.param("misaligned_efficiency")),
+      misaligned_n_efficiency(g.param("misaligned_n_efficiency")),
+      split_k_overhead_us(g.param("split_k_overhead_us")),
+      pipeline_fill_steps(g.param("pipeline_fill_steps")),
+      tap_overhead_steps(g.param("tap_overhead_steps")),
+      wave_overhead_us(g.param("wave_overhead_us")),
+      gemm_bw_efficiency(g.param("gemm_bw_efficiency")),
+      fixed_us_gemm(g.param("fixed_us_gemm")),
+      ramp_mb(g.param("ramp_mb")),
+      ramp_bw_efficiency(g.param("ramp_bw_efficiency")),
+      grouped_fallback_efficiency(g.param("grouped_fallback_efficiency")),
+      grouped_transform_bw_efficiency(g.param("grouped_transform_bw_efficiency")),
+      direct_conv_efficiency(g.param("direct_conv_efficiency")),
+      direct_bw_efficiency(g.param("direct_bw_efficiency")),
+      fixed_us_direct(g.param("fixed_us_direct")),
+      l2_bw_factor(g.param("l2_bw_factor")),
+      launch_gap_us(g.param("launch_gap_us")),
+      row_ns(g.param("row_ns")),
+      fixed_us_memory(g.param("fixed_us_memory")),
+      fixed_us_pool(g.param("fixed_us_pool")),
+      max_split_k(std::max(1, int(g.param("max_split_k")))) {
+  for (MemoryOp op : {MemoryOp::eltwise, MemoryOp::pool, MemoryOp::reduce, MemoryOp::softmax, MemoryOp::copy})
+    memory_bw_efficiency[int(op)] = g.param(std::string(memory_op_name(op)) + "_bw_efficiency");
+}
+
 KernelCost cost_layer(const Layer& layer, const GpuModel& gpu, double l2_hit_bytes) {
+  return cost_layer(layer, CostModel(gpu), l2_hit_bytes);
+}
+
+KernelCost cost_layer(const Layer& layer, const CostModel& m, double l2_hit_bytes) {
   const int64_t bytes = min_bytes(layer);
-  if (auto* c = std::get_if<ConvProblem>(&layer.problem)) return cost_conv(*c, bytes, layer.dtype, gpu, l2_hit_bytes);
+  if (auto* c = std::get_if<ConvProblem>(&layer.problem)) return cost_conv(*c, bytes, layer.dtype, m, l2_hit_bytes);
   if (auto* g = std::get_if<GemmProblem>(&layer.problem)) {
-    const int align = gpu.precision(layer.dtype).align;
+    const int align = m.gpu.precision(layer.dtype).align;
     // Row-major A (MxK) and B (KxN): rows of both must be aligned vectors.
     // K and N misalignment are separate parameters: the libraries fall back
     // to different kernels for each (docs/model.md "Alignment").
     const bool aligned = dims_aligned(g->K, g->N, align);
-    const double factor = g->K % align ? gpu.param("misaligned_efficiency")
-                                       : (g->N % align ? gpu.param("misaligned_n_efficiency") : 1.0);
-    return cost_gemm({g->M, g->N, g->K, g->batch, g->macs(), bytes, aligned, factor}, layer.dtype, gpu, l2_hit_bytes);
+    const double factor = g->K % align ? m.misaligned_efficiency : (g->N % align ? m.misaligned_n_efficiency : 1.0);
+    return cost_gemm({g->M, g->N, g->K, g->batch, g->macs(), bytes, aligned, factor}, layer.dtype, m, l2_hit_bytes);
   }
-  return cost_memory(std::get<MemoryProblem>(layer.problem), bytes, layer.dtype, gpu, l2_hit_bytes);
+  return cost_memory(std::get<MemoryProblem>(layer.problem), bytes, layer.dtype, m, l2_hit_bytes);
 }
 
-KernelCost cost_in_network(const Layer& layer, const GpuModel& gpu, double l2_hit_bytes) {
-  KernelCost c = cost_layer(layer, gpu, l2_hit_bytes);
-  const double gap = gpu.param("launch_gap_us");
+KernelCost cost_in_network(const Layer& layer, const CostModel& m, double l2_hit_bytes) {
+  KernelCost c = cost_layer(layer, m, l2_hit_bytes);
+  const double gap = m.launch_gap_us;
   if (gap <= 0 || c.time_us <= 0) return c;
   // Every other term is an absolute time: rescale the shares to the longer total.
   const double scale = c.time_us / (c.time_us + gap);
