@@ -5,8 +5,8 @@
 # usage: calibrate/h200_run.sh LAYERS.jsonl FIRST_LINE MEASURE_SECONDS NETBENCH_SECONDS
 #   FIRST_LINE lets a second call continue where a timed-out one stopped;
 #   NETBENCH_SECONDS 0 skips the network bench.
-# Environment: NETBENCH_MODELS (netbench --models: default all 23; "unseen" or
-#   "unseen2" for a validation-only set); PROFILE_MODELS (comma list, "unseen" or "unseen2") also
+# Environment: NETBENCH_MODELS (netbench --models: default all 23; "unseen",
+#   "unseen2" or "unseen3" for a validation-only set); PROFILE_MODELS (a comma list or a set name) also
 #   records per-kernel profiles of those networks at batch 1, 16 and 128
 #   (PROFILE_S seconds at most, default 300).
 set -uo pipefail
@@ -37,7 +37,7 @@ if [ "$net_s" -gt 0 ]; then
 fi
 if [ -n "${PROFILE_MODELS:-}" ]; then
   models=$PROFILE_MODELS
-  case $models in unseen | unseen2)
+  case $models in unseen | unseen2 | unseen3)
     models=$(python3 -c 'import sys; sys.path.insert(0, "calibrate/netbench"); import netbench; print(",".join(getattr(netbench, sys.argv[1].upper())))' "$models") ;;
   esac
   PYTHONUNBUFFERED=1 timeout "${PROFILE_S:-300}" python3 calibrate/netbench/profile_kernels.py --out "$out/network_kernels.jsonl" \

@@ -22,9 +22,11 @@ echo "== 1. fit the layer-scope parameters (fp16, 20% of layers held out, seed 1
 "$tw" calibrate fit $layers --gpu "$data/h200_datasheet.json" --dtype fp16 \
   -o "$report/h200_layers.json" 2>&1 | tee "$report/fit_layers.txt"
 
-echo "== 2. fit the network-scope (L2 reuse) parameters on half of the networks, seed 1"
+echo "== 2. fit the network-scope parameters, 12 networks held out (seed 1): the L2 terms on elementwise"
+echo "   kernels timed inside the fitted networks, the launch gap on their latencies"
+python3 calibrate/eltwise_in_network.py "$tw" "$data/network_kernels.jsonl" "$data/eltwise_in_network.jsonl"
 "$tw" calibrate fit-networks "$data/netbench.jsonl" --gpu "$report/h200_layers.json" \
-  -o gpu_models/h200.json 2>&1 | tee "$report/fit_networks.txt"
+  --kernel-times "$data/eltwise_in_network.jsonl" -o gpu_models/h200.json 2>&1 | tee "$report/fit_networks.txt"
 
 echo "== 3. held-out layers per op class and precision (parameters fitted on fp16 only)"
 for dt in fp16 bf16 tf32 fp32 int8; do

@@ -156,6 +156,10 @@ TEST_CASE("inside a network, an input the previous kernel just wrote is read fro
   REQUIRE(with_l2.kernels.size() > 2);
   CHECK(with_l2.kernels[1].cost->l2_hit_bytes == 2 * act);
   CHECK(with_l2.kernels[0].cost->l2_hit_bytes == act);
+  // A window of half the activation: only the most recent half is still there.
+  g.params["l2_reuse_fraction"] = 0.5 * double(act) / (g.l2_mb * 1e6);
+  const Analysis half = analyze_file(test::data("tiny_cnn.onnx"), g, a);
+  CHECK(half.kernels[1].cost->l2_hit_bytes == act);  // half of its input, half of its output
   g.params["l2_reuse_fraction"] = 0;
   const Analysis without = analyze_file(test::data("tiny_cnn.onnx"), g, a);
   for (const auto& k : without.kernels) CHECK(k.cost->l2_hit_bytes == 0);

@@ -160,8 +160,37 @@ int cmd_calibrate_fit(const CommonOptions& o, const std::vector<std::string>& me
   return 0;
 }
 
+// One kernel's device time inside a network run (calibrate/eltwise_in_network.py).
+struct KernelInNetwork {
+  size_t run;        // index into the network measurements
+  std::string node;  // the kernel's first node
+  double measured_us;
+};
+
+std::vector<KernelInNetwork> read_kernel_times(const std::string& path, const std::vector<NetworkMeasurement>& nets) {
+  std::ifstream f(path);
+  if (!f) throw InputError(path, "cannot open kernel times");
+  std::vector<KernelInNetwork> out;
+  std::string text;
+  for (int line = 1; std::getline(f, text); ++line) {
+    if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
+    json j;
+    try {
+      j = json::parse(text);
+    } catch (const json::exception&) {
+      throw InputError(fmt::format("{}:{}", path, line), "not valid JSON");
+    }
+    if (!j.contains("model") || !j.contains("batch") || !j.contains("node") || !j.contains("measured_us"))
+      throw InputError(fmt::format("{}:{}", path, line), "needs model, batch, node and measured_us");
+    for (size_t r = 0; r < nets.size(); ++r)
+      if (nets[r].name == j["model"].get<std::string>() && nets[r].model.batch == j["batch"].get<int64_t>())
+        out.push_back({r, j["node"].get<std::string>(), j["measured_us"].get<double>()});
+  }
+  return out;
+}
+
 int cmd_calibrate_fit_networks(const CommonOptions& o, const std::string& netbench, const std::string& models_dir,
-                               int seed, double holdout, double kernel_match) {
+                               int seed, double holdout, double kernel_match, const std::string& kernel_times) {
   check_holdout(holdout);
   GpuModel gpu = gpu_of(o);
   const auto nets = read_network_measurements(netbench, models_dir);
@@ -213,10 +242,46 @@ int cmd_calibrate_fit_networks(const CommonOptions& o, const std::string& netben
   fmt::print(std::cerr, "fitting network-scope parameters on {} measurements of {} networks ({} networks held out)\n",
              train.size(), names.size() - held.size(), held.size());
   report("before", gpu);
-  const FitResult fit = fit_scope(gpu, ParamScope::network, train, predict, measured);
-  for (const auto& [k, v] : fit.params) gpu.params[k] = v;
+  std::map<std::string, double> fitted;
+  json kernel_stage = nullptr;
+  std::vector<ParamScope> on_totals = {ParamScope::network_kernel, ParamScope::network};
+  if (!kernel_times.empty()) {
+    // The L2 terms from kernels timed inside the fitted networks, where they
+    // act alone; then the rest from whole-network latencies.
+    const std::vector<KernelInNetwork> kernels = read_kernel_times(kernel_times, nets);
+    std::vector<size_t> kernel_train;
+    std::vector<double> kernel_measured;
+    for (size_t k = 0; k < kernels.size(); ++k) {
+      kernel_measured.push_back(kernels[k].measured_us);
+      if (std::find(train.begin(), train.end(), kernels[k].run) != train.end()) kernel_train.push_back(k);
+    }
+    // One analysis per run and candidate, shared by that run's kernels. The
+    // profile's device times include no launch gap, so it is taken off.
+    std::map<size_t, std::pair<std::vector<double>, std::map<std::string, double>>> cache;
+    const PredictFn predict_kernel = [&](const GpuModel& g, size_t k) {
+      const std::vector<double> key = {g.param("l2_bw_factor"), g.param("l2_reuse_fraction")};
+      auto& [cached_key, by_node] = cache[kernels[k].run];
+      if (cached_key != key) {
+        by_node.clear();
+        for (const auto& r : analyze_model(nets[kernels[k].run].model, g, opt).kernels)
+          if (r.cost) by_node[r.kernel.name] = r.cost->time_us - g.param("launch_gap_us");
+        cached_key = key;
+      }
+      auto it = by_node.find(kernels[k].node);
+      if (it == by_node.end())
+        throw InputError(kernel_times, fmt::format("no kernel '{}' in {}", kernels[k].node, nets[kernels[k].run].name));
+      return it->second;
+    };
+    fmt::print(std::cerr, "fitting the L2 terms on {} kernels timed inside the fitted networks\n", kernel_train.size());
+    const FitResult l2 = fit_scope(gpu, {ParamScope::network_kernel}, kernel_train, predict_kernel, kernel_measured);
+    for (const auto& [k, v] : l2.params) gpu.params[k] = fitted[k] = v;
+    kernel_stage = {{"data", kernel_times}, {"kernels_fitted", kernel_train.size()}, {"train_loss", l2.train_loss}};
+    on_totals = {ParamScope::network};
+  }
+  const FitResult fit = fit_scope(gpu, on_totals, train, predict, measured);
+  for (const auto& [k, v] : fit.params) gpu.params[k] = fitted[k] = v;
   report("after", gpu);
-  write_calibrated_gpu(gpu, fit.params, "network_calibration",
+  write_calibrated_gpu(gpu, fitted, "network_calibration",
                        {{"data", netbench},
                         {"date", utc_now()},
                         {"networks_fitted", names.size() - held.size()},
@@ -224,6 +289,7 @@ int cmd_calibrate_fit_networks(const CommonOptions& o, const std::string& netben
                         {"holdout_seed", seed},
                         {"kernel_match", kernel_match},
                         {"runs_not_fitted", mismatched},
+                        {"kernel_stage", kernel_stage},
                         {"train_loss", fit.train_loss}},
                        o.output);
   return 0;

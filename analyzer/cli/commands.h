@@ -31,7 +31,8 @@ int cmd_gpus(const CommonOptions& o);
 int cmd_calibrate_fit(const CommonOptions& o, const std::vector<std::string>& measured, const std::string& dtype, int seed,
                       double holdout);
 int cmd_calibrate_fit_networks(const CommonOptions& o, const std::string& netbench, const std::string& models_dir,
-                               int seed, double holdout, double kernel_match);
+                               int seed, double holdout, double kernel_match,
+                               const std::string& kernel_times);
 int cmd_calibrate_carry(const CommonOptions& o, const std::string& to);
 int cmd_calibrate_validate(const CommonOptions& o, const std::vector<std::string>& measured, const std::string& dtype, int seed,
                            double holdout);

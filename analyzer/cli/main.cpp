@@ -96,6 +96,9 @@ int main(int argc, char** argv) {
   fit_net->add_option("--kernel-match", kernel_match,
                       "fit only runs whose predicted kernel count is within this fraction of the measured one")
       ->capture_default_str();
+  std::string kernel_times;
+  fit_net->add_option("--kernel-times", kernel_times,
+                      "kernels timed inside the networks (calibrate/eltwise_in_network.py): fit the L2 terms to them");
   std::string carry_to;
   auto* carry = calibrate->add_subcommand("carry", "carry a calibrated GPU's parameters over to another GPU file");
   add_gpu_options(carry, o);
@@ -137,7 +140,7 @@ int main(int argc, char** argv) {
     if (*sweep) return cli::cmd_sweep(o, model, batches);
     if (*gpus) return cli::cmd_gpus(o);
     if (*fit) return cli::cmd_calibrate_fit(o, measured_files, fit_dtype, seed, holdout);
-    if (*fit_net) return cli::cmd_calibrate_fit_networks(o, measured, models_dir, seed, net_holdout, kernel_match);
+    if (*fit_net) return cli::cmd_calibrate_fit_networks(o, measured, models_dir, seed, net_holdout, kernel_match, kernel_times);
     if (*carry) return cli::cmd_calibrate_carry(o, carry_to);
     if (*validate) return cli::cmd_calibrate_validate(o, measured_files, fit_dtype, seed, holdout);
   } catch (const InputError& e) {

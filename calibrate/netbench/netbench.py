@@ -41,6 +41,9 @@ UNSEEN = ["resnet34", "vgg11", "squeezenet1_0", "densenet169", "resnext101_32x8d
 UNSEEN2 = ["vgg13", "vgg19", "densenet161", "densenet201", "resnext101_64x4d", "regnet_x_800mf",
            "regnet_x_16gf", "regnet_y_1_6gf", "regnet_y_8gf", "shufflenet_v2_x0_5", "shufflenet_v2_x1_5",
            "mnasnet0_75", "mnasnet1_3", "efficientnet_b1", "efficientnet_b3", "convnext_base"]
+# The third (onnx_models/unseen3/, export.py UNSEEN3).
+UNSEEN3 = ["regnet_x_32gf", "regnet_y_16gf", "regnet_y_32gf", "efficientnet_b5", "efficientnet_b6",
+           "efficientnet_b7", "efficientnet_v2_l", "convnext_large"]
 
 # Models whose constructor needs extra arguments when built without weights.
 EXTRA_KWARGS = {
@@ -579,7 +582,7 @@ def emit(out, rec):
 def parse_args(argv=None):
     ap = argparse.ArgumentParser(description="End-to-end CNN latency (fp16, BN folded, CUDA graphs).")
     ap.add_argument("--out", required=True, help="JSONL output file")
-    ap.add_argument("--models", default=",".join(MODELS), help="comma list (default: all 23); 'unseen', 'unseen2': the validation-only sets")
+    ap.add_argument("--models", default=",".join(MODELS), help="comma list (default: all 23); 'unseen', 'unseen2', 'unseen3': a validation-only set")
     ap.add_argument("--batch", default="1,16,128", help="comma list of batch sizes")
     ap.add_argument("--device", default="cuda", help="cuda, cuda:N or cpu")
     ap.add_argument("--dry-run", action="store_true",
@@ -600,10 +603,9 @@ def parse_args(argv=None):
     args = ap.parse_args(argv)
     args.batches = [int(b) for b in args.batch.split(",") if b.strip()]
     args.models = [m.strip() for m in args.models.split(",") if m.strip()]
-    if args.models == ["unseen"]:
-        args.models = list(UNSEEN)
-    if args.models == ["unseen2"]:
-        args.models = list(UNSEEN2)
+    sets = {"unseen": UNSEEN, "unseen2": UNSEEN2, "unseen3": UNSEEN3}
+    if len(args.models) == 1 and args.models[0] in sets:
+        args.models = list(sets[args.models[0]])
     return args
 
 
@@ -619,7 +621,7 @@ def main(argv=None):
         torch.cuda.set_device(device)
     torch.backends.cudnn.benchmark = True
     torch.manual_seed(0)
-    unknown = [m for m in args.models if m not in MODELS + UNSEEN + UNSEEN2]
+    unknown = [m for m in args.models if m not in MODELS + UNSEEN + UNSEEN2 + UNSEEN3]
     if unknown:
         log("note: not in the standard list (will still try): %s" % ",".join(unknown))
     with open(args.out, "w") as out:

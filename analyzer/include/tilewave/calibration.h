@@ -36,10 +36,10 @@ struct FitResult {
 // Predicted time (µs) of item i under a candidate GPU model.
 using PredictFn = std::function<double(const GpuModel&, size_t)>;
 
-// Fits the parameters of one scope: minimises the mean soft-L1 loss of
+// Fits the parameters of the given scopes: minimises the mean soft-L1 loss of
 // log(predicted/measured) over `train` with NLopt within each parameter's
 // bounds. The other parameters stay as in `start`.
-FitResult fit_scope(const GpuModel& start, ParamScope scope, const std::vector<size_t>& train,
+FitResult fit_scope(const GpuModel& start, const std::vector<ParamScope>& scopes, const std::vector<size_t>& train,
                     const PredictFn& predict, const std::vector<double>& measured);
 
 // Minimises a robust (soft-L1) loss of log(pred/measured) over `train` with

@@ -33,8 +33,9 @@ struct PrecisionSpec {
 };
 
 // Which measurements can fit a parameter: single layers (rotated buffers, no
-// reuse between kernels) or whole networks (L2 reuse between kernels).
-enum class ParamScope { layer, network };
+// reuse between kernels), kernels timed inside networks (L2 reuse between
+// them), or whole networks (everything between kernels).
+enum class ParamScope { layer, network_kernel, network };
 
 // A named model constant with its default and the bounds a fit may move it in.
 struct ParamInfo {

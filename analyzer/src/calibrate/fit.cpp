@@ -91,13 +91,13 @@ double nlopt_objective(const std::vector<double>& x, std::vector<double>&, void*
 
 }  // namespace
 
-FitResult fit_scope(const GpuModel& start, ParamScope scope, const std::vector<size_t>& train,
+FitResult fit_scope(const GpuModel& start, const std::vector<ParamScope>& scopes, const std::vector<size_t>& train,
                     const PredictFn& predict, const std::vector<double>& measured) {
   if (train.empty()) throw InputError("calibrate fit", "nothing to fit");
   Objective obj{start, {}, &train, &predict, &measured, 0};
   std::vector<double> x, lo, hi;
   for (const auto& p : param_table()) {
-    if (p.fit_min >= p.fit_max || p.scope != scope) continue;
+    if (p.fit_min >= p.fit_max || std::find(scopes.begin(), scopes.end(), p.scope) == scopes.end()) continue;
     obj.names.push_back(p.name);
     lo.push_back(p.fit_min);
     hi.push_back(p.fit_max);
@@ -157,7 +157,7 @@ FitResult fit_parameters(const GpuModel& start, const std::vector<Measurement>& 
   std::vector<double> measured;
   for (const auto& m : data) measured.push_back(m.measured_us);
   const PredictFn predict = [&](const GpuModel& g, size_t i) { return cost_layer(data[i].entry.layer, g).time_us; };
-  return fit_scope(start, ParamScope::layer, train, predict, measured);
+  return fit_scope(start, {ParamScope::layer}, train, predict, measured);
 }
 
 double quantile(std::vector<double> v, double q) {

@@ -1,5 +1,6 @@
 #include "tilewave/analysis.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <unordered_map>
 #include <unordered_set>
@@ -10,9 +11,9 @@ namespace tilewave {
 
 namespace {
 
-// docs/model.md "Inside a network": an input produced by an earlier
-// kernel is still in L2 when it and all the traffic since it was written fit
-// in the share of L2 that `l2_reuse_fraction` allows.
+// docs/model.md "Inside a network": of an input produced by an earlier
+// kernel, the part that the traffic since it was written has not pushed out
+// of the share of L2 that `l2_reuse_fraction` allows is still there.
 std::vector<double> l2_hit_bytes(const Model& model, const LayerGraph& graph, const Lowering& lowered,
                                  const GpuModel& gpu, DType dtype) {
   const size_t n = lowered.kernels.size();
@@ -48,12 +49,14 @@ std::vector<double> l2_hit_bytes(const Model& model, const LayerGraph& graph, co
         const TensorInfo* t = model.tensor(in);
         if (!t || t->numel() < 0) continue;
         const double size = double(t->numel()) * dtype_bytes(dtype);
-        if (size + touched[k] - touched[it->second + 1] <= window) {
-          hits[k] += size;
-          // The producer's write of a value read back from L2 stayed in L2
-          // too; its write-back to DRAM overlaps later kernels.
-          if (written_back.insert(in).second) hits[it->second] += size;
-        }
+        // L2 keeps roughly the most recent `window` bytes: of this value, what
+        // the traffic since it was written has not pushed out.
+        const double kept = std::clamp(window - (touched[k] - touched[it->second + 1]), 0.0, size);
+        if (kept <= 0) continue;
+        hits[k] += kept;
+        // The producer's write of what is read back from L2 stayed in L2 too;
+        // its write-back to DRAM overlaps later kernels.
+        if (written_back.insert(in).second) hits[it->second] += kept;
       }
   }
   return hits;

@@ -1,0 +1,54 @@
+#!/usr/bin/env python3
+"""Elementwise kernels as they run inside networks, from whole-network profiles.
+
+Calibration times each layer alone from DRAM; inside a network a ReLU or an
+Add reads what the previous kernel just wrote, often from L2. This pairs, in
+launch order, the Relu/Add nodes of each network's ONNX graph (`tilewave
+layers --extract`) with PyTorch's elementwise kernels in its profile
+(netbench/profile_kernels.py) when the counts agree, and writes one line per
+kernel: model, batch, node and its device time in the network. `tilewave
+calibrate fit-networks --kernel-times` fits the L2 terms to them
+(docs/model.md "Inside a network").
+
+usage: calibrate/eltwise_in_network.py TILEWAVE KERNELS.jsonl OUT.jsonl [MODELS_DIR]
+"""
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ONNX_OPS = ("Relu", "Add")
+KERNEL_MARK = "elementwise_kernel"
+
+
+def main():
+    tilewave, kernels_path, out_path = sys.argv[1:4]
+    models_dir = sys.argv[4] if len(sys.argv) > 4 else os.path.join(ROOT, "onnx_models")
+    rows, skipped = [], []
+    with open(kernels_path) as f:
+        for line in f:
+            prof = json.loads(line)
+            onnx = os.path.join(models_dir, prof["model"] + ".onnx")
+            layers = subprocess.run([tilewave, "layers", "--extract", onnx, "--batch", str(prof["batch"])],
+                                    check=True, capture_output=True, text=True).stdout.splitlines()
+            ours = [json.loads(x) for x in layers]
+            ours = [x for x in ours if x["op"] == "eltwise" and x["onnx_op"] in ONNX_OPS]
+            theirs = [t for name, t in prof["list"] if KERNEL_MARK in name]
+            if not ours or len(ours) != len(theirs):
+                skipped.append(f"{prof['model']}@{prof['batch']}: {len(ours)} Relu/Add vs {len(theirs)} kernels")
+                continue
+            for layer, t in zip(ours, theirs):
+                rows.append({"model": prof["model"], "batch": prof["batch"], "node": layer["node"],
+                             "measured_us": t})
+    with open(out_path + ".tmp", "w") as f:
+        for r in rows:
+            f.write(json.dumps(r, separators=(",", ":")) + "\n")
+    os.replace(out_path + ".tmp", out_path)
+    print(f"{len(rows)} in-network elementwise kernels -> {out_path}", file=sys.stderr)
+    for s in skipped:
+        print("  not paired: " + s, file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
