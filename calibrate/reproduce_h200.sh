@@ -46,6 +46,14 @@ echo "== 4c. the second unseen set (onnx_models/unseen2), measured after the net
 python3 calibrate/compare_networks.py "$tw" "$data/netbench_unseen2.jsonl" --gpu h200 --markdown \
   --models-dir onnx_models/unseen2 --json "$report/networks_unseen2.json" | tee "$report/networks_unseen2.md"
 
+echo "== 4d. the third unseen set (onnx_models/unseen3), measured after the L2 refit on in-network kernels"
+python3 calibrate/compare_networks.py "$tw" "$data/netbench_unseen3.jsonl" --gpu h200 --markdown \
+  --models-dir onnx_models/unseen3 --json "$report/networks_unseen3.json" | tee "$report/networks_unseen3.md"
+
+echo "== 4e. all 40 validation-only networks pooled"
+python3 calibrate/pool_validation.py "$report/networks_unseen.json" "$report/networks_unseen2.json" \
+  "$report/networks_unseen3.json" | tee "$report/networks_unseen_pooled.md"
+
 echo "== 5. the 4095^3 vs 4096^3 fp16 GEMM cliff"
 grep -h '"M":409[56],"N":409[56],"K":409[56]' "$data/measured.jsonl" | grep '"dtype":"fp16"' >"$report/cliff.jsonl"
 "$tw" layers "$report/cliff.jsonl" --gpu h200 --format table | tee "$report/cliff.txt"

@@ -85,7 +85,7 @@ int main(int argc, char** argv) {
   std::string models_dir = "onnx_models";
   double net_holdout = 0.5;
   auto* fit_net = calibrate->add_subcommand(
-      "fit-networks", "fit the network-scope parameters (L2 reuse) to measured whole networks");
+      "fit-networks", "fit the network-scope parameters (L2 reuse, launch gap) to measured networks");
   fit_net->add_option("measured", measured, "network measurements (calibrate/netbench output)")->required();
   add_gpu_options(fit_net, o);
   fit_net->add_option("--models-dir", models_dir, "where <model>.onnx for each network is")->capture_default_str();

@@ -1,0 +1,35 @@
+#!/usr/bin/env python3
+"""Pooled figures over several network comparisons (compare_networks.py --json).
+
+usage: calibrate/pool_validation.py ROWS.json [ROWS.json ...]
+Prints, per batch: networks, median and 90th-percentile absolute error, and
+Kendall tau of predicted and of FLOPs against measured latency.
+"""
+import json
+import os
+import statistics
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from compare_networks import kendall_tau  # noqa: E402
+
+
+def main():
+    rows = []
+    for path in sys.argv[1:]:
+        data = json.load(open(path))
+        rows += data["rows"] if isinstance(data, dict) else data
+    print("| batch | networks | median abs error | p90 abs error | Kendall tau, predicted | Kendall tau, FLOPs |")
+    print("| ---: | ---: | ---: | ---: | ---: | ---: |")
+    for b in sorted({r["batch"] for r in rows}):
+        rs = [r for r in rows if r["batch"] == b]
+        err = sorted(abs(r["error"]) for r in rs)
+        p90 = statistics.quantiles(err, n=10, method="inclusive")[-1] if len(err) > 1 else err[0]
+        meas = [r["measured_us"] for r in rs]
+        print(f"| {b} | {len(rs)} | {100 * statistics.median(err):.1f}% | {100 * p90:.1f}% | "
+              f"{kendall_tau([r['predicted_us'] for r in rs], meas):.3f} | "
+              f"{kendall_tau([r['flops'] for r in rs], meas):.3f} |")
+
+
+if __name__ == "__main__":
+    main()
