@@ -14,8 +14,9 @@ usage: calibrate/eltwise_in_network.py TILEWAVE KERNELS.jsonl OUT.jsonl [MODELS_
 """
 import json
 import os
-import subprocess
 import sys
+
+from profile_pairing import extract_layers, write_jsonl
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ONNX_OPS = ("Relu", "Add")
@@ -29,11 +30,8 @@ def main():
     with open(kernels_path) as f:
         for line in f:
             prof = json.loads(line)
-            onnx = os.path.join(models_dir, prof["model"] + ".onnx")
-            layers = subprocess.run([tilewave, "layers", "--extract", onnx, "--batch", str(prof["batch"])],
-                                    check=True, capture_output=True, text=True).stdout.splitlines()
-            ours = [json.loads(x) for x in layers]
-            ours = [x for x in ours if x["op"] == "eltwise" and x["onnx_op"] in ONNX_OPS]
+            layers = extract_layers(tilewave, os.path.join(models_dir, prof["model"] + ".onnx"), prof["batch"])
+            ours = [x for x in layers if x["op"] == "eltwise" and x["onnx_op"] in ONNX_OPS]
             theirs = [t for name, t in prof["list"] if KERNEL_MARK in name]
             if not ours or len(ours) != len(theirs):
                 skipped.append(f"{prof['model']}@{prof['batch']}: {len(ours)} Relu/Add vs {len(theirs)} kernels")
@@ -41,10 +39,7 @@ def main():
             for layer, t in zip(ours, theirs):
                 rows.append({"model": prof["model"], "batch": prof["batch"], "node": layer["node"],
                              "measured_us": t})
-    with open(out_path + ".tmp", "w") as f:
-        for r in rows:
-            f.write(json.dumps(r, separators=(",", ":")) + "\n")
-    os.replace(out_path + ".tmp", out_path)
+    write_jsonl(out_path, rows)
     print(f"{len(rows)} in-network elementwise kernels -> {out_path}", file=sys.stderr)
     for s in skipped:
         print("  not paired: " + s, file=sys.stderr)

@@ -14,14 +14,15 @@ usage: calibrate/framework_layers.py TILEWAVE KERNELS.jsonl OUT.jsonl
 """
 import json
 import os
-import subprocess
 import sys
 
+from profile_pairing import extract_layers, write_jsonl
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# kind -> (substring of the layer-set line, substring of PyTorch's kernel name)
-KINDS = {"max pool": ('"mode":"max"', "max_pool_forward_nhwc"),
-         "avg pool": ('"mode":"avg"', "avg_pool2d_out_cuda_frame_nhwc"),
-         "layer norm": ('"onnx_op":"LayerNormalization"', "layer_norm_kernel")}
+# kind -> ((layer field, value), substring of PyTorch's kernel name)
+KINDS = {"max pool": (("mode", "max"), "max_pool_forward_nhwc"),
+         "avg pool": (("mode", "avg"), "avg_pool2d_out_cuda_frame_nhwc"),
+         "layer norm": (("onnx_op", "LayerNormalization"), "layer_norm_kernel")}
 
 
 def main():
@@ -31,10 +32,9 @@ def main():
         for line in f:
             prof = json.loads(line)
             onnx = os.path.join(ROOT, "onnx_models", prof["model"] + ".onnx")
-            layers = subprocess.run([tilewave, "layers", "--extract", onnx, "--batch", str(prof["batch"])],
-                                    check=True, capture_output=True, text=True).stdout.splitlines()
-            for kind, (layer_mark, kernel_mark) in KINDS.items():
-                ours = [json.loads(x) for x in layers if layer_mark in x]
+            layers = extract_layers(tilewave, onnx, prof["batch"])
+            for kind, ((field, value), kernel_mark) in KINDS.items():
+                ours = [dict(x) for x in layers if x.get(field) == value]
                 theirs = [t for name, t in prof["list"] if kernel_mark in name]
                 if len(ours) != len(theirs):
                     skipped.append(f"{prof['model']}@{prof['batch']} {kind}: {len(ours)} ONNX vs {len(theirs)} kernels")
@@ -42,12 +42,8 @@ def main():
                 for layer, t in zip(ours, theirs):
                     layer.update({"measured_us": t, "status": "ok", "source": "pytorch_profile"})
                     rows.append(layer)
-    with open(out_path + ".tmp", "w") as f:
-        f.write(json.dumps({"header": True, "source": "pytorch_profile", "profile": kernels_path,
-                            "note": "device times of one eager forward under torch.profiler"}) + "\n")
-        for r in rows:
-            f.write(json.dumps(r, separators=(",", ":")) + "\n")
-    os.replace(out_path + ".tmp", out_path)
+    write_jsonl(out_path, rows, {"header": True, "source": "pytorch_profile", "profile": kernels_path,
+                                 "note": "device times of one eager forward under torch.profiler"})
     print(f"{len(rows)} pool and layer-norm layers -> {out_path}", file=sys.stderr)
     for s in skipped:
         print("  not paired: " + s, file=sys.stderr)

@@ -5,6 +5,7 @@
 #include <set>
 #include <ctime>
 #include <fstream>
+#include <functional>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -69,34 +70,43 @@ struct NetworkMeasurement {
   int measured_kernels = -1;  // kernels per forward, when the bench counted them
 };
 
-// Reads calibrate/netbench output; each network's graph is MODELS_DIR/<model>.onnx.
-std::vector<NetworkMeasurement> read_network_measurements(const std::string& path, const std::string& models_dir) {
+// Calls fn(object, "path:line") for every non-blank line of a JSON-lines file.
+void for_each_json_line(const std::string& path, const char* what,
+                        const std::function<void(const json&, const std::string&)>& fn) {
   std::ifstream f(path);
-  if (!f) throw InputError(path, "cannot open network measurements");
-  std::vector<NetworkMeasurement> out;
+  if (!f) throw InputError(path, fmt::format("cannot open {}", what));
   std::string text;
   for (int line = 1; std::getline(f, text); ++line) {
     if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::string where = fmt::format("{}:{}", path, line);
     json j;
     try {
       j = json::parse(text);
     } catch (const json::exception&) {
-      throw InputError(fmt::format("{}:{}", path, line), "not valid JSON");
+      throw InputError(where, "not valid JSON");
     }
-    if (j.value("header", false) || j.value("status", std::string()) != "ok") continue;
+    fn(j, where);
+  }
+}
+
+// Reads calibrate/netbench output; each network's graph is MODELS_DIR/<model>.onnx.
+std::vector<NetworkMeasurement> read_network_measurements(const std::string& path, const std::string& models_dir) {
+  std::vector<NetworkMeasurement> out;
+  for_each_json_line(path, "network measurements", [&](const json& j, const std::string& where) {
+    if (j.value("header", false) || j.value("status", std::string()) != "ok") return;
     if (!j.contains("model") || !j.contains("batch") || !j.contains("latency_ms"))
-      throw InputError(fmt::format("{}:{}", path, line), "needs model, batch and latency_ms");
+      throw InputError(where, "needs model, batch and latency_ms");
     const std::string name = j["model"].get<std::string>();
     const std::string onnx = (std::filesystem::path(models_dir) / (name + ".onnx")).string();
     if (!std::filesystem::exists(onnx)) {
-      fmt::print(std::cerr, "tilewave: note: {}:{}: no {} for network '{}', skipped\n", path, line, onnx, name);
-      continue;
+      fmt::print(std::cerr, "tilewave: note: {}: no {} for network '{}', skipped\n", where, onnx, name);
+      return;
     }
     LoadOptions lo;
     lo.batch = j["batch"].get<int64_t>();
     out.push_back({name, load_onnx(onnx, lo), j["latency_ms"].get<double>() * 1e3,
                    j.value("kernels_per_forward", -1)});
-  }
+  });
   if (out.empty()) throw InputError(path, "no usable network measurements");
   return out;
 }
@@ -168,24 +178,14 @@ struct KernelInNetwork {
 };
 
 std::vector<KernelInNetwork> read_kernel_times(const std::string& path, const std::vector<NetworkMeasurement>& nets) {
-  std::ifstream f(path);
-  if (!f) throw InputError(path, "cannot open kernel times");
   std::vector<KernelInNetwork> out;
-  std::string text;
-  for (int line = 1; std::getline(f, text); ++line) {
-    if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
-    json j;
-    try {
-      j = json::parse(text);
-    } catch (const json::exception&) {
-      throw InputError(fmt::format("{}:{}", path, line), "not valid JSON");
-    }
+  for_each_json_line(path, "kernel times", [&](const json& j, const std::string& where) {
     if (!j.contains("model") || !j.contains("batch") || !j.contains("node") || !j.contains("measured_us"))
-      throw InputError(fmt::format("{}:{}", path, line), "needs model, batch, node and measured_us");
+      throw InputError(where, "needs model, batch, node and measured_us");
     for (size_t r = 0; r < nets.size(); ++r)
       if (nets[r].name == j["model"].get<std::string>() && nets[r].model.batch == j["batch"].get<int64_t>())
         out.push_back({r, j["node"].get<std::string>(), j["measured_us"].get<double>()});
-  }
+  });
   return out;
 }
 
