@@ -84,6 +84,19 @@ expect 0 "" -- "$tw" calibrate carry --gpu h200 --to a100 -o "$tmp/a100.json"
 grep -q '"trust": "carried-over"' "$tmp/a100.json" || { echo "FAIL: carry did not mark the file"; fails=$((fails + 1)); }
 expect 1 "needs a calibrated GPU file" -- "$tw" calibrate carry --gpu "$tmp/a100.json" --to t4
 
+# fit-networks: bad inputs are one line naming the file and line; nothing is written.
+printf '%s\n' '{"model":"resnet18","batch":1,"latency_ms":0.2,"status":"ok"}' >"$tmp/net.jsonl"
+printf '%s\n' '{"model":"resnet18"' >"$tmp/badnet.jsonl"
+expect 1 "badnet.jsonl:1: not valid JSON" -- "$tw" calibrate fit-networks "$tmp/badnet.jsonl" --gpu h200 \
+  --models-dir "$root/onnx_models" -o "$tmp/fit.json"
+printf '%s\n' '{"model":"resnet18","batch":1}' >"$tmp/kt.jsonl"
+expect 1 "kt.jsonl:1: needs model, batch, node and measured_us" -- "$tw" calibrate fit-networks "$tmp/net.jsonl" \
+  --gpu h200 --models-dir "$root/onnx_models" --holdout 0 --kernel-times "$tmp/kt.jsonl" -o "$tmp/fit.json"
+printf '%s\n' '{"model":"resnet18","batch":1,"node":"nope","measured_us":1.0}' >"$tmp/kt.jsonl"
+expect 1 "no kernel 'nope' in resnet18" -- "$tw" calibrate fit-networks "$tmp/net.jsonl" \
+  --gpu h200 --models-dir "$root/onnx_models" --holdout 0 --kernel-times "$tmp/kt.jsonl" -o "$tmp/fit.json"
+[ ! -e "$tmp/fit.json" ] || { echo "FAIL: fit-networks wrote a file after an error"; fails=$((fails + 1)); }
+
 # A failed run leaves no output file behind.
 expect 1 "" -- "$tw" analyze "$data/cycle.onnx" --batch 1 -o "$tmp/never.json"
 [ ! -e "$tmp/never.json" ] || { echo "FAIL: half-written output left behind"; fails=$((fails + 1)); }

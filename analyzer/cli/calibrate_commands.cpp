@@ -226,6 +226,19 @@ int cmd_calibrate_fit_networks(const CommonOptions& o, const std::string& netben
   if (!mismatched.empty())
     fmt::print(std::cerr, "not fitted, kernel counts differ by more than {:.0f}%: {}\n", 100 * kernel_match,
                joined(mismatched));
+  // Read and check the kernel times before any fitting starts.
+  const std::vector<KernelInNetwork> kernels =
+      kernel_times.empty() ? std::vector<KernelInNetwork>{} : read_kernel_times(kernel_times, nets);
+  {
+    std::map<size_t, std::set<std::string>> names_of_run;
+    for (const auto& k : kernels) {
+      auto [it, fresh] = names_of_run.try_emplace(k.run);
+      if (fresh)
+        for (const auto& r : analyze_model(nets[k.run].model, gpu, opt).kernels) it->second.insert(r.kernel.name);
+      if (!it->second.count(k.node))
+        throw InputError(kernel_times, fmt::format("no kernel '{}' in {}", k.node, nets[k.run].name));
+    }
+  }
   const PredictFn predict = [&](const GpuModel& g, size_t i) {
     return analyze_model(nets[i].model, g, opt).total.time_us;
   };
@@ -248,7 +261,6 @@ int cmd_calibrate_fit_networks(const CommonOptions& o, const std::string& netben
   if (!kernel_times.empty()) {
     // The L2 terms from kernels timed inside the fitted networks, where they
     // act alone; then the rest from whole-network latencies.
-    const std::vector<KernelInNetwork> kernels = read_kernel_times(kernel_times, nets);
     std::vector<size_t> kernel_train;
     std::vector<double> kernel_measured;
     for (size_t k = 0; k < kernels.size(); ++k) {
@@ -267,10 +279,7 @@ int cmd_calibrate_fit_networks(const CommonOptions& o, const std::string& netben
           if (r.cost) by_node[r.kernel.name] = r.cost->time_us - g.param("launch_gap_us");
         cached_key = key;
       }
-      auto it = by_node.find(kernels[k].node);
-      if (it == by_node.end())
-        throw InputError(kernel_times, fmt::format("no kernel '{}' in {}", kernels[k].node, nets[kernels[k].run].name));
-      return it->second;
+      return by_node.at(kernels[k].node);  // checked above
     };
     fmt::print(std::cerr, "fitting the L2 terms on {} kernels timed inside the fitted networks\n", kernel_train.size());
     const FitResult l2 = fit_scope(gpu, {ParamScope::network_kernel}, kernel_train, predict_kernel, kernel_measured);
