@@ -37,7 +37,7 @@ if [ "$net_s" -gt 0 ]; then
 fi
 if [ -n "${PROFILE_MODELS:-}" ]; then
   models=$PROFILE_MODELS
-  case $models in unseen | unseen2 | unseen3)
+  case $models in unseen | unseen2 | unseen3 | unseen4)
     models=$(python3 -c 'import sys; sys.path.insert(0, "calibrate/netbench"); import netbench; print(",".join(getattr(netbench, sys.argv[1].upper())))' "$models") ;;
   esac
   PYTHONUNBUFFERED=1 timeout "${PROFILE_S:-300}" python3 calibrate/netbench/profile_kernels.py --out "$out/network_kernels.jsonl" \

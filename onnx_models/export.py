@@ -72,6 +72,22 @@ UNSEEN2 = {name: ({}, 224) for name in (
 UNSEEN3 = {name: ({}, 224) for name in (
     "regnet_x_32gf", "regnet_y_16gf", "regnet_y_32gf", "efficientnet_b5", "efficientnet_b6",
     "efficientnet_b7", "efficientnet_v2_l", "convnext_large")}
+# A fourth (onnx_models/unseen4/): segmentation networks, exported on their
+# main output; frozen model of 0958e0f.
+UNSEEN4 = {name: ({}, 224) for name in (
+    "fcn_resnet50", "fcn_resnet101", "deeplabv3_resnet50", "deeplabv3_resnet101",
+    "deeplabv3_mobilenet_v3_large", "lraspp_mobilenet_v3_large")}
+
+
+class MainOutput(torch.nn.Module):
+    """A segmentation network's "out" map alone."""
+
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+
+    def forward(self, x):
+        return self.net(x)["out"]
 
 FLOAT_TYPES = {TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.DOUBLE,
                TensorProto.BFLOAT16}
@@ -97,9 +113,13 @@ def strip_weights(model, path, strip_all=False):
 
 
 def export(name, out_dir, opset, strip_all):
-    kwargs, res = {**MODELS, **UNSEEN, **UNSEEN2, **UNSEEN3}[name]
+    kwargs, res = {**MODELS, **UNSEEN, **UNSEEN2, **UNSEEN3, **UNSEEN4}[name]
     torch.manual_seed(0)
-    net = getattr(torchvision.models, name)(weights=None, **kwargs).eval()
+    if name in UNSEEN4:
+        seg = torchvision.models.segmentation
+        net = MainOutput(getattr(seg, name)(weights=None, weights_backbone=None, aux_loss=False)).eval()
+    else:
+        net = getattr(torchvision.models, name)(weights=None, **kwargs).eval()
     # Fresh init leaves many tensors identical (BN stats, zero biases, layer
     # scales); the exporter then deduplicates them into one initializer plus
     # Identity nodes, which a pretrained export would not have. Tiny noise
@@ -222,10 +242,10 @@ def main():
     args = ap.parse_args()
 
     names = args.names or list(MODELS)
-    sets = {"unseen": UNSEEN, "unseen2": UNSEEN2, "unseen3": UNSEEN3}
+    sets = {"unseen": UNSEEN, "unseen2": UNSEEN2, "unseen3": UNSEEN3, "unseen4": UNSEEN4}
     if len(names) == 1 and names[0] in sets:
         names = list(sets[names[0]])
-    unknown = [n for n in names if not any(n in m for m in (MODELS, UNSEEN, UNSEEN2, UNSEEN3))]
+    unknown = [n for n in names if not any(n in m for m in (MODELS, UNSEEN, UNSEEN2, UNSEEN3, UNSEEN4))]
     if unknown:
         ap.error("unknown model(s): " + ", ".join(unknown))
     os.makedirs(args.out, exist_ok=True)

@@ -44,6 +44,10 @@ UNSEEN2 = ["vgg13", "vgg19", "densenet161", "densenet201", "resnext101_64x4d", "
 # The third (onnx_models/unseen3/, export.py UNSEEN3).
 UNSEEN3 = ["regnet_x_32gf", "regnet_y_16gf", "regnet_y_32gf", "efficientnet_b5", "efficientnet_b6",
            "efficientnet_b7", "efficientnet_v2_l", "convnext_large"]
+# The fourth (onnx_models/unseen4/): segmentation networks (dilated convs,
+# upsampling), timed on their main output.
+UNSEEN4 = ["fcn_resnet50", "fcn_resnet101", "deeplabv3_resnet50", "deeplabv3_resnet101",
+           "deeplabv3_mobilenet_v3_large", "lraspp_mobilenet_v3_large"]
 
 # Models whose constructor needs extra arguments when built without weights.
 EXTRA_KWARGS = {
@@ -106,8 +110,22 @@ def header(args, device):
 
 # ---------------------------------------------------------------- model prep
 
+class MainOutput(torch.nn.Module):
+    """A segmentation network's "out" map alone, as its ONNX export has it."""
+
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+
+    def forward(self, x):
+        return self.net(x)["out"]
+
+
 def build_model(name):
     """Random-init torchvision model; no weight download ever happens."""
+    if name in UNSEEN4:
+        seg = torchvision.models.segmentation
+        return MainOutput(getattr(seg, name)(weights=None, weights_backbone=None, aux_loss=False))
     kw = dict(EXTRA_KWARGS.get(name, {}))
     models = torchvision.models
     if hasattr(models, "get_model"):
@@ -582,7 +600,7 @@ def emit(out, rec):
 def parse_args(argv=None):
     ap = argparse.ArgumentParser(description="End-to-end CNN latency (fp16, BN folded, CUDA graphs).")
     ap.add_argument("--out", required=True, help="JSONL output file")
-    ap.add_argument("--models", default=",".join(MODELS), help="comma list (default: all 23); 'unseen', 'unseen2', 'unseen3': a validation-only set")
+    ap.add_argument("--models", default=",".join(MODELS), help="comma list (default: all 23); 'unseen' ... 'unseen4': a validation-only set")
     ap.add_argument("--batch", default="1,16,128", help="comma list of batch sizes")
     ap.add_argument("--device", default="cuda", help="cuda, cuda:N or cpu")
     ap.add_argument("--dry-run", action="store_true",
@@ -603,7 +621,7 @@ def parse_args(argv=None):
     args = ap.parse_args(argv)
     args.batches = [int(b) for b in args.batch.split(",") if b.strip()]
     args.models = [m.strip() for m in args.models.split(",") if m.strip()]
-    sets = {"unseen": UNSEEN, "unseen2": UNSEEN2, "unseen3": UNSEEN3}
+    sets = {"unseen": UNSEEN, "unseen2": UNSEEN2, "unseen3": UNSEEN3, "unseen4": UNSEEN4}
     if len(args.models) == 1 and args.models[0] in sets:
         args.models = list(sets[args.models[0]])
     return args
@@ -621,7 +639,7 @@ def main(argv=None):
         torch.cuda.set_device(device)
     torch.backends.cudnn.benchmark = True
     torch.manual_seed(0)
-    unknown = [m for m in args.models if m not in MODELS + UNSEEN + UNSEEN2 + UNSEEN3]
+    unknown = [m for m in args.models if m not in MODELS + UNSEEN + UNSEEN2 + UNSEEN3 + UNSEEN4]
     if unknown:
         log("note: not in the standard list (will still try): %s" % ",".join(unknown))
     with open(args.out, "w") as out:
