@@ -50,9 +50,13 @@ echo "== 4d. the third unseen set (onnx_models/unseen3), measured after the L2 r
 python3 calibrate/compare_networks.py "$tw" "$data/netbench_unseen3.jsonl" --gpu h200 --markdown \
   --models-dir onnx_models/unseen3 --json "$report/networks_unseen3.json" | tee "$report/networks_unseen3.md"
 
-echo "== 4e. all 40 validation-only networks pooled"
+echo "== 4e. the fourth unseen set (onnx_models/unseen4: segmentation networks), measured with the model frozen"
+python3 calibrate/compare_networks.py "$tw" "$data/netbench_unseen4.jsonl" --gpu h200 --markdown \
+  --models-dir onnx_models/unseen4 --json "$report/networks_unseen4.json" | tee "$report/networks_unseen4.md"
+
+echo "== 4f. all 46 validation-only networks pooled"
 python3 calibrate/pool_validation.py "$report/networks_unseen.json" "$report/networks_unseen2.json" \
-  "$report/networks_unseen3.json" | tee "$report/networks_unseen_pooled.md"
+  "$report/networks_unseen3.json" "$report/networks_unseen4.json" | tee "$report/networks_unseen_pooled.md"
 
 echo "== 5. the 4095^3 vs 4096^3 fp16 GEMM cliff"
 grep -h '"M":409[56],"N":409[56],"K":409[56]' "$data/measured.jsonl" | grep '"dtype":"fp16"' >"$report/cliff.jsonl"
