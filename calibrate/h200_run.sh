@@ -5,8 +5,8 @@
 # usage: calibrate/h200_run.sh LAYERS.jsonl FIRST_LINE MEASURE_SECONDS NETBENCH_SECONDS
 #   FIRST_LINE lets a second call continue where a timed-out one stopped;
 #   NETBENCH_SECONDS 0 skips the network bench.
-# Environment: NETBENCH_MODELS (netbench --models: default all 23; "unseen",
-#   "unseen2" or "unseen3" for a validation-only set); PROFILE_MODELS (a comma list or a set name) also
+# Environment: NETBENCH_MODELS (netbench --models: default the 23 bundled; a set
+#   name of onnx_models/zoo.py for a validation-only set); PROFILE_MODELS (a comma list or a set name) also
 #   records per-kernel profiles of those networks at batch 1, 16 and 128
 #   (PROFILE_S seconds at most, default 300).
 set -uo pipefail
@@ -36,12 +36,8 @@ if [ "$net_s" -gt 0 ]; then
   tail -5 "$out/netbench.log"
 fi
 if [ -n "${PROFILE_MODELS:-}" ]; then
-  models=$PROFILE_MODELS
-  case $models in unseen | unseen2 | unseen3 | unseen4)
-    models=$(python3 -c 'import sys; sys.path.insert(0, "calibrate/netbench"); import netbench; print(",".join(getattr(netbench, sys.argv[1].upper())))' "$models") ;;
-  esac
   PYTHONUNBUFFERED=1 timeout "${PROFILE_S:-300}" python3 calibrate/netbench/profile_kernels.py --out "$out/network_kernels.jsonl" \
-    --models "$models" --batch 1,16,128 2>"$out/profile.log"
+    --models "$PROFILE_MODELS" --batch 1,16,128 2>"$out/profile.log"
   echo "profile exit $? ($(wc -l <"$out/network_kernels.jsonl") records)"
 fi
 nvidia-smi --query-gpu=clocks.sm,temperature.gpu,power.draw --format=csv,noheader

@@ -22,72 +22,9 @@ import torchvision
 from onnx import TensorProto, helper, numpy_helper, shape_inference
 from onnx.external_data_helper import set_external_data
 
+import zoo
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-# name -> (constructor kwargs, input resolution)
-MODELS = {
-    "resnet18": ({}, 224),
-    "resnet50": ({}, 224),
-    "resnet101": ({}, 224),
-    "resnet152": ({}, 224),
-    "resnext50_32x4d": ({}, 224),
-    "wide_resnet50_2": ({}, 224),
-    "vgg16": ({}, 224),
-    "alexnet": ({}, 224),
-    "squeezenet1_1": ({}, 224),
-    # init_weights=False avoids scipy (truncnorm init); aux heads are
-    # training-only and would only add dead outputs.
-    "googlenet": ({"aux_logits": False, "init_weights": False}, 224),
-    "inception_v3": ({"aux_logits": False, "init_weights": False}, 299),
-    "densenet121": ({}, 224),
-    "mobilenet_v2": ({}, 224),
-    "mobilenet_v3_small": ({}, 224),
-    "mobilenet_v3_large": ({}, 224),
-    "mnasnet1_0": ({}, 224),
-    "shufflenet_v2_x1_0": ({}, 224),
-    "efficientnet_b0": ({}, 224),
-    "efficientnet_b4": ({}, 224),
-    "efficientnet_v2_s": ({}, 224),
-    "regnet_y_400mf": ({}, 224),
-    "regnet_x_3_2gf": ({}, 224),
-    "convnext_tiny": ({}, 224),
-}
-
-# Networks never used to fit or tune anything: exported to onnx_models/unseen/
-# and measured once, to judge predictions on architectures the model has not
-# seen (docs/validation.md).
-UNSEEN = {name: ({}, 224) for name in (
-    "resnet34", "vgg11", "squeezenet1_0", "densenet169", "resnext101_32x8d",
-    "wide_resnet101_2", "regnet_x_400mf", "regnet_x_1_6gf", "regnet_x_8gf",
-    "regnet_y_800mf", "regnet_y_3_2gf", "shufflenet_v2_x2_0", "mnasnet0_5",
-    "efficientnet_b2", "efficientnet_v2_m", "convnext_small")}
-# A second such set (onnx_models/unseen2/), measured only after the
-# network-scope model was revised with the first set in view.
-UNSEEN2 = {name: ({}, 224) for name in (
-    "vgg13", "vgg19", "densenet161", "densenet201", "resnext101_64x4d", "regnet_x_800mf",
-    "regnet_x_16gf", "regnet_y_1_6gf", "regnet_y_8gf", "shufflenet_v2_x0_5", "shufflenet_v2_x1_5",
-    "mnasnet0_75", "mnasnet1_3", "efficientnet_b1", "efficientnet_b3", "convnext_base")}
-# A third (onnx_models/unseen3/): measured only after the L2 terms were refitted
-# on in-network kernels with sets 1 and 2 in view.
-UNSEEN3 = {name: ({}, 224) for name in (
-    "regnet_x_32gf", "regnet_y_16gf", "regnet_y_32gf", "efficientnet_b5", "efficientnet_b6",
-    "efficientnet_b7", "efficientnet_v2_l", "convnext_large")}
-# A fourth (onnx_models/unseen4/): segmentation networks, exported on their
-# main output; frozen model of 0958e0f.
-UNSEEN4 = {name: ({}, 224) for name in (
-    "fcn_resnet50", "fcn_resnet101", "deeplabv3_resnet50", "deeplabv3_resnet101",
-    "deeplabv3_mobilenet_v3_large", "lraspp_mobilenet_v3_large")}
-
-
-class MainOutput(torch.nn.Module):
-    """A segmentation network's "out" map alone."""
-
-    def __init__(self, net):
-        super().__init__()
-        self.net = net
-
-    def forward(self, x):
-        return self.net(x)["out"]
 
 FLOAT_TYPES = {TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.DOUBLE,
                TensorProto.BFLOAT16}
@@ -113,13 +50,9 @@ def strip_weights(model, path, strip_all=False):
 
 
 def export(name, out_dir, opset, strip_all):
-    kwargs, res = {**MODELS, **UNSEEN, **UNSEEN2, **UNSEEN3, **UNSEEN4}[name]
+    res = zoo.INPUT_SIZE.get(name, 224)
     torch.manual_seed(0)
-    if name in UNSEEN4:
-        seg = torchvision.models.segmentation
-        net = MainOutput(getattr(seg, name)(weights=None, weights_backbone=None, aux_loss=False)).eval()
-    else:
-        net = getattr(torchvision.models, name)(weights=None, **kwargs).eval()
+    net = zoo.build(name).eval()
     # Fresh init leaves many tensors identical (BN stats, zero biases, layer
     # scales); the exporter then deduplicates them into one initializer plus
     # Identity nodes, which a pretrained export would not have. Tiny noise
@@ -238,14 +171,11 @@ def main():
                     help="also externalize integer initializers (breaks "
                          "static shape inference of Reshape targets)")
     ap.add_argument("names", nargs="*", help="models (default: the 23 of this folder; "
-                    "'unseen', 'unseen2', 'unseen3': a validation-only set, use with --out onnx_models/<set>)")
+                    "a set name of zoo.VALIDATION_SETS: its members, use with --out onnx_models/<set>)")
     args = ap.parse_args()
 
-    names = args.names or list(MODELS)
-    sets = {"unseen": UNSEEN, "unseen2": UNSEEN2, "unseen3": UNSEEN3, "unseen4": UNSEEN4}
-    if len(names) == 1 and names[0] in sets:
-        names = list(sets[names[0]])
-    unknown = [n for n in names if not any(n in m for m in (MODELS, UNSEEN, UNSEEN2, UNSEEN3, UNSEEN4))]
+    names = zoo.expand(args.names) if args.names else list(zoo.BUNDLED)
+    unknown = [n for n in names if n not in zoo.ALL]
     if unknown:
         ap.error("unknown model(s): " + ", ".join(unknown))
     os.makedirs(args.out, exist_ok=True)

@@ -26,35 +26,9 @@ import time
 import torch
 import torchvision
 
-MODELS = ["resnet18", "resnet50", "resnet101", "resnet152", "resnext50_32x4d",
-          "wide_resnet50_2", "vgg16", "alexnet", "squeezenet1_1", "googlenet",
-          "inception_v3", "densenet121", "mobilenet_v2", "mobilenet_v3_small",
-          "mobilenet_v3_large", "mnasnet1_0", "shufflenet_v2_x1_0",
-          "efficientnet_b0", "efficientnet_b4", "efficientnet_v2_s",
-          "regnet_y_400mf", "regnet_x_3_2gf", "convnext_tiny"]
-# The validation-only networks of onnx_models/unseen/ (onnx_models/export.py UNSEEN).
-UNSEEN = ["resnet34", "vgg11", "squeezenet1_0", "densenet169", "resnext101_32x8d",
-          "wide_resnet101_2", "regnet_x_400mf", "regnet_x_1_6gf", "regnet_x_8gf",
-          "regnet_y_800mf", "regnet_y_3_2gf", "shufflenet_v2_x2_0", "mnasnet0_5",
-          "efficientnet_b2", "efficientnet_v2_m", "convnext_small"]
-# The second validation-only set (onnx_models/unseen2/, export.py UNSEEN2).
-UNSEEN2 = ["vgg13", "vgg19", "densenet161", "densenet201", "resnext101_64x4d", "regnet_x_800mf",
-           "regnet_x_16gf", "regnet_y_1_6gf", "regnet_y_8gf", "shufflenet_v2_x0_5", "shufflenet_v2_x1_5",
-           "mnasnet0_75", "mnasnet1_3", "efficientnet_b1", "efficientnet_b3", "convnext_base"]
-# The third (onnx_models/unseen3/, export.py UNSEEN3).
-UNSEEN3 = ["regnet_x_32gf", "regnet_y_16gf", "regnet_y_32gf", "efficientnet_b5", "efficientnet_b6",
-           "efficientnet_b7", "efficientnet_v2_l", "convnext_large"]
-# The fourth (onnx_models/unseen4/): segmentation networks (dilated convs,
-# upsampling), timed on their main output.
-UNSEEN4 = ["fcn_resnet50", "fcn_resnet101", "deeplabv3_resnet50", "deeplabv3_resnet101",
-           "deeplabv3_mobilenet_v3_large", "lraspp_mobilenet_v3_large"]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "onnx_models"))
+import zoo  # noqa: E402  the one list of networks and how to build them
 
-# Models whose constructor needs extra arguments when built without weights.
-EXTRA_KWARGS = {
-    "googlenet": {"aux_logits": False, "init_weights": False},
-    "inception_v3": {"aux_logits": False, "init_weights": False},
-}
-INPUT_SIZE = {"inception_v3": 299}   # everything else: 224
 FOLD_TOL = 1e-4                      # fp32 relative error allowed after folding
 BN_TYPES = (torch.nn.BatchNorm1d, torch.nn.BatchNorm2d)
 
@@ -109,36 +83,6 @@ def header(args, device):
 
 
 # ---------------------------------------------------------------- model prep
-
-class MainOutput(torch.nn.Module):
-    """A segmentation network's "out" map alone, as its ONNX export has it."""
-
-    def __init__(self, net):
-        super().__init__()
-        self.net = net
-
-    def forward(self, x):
-        return self.net(x)["out"]
-
-
-def build_model(name):
-    """Random-init torchvision model; no weight download ever happens."""
-    if name in UNSEEN4:
-        seg = torchvision.models.segmentation
-        return MainOutput(getattr(seg, name)(weights=None, weights_backbone=None, aux_loss=False))
-    kw = dict(EXTRA_KWARGS.get(name, {}))
-    models = torchvision.models
-    if hasattr(models, "get_model"):
-        make = lambda **k: models.get_model(name, weights=None, **k)
-    else:   # very old torchvision
-        make = lambda **k: getattr(models, name)(pretrained=False, **k)
-    try:
-        return make(**kw)
-    except TypeError:
-        # a renamed/removed keyword (e.g. init_weights) in some version:
-        # aux_logits=False alone still gives the single-output network.
-        return make(**{k: v for k, v in kw.items() if k == "aux_logits"})
-
 
 @torch.no_grad()
 def randomize_bn(model, seed=0):
@@ -406,7 +350,7 @@ def count_kernels(models, args, device):
     inputs = {}
     for name, model in models.items():
         for b in args.batches:
-            size = INPUT_SIZE.get(name, 224)
+            size = zoo.INPUT_SIZE.get(name, 224)
             dtype = next(model.parameters()).dtype
             x = torch.randn(b, 3, size, size, device=device, dtype=dtype)
             inputs[(name, b)] = x.contiguous(memory_format=torch.channels_last)
@@ -462,7 +406,7 @@ def merge_counts(path, counts):
 
 @torch.no_grad()
 def bench_batch(model, name, batch, args, device, dtype):
-    size = INPUT_SIZE.get(name, 224)
+    size = zoo.INPUT_SIZE.get(name, 224)
     x = torch.randn(batch, 3, size, size, device=device, dtype=dtype)
     x = x.contiguous(memory_format=torch.channels_last)
     for _ in range(args.warmup):          # cudnn.benchmark autotunes here
@@ -504,9 +448,9 @@ def free_memory(device):
 def prepare(name, device, fold="auto"):
     """Build, fold BN (checked in fp32), count MACs.  Returns model + info."""
     t = time.time()
-    model = build_model(name).eval().to(device)
+    model = zoo.build(name).eval().to(device)
     randomize_bn(model)
-    size = INPUT_SIZE.get(name, 224)
+    size = zoo.INPUT_SIZE.get(name, 224)
     gen = torch.Generator().manual_seed(1)
     x = torch.randn(2, 3, size, size, generator=gen).to(device)
     model, info = fold_and_check(model, x, fold)
@@ -600,7 +544,8 @@ def emit(out, rec):
 def parse_args(argv=None):
     ap = argparse.ArgumentParser(description="End-to-end CNN latency (fp16, BN folded, CUDA graphs).")
     ap.add_argument("--out", required=True, help="JSONL output file")
-    ap.add_argument("--models", default=",".join(MODELS), help="comma list (default: all 23); 'unseen' ... 'unseen4': a validation-only set")
+    ap.add_argument("--models", default=",".join(zoo.BUNDLED),
+                    help="comma list (default: the 23 bundled); a set name of zoo.VALIDATION_SETS: its members")
     ap.add_argument("--batch", default="1,16,128", help="comma list of batch sizes")
     ap.add_argument("--device", default="cuda", help="cuda, cuda:N or cpu")
     ap.add_argument("--dry-run", action="store_true",
@@ -621,9 +566,7 @@ def parse_args(argv=None):
     args = ap.parse_args(argv)
     args.batches = [int(b) for b in args.batch.split(",") if b.strip()]
     args.models = [m.strip() for m in args.models.split(",") if m.strip()]
-    sets = {"unseen": UNSEEN, "unseen2": UNSEEN2, "unseen3": UNSEEN3, "unseen4": UNSEEN4}
-    if len(args.models) == 1 and args.models[0] in sets:
-        args.models = list(sets[args.models[0]])
+    args.models = zoo.expand(args.models)
     return args
 
 
@@ -639,7 +582,7 @@ def main(argv=None):
         torch.cuda.set_device(device)
     torch.backends.cudnn.benchmark = True
     torch.manual_seed(0)
-    unknown = [m for m in args.models if m not in MODELS + UNSEEN + UNSEEN2 + UNSEEN3 + UNSEEN4]
+    unknown = [m for m in args.models if m not in zoo.ALL]
     if unknown:
         log("note: not in the standard list (will still try): %s" % ",".join(unknown))
     with open(args.out, "w") as out:

@@ -25,7 +25,7 @@ import netbench  # noqa: E402
 @torch.no_grad()
 def profile_one(model, name, batch, device, dtype):
     from torch.profiler import ProfilerActivity, profile
-    size = netbench.INPUT_SIZE.get(name, 224)
+    size = netbench.zoo.INPUT_SIZE.get(name, 224)
     x = torch.randn(batch, 3, size, size, device=device, dtype=dtype).contiguous(memory_format=torch.channels_last)
     for _ in range(5):
         model(x)
@@ -42,14 +42,14 @@ def profile_one(model, name, batch, device, dtype):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
-    ap.add_argument("--models", required=True)
+    ap.add_argument("--models", required=True, help="comma list, or a set name of onnx_models/zoo.py")
     ap.add_argument("--batch", default="1,128")
     args = ap.parse_args()
     device = torch.device("cuda", 0)
     torch.backends.cudnn.benchmark = True
     opts = netbench.parse_args(["--out", "/dev/null"])
     with open(args.out, "w") as out:
-        for name in args.models.split(","):
+        for name in netbench.zoo.expand(args.models.split(",")):
             t = time.time()
             model, info = netbench.prepare(name, device)
             model, dtype = netbench.finish_model(model, info, opts, device)
