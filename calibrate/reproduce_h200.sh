@@ -38,25 +38,16 @@ echo "== 4. whole networks: predicted vs measured, ranking against FLOPs"
 python3 calibrate/compare_networks.py "$tw" "$data/netbench.jsonl" --gpu h200 --markdown \
   --json "$report/networks.json" | tee "$report/networks.md"
 
-echo "== 4b. networks never used to fit or tune anything (onnx_models/unseen), measured once"
-python3 calibrate/compare_networks.py "$tw" "$data/netbench_unseen.jsonl" --gpu h200 --markdown \
-  --models-dir onnx_models/unseen --json "$report/networks_unseen.json" | tee "$report/networks_unseen.md"
-
-echo "== 4c. the second unseen set (onnx_models/unseen2), measured after the network-scope revision"
-python3 calibrate/compare_networks.py "$tw" "$data/netbench_unseen2.jsonl" --gpu h200 --markdown \
-  --models-dir onnx_models/unseen2 --json "$report/networks_unseen2.json" | tee "$report/networks_unseen2.md"
-
-echo "== 4d. the third unseen set (onnx_models/unseen3), measured after the L2 refit on in-network kernels"
-python3 calibrate/compare_networks.py "$tw" "$data/netbench_unseen3.jsonl" --gpu h200 --markdown \
-  --models-dir onnx_models/unseen3 --json "$report/networks_unseen3.json" | tee "$report/networks_unseen3.md"
-
-echo "== 4e. the fourth unseen set (onnx_models/unseen4: segmentation networks), measured with the model frozen"
-python3 calibrate/compare_networks.py "$tw" "$data/netbench_unseen4.jsonl" --gpu h200 --markdown \
-  --models-dir onnx_models/unseen4 --json "$report/networks_unseen4.json" | tee "$report/networks_unseen4.md"
-
-echo "== 4f. all 46 validation-only networks pooled"
-python3 calibrate/pool_validation.py "$report/networks_unseen.json" "$report/networks_unseen2.json" \
-  "$report/networks_unseen3.json" "$report/networks_unseen4.json" | tee "$report/networks_unseen_pooled.md"
+echo "== 4b. the validation-only networks (onnx_models/<set>; docs/validation.md: in which order they met the model)"
+pooled=""
+for set in unseen unseen2 unseen3 unseen4; do
+  echo "-- $set"
+  python3 calibrate/compare_networks.py "$tw" "$data/netbench_$set.jsonl" --gpu h200 --markdown \
+    --models-dir "onnx_models/$set" --json "$report/networks_$set.json" | tee "$report/networks_$set.md"
+  pooled="$pooled $report/networks_$set.json"
+done
+echo "-- all of them pooled"
+python3 calibrate/pool_validation.py $pooled | tee "$report/networks_unseen_pooled.md"
 
 echo "== 5. the 4095^3 vs 4096^3 fp16 GEMM cliff"
 grep -h '"M":409[56],"N":409[56],"K":409[56]' "$data/measured.jsonl" | grep '"dtype":"fp16"' >"$report/cliff.jsonl"
