@@ -51,6 +51,8 @@ struct Model {
   std::vector<std::string> notes;              // assumptions the user should know about
 
   const TensorInfo* tensor(const std::string& name) const;
+  int64_t numel(const std::string& name) const;  // -1 if unknown
+  bool is_output(const std::string& name) const;  // a graph output
   int64_t opset(const std::string& domain = "") const;
 };
 

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -9,6 +10,8 @@
 #include "shape_folding.h"
 #include "tilewave/error.h"
 #include "tilewave/model.h"
+
+#include <algorithm>
 
 namespace tilewave {
 
@@ -29,6 +32,15 @@ int64_t TensorInfo::numel() const {
 const TensorInfo* Model::tensor(const std::string& name) const {
   auto it = tensors.find(name);
   return it == tensors.end() ? nullptr : &it->second;
+}
+
+int64_t Model::numel(const std::string& name) const {
+  const TensorInfo* t = tensor(name);
+  return t ? t->numel() : -1;
+}
+
+bool Model::is_output(const std::string& name) const {
+  return std::find(outputs.begin(), outputs.end(), name) != outputs.end();
 }
 
 int64_t Model::opset(const std::string& domain) const {

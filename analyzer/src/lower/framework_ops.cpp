@@ -16,15 +16,6 @@ bool is_elementwise(const Node& n) {
   return r && r->role == FusionRole::elementwise;
 }
 
-int64_t numel_of(const Model& m, const std::string& name) {
-  const TensorInfo* t = m.tensor(name);
-  return t ? t->numel() : -1;
-}
-
-bool is_graph_output(const Model& m, const std::string& t) {
-  return std::find(m.outputs.begin(), m.outputs.end(), t) != m.outputs.end();
-}
-
 class Finder {
  public:
   Finder(const Model& m, const LayerGraph& g) : model_(m), graph_(g) {
@@ -63,7 +54,7 @@ class Finder {
   // chain of activations reads x once and stays one kernel per node.
   std::optional<FrameworkOp> activation_of(const std::string& x) const {
     if (model_.static_tensors.count(x)) return std::nullopt;
-    const int64_t size = numel_of(model_, x);
+    const int64_t size = model_.numel(x);
     if (size <= 0) return std::nullopt;
     // Every elementwise node reachable from x through such nodes.
     std::set<std::string> inside = {x};
@@ -102,7 +93,7 @@ class Finder {
     for (int i : members) {
       const std::string& out = model_.nodes[i].outputs[0];
       const auto& readers = readers_of(out);
-      escaping += (is_graph_output(model_, out) ||
+      escaping += (model_.is_output(out) ||
                    std::any_of(readers.begin(), readers.end(), [&](int r) { return !group.count(r); }))
                       ? 1
                       : 0;
@@ -130,7 +121,7 @@ class Finder {
   }
 
   bool joins(const Node& c, const std::set<std::string>& inside, int64_t size) const {
-    if (!is_elementwise(c) || c.outputs.size() != 1 || numel_of(model_, c.outputs[0]) != size) return false;
+    if (!is_elementwise(c) || c.outputs.size() != 1 || model_.numel(c.outputs[0]) != size) return false;
     return std::all_of(c.inputs.begin(), c.inputs.end(), [&](const std::string& in) {
       return in.empty() || inside.count(in) || model_.static_tensors.count(in);
     });
@@ -142,12 +133,12 @@ class Finder {
     if (mm.op_type != "MatMul" || mm.inputs.size() != 2 || !model_.static_tensors.count(mm.inputs[1]))
       return std::nullopt;
     const auto& readers = readers_of(mm.outputs[0]);
-    if (readers.size() != 1 || is_graph_output(model_, mm.outputs[0])) return std::nullopt;
+    if (readers.size() != 1 || model_.is_output(mm.outputs[0])) return std::nullopt;
     const Node& add = model_.nodes[readers[0]];
     if (add.op_type != "Add" || add.inputs.size() != 2) return std::nullopt;
     const std::string& bias = add.inputs[0] == mm.outputs[0] ? add.inputs[1] : add.inputs[0];
     const TensorInfo* w = model_.tensor(mm.inputs[1]);
-    if (!model_.static_tensors.count(bias) || !w || w->dims.empty() || numel_of(model_, bias) != w->dims.back())
+    if (!model_.static_tensors.count(bias) || !w || w->dims.empty() || model_.numel(bias) != w->dims.back())
       return std::nullopt;
     return FrameworkOp{FrameworkOp::Kind::linear_bias, {mm.index, add.index}};
   }

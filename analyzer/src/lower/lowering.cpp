@@ -57,11 +57,6 @@ FusionRole role_of(const Node& n) {
   return r ? r->role : FusionRole::opaque;
 }
 
-int64_t numel_of(const Model& m, const std::string& name) {
-  const TensorInfo* t = m.tensor(name);
-  return t ? t->numel() : -1;
-}
-
 // TensorRT-style fusion (docs/model.md "Fusion"): a GEMM-like head or an
 // elementwise node absorbs the elementwise consumers that follow it, while
 // each absorbed node is the only consumer of the value it extends and every
@@ -100,9 +95,7 @@ class TrtFuser {
       const Node& t = model_.nodes[tail];
       if (t.outputs.size() != 1) return;
       auto consumers = graph_.consumers_of(tail);
-      const bool is_graph_output =
-          std::find(model_.outputs.begin(), model_.outputs.end(), t.outputs[0]) != model_.outputs.end();
-      if (is_graph_output) return;
+      if (model_.is_output(t.outputs[0])) return;
       if (consumers.size() == 2 && absorb_gate(k, tail, consumers, taken)) {
         tail = k.nodes.back();
         continue;
@@ -111,13 +104,13 @@ class TrtFuser {
       const Node& next = model_.nodes[consumers[0]];
       if (role_of(next) != FusionRole::elementwise || produces_only_static(model_, next)) return;
       // Every other operand of `next` must exist before the head runs.
-      const int64_t full = numel_of(model_, next.outputs.empty() ? "" : next.outputs[0]);
+      const int64_t full = model_.numel(next.outputs.empty() ? "" : next.outputs[0]);
       int64_t extra = 0;
       int full_size_operands = 0;
       for (const auto& in : next.inputs) {
         if (in.empty() || in == t.outputs[0]) continue;
         if (!ready_before(in, head)) return;
-        const int64_t n = numel_of(model_, in);
+        const int64_t n = model_.numel(in);
         if (n < 0) return;
         if (n >= full) ++full_size_operands;
         extra += n * dtype_bytes(dtype_);
@@ -191,7 +184,7 @@ std::optional<Kernel> lower_framework_op(const Model& model, const FrameworkOp& 
   } else {
     const Node& add = model.nodes[op.nodes[1]];
     for (const auto& in : add.inputs)
-      if (model.static_tensors.count(in)) k->layer->extra_bytes += numel_of(model, in) * dtype_bytes(dtype);
+      if (model.static_tensors.count(in)) k->layer->extra_bytes += model.numel(in) * dtype_bytes(dtype);
   }
   return k;
 }
