@@ -202,9 +202,25 @@ int cmd_calibrate_fit_networks(const CommonOptions& o, const std::string& netben
   const Split by_name = holdout_split(names.size(), holdout, unsigned(seed));
   std::set<std::string> held;
   for (size_t i : by_name.test) held.insert(names[i]);
+  AnalyzeOptions opt;
+  // The kernels each run lowers to; no parameter changes them.
+  std::vector<std::set<std::string>> kernel_names(nets.size());
+  std::vector<int> kernel_count(nets.size());
+  for (size_t i = 0; i < nets.size(); ++i) {
+    const Model& m = nets[i].model;
+    for (const auto& k : lower_model(m, build_layer_graph(m), opt.fusion, opt.dtype).kernels) {
+      kernel_names[i].insert(k.name);
+      ++kernel_count[i];
+    }
+  }
+  // Read and check the kernel times before any work is reported.
+  const std::vector<KernelInNetwork> kernels =
+      kernel_times.empty() ? std::vector<KernelInNetwork>{} : read_kernel_times(kernel_times, nets);
+  for (const auto& k : kernels)
+    if (!kernel_names[k.run].count(k.node))
+      throw InputError(kernel_times, fmt::format("no kernel '{}' in {}", k.node, nets[k.run].name));
   std::vector<size_t> train, test;
   std::vector<double> measured;
-  AnalyzeOptions opt;
   // Network-scope terms describe kernels running back to back; a run whose
   // kernels the lowering does not match (framework-inserted copies, unfolded
   // norms) says nothing about them, so it is left out of the fit.
@@ -215,8 +231,7 @@ int cmd_calibrate_fit_networks(const CommonOptions& o, const std::string& netben
       test.push_back(i);
       continue;
     }
-    const int predicted = int(analyze_model(nets[i].model, gpu, opt).kernels.size());
-    const int counted = nets[i].measured_kernels;
+    const int predicted = kernel_count[i], counted = nets[i].measured_kernels;
     if (counted > 0 && std::abs(predicted - counted) > kernel_match * counted) {
       mismatched.push_back(fmt::format("{}@{} ({} vs {} kernels)", nets[i].name, nets[i].model.batch, predicted, counted));
       continue;
@@ -226,19 +241,6 @@ int cmd_calibrate_fit_networks(const CommonOptions& o, const std::string& netben
   if (!mismatched.empty())
     fmt::print(std::cerr, "not fitted, kernel counts differ by more than {:.0f}%: {}\n", 100 * kernel_match,
                joined(mismatched));
-  // Read and check the kernel times before any fitting starts.
-  const std::vector<KernelInNetwork> kernels =
-      kernel_times.empty() ? std::vector<KernelInNetwork>{} : read_kernel_times(kernel_times, nets);
-  {
-    std::map<size_t, std::set<std::string>> names_of_run;
-    for (const auto& k : kernels) {
-      auto [it, fresh] = names_of_run.try_emplace(k.run);
-      if (fresh)
-        for (const auto& r : analyze_model(nets[k.run].model, gpu, opt).kernels) it->second.insert(r.kernel.name);
-      if (!it->second.count(k.node))
-        throw InputError(kernel_times, fmt::format("no kernel '{}' in {}", k.node, nets[k.run].name));
-    }
-  }
   const PredictFn predict = [&](const GpuModel& g, size_t i) {
     return analyze_model(nets[i].model, g, opt).total.time_us;
   };
