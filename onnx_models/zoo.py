@@ -28,7 +28,74 @@ VALIDATION_SETS = {
                 "deeplabv3_mobilenet_v3_large", "lraspp_mobilenet_v3_large"],
 }
 SEGMENTATION = set(VALIDATION_SETS["unseen4"])
-ALL = BUNDLED + [n for names in VALIDATION_SETS.values() for n in names]
+
+# Runtime-profile networks (issue 7): torchvision and timm CNNs as users run
+# them, grouped by architecture family. Whole families are held out of every
+# fit; which ones is decided by RUNTIME_SPLIT_SEED alone (runtime_split()),
+# fixed before the first measurement. timm names carry the "timm/" prefix.
+RUNTIME_FAMILIES = {
+    "resnet": ["resnet18", "resnet50", "timm/resnet26d", "timm/resnet50d"],
+    "resnext": ["resnext50_32x4d", "timm/seresnext26d_32x4d"],
+    "wide_resnet": ["wide_resnet50_2"],
+    "vgg": ["vgg11", "vgg16"],
+    "densenet": ["densenet121", "densenet169"],
+    "mobilenet_v2": ["mobilenet_v2", "timm/mobilenetv2_140"],
+    "mobilenet_v3": ["mobilenet_v3_large", "mobilenet_v3_small"],
+    "efficientnet": ["efficientnet_b0", "timm/efficientnet_b2", "efficientnet_b4"],
+    "efficientnet_v2": ["efficientnet_v2_s", "timm/efficientnetv2_rw_s"],
+    "regnet": ["regnet_y_400mf", "regnet_x_3_2gf", "timm/regnety_016"],
+    "convnext": ["convnext_tiny", "timm/convnext_nano"],
+    "shufflenet": ["shufflenet_v2_x1_0"],
+    "mnasnet": ["mnasnet1_0", "timm/spnasnet_100"],
+    "squeezenet": ["squeezenet1_1"],
+    "inception": ["googlenet", "inception_v3"],
+    "dla": ["timm/dla34", "timm/dla60"],
+    "cspnet": ["timm/cspresnet50", "timm/cspdarknet53"],
+    "repvgg": ["timm/repvgg_a2"],
+    "ghostnet": ["timm/ghostnet_100"],
+    "mixnet": ["timm/mixnet_s", "timm/mixnet_m"],
+    "rexnet": ["timm/rexnet_100"],
+    "hrnet": ["timm/hrnet_w18_small"],
+    "res2net": ["timm/res2net50_26w_4s"],
+    "dpn": ["timm/dpn68"],
+    "resnest": ["timm/resnest14d"],
+    "selecsls": ["timm/selecsls42b"],
+    "lcnet": ["timm/lcnet_100"],
+    "fbnet": ["timm/fbnetc_100"],
+    "gernet": ["timm/gernet_s"],
+    "efficientnet_lite": ["timm/efficientnet_lite0", "timm/tinynet_a"],
+}
+RUNTIME_SPLIT_SEED = 7
+# Measured once, after the runtime model was frozen: networks no run had seen.
+RUNTIME_FRESH = ["resnet34", "timm/resnet101d", "timm/ecaresnet50d", "timm/skresnet18", "densenet201",
+                 "timm/regnetx_016", "regnet_y_800mf", "timm/efficientnet_b1", "timm/mobilenetv3_large_100",
+                 "timm/mnasnet_100", "timm/semnasnet_100", "timm/hardcorenas_a", "timm/dla46_c",
+                 "timm/cspresnext50", "timm/darknet53", "timm/ese_vovnet19b_dw", "shufflenet_v2_x2_0",
+                 "timm/repvgg_b0", "convnext_small", "timm/resnet18d"]
+
+
+def runtime_split(seed=RUNTIME_SPLIT_SEED, held_out_share=0.4):
+    """(fit networks, held-out networks): whole families, chosen by seed."""
+    import random
+    families = sorted(RUNTIME_FAMILIES)
+    random.Random(seed).shuffle(families)
+    n_held = round(len(families) * held_out_share)
+    held = sorted(families[:n_held])
+    fit = sorted(families[n_held:])
+    members = lambda fams: [m for f in fams for m in RUNTIME_FAMILIES[f]]
+    return members(fit), members(held), fit, held
+
+
+def family_of(name):
+    for fam, members in RUNTIME_FAMILIES.items():
+        if name in members:
+            return fam
+    return None
+
+
+VALIDATION_SETS["runtime_fit"], VALIDATION_SETS["runtime_heldout"] = runtime_split()[:2]
+VALIDATION_SETS["runtime_fresh"] = RUNTIME_FRESH
+ALL = BUNDLED + [n for names in VALIDATION_SETS.values() for n in names if n not in BUNDLED]
 
 # init_weights=False avoids scipy (truncnorm init); aux heads are
 # training-only and would only add dead outputs.
@@ -55,8 +122,25 @@ class MainOutput(torch.nn.Module):
         return self.net(x)["out"]
 
 
+def file_stem(name):
+    """File-name form of a network name: "timm/dla34" -> "timm_dla34"."""
+    return name.replace("/", "_")
+
+
+def input_size(name, model=None):
+    """Square input side the network is run at: timm's own default for timm
+    networks, torchvision's (224, inception_v3 299) otherwise."""
+    if name.startswith("timm/") and model is not None:
+        cfg = getattr(model, "pretrained_cfg", None) or getattr(model, "default_cfg", {})
+        return int(cfg.get("input_size", (3, 224, 224))[-1])
+    return INPUT_SIZE.get(name, 224)
+
+
 def build(name):
-    """Random-init torchvision model; no weight download ever happens."""
+    """Random-init torchvision or timm model; no weight download ever happens."""
+    if name.startswith("timm/"):
+        import timm
+        return timm.create_model(name[len("timm/"):], pretrained=False)
     if name in SEGMENTATION:
         seg = torchvision.models.segmentation
         return MainOutput(getattr(seg, name)(weights=None, weights_backbone=None, aux_loss=False))

@@ -1,4 +1,4 @@
-// Op registry and the two execution models.
+// Op registry and the runtime profiles (docs/model.md "Runtimes").
 #include <doctest/doctest.h>
 
 #include "test_helpers.h"
@@ -8,12 +8,15 @@
 using namespace tilewave;
 
 namespace {
-Lowering lower(const std::string& path, Fusion f, int64_t batch = 2) {
+Lowering lower(const std::string& path, const std::string& runtime, int64_t batch = 2) {
   LoadOptions o;
   o.batch = batch;
   const Model m = load_onnx(path, o);
-  return lower_model(m, build_layer_graph(m), f, DType::fp16);
+  const RuntimeProfile* r = find_runtime(runtime);
+  REQUIRE(r != nullptr);
+  return lower_model(m, build_layer_graph(m), *r, DType::fp16);
 }
+int count(const std::vector<std::string>& v, const std::string& x) { return int(std::count(v.begin(), v.end(), x)); }
 std::vector<std::string> ops(const Lowering& l) {
   std::vector<std::string> out;
   for (const auto& k : l.kernels) out.push_back(k.ops);
@@ -21,15 +24,86 @@ std::vector<std::string> ops(const Lowering& l) {
 }
 }  // namespace
 
-TEST_CASE("--fusion none: one kernel per working node; Flatten launches nothing") {
-  const Lowering l = lower(test::data("tiny_cnn.onnx"), Fusion::none);
-  CHECK(ops(l) == std::vector<std::string>{"Conv", "Relu", "Conv", "Add", "Relu", "MaxPool", "GlobalAveragePool",
-                                           "Gemm"});
+TEST_CASE("eager: a conv's bias is PyTorch's BatchNorm kernels; an RGB stem is padded first; Flatten is free") {
+  const Lowering l = lower(test::data("tiny_cnn.onnx"), "eager");
+  CHECK(ops(l) == std::vector<std::string>{"pad", "pad", "Conv", "bn_prep", "bn_prep", "bias", "Relu", "Conv", "Add",
+                                           "Relu", "MaxPool", "GlobalAveragePool", "Gemm"});
   CHECK(l.free_nodes == 1);
+  // The bias pass reads the conv's raw output and writes the value the Relu reads.
+  const Kernel& conv = l.kernels[2];
+  const Kernel& bias = l.kernels[5];
+  REQUIRE(conv.writes.size() == 1);
+  REQUIRE(bias.reads.size() == 1);
+  CHECK(bias.reads[0].name == conv.writes[0].name);
+  CHECK(bias.writes[0].name == l.kernels[6].reads[0].name);
+  CHECK(conv.reads[0].name == l.kernels[0].writes[0].name);  // the padded input
+  CHECK(std::get<MemoryProblem>(bias.layer->problem).elems == 2 * 16 * 32 * 32);
 }
 
-TEST_CASE("--fusion none: an exporter's decomposition of one framework op is one kernel") {
-  const Lowering l = lower(test::data("activations.onnx"), Fusion::none);
+TEST_CASE("eager: an unfolded BatchNormalization node also runs its two channel kernels first") {
+  const auto names = ops(lower(test::zoo("densenet121.onnx"), "eager", 1));
+  CHECK(count(names, "BatchNormalization") == 62);
+  CHECK(count(names, "bn_prep") == 2 * (62 + 59));  // 59 convs carry a folded BN
+}
+
+TEST_CASE("eager: a grouped conv without a native NHWC kernel runs between layout transforms") {
+  const Lowering l = lower(test::zoo("regnet_x_3_2gf.onnx"), "eager", 1);
+  const auto names = ops(l);
+  // 25 blocks, each a grouped 3x3 conv of group width 48: input and filter
+  // to NCHW before, the output back after.
+  CHECK(count(names, "layout_transform") == 3 * 25);
+  for (size_t i = 0; i + 1 < l.kernels.size(); ++i)
+    if (l.kernels[i].name.find("/to_nhwc") != std::string::npos) {
+      const auto* c = std::get_if<ConvProblem>(&l.kernels[i - 1].layer->problem);
+      REQUIRE(c != nullptr);
+      CHECK(c->transforms_separate);
+      CHECK(l.kernels[i].reads[0].name == l.kernels[i - 1].writes[0].name);
+    }
+}
+
+TEST_CASE("eager: a conv over a 1x1 map (squeeze-excitation) keeps its own bias: one add") {
+  const Lowering l = lower(test::zoo("efficientnet_b0.onnx"), "eager", 1);
+  for (size_t i = 0; i + 1 < l.kernels.size(); ++i) {
+    const auto* c = l.kernels[i].layer ? std::get_if<ConvProblem>(&l.kernels[i].layer->problem) : nullptr;
+    if (!c || c->H != 1) continue;
+    CAPTURE(l.kernels[i].name);
+    CHECK(l.kernels[i + 1].ops == "bias");
+  }
+}
+
+TEST_CASE("inductor: library convs, each pointwise group one generated kernel reading its inputs once") {
+  const Lowering l = lower(test::data("tiny_cnn.onnx"), "inductor");
+  CHECK(ops(l) == std::vector<std::string>{"pad", "pad", "Conv", "bias+Relu", "Conv", "Add+Relu+MaxPool",
+                                           "GlobalAveragePool", "Gemm"});
+  // Add+Relu+MaxPool reads the second conv's output and the first Relu's, and
+  // writes only the pooled map.
+  const auto& fused = std::get<MemoryProblem>(l.kernels[5].layer->problem);
+  CHECK(fused.op == MemoryOp::fused);
+  CHECK(fused.elems_in == 2 * (2 * 16 * 32 * 32));
+  CHECK(fused.elems_out == 2 * 16 * 16 * 16);
+  CHECK(l.kernels[5].reads.size() == 2);
+}
+
+TEST_CASE("inductor: ResNet-50's BatchNorms, residual adds and ReLUs fuse into one kernel per conv") {
+  const Lowering l = lower(test::zoo("resnet50.onnx"), "inductor", 16);
+  // 53 convs, 53 groups (the 4 downsample biases join their block's add), a
+  // pad pair for the stem, the FC: PyTorch 2.11 launched 112.
+  CHECK(l.kernels.size() >= 100);
+  CHECK(l.kernels.size() <= 115);
+  const auto names = ops(l);
+  CHECK(count(names, "bias+bias+Add+Relu") == 4);
+}
+
+TEST_CASE("runtimes are named objects; unknown names are refused") {
+  CHECK(std::string(default_runtime().name()) == "eager");
+  CHECK(find_runtime("inductor") != nullptr);
+  CHECK(find_runtime("tensorrt") != nullptr);
+  CHECK(find_runtime("none") == nullptr);
+  CHECK(builtin_runtimes().size() == 3);
+}
+
+TEST_CASE("eager: an exporter's decomposition of one framework op is one kernel") {
+  const Lowering l = lower(test::data("activations.onnx"), "eager");
   // GELU and SiLU read x twice: one kernel each; Relu -> Sigmoid is a plain
   // chain; MatMul + bias is one GEMM; the NCHW<->NHWC permutes are views,
   // the (0,1,3,2) transpose is a real copy.
@@ -42,18 +116,19 @@ TEST_CASE("--fusion none: an exporter's decomposition of one framework op is one
   CHECK(l.kernels[4].layer->extra_bytes == 16 * 2);  // the fp16 bias, read by the epilogue
 }
 
-TEST_CASE("ConvNeXt-T lowers to the 137 kernels PyTorch launches for it") {
-  // calibrate/data/h200/netbench.jsonl: 137 kernels at batch 1, 16 and 128.
-  const Lowering l = lower(test::zoo("convnext_tiny.onnx"), Fusion::none, 16);
-  CHECK(l.kernels.size() == 137);
+TEST_CASE("eager: ConvNeXt-T's exporter decompositions are one kernel each; its conv biases are its own") {
+  // 137 framework-op kernels, one bias add for each of its 22 convs (named
+  // parameters, no BatchNorm folded in) and the stem's two padding copies.
+  const Lowering l = lower(test::zoo("convnext_tiny.onnx"), "eager", 16);
+  CHECK(l.kernels.size() == 137 + 22 + 2);
   const auto names = ops(l);
   CHECK(std::count(names.begin(), names.end(), "Div+Erf+Add+Mul+Mul") == 18);
   CHECK(std::count(names.begin(), names.end(), "MatMul+Add") == 36);
   CHECK(std::count(names.begin(), names.end(), "Transpose") == 0);
 }
 
-TEST_CASE("--fusion trt: conv absorbs activation and the residual add") {
-  const Lowering l = lower(test::data("tiny_cnn.onnx"), Fusion::trt);
+TEST_CASE("tensorrt: conv absorbs activation and the residual add") {
+  const Lowering l = lower(test::data("tiny_cnn.onnx"), "tensorrt");
   CHECK(ops(l) == std::vector<std::string>{"Conv+Relu", "Conv+Add+Relu", "MaxPool", "GlobalAveragePool", "Gemm"});
   // The fused residual read is charged to the second conv: 2x16x32x32 fp16 values.
   const Layer& second = *l.kernels[1].layer;
@@ -61,7 +136,7 @@ TEST_CASE("--fusion trt: conv absorbs activation and the residual add") {
 }
 
 TEST_CASE("trt fusion never absorbs an op whose other operand depends on the head (SE blocks)") {
-  const Lowering l = lower(test::zoo("efficientnet_b0.onnx"), Fusion::trt, 1);
+  const Lowering l = lower(test::zoo("efficientnet_b0.onnx"), "tensorrt", 1);
   for (const auto& k : l.kernels) {
     CAPTURE(k.ops);
     // The SE block's scale (Mul) reads a value computed from the conv output
@@ -70,9 +145,9 @@ TEST_CASE("trt fusion never absorbs an op whose other operand depends on the hea
     if (k.ops.rfind("Conv", 0) == 0 && k.ops.find("Mul") != std::string::npos)
       CHECK(k.ops.find("Sigmoid+Mul") != std::string::npos);
   }
-  const auto fused = ops(lower(test::zoo("efficientnet_b0.onnx"), Fusion::trt, 1));
+  const auto fused = ops(lower(test::zoo("efficientnet_b0.onnx"), "tensorrt", 1));
   CHECK(std::find(fused.begin(), fused.end(), "Conv+Sigmoid+Mul") != fused.end());
-  CHECK(l.kernels.size() < lower(test::zoo("efficientnet_b0.onnx"), Fusion::none, 1).kernels.size());
+  CHECK(l.kernels.size() < lower(test::zoo("efficientnet_b0.onnx"), "eager", 1).kernels.size());
 }
 
 TEST_CASE("an unknown op is an unmodelled row, never dropped") {
@@ -90,13 +165,13 @@ TEST_CASE("an unknown op is an unmodelled row, never dropped") {
 }
 
 TEST_CASE("depthwise and batched MatMul lower to the right problems") {
-  const Lowering dw = lower(test::data("depthwise.onnx"), Fusion::none, 1);
+  const Lowering dw = lower(test::data("depthwise.onnx"), "eager", 1);
   REQUIRE(dw.kernels.size() == 1);
   const auto& c = std::get<ConvProblem>(dw.kernels[0].layer->problem);
   CHECK(c.groups == 32);
   CHECK(c.P() == 56);
 
-  const Lowering mm = lower(test::data("matmul.onnx"), Fusion::none, 5);
+  const Lowering mm = lower(test::data("matmul.onnx"), "eager", 5);
   REQUIRE(mm.kernels.size() == 1);
   const auto& g = std::get<GemmProblem>(mm.kernels[0].layer->problem);
   CHECK(g.M == 64);
@@ -148,18 +223,22 @@ TEST_CASE("inside a network, an input the previous kernel just wrote is read fro
   AnalyzeOptions a;
   a.load.batch = 2;
   const Analysis with_l2 = analyze_file(test::data("tiny_cnn.onnx"), g, a);
-  // Conv -> Relu -> Conv: the Relu reads the 2x16x32x32 fp16 conv output,
-  // tiny next to 60 MB of L2, and its own output is read back from L2 by the
-  // next conv; the first conv reads the graph input from DRAM but leaves its
-  // output in L2.
   const int64_t act = 2 * 16 * 32 * 32 * 2;
-  REQUIRE(with_l2.kernels.size() > 2);
-  CHECK(with_l2.kernels[1].cost->l2_hit_bytes == 2 * act);
-  CHECK(with_l2.kernels[0].cost->l2_hit_bytes == act);
+  auto hits = [](const Analysis& r, const std::string& name) {
+    for (const auto& k : r.kernels)
+      if (k.kernel.name == name) return k.cost->l2_hit_bytes;
+    FAIL("no kernel " << name);
+    return int64_t(-1);
+  };
+  // Eager: conv1 -> its bias pass -> relu1 -> conv2. relu1 reads what the
+  // bias pass just wrote and conv2 reads relu1's output back from L2.
+  CHECK(hits(with_l2, "relu1") == 2 * act);
+  // conv1 reads its padded input (2x4x32x32 fp16) from L2 and leaves its raw output there.
+  CHECK(hits(with_l2, "conv1") == act + 2 * 4 * 32 * 32 * 2);
   // A window of half the activation: only the most recent half is still there.
   g.params["l2_reuse_fraction"] = 0.5 * double(act) / (g.l2_mb * 1e6);
   const Analysis half = analyze_file(test::data("tiny_cnn.onnx"), g, a);
-  CHECK(half.kernels[1].cost->l2_hit_bytes == act);  // half of its input, half of its output
+  CHECK(hits(half, "relu1") == act);  // half of its input, half of its output
   g.params["l2_reuse_fraction"] = 0;
   const Analysis without = analyze_file(test::data("tiny_cnn.onnx"), g, a);
   for (const auto& k : without.kernels) CHECK(k.cost->l2_hit_bytes == 0);

@@ -63,13 +63,6 @@ std::string joined(const std::vector<std::string>& parts) {
   return out;
 }
 
-struct NetworkMeasurement {
-  std::string name;
-  Model model;  // loaded at the measured batch
-  double measured_us;
-  int measured_kernels = -1;  // kernels per forward, when the bench counted them
-};
-
 // Calls fn(object, "path:line") for every non-blank line of a JSON-lines file.
 void for_each_json_line(const std::string& path, const char* what,
                         const std::function<void(const json&, const std::string&)>& fn) {
@@ -89,26 +82,12 @@ void for_each_json_line(const std::string& path, const char* what,
   }
 }
 
-// Reads calibrate/netbench output; each network's graph is MODELS_DIR/<model>.onnx.
-std::vector<NetworkMeasurement> read_network_measurements(const std::string& path, const std::string& models_dir) {
-  std::vector<NetworkMeasurement> out;
-  for_each_json_line(path, "network measurements", [&](const json& j, const std::string& where) {
-    if (j.value("header", false) || j.value("status", std::string()) != "ok") return;
-    if (!j.contains("model") || !j.contains("batch") || !j.contains("latency_ms"))
-      throw InputError(where, "needs model, batch and latency_ms");
-    const std::string name = j["model"].get<std::string>();
-    const std::string onnx = (std::filesystem::path(models_dir) / (name + ".onnx")).string();
-    if (!std::filesystem::exists(onnx)) {
-      fmt::print(std::cerr, "tilewave: note: {}: no {} for network '{}', skipped\n", where, onnx, name);
-      return;
-    }
-    LoadOptions lo;
-    lo.batch = j["batch"].get<int64_t>();
-    out.push_back({name, load_onnx(onnx, lo), j["latency_ms"].get<double>() * 1e3,
-                   j.value("kernels_per_forward", -1)});
-  });
-  if (out.empty()) throw InputError(path, "no usable network measurements");
-  return out;
+std::vector<NetworkRun> read_network_measurements(const std::string& path, const std::string& models_dir,
+                                                  const std::string& runtime = "") {
+  std::vector<std::string> skipped;
+  auto runs = read_network_runs(path, models_dir, runtime, &skipped);
+  for (const auto& s : skipped) fmt::print(std::cerr, "tilewave: note: {}: network {} skipped\n", path, s);
+  return runs;
 }
 
 // Writes the GPU file back with fitted parameters and a provenance record;
@@ -177,7 +156,7 @@ struct KernelInNetwork {
   double measured_us;
 };
 
-std::vector<KernelInNetwork> read_kernel_times(const std::string& path, const std::vector<NetworkMeasurement>& nets) {
+std::vector<KernelInNetwork> read_kernel_times(const std::string& path, const std::vector<NetworkRun>& nets) {
   std::vector<KernelInNetwork> out;
   for_each_json_line(path, "kernel times", [&](const json& j, const std::string& where) {
     if (!j.contains("model") || !j.contains("batch") || !j.contains("node") || !j.contains("measured_us"))
@@ -208,7 +187,7 @@ int cmd_calibrate_fit_networks(const CommonOptions& o, const std::string& netben
   std::vector<int> kernel_count(nets.size());
   for (size_t i = 0; i < nets.size(); ++i) {
     const Model& m = nets[i].model;
-    for (const auto& k : lower_model(m, build_layer_graph(m), opt.fusion, opt.dtype).kernels) {
+    for (const auto& k : lower_model(m, build_layer_graph(m), *opt.runtime, opt.dtype).kernels) {
       kernel_names[i].insert(k.name);
       ++kernel_count[i];
     }
@@ -303,6 +282,38 @@ int cmd_calibrate_fit_networks(const CommonOptions& o, const std::string& netben
                         {"kernel_stage", kernel_stage},
                         {"train_loss", fit.train_loss}},
                        o.output);
+  return 0;
+}
+
+int cmd_calibrate_fit_runtime(const CommonOptions& o, const std::string& measured, const std::string& models_dir,
+                              const std::vector<std::string>& params) {
+  const GpuModel gpu = gpu_of(o);
+  const RuntimeProfile& runtime = runtime_of(o);
+  const auto runs = read_network_measurements(measured, models_dir, runtime.name());
+  std::set<std::string> names;
+  for (const auto& run : runs) names.insert(run.name);
+  fmt::print(std::cerr, "fitting {} parameters of runtime {} on {} runs ({} networks)\n", params.size(), runtime.name(),
+             runs.size(), names.size());
+  const RuntimeFit r = fit_runtime(gpu, runtime, runs, params);
+  for (const auto& [b, e] : r.median_error_by_batch)
+    fmt::print(std::cerr, "  batch {:>4}: median |error| {:5.1f}% before, {:5.1f}% after\n", b, 100 * e.first,
+               100 * e.second);
+  for (const auto& [k, v] : r.fit.params) fmt::print(std::cerr, "  {} = {:.5g}\n", k, v);
+  std::ifstream f(gpu.source_file);
+  json j = json::parse(f);
+  json set = {{"params", json::object()}};
+  for (const auto& [k, v] : r.fit.params) set["params"][k] = std::round(v * 1e5) / 1e5;
+  json errors = json::object();
+  for (const auto& [b, e] : r.median_error_by_batch) errors[std::to_string(b)] = std::round(e.second * 1e4) / 1e4;
+  set["fitted_on"] = {{"runtime", runtime.name()},
+                      {"data", measured},
+                      {"date", utc_now()},
+                      {"networks", std::vector<std::string>(names.begin(), names.end())},
+                      {"runs", runs.size()},
+                      {"train_loss", r.fit.train_loss},
+                      {"median_error_by_batch", errors}};
+  j["runtime_params"][runtime.name()] = set;
+  write_output(o.output, [&](std::ostream& os) { os << j.dump(2) << "\n"; });
   return 0;
 }
 

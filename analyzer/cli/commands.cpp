@@ -21,12 +21,25 @@ GpuModel gpu_of(const CommonOptions& o) {
   return load_gpu(o.gpu, o.gpu_dir.empty() ? default_gpu_dir() : o.gpu_dir);
 }
 
+const RuntimeProfile& runtime_of(const CommonOptions& o) {
+  std::string name = o.runtime;
+  if (!o.fusion.empty()) {
+    const std::string mapped = o.fusion == "trt" ? "tensorrt" : "eager";
+    fmt::print(std::cerr, "tilewave: note: --fusion is deprecated and goes in the next release; "
+                          "--fusion {} means --runtime {}\n", o.fusion, mapped);
+    name = mapped;
+  }
+  const RuntimeProfile* r = find_runtime(name);
+  if (!r) throw InputError("--runtime", fmt::format("unknown runtime '{}' (eager, inductor, tensorrt)", name));
+  return *r;
+}
+
 namespace {
 
 AnalyzeOptions analyze_options(const CommonOptions& o) {
   AnalyzeOptions a;
   a.dtype = *parse_dtype(o.dtype);
-  a.fusion = *parse_fusion(o.fusion);
+  a.runtime = &runtime_of(o);
   if (o.batch > 0) a.load.batch = o.batch;
   else if (o.batch < 0) throw InputError("--batch", "batch must be positive");
   for (const auto& spec : o.inputs) {
@@ -96,7 +109,7 @@ int cmd_extract(const CommonOptions& o, const std::string& model_path) {
   const AnalyzeOptions opt = analyze_options(o);
   const Model model = load_onnx(model_path, opt.load);
   const LayerGraph graph = build_layer_graph(model);
-  const Lowering lowered = lower_model(model, graph, opt.fusion, opt.dtype);
+  const Lowering lowered = lower_model(model, graph, *opt.runtime, opt.dtype);
   const std::string stem = std::filesystem::path(model_path).stem().string();
   write_output(o.output, [&](std::ostream& os) {
     for (const auto& k : lowered.kernels) {

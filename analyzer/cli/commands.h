@@ -12,7 +12,8 @@ struct CommonOptions {
   std::string gpu = "h200";
   std::string gpu_dir;          // empty: default_gpu_dir()
   std::string dtype = "fp16";
-  std::string fusion = "none";
+  std::string runtime = "eager";
+  std::string fusion;           // deprecated alias of --runtime (none: eager, trt: tensorrt)
   std::string format = "table";
   std::string output = "-";
   std::vector<std::string> inputs;  // --input NAME=1x3x224x224
@@ -21,6 +22,8 @@ struct CommonOptions {
 
 // The GPU named by --gpu (and --gpu-dir).
 GpuModel gpu_of(const CommonOptions& o);
+// The runtime named by --runtime, or by the deprecated --fusion (with a note).
+const RuntimeProfile& runtime_of(const CommonOptions& o);
 
 int cmd_analyze(const CommonOptions& o, const std::string& model, int worst);
 int cmd_layers(const CommonOptions& o, const std::string& layer_set);
@@ -33,6 +36,8 @@ int cmd_calibrate_fit(const CommonOptions& o, const std::vector<std::string>& me
 int cmd_calibrate_fit_networks(const CommonOptions& o, const std::string& netbench, const std::string& models_dir,
                                int seed, double holdout, double kernel_match,
                                const std::string& kernel_times);
+int cmd_calibrate_fit_runtime(const CommonOptions& o, const std::string& measured, const std::string& models_dir,
+                              const std::vector<std::string>& params);
 int cmd_calibrate_carry(const CommonOptions& o, const std::string& to);
 int cmd_calibrate_validate(const CommonOptions& o, const std::vector<std::string>& measured, const std::string& dtype, int seed,
                            double holdout);

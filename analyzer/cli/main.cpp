@@ -21,9 +21,13 @@ void add_model_options(CLI::App* cmd, cli::CommonOptions& o) {
   cmd->add_option("--dtype", o.dtype, "precision: fp32, tf32, fp16, bf16, int8")
       ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16", "int8"}))
       ->capture_default_str();
-  cmd->add_option("--fusion", o.fusion, "execution model: none (one kernel per node) or trt (TensorRT-like)")
-      ->check(CLI::IsMember({"none", "trt"}))
+  cmd->add_option("--runtime", o.runtime,
+                  "what runs the model: eager (PyTorch eager), inductor (torch.compile) or tensorrt (TensorRT-like)")
+      ->check(CLI::IsMember({"eager", "inductor", "tensorrt"}))
       ->capture_default_str();
+  cmd->add_option("--fusion", o.fusion, "deprecated alias of --runtime: none = eager, trt = tensorrt")
+      ->check(CLI::IsMember({"none", "trt"}))
+      ->excludes(cmd->get_option("--runtime"));
   cmd->add_option("--input", o.inputs, "set a whole input shape, NAME=1x3x224x224 (repeatable)");
 }
 
@@ -99,6 +103,19 @@ int main(int argc, char** argv) {
   std::string kernel_times;
   fit_net->add_option("--kernel-times", kernel_times,
                       "kernels timed inside the networks (calibrate/eltwise_in_network.py): fit the L2 terms to them");
+  std::vector<std::string> runtime_params;
+  std::string runtime_models_dir = "onnx_models/runtime";
+  auto* fit_rt = calibrate->add_subcommand(
+      "fit-runtime", "fit one runtime's own parameter set to networks measured in that runtime");
+  fit_rt->add_option("measured", measured, "runtime measurements (calibrate/measure/runtime_bench.py bench.jsonl)")
+      ->required();
+  add_gpu_options(fit_rt, o);
+  fit_rt->add_option("--runtime", o.runtime, "the runtime whose set is fitted")
+      ->check(CLI::IsMember({"eager", "inductor", "tensorrt"}))
+      ->capture_default_str();
+  fit_rt->add_option("--params", runtime_params, "parameters to fit (comma-separated)")->delimiter(',')->required();
+  fit_rt->add_option("--models-dir", runtime_models_dir, "where <network>.onnx is")->capture_default_str();
+  fit_rt->add_option("-o,--output", o.output, "GPU file to write (default: stdout)");
   std::string carry_to;
   auto* carry = calibrate->add_subcommand("carry", "carry a calibrated GPU's parameters over to another GPU file");
   add_gpu_options(carry, o);
@@ -141,6 +158,7 @@ int main(int argc, char** argv) {
     if (*gpus) return cli::cmd_gpus(o);
     if (*fit) return cli::cmd_calibrate_fit(o, measured_files, fit_dtype, seed, holdout);
     if (*fit_net) return cli::cmd_calibrate_fit_networks(o, measured, models_dir, seed, net_holdout, kernel_match, kernel_times);
+    if (*fit_rt) return cli::cmd_calibrate_fit_runtime(o, measured, runtime_models_dir, runtime_params);
     if (*carry) return cli::cmd_calibrate_carry(o, carry_to);
     if (*validate) return cli::cmd_calibrate_validate(o, measured_files, fit_dtype, seed, holdout);
   } catch (const InputError& e) {

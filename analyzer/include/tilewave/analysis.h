@@ -34,7 +34,8 @@ struct Analysis {
   double peak_tflops = 0;
   int64_t batch = 0;
   DType dtype = DType::fp16;
-  Fusion fusion = Fusion::none;
+  std::string runtime;       // the runtime profile's name
+  bool runtime_calibrated = false;  // the GPU file has parameters fitted on this runtime
   int nodes = 0, free_nodes = 0;
   std::vector<KernelResult> kernels;
   std::vector<std::string> unmodelled;  // "<node> (<op>): <reason>"
@@ -45,7 +46,7 @@ struct Analysis {
 struct AnalyzeOptions {
   LoadOptions load;
   DType dtype = DType::fp16;
-  Fusion fusion = Fusion::none;
+  const RuntimeProfile* runtime = &default_runtime();
 };
 
 Analysis analyze_model(const Model& model, const GpuModel& gpu, const AnalyzeOptions& options);

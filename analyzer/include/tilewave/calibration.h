@@ -8,6 +8,8 @@
 
 #include "tilewave/gpu_model.h"
 #include "tilewave/layer_set.h"
+#include "tilewave/lowering.h"
+#include "tilewave/model.h"
 
 namespace tilewave {
 
@@ -42,6 +44,10 @@ using PredictFn = std::function<double(const GpuModel&, size_t)>;
 FitResult fit_scope(const GpuModel& start, const std::vector<ParamScope>& scopes, const std::vector<size_t>& train,
                     const PredictFn& predict, const std::vector<double>& measured);
 
+// The same for the named parameters alone.
+FitResult fit_named(const GpuModel& start, const std::vector<std::string>& names, const std::vector<size_t>& train,
+                    const PredictFn& predict, const std::vector<double>& measured);
+
 // Minimises a robust (soft-L1) loss of log(pred/measured) over `train` with
 // NLopt, within each parameter's fit bounds (param_table()).
 FitResult fit_parameters(const GpuModel& start, const std::vector<Measurement>& data,
@@ -65,5 +71,31 @@ struct ErrorStats {
 std::vector<ErrorStats> error_stats(const GpuModel& gpu, const std::vector<Measurement>& data,
                                     const std::vector<size_t>& subset);
 double spearman(const std::vector<double>& a, const std::vector<double>& b);
+
+// One network timed end to end in one runtime (calibrate/measure/runtime_bench.py,
+// or the older calibrate/netbench).
+struct NetworkRun {
+  std::string name;  // as measured: "resnet50", "timm/dla34"
+  Model model;       // loaded at the measured batch
+  double measured_us = 0;
+  int measured_kernels = -1;  // kernels per forward, when the bench counted them
+};
+
+// The lines of a network-bench file with status ok, and, when `runtime` is
+// not empty, that runtime. Each network's graph is MODELS_DIR/<stem>.onnx
+// ("timm/dla34" -> timm_dla34.onnx); networks without one are listed in
+// `skipped`. Throws InputError naming the file and line for a bad line.
+std::vector<NetworkRun> read_network_runs(const std::string& path, const std::string& models_dir,
+                                          const std::string& runtime, std::vector<std::string>* skipped);
+
+// A runtime's own parameter set fitted to whole-network latencies measured
+// in that runtime (docs/calibration.md "Runtimes").
+struct RuntimeFit {
+  FitResult fit;
+  // Median |error| of the fitted runs per batch, before and after.
+  std::map<int64_t, std::pair<double, double>> median_error_by_batch;
+};
+RuntimeFit fit_runtime(const GpuModel& gpu, const RuntimeProfile& runtime, const std::vector<NetworkRun>& runs,
+                       const std::vector<std::string>& params);
 
 }  // namespace tilewave

@@ -65,9 +65,16 @@ struct GpuModel {
   std::map<DType, PrecisionSpec> precisions;  // GEMM path per dtype
   std::map<DType, double> cuda_core_tflops;   // non-tensor peak per dtype
   std::map<std::string, double> params;       // complete: defaults filled in
+  // Parameters fitted on one runtime's kernels, by runtime name; they
+  // override `params` for that runtime (for_runtime()).
+  std::map<std::string, std::map<std::string, double>> runtime_params;
+  std::string runtime;                        // the runtime whose set is applied; "" = base
   std::map<std::string, std::string> sources; // fact -> where it comes from
 
   double param(const std::string& name) const;
+  // This GPU with a runtime's parameter set applied (the base set if it has none).
+  GpuModel for_runtime(const std::string& runtime) const;
+  bool has_runtime_params(const std::string& runtime) const { return runtime_params.count(runtime) > 0; }
   const PrecisionSpec& precision(DType d) const;  // throws InputError if absent
   double cuda_core_peak_flops(DType d) const;
   // The headline peak utilization is measured against: the GEMM path's unit.

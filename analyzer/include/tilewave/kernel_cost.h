@@ -58,11 +58,11 @@ struct CostModel {
   double tc_efficiency, tile_reuse_exponent, conv_efficiency, conv_strided_efficiency, conv_misaligned_efficiency;
   double misaligned_efficiency, misaligned_n_efficiency, split_k_overhead_us, pipeline_fill_steps;
   double tap_overhead_steps, wave_overhead_us, gemm_bw_efficiency, fixed_us_gemm, ramp_mb, ramp_bw_efficiency;
-  double grouped_fallback_efficiency, grouped_transform_bw_efficiency, direct_conv_efficiency;
+  double grouped_fallback_efficiency, transform_bw_efficiency, direct_conv_efficiency;
   double direct_bw_efficiency, fixed_us_direct, l2_bw_factor, launch_gap_us, row_ns, fixed_us_memory;
   double fixed_us_pool;
   int max_split_k;
-  double memory_bw_efficiency[5];  // by MemoryOp: <class>_bw_efficiency
+  double memory_bw_efficiency[kMemoryOpCount];  // by MemoryOp: <class>_bw_efficiency
 };
 
 // `l2_hit_bytes`: bytes a network finds in or leaves in L2 (0 for a layer on

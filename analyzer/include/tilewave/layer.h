@@ -15,6 +15,9 @@ struct ConvProblem {
   std::array<int64_t, 2> stride{1, 1}, pad{0, 0}, dilation{1, 1};
   int64_t groups = 1;
   bool transposed = false;  // ConvTranspose: H,W are the input size
+  // A grouped fallback whose layout transforms are kernels of their own (a
+  // runtime's lowering emitted them), so its cost leaves them out.
+  bool transforms_separate = false;
   int64_t P() const;        // output height
   int64_t Q() const;        // output width
   int64_t macs() const;
@@ -25,7 +28,12 @@ struct GemmProblem {
   int64_t macs() const { return M * N * K * batch; }
 };
 
-enum class MemoryOp { eltwise, pool, reduce, softmax, copy };
+// fused: a generated kernel for a group of pointwise ops and reductions
+// (torch.compile), reading elems_in and writing elems_out.
+// transform: cuDNN's layout transforms around a grouped convolution that
+// has no native NHWC kernel (docs/model.md "Grouped convolutions").
+enum class MemoryOp { eltwise, pool, reduce, softmax, copy, fused, transform };
+constexpr int kMemoryOpCount = 7;
 const char* memory_op_name(MemoryOp op);
 
 // Memory-bound kernels: the cost model needs only bytes and a class; the
@@ -35,12 +43,16 @@ struct MemoryProblem {
   int64_t elems = 0;       // eltwise: outputs
   int64_t inputs = 1;      // eltwise: full-size inputs read
   int64_t outer = 0, inner = 0;             // reduce, softmax
-  int64_t elems_in = 0, elems_out = 0;      // copy
+  int64_t elems_in = 0, elems_out = 0;      // copy, fused
   ConvProblem window;      // pool: N,C,H,W,R,S,stride,pad
   bool max_pool = true;
   int64_t elems_read() const;
   int64_t elems_written() const;
 };
+
+// A grouped convolution whose group width cuDNN has no native NHWC kernel
+// for: not a power of two, and wider than one `align`-element vector.
+bool grouped_fallback(const ConvProblem& p, int align);
 
 using Problem = std::variant<ConvProblem, GemmProblem, MemoryProblem>;
 

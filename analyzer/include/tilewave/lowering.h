@@ -1,4 +1,6 @@
-// Stage 3: ONNX nodes -> GPU kernels under an execution model (fusion).
+// Stage 3: ONNX nodes -> the GPU kernels a runtime launches. A runtime is a
+// profile object passed in (docs/model.md "Runtimes"), never a global switch;
+// so is the op registry.
 #pragma once
 #include <optional>
 #include <string>
@@ -7,29 +9,59 @@
 #include "tilewave/layer.h"
 #include "tilewave/layer_graph.h"
 #include "tilewave/model.h"
+#include "tilewave/op_registry.h"
 
 namespace tilewave {
 
-enum class Fusion {
-  none,  // one kernel per working node (ONNX Runtime CUDA EP, PyTorch eager)
-  trt,   // TensorRT-like epilogue and elementwise-chain fusion
+// A run-time tensor a kernel reads or writes; kernels a runtime adds (a
+// padded copy, a conv's raw output before its bias) name theirs "<tensor>#<what>".
+struct TensorRef {
+  std::string name;
+  int64_t bytes = 0;
 };
-std::optional<Fusion> parse_fusion(const std::string& s);
-const char* fusion_name(Fusion f);
 
 struct Kernel {
-  std::string name;           // name of the first node
+  std::string name;           // name of the first node (plus a suffix for a node's extra kernels)
   std::string ops;            // "Conv+Add+Relu"
   std::vector<int> nodes;     // model node indices, head first
   std::optional<Layer> layer; // absent: unmodelled
   std::string unmodelled_reason;
+  // Activations read and written (weights and constants excluded), the edges
+  // of the kernel graph the network terms walk (docs/model.md "Inside a network").
+  std::vector<TensorRef> reads, writes;
 };
 
 struct Lowering {
-  std::vector<Kernel> kernels;  // in topological order
+  std::vector<Kernel> kernels;  // in launch order
   int free_nodes = 0;           // nodes that launch nothing (shape ops, folded constants)
 };
 
-Lowering lower_model(const Model& model, const LayerGraph& graph, Fusion fusion, DType dtype);
+// What every lowering step reads.
+struct LowerInput {
+  const Model& model;
+  const LayerGraph& graph;
+  const OpRegistry& registry;
+  DType dtype;
+};
+
+// How one runtime turns a model into kernels. Each profile composes small
+// rules from src/lower/ (framework-op grouping, bias kernels, channel
+// padding, pointwise fusion, epilogue fusion).
+class RuntimeProfile {
+ public:
+  virtual ~RuntimeProfile() = default;
+  virtual const char* name() const = 0;     // eager | inductor | tensorrt
+  virtual const char* summary() const = 0;  // one line: what it stands for
+  virtual Lowering lower(const LowerInput& in) const = 0;
+};
+
+// The built-in runtimes, the default (eager) first.
+const std::vector<const RuntimeProfile*>& builtin_runtimes();
+// nullptr for an unknown name.
+const RuntimeProfile* find_runtime(const std::string& name);
+const RuntimeProfile& default_runtime();
+
+Lowering lower_model(const Model& model, const LayerGraph& graph, const RuntimeProfile& runtime, DType dtype,
+                     const OpRegistry& registry = OpRegistry::builtin());
 
 }  // namespace tilewave

@@ -14,11 +14,12 @@
 
 namespace tilewave {
 
-// What an op can become under --fusion trt (docs/model.md "Fusion").
+// What part an op can play in a runtime's fusion (docs/model.md "Runtimes").
 enum class FusionRole {
   none,         // shape-only: no kernel at all
-  gemm,         // conv/gemm/matmul: can absorb an elementwise epilogue
+  gemm,         // conv/gemm/matmul: a library kernel; can absorb an elementwise epilogue (tensorrt)
   elementwise,  // can join an epilogue or a chain of elementwise ops
+  reduction,    // pooling and reductions: a generated kernel can take its producers in (inductor)
   opaque,       // a kernel of its own
 };
 

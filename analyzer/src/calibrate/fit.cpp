@@ -93,11 +93,20 @@ double nlopt_objective(const std::vector<double>& x, std::vector<double>&, void*
 
 FitResult fit_scope(const GpuModel& start, const std::vector<ParamScope>& scopes, const std::vector<size_t>& train,
                     const PredictFn& predict, const std::vector<double>& measured) {
+  std::vector<std::string> names;
+  for (const auto& p : param_table())
+    if (p.fit_min < p.fit_max && std::find(scopes.begin(), scopes.end(), p.scope) != scopes.end())
+      names.push_back(p.name);
+  return fit_named(start, names, train, predict, measured);
+}
+
+FitResult fit_named(const GpuModel& start, const std::vector<std::string>& names, const std::vector<size_t>& train,
+                    const PredictFn& predict, const std::vector<double>& measured) {
   if (train.empty()) throw InputError("calibrate fit", "nothing to fit");
   Objective obj{start, {}, &train, &predict, &measured, 0};
   std::vector<double> x, lo, hi;
   for (const auto& p : param_table()) {
-    if (p.fit_min >= p.fit_max || std::find(scopes.begin(), scopes.end(), p.scope) == scopes.end()) continue;
+    if (p.fit_min >= p.fit_max || std::find(names.begin(), names.end(), p.name) == names.end()) continue;
     obj.names.push_back(p.name);
     lo.push_back(p.fit_min);
     hi.push_back(p.fit_max);

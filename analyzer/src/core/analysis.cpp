@@ -13,60 +13,45 @@ namespace {
 
 // docs/model.md "Inside a network": of an input produced by an earlier
 // kernel, the part that the traffic since it was written has not pushed out
-// of the share of L2 that `l2_reuse_fraction` allows is still there.
-std::vector<double> l2_hit_bytes(const Model& model, const LayerGraph& graph, const Lowering& lowered,
-                                 const GpuModel& gpu, DType dtype) {
+// of the share of L2 that `l2_reuse_fraction` allows is still there. Walks
+// the kernel graph: each kernel's reads and writes, in launch order.
+std::vector<double> l2_hit_bytes(const Lowering& lowered, const GpuModel& gpu) {
   const size_t n = lowered.kernels.size();
   std::vector<double> hits(n, 0.0);
-  std::unordered_map<std::string, int> producer;
-  std::vector<int> kernel_of(model.nodes.size(), -1);
-  for (size_t k = 0; k < n; ++k)
-    for (int node : lowered.kernels[k].nodes) kernel_of[node] = int(k);
-  // Outputs of nodes that launch nothing (Reshape, Flatten …) alias their input.
-  for (int idx : graph.topo_order) {
-    const Node& node = model.nodes[idx];
-    int from = kernel_of[idx];
-    if (from < 0)
-      for (const auto& in : node.inputs)
-        if (auto it = producer.find(in); it != producer.end()) {
-          from = it->second;
-          break;
-        }
-    if (from >= 0)
-      for (const auto& out : node.outputs) producer[out] = from;
-  }
-  std::vector<double> touched(n + 1, 0.0);  // bytes moved by kernels [0, k)
+  std::unordered_map<std::string, int> producer;  // tensor -> latest kernel writing it
+  std::vector<double> touched(n + 1, 0.0);        // bytes moved by kernels [0, k)
   for (size_t k = 0; k < n; ++k)
     touched[k + 1] = touched[k] + (lowered.kernels[k].layer ? double(min_bytes(*lowered.kernels[k].layer)) : 0.0);
   const double window = gpu.l2_mb * 1e6 * gpu.param("l2_reuse_fraction");
   std::unordered_set<std::string> written_back;
   for (size_t k = 0; k < n; ++k) {
-    std::unordered_set<std::string> seen;
-    for (int node : lowered.kernels[k].nodes)
-      for (const auto& in : model.nodes[node].inputs) {
-        auto it = producer.find(in);
-        if (in.empty() || !seen.insert(in).second || it == producer.end() || it->second >= int(k)) continue;
-        const TensorInfo* t = model.tensor(in);
-        if (!t || t->numel() < 0) continue;
-        const double size = double(t->numel()) * dtype_bytes(dtype);
-        // L2 keeps roughly the most recent `window` bytes: of this value, what
-        // the traffic since it was written has not pushed out.
-        const double kept = std::clamp(window - (touched[k] - touched[it->second + 1]), 0.0, size);
-        if (kept <= 0) continue;
-        hits[k] += kept;
-        // The producer's write of what is read back from L2 stayed in L2 too;
-        // its write-back to DRAM overlaps later kernels.
-        if (written_back.insert(in).second) hits[it->second] += kept;
-      }
+    const Kernel& kernel = lowered.kernels[k];
+    for (const TensorRef& in : kernel.reads) {
+      auto it = producer.find(in.name);
+      if (it == producer.end() || in.bytes <= 0) continue;
+      const double size = double(in.bytes);
+      // L2 keeps roughly the most recent `window` bytes: of this value, what
+      // the traffic since it was written has not pushed out.
+      const double kept = std::clamp(window - (touched[k] - touched[it->second + 1]), 0.0, size);
+      if (kept <= 0) continue;
+      hits[k] += kept;
+      // The producer's write of what is read back from L2 stayed in L2 too;
+      // its write-back to DRAM overlaps later kernels.
+      if (written_back.insert(in.name + "@" + std::to_string(it->second)).second) hits[it->second] += kept;
+    }
+    for (const TensorRef& out : kernel.writes) producer[out.name] = int(k);
   }
   return hits;
 }
 
 }  // namespace
 
-Analysis analyze_model(const Model& model, const GpuModel& gpu, const AnalyzeOptions& options) {
+Analysis analyze_model(const Model& model, const GpuModel& base_gpu, const AnalyzeOptions& options) {
   const LayerGraph graph = build_layer_graph(model);
-  const Lowering lowered = lower_model(model, graph, options.fusion, options.dtype);
+  const RuntimeProfile& runtime = *options.runtime;
+  const Lowering lowered = lower_model(model, graph, runtime, options.dtype);
+  // A GPU already specialised (calibration candidates) keeps its parameters.
+  const GpuModel gpu = base_gpu.runtime == runtime.name() ? base_gpu : base_gpu.for_runtime(runtime.name());
   Analysis a;
   a.model_path = model.path;
   a.model_name = std::filesystem::path(model.path).stem().string();
@@ -75,12 +60,13 @@ Analysis analyze_model(const Model& model, const GpuModel& gpu, const AnalyzeOpt
   a.peak_tflops = gpu.peak_flops(options.dtype) / 1e12;
   a.batch = model.batch;
   a.dtype = options.dtype;
-  a.fusion = options.fusion;
+  a.runtime = runtime.name();
+  a.runtime_calibrated = gpu.has_runtime_params(runtime.name());
   a.nodes = int(model.nodes.size());
   a.notes = model.notes;
   a.free_nodes = lowered.free_nodes;
   Losses weighted;
-  const std::vector<double> hits = l2_hit_bytes(model, graph, lowered, gpu, options.dtype);
+  const std::vector<double> hits = l2_hit_bytes(lowered, gpu);
   const CostModel cost_model(gpu);
   for (size_t i = 0; i < lowered.kernels.size(); ++i) {
     const Kernel& k = lowered.kernels[i];

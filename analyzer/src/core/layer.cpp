@@ -36,6 +36,8 @@ const char* memory_op_name(MemoryOp op) {
     case MemoryOp::reduce: return "reduce";
     case MemoryOp::softmax: return "softmax";
     case MemoryOp::copy: return "copy";
+    case MemoryOp::fused: return "fused";
+    case MemoryOp::transform: return "transform";
   }
   return "?";
 }
@@ -46,7 +48,9 @@ int64_t MemoryProblem::elems_read() const {
     case MemoryOp::pool: return window.N * window.C * window.H * window.W;
     case MemoryOp::reduce:
     case MemoryOp::softmax: return outer * inner;
-    case MemoryOp::copy: return elems_in;
+    case MemoryOp::copy:
+    case MemoryOp::fused:
+    case MemoryOp::transform: return elems_in;
   }
   return 0;
 }
@@ -57,9 +61,17 @@ int64_t MemoryProblem::elems_written() const {
     case MemoryOp::pool: return window.N * window.C * window.P() * window.Q();
     case MemoryOp::reduce: return outer;
     case MemoryOp::softmax: return outer * inner;
-    case MemoryOp::copy: return elems_out;
+    case MemoryOp::copy:
+    case MemoryOp::fused:
+    case MemoryOp::transform: return elems_out;
   }
   return 0;
+}
+
+bool grouped_fallback(const ConvProblem& p, int align) {
+  const int64_t cg = p.C / p.groups, kg = p.K / p.groups;
+  const auto pow2 = [](int64_t v) { return v > 0 && (v & (v - 1)) == 0; };
+  return p.groups > 1 && cg >= align && kg >= align && !(pow2(cg) && pow2(kg));
 }
 
 int64_t useful_flops(const Layer& l) {

@@ -185,13 +185,13 @@ KernelCost cost_direct_conv(const ConvProblem& p, int64_t bytes, DType dtype, co
 // docs/model.md "Grouped convolutions": cuDNN's NHWC grouped kernels take
 // power-of-two group widths; other widths (RegNet's 24, 48, 56, 120 ...) go
 // through layout transforms and per-group or CUDA-core engines.
-KernelCost grouped_fallback(KernelCost c, const ConvProblem& p, DType dtype, const CostModel& m) {
+KernelCost grouped_fallback_cost(KernelCost c, const ConvProblem& p, DType dtype, const CostModel& m) {
   const double t_old = c.time_us;
   const double ideal_us = c.peak_flops > 0 ? double(c.flops) / c.peak_flops * 1e6 : 0.0;
   const double after_tile = ideal_us + c.losses.tile * t_old, after_wave = after_tile + c.losses.wave * t_old;
   const double tensor_bytes = double(p.N * (p.C * p.H * p.W + p.K * p.P() * p.Q()) * dtype_bytes(dtype));
   c.compute_us = c.compute_us / m.grouped_fallback_efficiency +
-                 memory_time_us(2 * tensor_bytes, 0, m.grouped_transform_bw_efficiency, m);
+                 (p.transforms_separate ? 0.0 : memory_time_us(2 * tensor_bytes, 0, m.transform_bw_efficiency, m));
   finish(c, m, dtype, after_tile, after_wave);
   c.kernel += "_fallback";
   return c;
@@ -220,9 +220,7 @@ KernelCost cost_conv(const ConvProblem& p, int64_t bytes, DType dtype, const Cos
   if (p.groups > 1 && cg == 1) return cost_direct_conv(p, bytes, dtype, m, hits);
   KernelCost gemm = cost_gemm(g, dtype, m, hits);
   gemm.aligned = aligned;
-  const auto pow2 = [](int64_t v) { return v > 0 && (v & (v - 1)) == 0; };
-  if (p.groups > 1 && !depthwise_like && !(pow2(cg) && pow2(kg)))
-    return grouped_fallback(gemm, p, dtype, m);
+  if (grouped_fallback(p, align)) return grouped_fallback_cost(gemm, p, dtype, m);
   if (p.groups > 1 && depthwise_like) {
     KernelCost direct = cost_direct_conv(p, bytes, dtype, m, hits);
     if (direct.time_us < gemm.time_us) return direct;
@@ -264,7 +262,7 @@ CostModel::CostModel(const GpuModel& g)
       ramp_mb(g.param("ramp_mb")),
       ramp_bw_efficiency(g.param("ramp_bw_efficiency")),
       grouped_fallback_efficiency(g.param("grouped_fallback_efficiency")),
-      grouped_transform_bw_efficiency(g.param("grouped_transform_bw_efficiency")),
+      transform_bw_efficiency(g.param("transform_bw_efficiency")),
       direct_conv_efficiency(g.param("direct_conv_efficiency")),
       direct_bw_efficiency(g.param("direct_bw_efficiency")),
       fixed_us_direct(g.param("fixed_us_direct")),
@@ -274,7 +272,8 @@ CostModel::CostModel(const GpuModel& g)
       fixed_us_memory(g.param("fixed_us_memory")),
       fixed_us_pool(g.param("fixed_us_pool")),
       max_split_k(std::max(1, int(g.param("max_split_k")))) {
-  for (MemoryOp op : {MemoryOp::eltwise, MemoryOp::pool, MemoryOp::reduce, MemoryOp::softmax, MemoryOp::copy})
+  for (MemoryOp op : {MemoryOp::eltwise, MemoryOp::pool, MemoryOp::reduce, MemoryOp::softmax, MemoryOp::copy,
+                     MemoryOp::fused, MemoryOp::transform})
     memory_bw_efficiency[int(op)] = g.param(std::string(memory_op_name(op)) + "_bw_efficiency");
 }
 

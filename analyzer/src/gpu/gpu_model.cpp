@@ -56,7 +56,7 @@ const std::vector<ParamInfo>& param_table() {
        "rate of that first part, as a fraction of DRAM bandwidth (in series with the class rate)"},
       {"grouped_fallback_efficiency", 0.30, 0.01, 1.00, "fraction",
        "main-loop rate of a grouped conv whose group width is not a power of two, relative to a native one"},
-      {"grouped_transform_bw_efficiency", 0.20, 0.01, 1.00, "fraction",
+      {"transform_bw_efficiency", 0.20, 0.01, 1.00, "fraction",
        "DRAM bandwidth fraction of the layout transforms around such a conv (input and output, there and back)"},
       {"direct_conv_efficiency", 0.40, 0.01, 1.00, "fraction",
        "fraction of CUDA-core peak a direct (depthwise/small-group) convolution reaches"},
@@ -78,12 +78,22 @@ const std::vector<ParamInfo>& param_table() {
        "GPU time per row of a row-normalisation kernel (LayerNorm, softmax): frameworks give each row a warp "
        "or a block, so many short rows are bound by the row rate, not by bandwidth"},
       {"copy_bw_efficiency", 0.70, 0.05, 1.00, "fraction", "DRAM bandwidth fraction, data movement"},
+      {"fused_bw_efficiency", 0.60, 0.05, 1.00, "fraction",
+       "DRAM bandwidth fraction, generated kernels of fused pointwise ops (torch.compile)"},
       {"fixed_us_memory", 2.00, 0.00, 20.0, "us", "fixed cost of one memory-bound kernel"},
       {"fixed_us_pool", 2.00, 0.00, 40.0, "us",
        "fixed cost of one pooling kernel (frameworks' own NHWC pooling kernels have a large one)"},
       {"max_split_k", 16, 16, 16, "", "largest split-K factor the GEMM heuristic considers (not fitted)"},
   };
   return table;
+}
+
+GpuModel GpuModel::for_runtime(const std::string& runtime) const {
+  GpuModel g = *this;
+  g.runtime = runtime;
+  if (auto it = runtime_params.find(runtime); it != runtime_params.end())
+    for (const auto& [k, v] : it->second) g.params[k] = v;
+  return g;
 }
 
 double GpuModel::param(const std::string& n) const {
@@ -185,6 +195,19 @@ GpuModel gpu_from_json(const json& j, const std::string& id, const std::string& 
   const json arch = read_json_file(arch_path);
   merge_params(arch, g.params, arch_path);
   merge_params(j, g.params, where);
+  // Per-runtime sets: parameters fitted on one runtime's own kernels
+  // (docs/calibration.md "Runtimes"), over the base set.
+  if (j.contains("runtime_params")) {
+    if (!j.at("runtime_params").is_object()) throw InputError(where, "'runtime_params' must be an object");
+    for (auto& [runtime, set] : j.at("runtime_params").items()) {
+      if (!set.is_object()) throw InputError(where, fmt::format("runtime_params.{} must be an object", runtime));
+      std::map<std::string, double> overrides = g.params;
+      merge_params(set, overrides, where + ": runtime_params." + runtime);
+      auto& kept = g.runtime_params[runtime];
+      for (const auto& [k, v] : overrides)
+        if (v != g.params[k] || (set.contains("params") && set.at("params").contains(k))) kept[k] = v;
+    }
+  }
 
   g.name = j.value("name", id);
   g.trust = j.value("trust", "datasheet");

@@ -109,13 +109,13 @@ Layer layer_from_json(const json& j) {
       m.op = op == "reduce" ? MemoryOp::reduce : MemoryOp::softmax;
       m.outer = positive_int(j, "outer");
       m.inner = positive_int(j, "inner");
-    } else if (op == "copy") {
-      m.op = MemoryOp::copy;
+    } else if (op == "copy" || op == "fused" || op == "transform") {
+      m.op = op == "copy" ? MemoryOp::copy : op == "fused" ? MemoryOp::fused : MemoryOp::transform;
       m.elems_in = positive_int(j, "elems_in");
       m.elems_out = positive_int(j, "elems_out");
     } else {
       throw std::invalid_argument(
-          fmt::format("unknown op '{}' (conv, conv_transpose, gemm, eltwise, pool, reduce, softmax, copy)", op));
+          fmt::format("unknown op '{}' (conv, conv_transpose, gemm, eltwise, pool, reduce, softmax, copy, fused, transform)", op));
     }
     l.problem = m;
   }
@@ -155,7 +155,9 @@ json layer_to_json(const Layer& l) {
       case MemoryOp::pool: conv_fields(m.window, false); j["mode"] = m.max_pool ? "max" : "avg"; break;
       case MemoryOp::reduce:
       case MemoryOp::softmax: j["outer"] = m.outer; j["inner"] = m.inner; break;
-      case MemoryOp::copy: j["elems_in"] = m.elems_in; j["elems_out"] = m.elems_out; break;
+      case MemoryOp::copy:
+      case MemoryOp::fused:
+      case MemoryOp::transform: j["elems_in"] = m.elems_in; j["elems_out"] = m.elems_out; break;
     }
   }
   j["dtype"] = dtype_name(l.dtype);

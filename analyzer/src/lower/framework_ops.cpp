@@ -5,21 +5,18 @@
 #include <set>
 #include <unordered_map>
 
-#include "tilewave/op_registry.h"
+#include <unordered_map>
+
+#include "lower_node.h"
 
 namespace tilewave {
 
 namespace {
 
-bool is_elementwise(const Node& n) {
-  const OpRule* r = OpRegistry::builtin().find(n.domain, n.op_type);
-  return r && r->role == FusionRole::elementwise;
-}
-
 class Finder {
  public:
-  Finder(const Model& m, const LayerGraph& g) : model_(m), graph_(g) {
-    for (const auto& n : m.nodes)
+  explicit Finder(const LowerInput& in) : in_(in), model_(in.model), graph_(in.graph) {
+    for (const auto& n : model_.nodes)
       for (const auto& in : n.inputs)
         if (!in.empty()) readers_[in].push_back(n.index);
   }
@@ -121,7 +118,7 @@ class Finder {
   }
 
   bool joins(const Node& c, const std::set<std::string>& inside, int64_t size) const {
-    if (!is_elementwise(c) || c.outputs.size() != 1 || model_.numel(c.outputs[0]) != size) return false;
+    if (role_of(in_, c) != FusionRole::elementwise || c.outputs.size() != 1 || model_.numel(c.outputs[0]) != size) return false;
     return std::all_of(c.inputs.begin(), c.inputs.end(), [&](const std::string& in) {
       return in.empty() || inside.count(in) || model_.static_tensors.count(in);
     });
@@ -149,15 +146,53 @@ class Finder {
     return it == readers_.end() ? none : it->second;
   }
 
+  const LowerInput& in_;
   const Model& model_;
   const LayerGraph& graph_;
   std::unordered_map<std::string, std::vector<int>> readers_;
 };
 
+// One framework op's nodes as one kernel: an activation reads its input and
+// writes its output once; a Linear is its GEMM plus a bias epilogue.
+std::optional<Kernel> lower_framework_op(const LowerInput& in, const FrameworkOp& op) {
+  const Model& model = in.model;
+  const DType dtype = in.dtype;
+  std::optional<Kernel> k = lower_node(in, model.nodes[op.nodes[0]]);
+  if (!k || !k->layer) return k;
+  for (size_t i = 1; i < op.nodes.size(); ++i) {
+    const Node& n = model.nodes[op.nodes[i]];
+    k->nodes.push_back(n.index);
+    k->ops += "+" + n.op_type;
+  }
+  if (op.kind == FrameworkOp::Kind::activation) {
+    if (auto* m = std::get_if<MemoryProblem>(&k->layer->problem)) m->inputs = 1;
+  } else {
+    const Node& add = model.nodes[op.nodes[1]];
+    for (const auto& in : add.inputs)
+      if (model.static_tensors.count(in)) k->layer->extra_bytes += model.numel(in) * dtype_bytes(dtype);
+  }
+  return k;
+}
+
+
 }  // namespace
 
-std::vector<FrameworkOp> find_framework_ops(const Model& model, const LayerGraph& graph) {
-  return Finder(model, graph).run();
+std::vector<FrameworkOp> find_framework_ops(const LowerInput& in) { return Finder(in).run(); }
+
+Lowering lower_framework_ops(const LowerInput& in) {
+  const std::vector<FrameworkOp> framework_ops = find_framework_ops(in);
+  std::unordered_map<int, const FrameworkOp*> group_of;
+  for (const auto& op : framework_ops)
+    for (int i : op.nodes) group_of[i] = &op;
+  Lowering out;
+  for (int idx : in.graph.topo_order) {
+    auto g = group_of.find(idx);
+    if (g != group_of.end() && g->second->nodes[0] != idx) continue;  // lowered with its head
+    auto k = g != group_of.end() ? lower_framework_op(in, *g->second) : lower_node(in, in.model.nodes[idx]);
+    if (k) out.kernels.push_back(std::move(*k));
+    else ++out.free_nodes;
+  }
+  return out;
 }
 
 }  // namespace tilewave

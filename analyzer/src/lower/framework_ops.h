@@ -3,8 +3,7 @@
 #pragma once
 #include <vector>
 
-#include "tilewave/layer_graph.h"
-#include "tilewave/model.h"
+#include "tilewave/lowering.h"
 
 namespace tilewave {
 
@@ -14,6 +13,8 @@ struct FrameworkOp {
 };
 
 // Non-overlapping groups, each of two nodes or more.
-std::vector<FrameworkOp> find_framework_ops(const Model& model, const LayerGraph& graph);
+std::vector<FrameworkOp> find_framework_ops(const LowerInput& in);
+// One kernel per framework op, every other working node one kernel of its own.
+Lowering lower_framework_ops(const LowerInput& in);
 
 }  // namespace tilewave

@@ -69,14 +69,14 @@ std::optional<Layer> lower_rowwise(const LowerContext& ctx) {
 }  // namespace
 
 void register_pool_reduce_ops(OpRegistry& r) {
-  r.add({"", "MaxPool", FusionRole::opaque, [](const LowerContext& c) { return lower_pool(c, true); }, TILEWAVE_HERE});
-  r.add({"", "AveragePool", FusionRole::opaque, [](const LowerContext& c) { return lower_pool(c, false); },
+  r.add({"", "MaxPool", FusionRole::reduction, [](const LowerContext& c) { return lower_pool(c, true); }, TILEWAVE_HERE});
+  r.add({"", "AveragePool", FusionRole::reduction, [](const LowerContext& c) { return lower_pool(c, false); },
          TILEWAVE_HERE});
   r.add({"", "LpPool", FusionRole::opaque, [](const LowerContext& c) { return lower_pool(c, false); }, TILEWAVE_HERE});
   for (const char* op : {"GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool", "ReduceMean", "ReduceSum",
                          "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSumExp",
                          "ReduceSumSquare", "ArgMax", "ArgMin"})
-    r.add({"", op, FusionRole::opaque, lower_reduce, TILEWAVE_HERE});
+    r.add({"", op, FusionRole::reduction, lower_reduce, TILEWAVE_HERE});
   for (const char* op : {"Softmax", "LogSoftmax", "LayerNormalization", "InstanceNormalization", "LRN",
                          "MeanVarianceNormalization", "Hardmax"})
     r.add({"", op, FusionRole::opaque, lower_rowwise, TILEWAVE_HERE});

@@ -79,7 +79,8 @@ json analysis_to_json(const Analysis& a) {
           {"peak_tflops", a.peak_tflops},
           {"batch", a.batch},
           {"dtype", dtype_name(a.dtype)},
-          {"fusion", fusion_name(a.fusion)},
+          {"runtime", a.runtime},
+          {"runtime_calibrated", a.runtime_calibrated},
           {"nodes", a.nodes},
           {"free_nodes", a.free_nodes},
           {"layers", layers},
@@ -119,8 +120,8 @@ void write_csv(std::ostream& os, const Analysis& a) {
 
 void write_table(std::ostream& os, const Analysis& a, int worst_layers) {
   const Totals& t = a.total;
-  fmt::print(os, "{} on {} ({}), batch {}, {}, fusion {}\n", a.model_name, a.gpu_name, a.gpu_id, a.batch,
-             dtype_name(a.dtype), fusion_name(a.fusion));
+  fmt::print(os, "{} on {} ({}), batch {}, {}, runtime {}{}\n", a.model_name, a.gpu_name, a.gpu_id, a.batch,
+             dtype_name(a.dtype), a.runtime, a.runtime_calibrated ? "" : " (no parameters fitted on this runtime)");
   fmt::print(os, "  {} ONNX nodes -> {} kernels ({} nodes launch nothing){}\n", a.nodes, a.kernels.size(),
              a.free_nodes, a.unmodelled.empty() ? "" : fmt::format(", {} UNMODELLED", a.unmodelled.size()));
   fmt::print(os, "  predicted latency  {:.1f} us   throughput {:.0f} samples/s\n", t.time_us, t.throughput_per_s);
@@ -220,8 +221,8 @@ void write_rank_table(std::ostream& os, const std::vector<Analysis>& as) {
   std::vector<size_t> flops_rank(as.size());
   for (size_t i = 0; i < by_flops.size(); ++i) flops_rank[by_flops[i]] = i + 1;
   if (!as.empty())
-    fmt::print(os, "{} models on {}, batch {}, {}, fusion {} (fastest first)\n", as.size(), as[0].gpu_name,
-               as[0].batch, dtype_name(as[0].dtype), fusion_name(as[0].fusion));
+    fmt::print(os, "{} models on {}, batch {}, {}, runtime {} (fastest first)\n", as.size(), as[0].gpu_name,
+               as[0].batch, dtype_name(as[0].dtype), as[0].runtime);
   fmt::print(os, "{:>4} {:<24} {:>11} {:>12} {:>7} {:>14} {:>10}   {}\n", "rank", "model", "latency_us", "FLOPs", "util",
              "samples/s", "FLOPs rank", "FLOPs-only order");
   for (size_t i = 0; i < by_time.size(); ++i) {
@@ -249,8 +250,8 @@ json sweep_to_json(const std::vector<Analysis>& as) {
 
 void write_sweep_table(std::ostream& os, const std::vector<Analysis>& as) {
   if (as.empty()) return;
-  fmt::print(os, "{} on {}, {}, fusion {}\n", as[0].model_name, as[0].gpu_name, dtype_name(as[0].dtype),
-             fusion_name(as[0].fusion));
+  fmt::print(os, "{} on {}, {}, runtime {}\n", as[0].model_name, as[0].gpu_name, dtype_name(as[0].dtype),
+             as[0].runtime);
   fmt::print(os, "{:>6} {:>12} {:>14} {:>7}  {:>6} {:>6} {:>6} {:>6} {:>6}  {}\n", "batch", "latency_us", "samples/s",
              "util", "tile", "wave", "eff", "mem", "fixed", "utilization bar");
   double max_u = 0;

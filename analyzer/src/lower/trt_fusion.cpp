@@ -1,61 +1,13 @@
-// docs/model.md "Fusion" describes both execution models.
-#include "tilewave/lowering.h"
+// docs/model.md "Runtimes", tensorrt: epilogue and elementwise-chain fusion.
+#include "trt_fusion.h"
 
-#include <algorithm>
 #include <unordered_map>
 
-#include <fmt/format.h>
-
-#include "framework_ops.h"
-#include "tilewave/op_registry.h"
+#include "lower_node.h"
 
 namespace tilewave {
 
-std::optional<Fusion> parse_fusion(const std::string& s) {
-  if (s == "none") return Fusion::none;
-  if (s == "trt") return Fusion::trt;
-  return std::nullopt;
-}
-
-const char* fusion_name(Fusion f) { return f == Fusion::none ? "none" : "trt"; }
-
 namespace {
-
-bool produces_only_static(const Model& model, const Node& n) {
-  for (const auto& out : n.outputs)
-    if (!out.empty() && !model.static_tensors.count(out)) return false;
-  return !n.outputs.empty();
-}
-
-const OpRule* rule_for(const Node& n) { return OpRegistry::builtin().find(n.domain, n.op_type); }
-
-// Lowers one node alone: a kernel, or nullopt for a node with no GPU work.
-std::optional<Kernel> lower_node(const Model& model, const Node& n, DType dtype) {
-  if (produces_only_static(model, n)) return std::nullopt;  // folded at load time
-  Kernel k;
-  k.name = n.name;
-  k.ops = n.op_type;
-  k.nodes = {n.index};
-  const OpRule* rule = rule_for(n);
-  if (!rule) {
-    k.unmodelled_reason = fmt::format("no cost rule for op '{}{}' (opset {})",
-                                      n.domain.empty() ? "" : n.domain + ".", n.op_type, model.opset(n.domain));
-    return k;
-  }
-  try {
-    k.layer = rule->lower(LowerContext{model, n, dtype});
-  } catch (const Unmodelled& e) {
-    k.unmodelled_reason = e.what();
-    return k;
-  }
-  if (!k.layer) return std::nullopt;
-  return k;
-}
-
-FusionRole role_of(const Node& n) {
-  const OpRule* r = rule_for(n);
-  return r ? r->role : FusionRole::opaque;
-}
 
 // TensorRT-style fusion (docs/model.md "Fusion"): a GEMM-like head or an
 // elementwise node absorbs the elementwise consumers that follow it, while
@@ -63,8 +15,8 @@ FusionRole role_of(const Node& n) {
 // other operand is ready before the head starts.
 class TrtFuser {
  public:
-  TrtFuser(const Model& m, const LayerGraph& g, DType d) : model_(m), graph_(g), dtype_(d) {
-    for (const auto& n : m.nodes)
+  TrtFuser(const LowerInput& in) : in_(in), model_(in.model), graph_(in.graph), dtype_(in.dtype) {
+    for (const auto& n : model_.nodes)
       for (const auto& out : n.outputs) producer_[out] = n.index;
   }
 
@@ -74,12 +26,12 @@ class TrtFuser {
     for (int idx : graph_.topo_order) {
       if (taken[idx]) continue;
       const Node& head = model_.nodes[idx];
-      std::optional<Kernel> k = lower_node(model_, head, dtype_);
+      std::optional<Kernel> k = lower_node(in_, head);
       if (!k) {
         ++out.free_nodes;
         continue;
       }
-      const FusionRole role = role_of(head);
+      const FusionRole role = role_of(in_, head);
       if (k->layer && (role == FusionRole::gemm || role == FusionRole::elementwise)) absorb(*k, idx, role, taken);
       out.kernels.push_back(std::move(*k));
     }
@@ -102,7 +54,7 @@ class TrtFuser {
       }
       if (consumers.size() != 1) return;
       const Node& next = model_.nodes[consumers[0]];
-      if (role_of(next) != FusionRole::elementwise || produces_only_static(model_, next)) return;
+      if (role_of(in_, next) != FusionRole::elementwise || produces_only_static(model_, next)) return;
       // Every other operand of `next` must exist before the head runs.
       const int64_t full = model_.numel(next.outputs.empty() ? "" : next.outputs[0]);
       int64_t extra = 0;
@@ -163,50 +115,15 @@ class TrtFuser {
     return graph_.topo_rank[it->second] < graph_.topo_rank[head];
   }
 
+  const LowerInput& in_;
   const Model& model_;
   const LayerGraph& graph_;
   DType dtype_;
   std::unordered_map<std::string, int> producer_;
 };
 
-// One framework op's nodes as one kernel: an activation reads its input and
-// writes its output once; a Linear is its GEMM plus a bias epilogue.
-std::optional<Kernel> lower_framework_op(const Model& model, const FrameworkOp& op, DType dtype) {
-  std::optional<Kernel> k = lower_node(model, model.nodes[op.nodes[0]], dtype);
-  if (!k || !k->layer) return k;
-  for (size_t i = 1; i < op.nodes.size(); ++i) {
-    const Node& n = model.nodes[op.nodes[i]];
-    k->nodes.push_back(n.index);
-    k->ops += "+" + n.op_type;
-  }
-  if (op.kind == FrameworkOp::Kind::activation) {
-    if (auto* m = std::get_if<MemoryProblem>(&k->layer->problem)) m->inputs = 1;
-  } else {
-    const Node& add = model.nodes[op.nodes[1]];
-    for (const auto& in : add.inputs)
-      if (model.static_tensors.count(in)) k->layer->extra_bytes += model.numel(in) * dtype_bytes(dtype);
-  }
-  return k;
-}
-
 }  // namespace
 
-Lowering lower_model(const Model& model, const LayerGraph& graph, Fusion fusion, DType dtype) {
-  if (fusion == Fusion::trt) return TrtFuser(model, graph, dtype).run();
-  const std::vector<FrameworkOp> framework_ops = find_framework_ops(model, graph);
-  std::unordered_map<int, const FrameworkOp*> group_of;
-  for (const auto& op : framework_ops)
-    for (int i : op.nodes) group_of[i] = &op;
-  Lowering out;
-  for (int idx : graph.topo_order) {
-    auto g = group_of.find(idx);
-    if (g != group_of.end() && g->second->nodes[0] != idx) continue;  // lowered with its head
-    auto k = g != group_of.end() ? lower_framework_op(model, *g->second, dtype)
-                                 : lower_node(model, model.nodes[idx], dtype);
-    if (k) out.kernels.push_back(std::move(*k));
-    else ++out.free_nodes;
-  }
-  return out;
-}
+Lowering fuse_trt(const LowerInput& in) { return TrtFuser(in).run(); }
 
 }  // namespace tilewave

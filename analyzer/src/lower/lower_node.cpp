@@ -1,0 +1,126 @@
+#include "lower_node.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace tilewave {
+
+bool produces_only_static(const Model& model, const Node& n) {
+  for (const auto& out : n.outputs)
+    if (!out.empty() && !model.static_tensors.count(out)) return false;
+  return !n.outputs.empty();
+}
+
+FusionRole role_of(const LowerInput& in, const Node& n) {
+  const OpRule* r = in.registry.find(n.domain, n.op_type);
+  return r ? r->role : FusionRole::opaque;
+}
+
+std::optional<Kernel> lower_node(const LowerInput& in, const Node& n) {
+  if (produces_only_static(in.model, n)) return std::nullopt;  // folded at load time
+  Kernel k;
+  k.name = n.name;
+  k.ops = n.op_type;
+  k.nodes = {n.index};
+  const OpRule* rule = in.registry.find(n.domain, n.op_type);
+  if (!rule) {
+    k.unmodelled_reason = fmt::format("no cost rule for op '{}{}' (opset {})",
+                                      n.domain.empty() ? "" : n.domain + ".", n.op_type, in.model.opset(n.domain));
+    return k;
+  }
+  try {
+    k.layer = rule->lower(LowerContext{in.model, n, in.dtype});
+  } catch (const Unmodelled& e) {
+    k.unmodelled_reason = e.what();
+    return k;
+  }
+  if (!k.layer) return std::nullopt;
+  return k;
+}
+
+}  // namespace tilewave
+
+namespace tilewave {
+
+KernelEdges::KernelEdges(const LowerInput& in) : in_(in) {
+  const Model& m = in.model;
+  for (const auto& n : m.nodes)
+    for (const auto& t : n.inputs)
+      if (!t.empty()) readers_[t].push_back(n.index);
+  for (int idx : in.graph.topo_order) {
+    const Node& n = m.nodes[idx];
+    if (produces_only_static(m, n) || role_of(in, n) != FusionRole::none) continue;
+    std::string viewed;
+    for (const auto& t : n.inputs)
+      if (!t.empty() && !m.static_tensors.count(t)) viewed = viewed.empty() ? t : "?";
+    if (viewed.empty() || viewed == "?") continue;
+    for (const auto& out : n.outputs)
+      if (!out.empty()) {
+        view_of_[out] = viewed;
+        views_[viewed].push_back(out);
+      }
+  }
+}
+
+std::string KernelEdges::source(const std::string& tensor) const {
+  if (in_.model.static_tensors.count(tensor)) return "";
+  std::string t = tensor;
+  for (auto it = view_of_.find(t); it != view_of_.end(); it = view_of_.find(t)) t = it->second;
+  return t;
+}
+
+TensorRef KernelEdges::ref(const std::string& tensor) const {
+  const std::string s = source(tensor);
+  const int64_t n = in_.model.numel(tensor);
+  return {s, n > 0 ? n * dtype_bytes(in_.dtype) : 0};
+}
+
+std::vector<int> KernelEdges::readers(const std::string& tensor) const {
+  std::vector<int> out;
+  std::vector<std::string> todo = {tensor};
+  while (!todo.empty()) {
+    const std::string t = todo.back();
+    todo.pop_back();
+    if (auto it = readers_.find(t); it != readers_.end()) out.insert(out.end(), it->second.begin(), it->second.end());
+    if (auto it = views_.find(t); it != views_.end()) todo.insert(todo.end(), it->second.begin(), it->second.end());
+  }
+  return out;
+}
+
+bool KernelEdges::is_graph_output(const std::string& tensor) const {
+  if (in_.model.is_output(tensor)) return true;
+  auto it = views_.find(tensor);
+  if (it == views_.end()) return false;
+  for (const auto& v : it->second)
+    if (is_graph_output(v)) return true;
+  return false;
+}
+
+void KernelEdges::derive(Kernel& k) const {
+  const Model& m = in_.model;
+  std::unordered_map<std::string, bool> produced;
+  for (int i : k.nodes)
+    for (const auto& out : m.nodes[i].outputs)
+      if (!out.empty()) produced[out] = true;
+  auto member = [&](int node) { return std::find(k.nodes.begin(), k.nodes.end(), node) != k.nodes.end(); };
+  std::vector<std::string> seen;
+  for (int i : k.nodes)
+    for (const auto& t : m.nodes[i].inputs) {
+      if (t.empty() || produced.count(t)) continue;
+      const TensorRef r = ref(t);
+      if (r.name.empty() || std::find(seen.begin(), seen.end(), r.name) != seen.end()) continue;
+      seen.push_back(r.name);
+      k.reads.push_back(r);
+    }
+  for (int i : k.nodes)
+    for (const auto& out : m.nodes[i].outputs) {
+      if (out.empty() || m.static_tensors.count(out)) continue;
+      const auto rs = readers(out);
+      const bool escapes = k.nodes.size() == 1 || is_graph_output(out) ||
+                           std::any_of(rs.begin(), rs.end(), [&](int r) { return !member(r); });
+      if (escapes) k.writes.push_back(ref(out));
+    }
+}
+
+}  // namespace tilewave

@@ -1,0 +1,117 @@
+// The built-in runtime profiles (docs/model.md "Runtimes"): each is a short
+// composition of the lowering rules in this folder.
+#include <algorithm>
+
+#include "conv_kernels.h"
+#include "framework_ops.h"
+#include "pointwise_fusion.h"
+#include "trt_fusion.h"
+
+namespace tilewave {
+
+namespace {
+
+int64_t channels_of(const LowerInput& in, const Node& bn) {
+  const TensorInfo* x = in.model.tensor(bn.inputs[0]);
+  return x && x->dims.size() > 1 && x->dims[1] > 0 ? x->dims[1] : 1;
+}
+
+// A library convolution with the kernels cuDNN adds around it (channel
+// padding, layout transforms) and, when `bias_aux` >= 0, its bias applied
+// as PyTorch eager does.
+void append_library_conv(const LowerInput& in, const KernelEdges& edges, Kernel conv, int bias_aux,
+                         std::vector<Kernel>& out) {
+  for (auto& pad : channel_padding_kernels(in, edges, conv)) out.push_back(std::move(pad));
+  GroupedTransforms t = grouped_transform_kernels(in, conv);
+  for (auto& k : t.before) out.push_back(std::move(k));
+  std::vector<Kernel> bias;
+  if (bias_aux >= 0) bias = eager_bias_kernels(in, t.after ? *t.after : conv, conv, bias_aux);
+  out.push_back(std::move(conv));
+  if (t.after) out.push_back(std::move(*t.after));
+  for (auto& k : bias) out.push_back(std::move(k));
+}
+
+// PyTorch eager, the forward replayed in a CUDA graph: one kernel per
+// framework op, plus the kernels its convolutions bring.
+class EagerRuntime : public RuntimeProfile {
+ public:
+  const char* name() const override { return "eager"; }
+  const char* summary() const override {
+    return "PyTorch eager (CUDA-graph replay): one kernel per framework op; a conv's bias or BatchNorm is "
+           "separate kernels";
+  }
+  Lowering lower(const LowerInput& in) const override {
+    const KernelEdges edges(in);
+    Lowering grouped = lower_framework_ops(in);
+    Lowering out;
+    out.free_nodes = grouped.free_nodes;
+    for (Kernel& k : grouped.kernels) {
+      edges.derive(k);
+      const Node& head = in.model.nodes[k.nodes[0]];
+      if (head.op_type == "BatchNormalization" && k.layer)
+        for (auto& aux : batchnorm_aux_kernels(in, k, channels_of(in, head), kBatchNormAuxKernels))
+          out.kernels.push_back(std::move(aux));
+      const bool conv = k.layer && std::holds_alternative<ConvProblem>(k.layer->problem);
+      if (!conv) {
+        out.kernels.push_back(std::move(k));
+        continue;
+      }
+      append_library_conv(in, edges, std::move(k), kBatchNormAuxKernels, out.kernels);
+    }
+    return out;
+  }
+
+ private:
+  // Seen in PyTorch 2.11's profiles: a copy and an inverse-std kernel before
+  // each inference BatchNorm's pass (calibrate/data/h200/runtimes).
+  static constexpr int kBatchNormAuxKernels = 2;
+};
+
+class InductorRuntime : public RuntimeProfile {
+ public:
+  const char* name() const override { return "inductor"; }
+  const char* summary() const override {
+    return "torch.compile, default mode: library convs and matmuls, each group of pointwise ops and "
+           "reductions between them one generated kernel";
+  }
+  Lowering lower(const LowerInput& in) const override { return fuse_pointwise(in, KernelEdges(in)); }
+};
+
+class TensorRtRuntime : public RuntimeProfile {
+ public:
+  const char* name() const override { return "tensorrt"; }
+  const char* summary() const override {
+    return "TensorRT-like engine: epilogue fusion into convs and GEMMs, elementwise chains fused";
+  }
+  Lowering lower(const LowerInput& in) const override {
+    const KernelEdges edges(in);
+    Lowering out = fuse_trt(in);
+    for (Kernel& k : out.kernels) edges.derive(k);
+    return out;
+  }
+};
+
+}  // namespace
+
+const std::vector<const RuntimeProfile*>& builtin_runtimes() {
+  static const EagerRuntime eager;
+  static const InductorRuntime inductor;
+  static const TensorRtRuntime tensorrt;
+  static const std::vector<const RuntimeProfile*> all = {&eager, &inductor, &tensorrt};
+  return all;
+}
+
+const RuntimeProfile* find_runtime(const std::string& name) {
+  for (const RuntimeProfile* r : builtin_runtimes())
+    if (name == r->name()) return r;
+  return nullptr;
+}
+
+const RuntimeProfile& default_runtime() { return *builtin_runtimes().front(); }
+
+Lowering lower_model(const Model& model, const LayerGraph& graph, const RuntimeProfile& runtime, DType dtype,
+                     const OpRegistry& registry) {
+  return runtime.lower(LowerInput{model, graph, registry, dtype});
+}
+
+}  // namespace tilewave
