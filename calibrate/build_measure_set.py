@@ -29,7 +29,8 @@ def problem_key(obj):
 
 
 def extract(tilewave, model, batch, dtype):
-    out = subprocess.run([tilewave, "layers", "--extract", model, "--batch", str(batch), "--dtype", dtype],
+    out = subprocess.run([tilewave, "layers", "--extract", model, "--batch", str(batch), "--dtype", dtype,
+                          "--runtime", "eager-folded"],
                          check=True, capture_output=True, text=True).stdout
     return [json.loads(line) for line in out.splitlines() if line.strip()]
 

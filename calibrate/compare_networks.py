@@ -7,7 +7,7 @@ per-network errors, utilization, and ranking quality (Kendall tau of the
 predicted order and of the FLOPs order against the measured order) per batch.
 Stdlib only.
 
-usage: calibrate/compare_networks.py TILEWAVE NETBENCH.jsonl [--gpu h200] [--fusion none] [--markdown] [--json OUT]
+usage: calibrate/compare_networks.py TILEWAVE NETBENCH.jsonl [--gpu h200] [--runtime eager-folded] [--markdown] [--json OUT]
 """
 import argparse
 import json
@@ -38,9 +38,9 @@ def kendall_tau(x, y):
     return (conc - disc) / denom if denom else 0.0
 
 
-def predict(tilewave, models_dir, model, batch, gpu, fusion):
+def predict(tilewave, models_dir, model, batch, gpu, runtime):
     path = os.path.join(models_dir, model + ".onnx")
-    out = subprocess.run([tilewave, "analyze", path, "--gpu", gpu, "--batch", str(batch), "--fusion", fusion,
+    out = subprocess.run([tilewave, "analyze", path, "--gpu", gpu, "--batch", str(batch), "--runtime", runtime,
                           "--format", "json"], check=True, capture_output=True, text=True).stdout
     return json.loads(out)
 
@@ -50,7 +50,8 @@ def main():
     ap.add_argument("tilewave")
     ap.add_argument("netbench")
     ap.add_argument("--gpu", default="h200")
-    ap.add_argument("--fusion", default="none")
+    ap.add_argument("--runtime", default="eager-folded",
+                    help="netbench (runs 1-6) folded BatchNorm and removed conv biases: eager-folded")
     ap.add_argument("--markdown", action="store_true", help="print Markdown tables")
     ap.add_argument("--json", help="also write the rows here")
     ap.add_argument("--models-dir", default=os.path.join(ROOT, "onnx_models"),
@@ -65,7 +66,7 @@ def main():
                 continue
             if not os.path.exists(os.path.join(args.models_dir, m["model"] + ".onnx")):
                 continue
-            p = predict(args.tilewave, args.models_dir, m["model"], m["batch"], args.gpu, args.fusion)
+            p = predict(args.tilewave, args.models_dir, m["model"], m["batch"], args.gpu, args.runtime)
             meas_us = m["latency_ms"] * 1e3
             pred_us = p["total"]["time_us"]
             peak = p["peak_tflops"] * 1e12

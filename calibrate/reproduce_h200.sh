@@ -12,11 +12,10 @@ mkdir -p "$report"
 echo "== 0. layers to fit: the runner's (layer set + grouped-width sweep), with pooling and LayerNorm as"
 echo "   PyTorch runs them (its own kernels, not cuDNN's pooling or the runner's row kernel)"
 python3 calibrate/framework_layers.py "$tw" "$data/network_kernels.jsonl" "$data/framework_pytorch.jsonl"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+# A derived file in the report folder (not committed), so the GPU file's provenance names a repository path.
 cat "$data/measured.jsonl" "$data/grouped_measured.jsonl" | grep -v '"op":"pool"' | grep -v '"op":"softmax"' \
-  >"$tmp/measured_runner.jsonl"
-layers="$tmp/measured_runner.jsonl $data/framework_pytorch.jsonl"
+  >"$report/measured_runner.jsonl"
+layers="$report/measured_runner.jsonl $data/framework_pytorch.jsonl"
 
 echo "== 1. fit the layer-scope parameters (fp16, 20% of layers held out, seed 1)"
 "$tw" calibrate fit $layers --gpu "$data/h200_datasheet.json" --dtype fp16 \

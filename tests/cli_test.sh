@@ -33,6 +33,13 @@ grep -q "predicted latency" "$tmp/out" || { echo "FAIL: analyze table lacks the 
 expect 0 "" -- "$tw" analyze "$data/tiny_cnn.onnx" --batch 3 --format json
 grep -q '"batch": 3' "$tmp/out" || { echo "FAIL: json lacks the batch"; fails=$((fails + 1)); }
 expect 0 "" -- "$tw" analyze "$data/tiny_cnn.onnx" --batch 3 --format csv --fusion trt --dtype int8 --gpu a100
+grep -q "fusion is deprecated" "$tmp/err" || { echo "FAIL: --fusion gives no deprecation note"; fails=$((fails + 1)); }
+for rt in eager inductor tensorrt; do
+  expect 0 "" -- "$tw" analyze "$data/tiny_cnn.onnx" --batch 2 --runtime "$rt" --format json
+  grep -q "\"runtime\": \"$rt\"" "$tmp/out" || { echo "FAIL: json lacks runtime $rt"; fails=$((fails + 1)); }
+done
+expect 2 "" -- "$tw" analyze "$data/tiny_cnn.onnx" --runtime jax
+expect 2 "" -- "$tw" analyze "$data/tiny_cnn.onnx" --runtime eager --fusion trt
 expect 0 "" -- "$tw" gpus
 expect 0 "" -- "$tw" sweep "$data/tiny_cnn.onnx" --batch 1,8,64
 expect 0 "" -- "$tw" rank "$root/onnx_models/resnet18.onnx" "$root/onnx_models/mobilenet_v2.onnx" --batch 4

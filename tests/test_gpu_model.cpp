@@ -55,3 +55,23 @@ TEST_CASE("GPU file parameters override architecture defaults") {
   CHECK(g.param("fixed_us_gemm") == 7.5);
   CHECK(g.param("eltwise_bw_efficiency") > 0);
 }
+
+TEST_CASE("a runtime's parameter set overrides the base set for that runtime only") {
+  const std::string arch = std::string(TILEWAVE_GPU_DIR) + "/arch";
+  json j = {{"arch", "hopper"},
+            {"sms", 10},
+            {"boost_clock_mhz", 1000},
+            {"dram_bandwidth_gbs", 100},
+            {"tensor_tflops", {{"fp16", 10}}},
+            {"params", {{"fixed_us_gemm", 7.5}}},
+            {"runtime_params", {{"eager", {{"params", {{"fixed_us_gemm", 2.5}}}, {"fitted_on", "test"}}}}}};
+  const GpuModel g = gpu_from_json(j, "x", "x.json", arch);
+  CHECK(g.param("fixed_us_gemm") == 7.5);
+  CHECK(g.has_runtime_params("eager"));
+  CHECK(g.for_runtime("eager").param("fixed_us_gemm") == 2.5);
+  CHECK(g.for_runtime("inductor").param("fixed_us_gemm") == 7.5);
+  CHECK(g.for_runtime("eager").runtime == "eager");
+  j["runtime_params"]["eager"]["params"]["no_such_parameter"] = 1;
+  CHECK_THROWS_WITH_AS(gpu_from_json(j, "x", "x.json", arch),
+                       "x.json: runtime_params.eager: unknown model parameter 'no_such_parameter'", InputError);
+}

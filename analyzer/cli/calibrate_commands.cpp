@@ -93,12 +93,14 @@ std::vector<NetworkRun> read_network_measurements(const std::string& path, const
 // Writes the GPU file back with fitted parameters and a provenance record;
 // its facts and sources are kept as they were.
 void write_calibrated_gpu(const GpuModel& gpu, const std::map<std::string, double>& fitted, const std::string& key,
-                          const json& provenance, const std::string& output, const std::string& trust = "calibrated") {
+                          const json& provenance, const std::string& output, const std::string& trust = "calibrated",
+                          const json& runtime_params = nullptr) {
   std::ifstream f(gpu.source_file);
   json j = json::parse(f);
   json params = j.contains("params") ? j["params"] : json::object();
   for (const auto& [k, v] : fitted) params[k] = std::round(v * 1e5) / 1e5;
   j["params"] = params;
+  if (!runtime_params.is_null()) j["runtime_params"] = runtime_params;
   j["trust"] = trust;
   j[key] = provenance;
   write_output(output, [&](std::ostream& os) { os << j.dump(2) << "\n"; });
@@ -182,6 +184,7 @@ int cmd_calibrate_fit_networks(const CommonOptions& o, const std::string& netben
   std::set<std::string> held;
   for (size_t i : by_name.test) held.insert(names[i]);
   AnalyzeOptions opt;
+  opt.runtime = &runtime_of(o);
   // The kernels each run lowers to; no parameter changes them.
   std::vector<std::set<std::string>> kernel_names(nets.size());
   std::vector<int> kernel_count(nets.size());
@@ -286,7 +289,7 @@ int cmd_calibrate_fit_networks(const CommonOptions& o, const std::string& netben
 }
 
 int cmd_calibrate_fit_runtime(const CommonOptions& o, const std::string& measured, const std::string& models_dir,
-                              const std::vector<std::string>& params) {
+                              const std::string& class_times_path, const std::vector<std::string>& params) {
   const GpuModel gpu = gpu_of(o);
   const RuntimeProfile& runtime = runtime_of(o);
   const auto runs = read_network_measurements(measured, models_dir, runtime.name());
@@ -294,7 +297,14 @@ int cmd_calibrate_fit_runtime(const CommonOptions& o, const std::string& measure
   for (const auto& run : runs) names.insert(run.name);
   fmt::print(std::cerr, "fitting {} parameters of runtime {} on {} runs ({} networks)\n", params.size(), runtime.name(),
              runs.size(), names.size());
-  const RuntimeFit r = fit_runtime(gpu, runtime, runs, params);
+  const std::vector<ClassTime> class_times =
+      class_times_path.empty() ? std::vector<ClassTime>{} : read_class_times(class_times_path, runs);
+  if (!class_times_path.empty() && class_times.empty())
+    throw InputError(class_times_path, fmt::format("no class times for the runs of {}", measured));
+  const RuntimeFit r = fit_runtime(gpu, runtime, runs, class_times, params);
+  for (const auto& [c, loss] : r.class_loss) fmt::print(std::cerr, "  class {:<9} train loss {:.4f}\n", c, loss);
+  fmt::print(std::cerr, "  network stage: {} of {} runs (kernel count within 10% of the profile's)\n",
+             r.network_runs_fitted, runs.size());
   for (const auto& [b, e] : r.median_error_by_batch)
     fmt::print(std::cerr, "  batch {:>4}: median |error| {:5.1f}% before, {:5.1f}% after\n", b, 100 * e.first,
                100 * e.second);
@@ -307,9 +317,11 @@ int cmd_calibrate_fit_runtime(const CommonOptions& o, const std::string& measure
   for (const auto& [b, e] : r.median_error_by_batch) errors[std::to_string(b)] = std::round(e.second * 1e4) / 1e4;
   set["fitted_on"] = {{"runtime", runtime.name()},
                       {"data", measured},
+                      {"class_times", class_times_path},
                       {"date", utc_now()},
                       {"networks", std::vector<std::string>(names.begin(), names.end())},
                       {"runs", runs.size()},
+                      {"network_runs_fitted", r.network_runs_fitted},
                       {"train_loss", r.fit.train_loss},
                       {"median_error_by_batch", errors}};
   j["runtime_params"][runtime.name()] = set;
@@ -372,12 +384,23 @@ int cmd_calibrate_carry(const CommonOptions& o, const std::string& to) {
                                                "misaligned_efficiency", "misaligned_n_efficiency", "pipeline_fill_steps",  "tap_overhead_steps",
                                                "wave_overhead_us",     "split_k_overhead_us",  "direct_conv_efficiency",
                                                "grouped_fallback_efficiency"};
-  std::map<std::string, double> carried;
-  for (const auto& [k, v] : from.params) {
-    if (!same_arch && arch_specific.count(k)) continue;
-    if (k == "ramp_mb") carried[k] = v * target.dram_bandwidth_gbs / from.dram_bandwidth_gbs;
-    else if (k == "row_ns") carried[k] = v * (from.sms * from.boost_clock_mhz) / (target.sms * target.boost_clock_mhz);
-    else carried[k] = v;
+  auto carry = [&](const std::map<std::string, double>& params) {
+    std::map<std::string, double> out;
+    for (const auto& [k, v] : params) {
+      if (!same_arch && arch_specific.count(k)) continue;
+      if (k == "ramp_mb") out[k] = v * target.dram_bandwidth_gbs / from.dram_bandwidth_gbs;
+      else if (k == "row_ns") out[k] = v * (from.sms * from.boost_clock_mhz) / (target.sms * target.boost_clock_mhz);
+      else out[k] = v;
+    }
+    return out;
+  };
+  const std::map<std::string, double> carried = carry(from.params);
+  // Each runtime's own set carries the same way: the same framework and libraries.
+  json runtime_sets = json::object();
+  for (const auto& [runtime, set] : from.runtime_params) {
+    json p = json::object();
+    for (const auto& [k, v] : carry(set)) p[k] = std::round(v * 1e5) / 1e5;
+    runtime_sets[runtime] = {{"params", p}, {"fitted_on", fmt::format("carried over from {}", from.id)}};
   }
   write_calibrated_gpu(target, carried, "carried_over",
                        {{"from", from.id},
@@ -386,7 +409,7 @@ int cmd_calibrate_carry(const CommonOptions& o, const std::string& to) {
                         {"scope", same_arch ? "all parameters (same architecture)"
                                             : "memory, fixed-cost and L2 parameters; main-loop parameters are "
                                               "architecture defaults"}},
-                       o.output, "carried-over");
+                       o.output, "carried-over", runtime_sets.empty() ? json(nullptr) : runtime_sets);
   fmt::print(std::cerr, "{} -> {}: {} parameters carried ({})\n", from.id, target.id, carried.size(),
              same_arch ? "same architecture" : "memory and fixed-cost terms only");
   return 0;

@@ -30,7 +30,8 @@ const RuntimeProfile& runtime_of(const CommonOptions& o) {
     name = mapped;
   }
   const RuntimeProfile* r = find_runtime(name);
-  if (!r) throw InputError("--runtime", fmt::format("unknown runtime '{}' (eager, inductor, tensorrt)", name));
+  if (!r)
+    throw InputError("--runtime", fmt::format("unknown runtime '{}' (eager, inductor, tensorrt, eager-folded)", name));
   return *r;
 }
 

@@ -37,7 +37,7 @@ int cmd_calibrate_fit_networks(const CommonOptions& o, const std::string& netben
                                int seed, double holdout, double kernel_match,
                                const std::string& kernel_times);
 int cmd_calibrate_fit_runtime(const CommonOptions& o, const std::string& measured, const std::string& models_dir,
-                              const std::vector<std::string>& params);
+                              const std::string& class_times, const std::vector<std::string>& params);
 int cmd_calibrate_carry(const CommonOptions& o, const std::string& to);
 int cmd_calibrate_validate(const CommonOptions& o, const std::vector<std::string>& measured, const std::string& dtype, int seed,
                            double holdout);

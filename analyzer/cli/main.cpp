@@ -22,8 +22,9 @@ void add_model_options(CLI::App* cmd, cli::CommonOptions& o) {
       ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16", "int8"}))
       ->capture_default_str();
   cmd->add_option("--runtime", o.runtime,
-                  "what runs the model: eager (PyTorch eager), inductor (torch.compile) or tensorrt (TensorRT-like)")
-      ->check(CLI::IsMember({"eager", "inductor", "tensorrt"}))
+                  "what runs the model: eager (PyTorch eager), inductor (torch.compile) or tensorrt (TensorRT-like); "
+                  "eager-folded reprints runs 1-6 (BatchNorm folded, conv biases removed)")
+      ->check(CLI::IsMember({"eager", "inductor", "tensorrt", "eager-folded"}))
       ->capture_default_str();
   cmd->add_option("--fusion", o.fusion, "deprecated alias of --runtime: none = eager, trt = tensorrt")
       ->check(CLI::IsMember({"none", "trt"}))
@@ -93,6 +94,11 @@ int main(int argc, char** argv) {
   fit_net->add_option("measured", measured, "network measurements (calibrate/netbench output)")->required();
   add_gpu_options(fit_net, o);
   fit_net->add_option("--models-dir", models_dir, "where <model>.onnx for each network is")->capture_default_str();
+  std::string fit_net_runtime = "eager-folded";
+  fit_net->add_option("--runtime", fit_net_runtime,
+                      "the runtime the networks ran in (calibrate/netbench's runs: eager-folded)")
+      ->check(CLI::IsMember({"eager", "inductor", "tensorrt", "eager-folded"}))
+      ->capture_default_str();
   fit_net->add_option("-o,--output", o.output, "GPU file to write (default: stdout)");
   fit_net->add_option("--seed", seed, "random seed of the hold-out split")->capture_default_str();
   fit_net->add_option("--holdout", net_holdout, "fraction of networks held out of the fit")->capture_default_str();
@@ -111,9 +117,15 @@ int main(int argc, char** argv) {
       ->required();
   add_gpu_options(fit_rt, o);
   fit_rt->add_option("--runtime", o.runtime, "the runtime whose set is fitted")
-      ->check(CLI::IsMember({"eager", "inductor", "tensorrt"}))
+      ->check(CLI::IsMember({"eager", "inductor", "tensorrt", "eager-folded"}))
       ->capture_default_str();
-  fit_rt->add_option("--params", runtime_params, "parameters to fit (comma-separated)")->delimiter(',')->required();
+  std::string class_times;
+  fit_rt->add_option("--class-times", class_times,
+                     "per-class kernel times of the runs (calibrate/pair/class_times.py): fit each class's parameters to them first");
+  runtime_params = {"launch_gap_us"};
+  fit_rt->add_option("--params", runtime_params, "parameters fitted on whole-network latency (comma-separated)")
+      ->delimiter(',')
+      ->capture_default_str();
   fit_rt->add_option("--models-dir", runtime_models_dir, "where <network>.onnx is")->capture_default_str();
   fit_rt->add_option("-o,--output", o.output, "GPU file to write (default: stdout)");
   std::string carry_to;
@@ -157,8 +169,11 @@ int main(int argc, char** argv) {
     if (*sweep) return cli::cmd_sweep(o, model, batches);
     if (*gpus) return cli::cmd_gpus(o);
     if (*fit) return cli::cmd_calibrate_fit(o, measured_files, fit_dtype, seed, holdout);
-    if (*fit_net) return cli::cmd_calibrate_fit_networks(o, measured, models_dir, seed, net_holdout, kernel_match, kernel_times);
-    if (*fit_rt) return cli::cmd_calibrate_fit_runtime(o, measured, runtime_models_dir, runtime_params);
+    if (*fit_net) {
+      o.runtime = fit_net_runtime;
+      return cli::cmd_calibrate_fit_networks(o, measured, models_dir, seed, net_holdout, kernel_match, kernel_times);
+    }
+    if (*fit_rt) return cli::cmd_calibrate_fit_runtime(o, measured, runtime_models_dir, class_times, runtime_params);
     if (*carry) return cli::cmd_calibrate_carry(o, carry_to);
     if (*validate) return cli::cmd_calibrate_validate(o, measured_files, fit_dtype, seed, holdout);
   } catch (const InputError& e) {

@@ -129,10 +129,15 @@ def main():
     ap.add_argument("--svg-prefix")
     args = ap.parse_args()
     zoo, sets = zoo_sets()
-    bench = [r for r in read_jsonl(args.bench) if not r.get("header") and r.get("status") == "ok"]
+    # A later file's measurement of the same (network, runtime, batch) wins.
+    latest = {}
+    for r in read_jsonl(args.bench):
+        if not r.get("header") and r.get("status") == "ok":
+            latest[(r["model"], r["runtime"], r["batch"])] = r
+    bench = list(latest.values())
     kernels = {}
     if args.kernels:
-        for k in read_jsonl(args.kernels):
+        for k in read_jsonl(args.kernels):  # later files win here too
             kernels[(k["model"], k["runtime"], k["batch"])] = k["kernels"]
     jobs = []
     for r in bench:

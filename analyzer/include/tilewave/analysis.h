@@ -36,6 +36,7 @@ struct Analysis {
   DType dtype = DType::fp16;
   std::string runtime;       // the runtime profile's name
   bool runtime_calibrated = false;  // the GPU file has parameters fitted on this runtime
+  double launch_gap_us = 0;  // included in each kernel's time: the wait for the kernel before it
   int nodes = 0, free_nodes = 0;
   std::vector<KernelResult> kernels;
   std::vector<std::string> unmodelled;  // "<node> (<op>): <reason>"
@@ -50,6 +51,14 @@ struct AnalyzeOptions {
 };
 
 Analysis analyze_model(const Model& model, const GpuModel& gpu, const AnalyzeOptions& options);
+// The GPU with the runtime's parameter set applied (unless it already is).
+GpuModel gpu_for(const GpuModel& gpu, const RuntimeProfile& runtime);
+// Totals only: the network's predicted time from an existing lowering, for
+// calibration loops that cost the same kernels under many parameter sets.
+double network_time_us(const Lowering& lowered, const GpuModel& gpu);
+// Each kernel's own time inside the network (L2 reuse, no launch gap), as a
+// profiler reports it; 0 for unmodelled kernels.
+std::vector<double> kernel_device_times_us(const Lowering& lowered, const GpuModel& gpu);
 // Convenience: load + graph + lower + cost.
 Analysis analyze_file(const std::string& path, const GpuModel& gpu, const AnalyzeOptions& options);
 

@@ -76,6 +76,7 @@ double spearman(const std::vector<double>& a, const std::vector<double>& b);
 // or the older calibrate/netbench).
 struct NetworkRun {
   std::string name;  // as measured: "resnet50", "timm/dla34"
+  std::string runtime;  // "" in the older netbench files
   Model model;       // loaded at the measured batch
   double measured_us = 0;
   int measured_kernels = -1;  // kernels per forward, when the bench counted them
@@ -91,11 +92,29 @@ std::vector<NetworkRun> read_network_runs(const std::string& path, const std::st
 // A runtime's own parameter set fitted to whole-network latencies measured
 // in that runtime (docs/calibration.md "Runtimes").
 struct RuntimeFit {
-  FitResult fit;
+  FitResult fit;  // every fitted parameter, classes and network stage together
+  std::map<std::string, double> class_loss;  // train loss of each class stage
+  size_t network_runs_fitted = 0;            // runs whose kernel count matched, fitted in the network stage
   // Median |error| of the fitted runs per batch, before and after.
   std::map<int64_t, std::pair<double, double>> median_error_by_batch;
 };
+// Summed device time of one class of a run's profiled kernels
+// (calibrate/pair/class_times.py).
+struct ClassTime {
+  size_t run;         // index into the runs
+  std::string kernel_class;
+  double measured_us = 0;
+  int kernels = 0;  // how many kernels of the class the profile lists
+};
+// The class a kernel's time is paired under: "library" for convolutions and
+// GEMMs, the memory class otherwise (eltwise, norm, copy, fused ...).
+std::string kernel_class(const Layer& layer);
+// Reads class sums of the given runs; lines of other runs are ignored.
+std::vector<ClassTime> read_class_times(const std::string& path, const std::vector<NetworkRun>& runs);
+
+// First each class's parameters on that class's summed kernel times, when
+// `class_times` is not empty; then `network_params` on whole-network latency.
 RuntimeFit fit_runtime(const GpuModel& gpu, const RuntimeProfile& runtime, const std::vector<NetworkRun>& runs,
-                       const std::vector<std::string>& params);
+                       const std::vector<ClassTime>& class_times, const std::vector<std::string>& network_params);
 
 }  // namespace tilewave

@@ -60,7 +60,7 @@ struct CostModel {
   double tap_overhead_steps, wave_overhead_us, gemm_bw_efficiency, fixed_us_gemm, ramp_mb, ramp_bw_efficiency;
   double grouped_fallback_efficiency, transform_bw_efficiency, direct_conv_efficiency;
   double direct_bw_efficiency, fixed_us_direct, l2_bw_factor, launch_gap_us, row_ns, fixed_us_memory;
-  double fixed_us_pool;
+  double fixed_us_pool, fixed_us_transform;
   int max_split_k;
   double memory_bw_efficiency[kMemoryOpCount];  // by MemoryOp: <class>_bw_efficiency
 };

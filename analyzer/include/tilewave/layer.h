@@ -32,8 +32,10 @@ struct GemmProblem {
 // (torch.compile), reading elems_in and writing elems_out.
 // transform: cuDNN's layout transforms around a grouped convolution that
 // has no native NHWC kernel (docs/model.md "Grouped convolutions").
-enum class MemoryOp { eltwise, pool, reduce, softmax, copy, fused, transform };
-constexpr int kMemoryOpCount = 7;
+// norm: an inference BatchNorm's pass over its tensor as PyTorch eager runs
+// it (channels-last), slower than a plain elementwise kernel.
+enum class MemoryOp { eltwise, pool, reduce, softmax, copy, fused, transform, norm };
+constexpr int kMemoryOpCount = 8;
 const char* memory_op_name(MemoryOp op);
 
 // Memory-bound kernels: the cost model needs only bytes and a class; the

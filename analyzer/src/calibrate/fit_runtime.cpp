@@ -2,6 +2,8 @@
 // (docs/calibration.md "Runtimes").
 #include <algorithm>
 #include <filesystem>
+#include <map>
+#include <tuple>
 #include <fstream>
 
 #include <fmt/format.h>
@@ -49,18 +51,76 @@ std::vector<NetworkRun> read_network_runs(const std::string& path, const std::st
     int kernels = -1;
     for (const char* k : {"kernels", "kernels_per_forward"})
       if (num(k)) kernels = j[k].get<int>();
-    out.push_back({j["model"].get<std::string>(), load_onnx(onnx, lo), ms * 1e3, kernels});
+    out.push_back({j["model"].get<std::string>(), j.value("runtime", std::string()), load_onnx(onnx, lo), ms * 1e3,
+                   kernels});
   }
   if (out.empty()) throw InputError(path, fmt::format("no usable network measurements{}",
                                                       runtime.empty() ? "" : " for runtime " + runtime));
   return out;
 }
 
+std::string kernel_class(const Layer& layer) {
+  if (auto* m = std::get_if<MemoryProblem>(&layer.problem)) return memory_op_name(m->op);
+  return "library";
+}
+
+std::vector<ClassTime> read_class_times(const std::string& path, const std::vector<NetworkRun>& runs) {
+  std::ifstream f(path);
+  if (!f) throw InputError(path, "cannot open class times");
+  std::map<std::tuple<std::string, int64_t, std::string>, ClassTime> latest;
+  std::string text;
+  for (int line = 1; std::getline(f, text); ++line) {
+    if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::string where = fmt::format("{}:{}", path, line);
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::exception&) {
+      throw InputError(where, "not valid JSON");
+    }
+    if (!j.is_object() || !j.contains("model") || !j.contains("batch") || !j.contains("class") ||
+        !j.contains("measured_us") || !j["measured_us"].is_number() || !j["batch"].is_number())
+      throw InputError(where, "needs model, batch, class and measured_us");
+    for (size_t r = 0; r < runs.size(); ++r)
+      if (runs[r].name == j["model"].get<std::string>() && runs[r].model.batch == j["batch"].get<int64_t>() &&
+          j.value("runtime", std::string()) == runs[r].runtime)
+        latest[{runs[r].name, runs[r].model.batch, j["class"].get<std::string>()}] =
+            ClassTime{r, j["class"].get<std::string>(), j["measured_us"].get<double>(), j.value("kernels", 0)};
+  }
+  std::vector<ClassTime> out;
+  for (auto& [key, c] : latest) out.push_back(c);
+  return out;
+}
+
+namespace {
+
+constexpr double kClassCountMatch = 0.25;
+constexpr double kNetworkCountMatch = 0.10;
+
+// The parameters each kernel class's time is fitted with (docs/calibration.md
+// "Runtimes"); fixed_us_memory goes with the commonest memory class.
+const std::vector<std::pair<std::string, std::vector<std::string>>>& class_params() {
+  static const std::vector<std::pair<std::string, std::vector<std::string>>> table = {
+      {"library", {"tc_efficiency", "fixed_us_gemm", "fixed_us_direct"}},
+      {"eltwise", {"eltwise_bw_efficiency", "fixed_us_memory"}},
+      {"fused", {"fused_bw_efficiency", "fixed_us_memory"}},
+      {"norm", {"norm_bw_efficiency"}},
+      {"copy", {"copy_bw_efficiency"}},
+      {"pool", {"pool_bw_efficiency", "fixed_us_pool"}},
+      {"reduce", {"reduce_bw_efficiency"}},
+      {"softmax", {"softmax_bw_efficiency"}},
+      {"transform", {"transform_bw_efficiency", "fixed_us_transform"}},
+  };
+  return table;
+}
+
+}  // namespace
+
 RuntimeFit fit_runtime(const GpuModel& gpu, const RuntimeProfile& runtime, const std::vector<NetworkRun>& runs,
-                       const std::vector<std::string>& params) {
-  for (const auto& p : params)
+                       const std::vector<ClassTime>& class_times, const std::vector<std::string>& network_params) {
+  for (const auto& p : network_params)
     if (!gpu.params.count(p)) throw InputError("--params", fmt::format("unknown model parameter '{}'", p));
-  const GpuModel start = gpu.for_runtime(runtime.name());
+  GpuModel current = gpu.for_runtime(runtime.name());
   AnalyzeOptions opt;
   opt.runtime = &runtime;
   std::vector<size_t> all(runs.size());
@@ -69,9 +129,10 @@ RuntimeFit fit_runtime(const GpuModel& gpu, const RuntimeProfile& runtime, const
     all[i] = i;
     measured.push_back(runs[i].measured_us);
   }
-  const PredictFn predict = [&](const GpuModel& g, size_t i) {
-    return analyze_model(runs[i].model, g, opt).total.time_us;
-  };
+  // Lowering depends on no parameter: once per run.
+  std::vector<Lowering> lowered;
+  for (const auto& run : runs) lowered.push_back(lower_model(run.model, build_layer_graph(run.model), runtime, opt.dtype));
+  const PredictFn predict = [&](const GpuModel& g, size_t i) { return network_time_us(lowered[i], g); };
   auto median_errors = [&](const GpuModel& g) {
     std::map<int64_t, std::vector<double>> by_batch;
     for (size_t i : all) by_batch[runs[i].model.batch].push_back(std::abs(predict(g, i) / measured[i] - 1));
@@ -80,11 +141,53 @@ RuntimeFit fit_runtime(const GpuModel& gpu, const RuntimeProfile& runtime, const
     return out;
   };
   RuntimeFit r;
-  const auto before = median_errors(start);
-  r.fit = fit_named(start, params, all, predict, measured);
-  GpuModel after = start;
-  for (const auto& [k, v] : r.fit.params) after.params[k] = v;
-  const auto now = median_errors(after);
+  const auto before = median_errors(current);
+  for (const auto& [cls, params] : class_params()) {
+    std::vector<size_t> items;
+    std::vector<double> class_measured;
+    for (size_t k = 0; k < class_times.size(); ++k) {
+      class_measured.push_back(class_times[k].measured_us);
+      const ClassTime& c = class_times[k];
+      if (c.kernel_class != cls || c.measured_us < 5.0) continue;
+      // A class whose kernels the lowering does not match (engine choices
+      // that add kernels) says nothing about its bandwidth: left out.
+      int predicted = 0;
+      for (const auto& kernel : lowered[c.run].kernels)
+        predicted += kernel.layer && kernel_class(*kernel.layer) == cls;
+      if (std::abs(predicted - c.kernels) <= kClassCountMatch * c.kernels) items.push_back(k);
+    }
+    if (items.size() < 2 * params.size() + 2) continue;  // too few runs use this class to fit it
+    const PredictFn predict_class = [&](const GpuModel& g, size_t k) {
+      const size_t run = class_times[k].run;
+      const std::vector<double> device = kernel_device_times_us(lowered[run], g);
+      double sum = 0;
+      for (size_t i = 0; i < device.size(); ++i)
+        if (lowered[run].kernels[i].layer && kernel_class(*lowered[run].kernels[i].layer) == cls) sum += device[i];
+      return std::max(sum, 1e-3);
+    };
+    const FitResult f = fit_named(current, params, items, predict_class, class_measured);
+    for (const auto& [k, v] : f.params) current.params[k] = r.fit.params[k] = v;
+    r.class_loss[cls] = f.train_loss;
+    r.fit.evaluations += f.evaluations;
+  }
+  if (!network_params.empty()) {
+    // Whole-network terms describe kernels running back to back; a run whose
+    // kernel count the lowering misses by more than kNetworkCountMatch says
+    // nothing about them.
+    std::vector<size_t> matched;
+    for (size_t i : all) {
+      int predicted = 0;
+      for (const auto& k : lowered[i].kernels) predicted += k.layer ? 1 : 0;
+      const int counted = runs[i].measured_kernels;
+      if (counted <= 0 || std::abs(predicted - counted) <= kNetworkCountMatch * counted) matched.push_back(i);
+    }
+    r.network_runs_fitted = matched.size();
+    const FitResult f = fit_named(current, network_params, matched, predict, measured);
+    for (const auto& [k, v] : f.params) current.params[k] = r.fit.params[k] = v;
+    r.fit.train_loss = f.train_loss;
+    r.fit.evaluations += f.evaluations;
+  }
+  const auto now = median_errors(current);
   for (const auto& [b, e] : before) r.median_error_by_batch[b] = {e, now.at(b)};
   return r;
 }

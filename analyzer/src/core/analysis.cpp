@@ -46,12 +46,34 @@ std::vector<double> l2_hit_bytes(const Lowering& lowered, const GpuModel& gpu) {
 
 }  // namespace
 
+GpuModel gpu_for(const GpuModel& base, const RuntimeProfile& runtime) {
+  // A GPU already specialised (calibration candidates) keeps its parameters.
+  return base.runtime == runtime.name() ? base : base.for_runtime(runtime.name());
+}
+
+std::vector<double> kernel_device_times_us(const Lowering& lowered, const GpuModel& gpu) {
+  const std::vector<double> hits = l2_hit_bytes(lowered, gpu);
+  const CostModel cost_model(gpu);
+  std::vector<double> out(lowered.kernels.size(), 0.0);
+  for (size_t i = 0; i < lowered.kernels.size(); ++i)
+    if (lowered.kernels[i].layer) out[i] = cost_layer(*lowered.kernels[i].layer, cost_model, hits[i]).time_us;
+  return out;
+}
+
+double network_time_us(const Lowering& lowered, const GpuModel& gpu) {
+  const std::vector<double> device = kernel_device_times_us(lowered, gpu);
+  const double gap = std::max(0.0, gpu.param("launch_gap_us"));
+  double total = 0;
+  for (size_t i = 0; i < device.size(); ++i)
+    if (lowered.kernels[i].layer && device[i] > 0) total += device[i] + gap;
+  return total;
+}
+
 Analysis analyze_model(const Model& model, const GpuModel& base_gpu, const AnalyzeOptions& options) {
   const LayerGraph graph = build_layer_graph(model);
   const RuntimeProfile& runtime = *options.runtime;
   const Lowering lowered = lower_model(model, graph, runtime, options.dtype);
-  // A GPU already specialised (calibration candidates) keeps its parameters.
-  const GpuModel gpu = base_gpu.runtime == runtime.name() ? base_gpu : base_gpu.for_runtime(runtime.name());
+  const GpuModel gpu = gpu_for(base_gpu, runtime);
   Analysis a;
   a.model_path = model.path;
   a.model_name = std::filesystem::path(model.path).stem().string();
@@ -62,6 +84,7 @@ Analysis analyze_model(const Model& model, const GpuModel& base_gpu, const Analy
   a.dtype = options.dtype;
   a.runtime = runtime.name();
   a.runtime_calibrated = gpu.has_runtime_params(runtime.name());
+  a.launch_gap_us = std::max(0.0, gpu.param("launch_gap_us"));
   a.nodes = int(model.nodes.size());
   a.notes = model.notes;
   a.free_nodes = lowered.free_nodes;

@@ -38,13 +38,15 @@ const char* memory_op_name(MemoryOp op) {
     case MemoryOp::copy: return "copy";
     case MemoryOp::fused: return "fused";
     case MemoryOp::transform: return "transform";
+    case MemoryOp::norm: return "norm";
   }
   return "?";
 }
 
 int64_t MemoryProblem::elems_read() const {
   switch (op) {
-    case MemoryOp::eltwise: return elems * inputs;
+    case MemoryOp::eltwise:
+    case MemoryOp::norm: return elems * inputs;
     case MemoryOp::pool: return window.N * window.C * window.H * window.W;
     case MemoryOp::reduce:
     case MemoryOp::softmax: return outer * inner;
@@ -57,7 +59,8 @@ int64_t MemoryProblem::elems_read() const {
 
 int64_t MemoryProblem::elems_written() const {
   switch (op) {
-    case MemoryOp::eltwise: return elems;
+    case MemoryOp::eltwise:
+    case MemoryOp::norm: return elems;
     case MemoryOp::pool: return window.N * window.C * window.P() * window.Q();
     case MemoryOp::reduce: return outer;
     case MemoryOp::softmax: return outer * inner;

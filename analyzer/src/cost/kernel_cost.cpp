@@ -236,7 +236,9 @@ KernelCost cost_memory(const MemoryProblem& p, int64_t bytes, DType dtype, const
   c.peak_flops = m.gpu.peak_flops(dtype);
   c.memory_us = memory_time_us(double(bytes), hits, m.memory_bw_efficiency[int(p.op)], m);
   if (p.op == MemoryOp::softmax) c.memory_us += double(p.outer) * m.row_ns * 1e-3;
-  c.fixed_us = p.op == MemoryOp::pool ? m.fixed_us_pool : m.fixed_us_memory;
+  c.fixed_us = p.op == MemoryOp::pool        ? m.fixed_us_pool
+               : p.op == MemoryOp::transform ? m.fixed_us_transform
+                                             : m.fixed_us_memory;
   finish(c, m, dtype, 0, 0);
   c.kernel = fmt::format("{}_{}", memory_op_name(p.op), dtype_name(dtype));
   return c;
@@ -271,9 +273,10 @@ CostModel::CostModel(const GpuModel& g)
       row_ns(g.param("row_ns")),
       fixed_us_memory(g.param("fixed_us_memory")),
       fixed_us_pool(g.param("fixed_us_pool")),
+      fixed_us_transform(g.param("fixed_us_transform")),
       max_split_k(std::max(1, int(g.param("max_split_k")))) {
   for (MemoryOp op : {MemoryOp::eltwise, MemoryOp::pool, MemoryOp::reduce, MemoryOp::softmax, MemoryOp::copy,
-                     MemoryOp::fused, MemoryOp::transform})
+                     MemoryOp::fused, MemoryOp::transform, MemoryOp::norm})
     memory_bw_efficiency[int(op)] = g.param(std::string(memory_op_name(op)) + "_bw_efficiency");
 }
 

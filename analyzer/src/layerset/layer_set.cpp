@@ -94,8 +94,8 @@ Layer layer_from_json(const json& j) {
     l.problem = g;
   } else {
     MemoryProblem m;
-    if (op == "eltwise") {
-      m.op = MemoryOp::eltwise;
+    if (op == "eltwise" || op == "norm") {
+      m.op = op == "eltwise" ? MemoryOp::eltwise : MemoryOp::norm;
       m.elems = positive_int(j, "elems");
       m.inputs = positive_int(j, "inputs", 1);
     } else if (op == "pool") {
@@ -115,7 +115,7 @@ Layer layer_from_json(const json& j) {
       m.elems_out = positive_int(j, "elems_out");
     } else {
       throw std::invalid_argument(
-          fmt::format("unknown op '{}' (conv, conv_transpose, gemm, eltwise, pool, reduce, softmax, copy, fused, transform)", op));
+          fmt::format("unknown op '{}' (conv, conv_transpose, gemm, eltwise, pool, reduce, softmax, copy, fused, transform, norm)", op));
     }
     l.problem = m;
   }
@@ -151,7 +151,8 @@ json layer_to_json(const Layer& l) {
   } else {
     const auto& m = std::get<MemoryProblem>(l.problem);
     switch (m.op) {
-      case MemoryOp::eltwise: j["elems"] = m.elems; j["inputs"] = m.inputs; break;
+      case MemoryOp::eltwise:
+      case MemoryOp::norm: j["elems"] = m.elems; j["inputs"] = m.inputs; break;
       case MemoryOp::pool: conv_fields(m.window, false); j["mode"] = m.max_pool ? "max" : "avg"; break;
       case MemoryOp::reduce:
       case MemoryOp::softmax: j["outer"] = m.outer; j["inner"] = m.inner; break;

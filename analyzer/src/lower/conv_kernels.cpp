@@ -71,8 +71,15 @@ std::vector<Kernel> batchnorm_aux_kernels(const LowerInput& in, const Kernel& ow
   m.elems = channels;
   m.inputs = 1;
   std::vector<Kernel> out;
-  for (int i = 0; i < count; ++i)
-    out.push_back(memory_kernel(owner, "/bn_prep" + std::to_string(i), "bn_prep", m, in.dtype));
+  for (int i = 0; i < count; ++i) {
+    // The first is a copy of the running statistics, the rest elementwise.
+    MemoryProblem k = m;
+    if (i == 0) {
+      k.op = MemoryOp::copy;
+      k.elems_in = k.elems_out = channels;
+    }
+    out.push_back(memory_kernel(owner, "/bn_prep" + std::to_string(i), "bn_prep", k, in.dtype));
+  }
   return out;
 }
 
@@ -82,7 +89,7 @@ std::vector<Kernel> eager_bias_kernels(const LowerInput& in, Kernel& producer, c
   const bool own_bias = bias_is_own(in.model.nodes[conv.nodes[0]], *p);
   std::vector<Kernel> out = batchnorm_aux_kernels(in, conv, p->K, own_bias ? 0 : aux_kernels);
   MemoryProblem pass;
-  pass.op = MemoryOp::eltwise;
+  pass.op = own_bias ? MemoryOp::eltwise : MemoryOp::norm;
   pass.elems = p->N * p->K * p->P() * p->Q();
   pass.inputs = 1;
   // Scale and shift per channel, read once.

@@ -81,6 +81,7 @@ json analysis_to_json(const Analysis& a) {
           {"dtype", dtype_name(a.dtype)},
           {"runtime", a.runtime},
           {"runtime_calibrated", a.runtime_calibrated},
+          {"launch_gap_us", a.launch_gap_us},
           {"nodes", a.nodes},
           {"free_nodes", a.free_nodes},
           {"layers", layers},

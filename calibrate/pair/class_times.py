@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""Pairs a runtime's profiled kernels with tilewave's kernel classes: for each
+(network, runtime, batch), the summed device time and count of the kernels
+of each class, from runtime_bench's kernels.jsonl(.gz). The class names are
+the ones `tilewave calibrate fit-runtime --class-times` fits each parameter
+on (docs/calibration.md "Runtimes"): library (cuDNN/cuBLAS convolutions and
+GEMMs), norm (PyTorch's BatchNorm pass), eltwise, copy, pool, reduce,
+softmax, transform (cuDNN layout transforms), fused (inductor's Triton kernels).
+
+usage: calibrate/pair/class_times.py -o OUT.jsonl KERNELS.jsonl[.gz] ...
+"""
+import argparse
+import collections
+import gzip
+import json
+import sys
+
+LIBRARY = ("xmma", "cutlass", "fprop", "implicit_gemm", "nvjet", "gemm", "gemv", "conv", "cudnn", "cublas")
+
+
+def kernel_class(name):
+    n = name
+    if n.startswith("triton_"):
+        return "fused"
+    if "nhwcAddPadding" in n or "direct_copy" in n or "CatArray" in n or "copy_kernel" in n:
+        return "copy"
+    if "tensorTransform" in n:
+        return "transform"
+    if "batch_norm_transform_input" in n or "batch_norm_collect" in n or "batch_norm_elementwise" in n:
+        return "norm"
+    if "layer_norm" in n or "softmax" in n.lower() or "group_norm" in n:
+        return "softmax"
+    if "pool" in n and "reduce" not in n:
+        return "pool"
+    if "reduce_kernel" in n or "splitKreduce" in n:
+        return "library" if "splitKreduce" in n else "reduce"
+    if any(s in n.lower() for s in LIBRARY):
+        return "library"
+    return "eltwise"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("-o", "--out", required=True)
+    ap.add_argument("kernels", nargs="+")
+    args = ap.parse_args()
+    n = 0
+    with open(args.out, "w") as out:
+        for path in args.kernels:
+            opener = gzip.open if path.endswith(".gz") else open
+            with opener(path, "rt") as f:
+                for line in f:
+                    r = json.loads(line)
+                    us = collections.defaultdict(float)
+                    count = collections.Counter()
+                    for name, t in r["list"]:
+                        c = kernel_class(name)
+                        us[c] += t
+                        count[c] += 1
+                    for c in sorted(us):
+                        out.write(json.dumps({"model": r["model"], "runtime": r["runtime"], "batch": r["batch"],
+                                              "class": c, "measured_us": round(us[c], 2), "kernels": count[c]}) + "\n")
+                        n += 1
+    print("%d class sums -> %s" % (n, args.out), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,66 @@
+#!/bin/sh
+# Rebuilds the runtime parameter sets of gpu_models/h200.json (run after
+# calibrate/reproduce_h200.sh, which rewrites that file's base set) and reprints
+# every figure of docs/validation.md "Runtimes" from the committed
+# measurements of networks as users run them (calibrate/data/h200/runtimes).
+# CPU only; about 10 minutes on 2 cores (the two fits run side by side).
+#   calibrate/reproduce_runtimes.sh [build/analyzer/tilewave] [--no-fit]
+#   --no-fit: validate the committed gpu_models/h200.json as it is.
+set -eu
+tw=${1:-build/analyzer/tilewave}
+fit=yes
+[ "${2:-}" = "--no-fit" ] && fit=no
+data=calibrate/data/h200/runtimes
+derived=$data/derived
+report=$data/report
+mkdir -p "$derived" "$report" docs/img
+runs="$data/run7/bench.jsonl $data/run8/bench.jsonl"
+kernels="$data/run7/kernels.jsonl.gz $data/run8/kernels.jsonl.gz"
+fresh_runs="$data/run9/bench.jsonl"
+fresh_kernels="$data/run9/kernels.jsonl.gz"
+
+echo "== 1. pair: the fit set's runs, and every profiled forward's kernel time per class"
+python3 calibrate/fit/select_runs.py --set fit --kernels "$(echo $kernels | tr ' ' ,)" \
+  -o "$derived/fit_runs.jsonl" $runs
+python3 calibrate/pair/class_times.py -o "$derived/class_times.jsonl" $kernels
+
+if [ "$fit" = yes ]; then
+  echo "== 2. fit each runtime's parameter set on the fit families only (both from the base parameters)"
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  for rt in eager inductor; do
+    "$tw" calibrate fit-runtime "$derived/fit_runs.jsonl" --runtime "$rt" --gpu h200 \
+      --class-times "$derived/class_times.jsonl" --params launch_gap_us,fixed_us_gemm,fixed_us_memory,fixed_us_direct \
+      -o "$tmp/$rt.json" >"$report/fit_$rt.txt" 2>&1 &
+  done
+  wait
+  cat "$report/fit_eager.txt" "$report/fit_inductor.txt"
+  python3 - "$tmp/eager.json" "$tmp/inductor.json" gpu_models/h200.json <<'EOF'
+import json, sys
+eager, inductor = (json.load(open(p)) for p in sys.argv[1:3])
+eager["runtime_params"]["inductor"] = inductor["runtime_params"]["inductor"]
+with open(sys.argv[3], "w") as f:
+    f.write(json.dumps(eager, indent=2) + "\n")
+EOF
+  echo "== 2b. carry the base and runtime sets to the other GPU files"
+  for g in h100 h100-pcie a100 a10 l4 l40s rtx4090 t4 v100; do
+    "$tw" calibrate carry --gpu h200 --to "$g" -o "gpu_models/$g.json"
+  done
+fi
+
+echo "== 3. networks: every runtime, set and batch (fit families, held-out families, the fresh set)"
+bench="$data/run7/bench.jsonl,$data/run8/bench.jsonl"
+kern="$data/run7/kernels.jsonl.gz,$data/run8/kernels.jsonl.gz"
+if [ -f "$fresh_runs" ]; then
+  bench="$bench,$fresh_runs"
+  kern="$kern,$fresh_kernels"
+fi
+python3 calibrate/validate/runtimes.py --tilewave "$tw" --bench "$bench" --kernels "$kern" \
+  --md "$report/networks.md" --json "$report/networks.json" --svg-prefix docs/img/h200_runtime
+
+echo "== 4. convolutions and GEMMs as each runtime runs them, inside held-out and fresh networks"
+for set in heldout fresh; do
+  echo "-- $set"
+  python3 calibrate/validate/library_kernels.py --tilewave "$tw" --kernels "$kern" --set "$set" \
+    --md "$report/library_kernels_$set.md"
+done

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Convolutions and GEMMs as a runtime runs them: each library kernel's
+profiled device time (runtime_bench's kernels.jsonl) against tilewave's
+prediction for the same kernel inside the same network.
+
+Kernels are paired in launch order within a network, only where the
+profile and tilewave list the same number of library kernels (cuDNN/cuBLAS
+calls), so that the i-th of one is the i-th of the other. Reports the median
+and p90 error per runtime, network set and batch. Stdlib only.
+
+usage: calibrate/validate/library_kernels.py --kernels K.jsonl.gz[,K2...] [--set heldout] [--md OUT.md]
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(ROOT, "calibrate", "pair"))
+from runtimes import quantile, read_jsonl, zoo_sets  # noqa: E402
+from class_times import kernel_class  # noqa: E402
+
+
+def predicted_library(tw, onnx, runtime, batch, gpu):
+    r = subprocess.run([tw, "analyze", onnx, "--gpu", gpu, "--batch", str(batch), "--runtime", runtime,
+                        "--format", "json", "--top", "1000000"], capture_output=True, text=True)
+    if r.returncode != 0:
+        return None
+    j = json.loads(r.stdout)
+    gap = None
+    out = []
+    for layer in j["layers"]:
+        if layer.get("path") in ("tensor_gemm", "cuda_gemm", "direct_conv"):
+            out.append((layer["name"], layer["op"], layer["time_us"]))
+    gap = j.get("launch_gap_us", 0.0)
+    return out, gap
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--kernels", required=True)
+    ap.add_argument("--quiet", action="store_true")
+    ap.add_argument("--set", default="heldout", choices=["fit", "heldout", "fresh", "all"])
+    ap.add_argument("--models-dir", default=os.path.join(ROOT, "onnx_models", "runtime"))
+    ap.add_argument("--tilewave", default=os.path.join(ROOT, "build", "analyzer", "tilewave"))
+    ap.add_argument("--gpu", default="h200")
+    ap.add_argument("--md")
+    args = ap.parse_args()
+    zoo, sets = zoo_sets()
+    latest = {}
+    for k in read_jsonl(args.kernels):
+        latest[(k["model"], k["runtime"], k["batch"])] = k
+    errors = {}
+    paired_nets = {}
+    for (model, runtime, batch), k in sorted(latest.items()):
+        if args.set != "all" and model not in sets[args.set]:
+            continue
+        onnx = os.path.join(args.models_dir, zoo.file_stem(model) + ".onnx")
+        if not os.path.exists(onnx):
+            continue
+        got = predicted_library(args.tilewave, onnx, runtime, batch, args.gpu)
+        if got is None:
+            continue
+        pred, gap = got
+        meas = [t for name, t in k["list"] if kernel_class(name) == "library"]
+        key = (runtime, batch)
+        paired_nets.setdefault(key, [0, 0])[1] += 1
+        if len(meas) != len(pred):
+            continue
+        paired_nets[key][0] += 1
+        for (name, op, p_us), m_us in zip(pred, meas):
+            # Inside a network tilewave adds the launch gap; the profiler's device time has none.
+            errors.setdefault(key, []).append((p_us - gap) / m_us - 1)
+    lines = ["| runtime | batch | networks paired | kernels | median error | p90 error | median signed |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for (runtime, batch) in sorted(paired_nets):
+        e = errors.get((runtime, batch), [])
+        paired, total = paired_nets[(runtime, batch)]
+        if not e:
+            lines.append("| %s | %d | %d of %d | 0 | - | - | - |" % (runtime, batch, paired, total))
+            continue
+        ape = [abs(x) for x in e]
+        lines.append("| %s | %d | %d of %d | %d | %.1f%% | %.1f%% | %+.1f%% |" % (
+            runtime, batch, paired, total, len(e), 100 * quantile(ape, 0.5), 100 * quantile(ape, 0.9),
+            100 * quantile(e, 0.5)))
+    allx = [abs(x) for v in errors.values() for x in v]
+    lines.append("")
+    lines.append("all: %d kernels, median error %.1f%%, p90 %.1f%% (set: %s)" % (
+        len(allx), 100 * quantile(allx, 0.5), 100 * quantile(allx, 0.9), args.set))
+    print("\n".join(lines))
+    if args.md:
+        with open(args.md, "w") as f:
+            f.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
