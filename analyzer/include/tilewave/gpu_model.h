@@ -35,7 +35,10 @@ struct PrecisionSpec {
 // Which measurements can fit a parameter: single layers (rotated buffers, no
 // reuse between kernels), kernels timed inside networks (L2 reuse between
 // them), or whole networks (everything between kernels).
-enum class ParamScope { layer, network_kernel, network };
+// `runtime`: classes of kernels only a runtime's lowering emits (PyTorch's
+// BatchNorm pass, inductor's generated kernels, separate layout transforms),
+// fitted by `calibrate fit-runtime` alone.
+enum class ParamScope { layer, network_kernel, network, runtime };
 
 // A named model constant with its default and the bounds a fit may move it in.
 struct ParamInfo {

@@ -79,13 +79,14 @@ const std::vector<ParamInfo>& param_table() {
        "or a block, so many short rows are bound by the row rate, not by bandwidth"},
       {"copy_bw_efficiency", 0.70, 0.05, 1.00, "fraction", "DRAM bandwidth fraction, data movement"},
       {"norm_bw_efficiency", 0.60, 0.05, 1.00, "fraction",
-       "DRAM bandwidth fraction, an inference BatchNorm's pass as PyTorch eager runs it"},
+       "DRAM bandwidth fraction, an inference BatchNorm's pass as PyTorch eager runs it", ParamScope::runtime},
       {"fused_bw_efficiency", 0.60, 0.05, 1.00, "fraction",
-       "DRAM bandwidth fraction, generated kernels of fused pointwise ops (torch.compile)"},
+       "DRAM bandwidth fraction, generated kernels of fused pointwise ops (torch.compile)", ParamScope::runtime},
       {"fixed_us_memory", 2.00, 0.00, 20.0, "us", "fixed cost of one memory-bound kernel"},
       {"fixed_us_pool", 2.00, 0.00, 40.0, "us",
        "fixed cost of one pooling kernel (frameworks' own NHWC pooling kernels have a large one)"},
-      {"fixed_us_transform", 2.00, 0.00, 40.0, "us", "fixed cost of one cuDNN layout-transform kernel"},
+      {"fixed_us_transform", 2.00, 0.00, 40.0, "us", "fixed cost of one cuDNN layout-transform kernel",
+       ParamScope::runtime},
       {"max_split_k", 16, 16, 16, "", "largest split-K factor the GEMM heuristic considers (not fitted)"},
   };
   return table;
