@@ -63,25 +63,6 @@ std::string joined(const std::vector<std::string>& parts) {
   return out;
 }
 
-// Calls fn(object, "path:line") for every non-blank line of a JSON-lines file.
-void for_each_json_line(const std::string& path, const char* what,
-                        const std::function<void(const json&, const std::string&)>& fn) {
-  std::ifstream f(path);
-  if (!f) throw InputError(path, fmt::format("cannot open {}", what));
-  std::string text;
-  for (int line = 1; std::getline(f, text); ++line) {
-    if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const std::string where = fmt::format("{}:{}", path, line);
-    json j;
-    try {
-      j = json::parse(text);
-    } catch (const json::exception&) {
-      throw InputError(where, "not valid JSON");
-    }
-    fn(j, where);
-  }
-}
-
 std::vector<NetworkRun> read_network_measurements(const std::string& path, const std::string& models_dir,
                                                   const std::string& runtime = "") {
   std::vector<std::string> skipped;

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "output.h"
@@ -168,19 +169,23 @@ int cmd_gpus(const CommonOptions& o) {
   json rows = json::array();
   if (o.format != "json")
     fmt::print("{:<10} {:<28} {:<8} {:>4} {:>6} {:>9} {:>10} {:>10} {:>9}  {}\n", "id", "name", "arch", "SMs", "MHz",
-               "DRAM GB/s", "fp16 TF/s", "int8 TOP/s", "fp32 TF/s", "trust");
+               "DRAM GB/s", "fp16 TF/s", "int8 TOP/s", "fp32 TF/s", "trust (runtime sets)");
   for (const auto& id : ids) {
     const GpuModel g = load_gpu(id, dir);
     auto peak = [&](DType d) { return g.precisions.count(d) ? g.precisions.at(d).peak_tflops : 0.0; };
+    std::vector<std::string> runtimes;
+    for (const auto& [name, set] : g.runtime_params) runtimes.push_back(name);
     if (o.format == "json") {
       rows.push_back({{"id", g.id}, {"name", g.name}, {"arch", g.arch}, {"sms", g.sms},
                       {"boost_clock_mhz", g.boost_clock_mhz}, {"dram_bandwidth_gbs", g.dram_bandwidth_gbs},
                       {"fp16_tflops", peak(DType::fp16)}, {"int8_tops", peak(DType::int8)},
-                      {"fp32_tflops", peak(DType::fp32)}, {"trust", g.trust}, {"params", g.params}});
+                      {"fp32_tflops", peak(DType::fp32)}, {"trust", g.trust}, {"params", g.params},
+                      {"runtime_params", g.runtime_params}});
     } else {
-      fmt::print("{:<10} {:<28.28} {:<8} {:>4} {:>6.0f} {:>9.0f} {:>10.1f} {:>10.1f} {:>9.1f}  {}\n", g.id, g.name,
+      fmt::print("{:<10} {:<28.28} {:<8} {:>4} {:>6.0f} {:>9.0f} {:>10.1f} {:>10.1f} {:>9.1f}  {}{}\n", g.id, g.name,
                  g.arch, g.sms, g.boost_clock_mhz, g.dram_bandwidth_gbs, peak(DType::fp16), peak(DType::int8),
-                 peak(DType::fp32), g.trust);
+                 peak(DType::fp32), g.trust,
+                 runtimes.empty() ? "" : " (" + fmt::format("{}", fmt::join(runtimes, ", ")) + ")");
     }
   }
   if (o.format == "json") std::cout << rows.dump(2) << "\n";

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "tilewave/gpu_model.h"
 #include "tilewave/layer_set.h"
 #include "tilewave/lowering.h"
@@ -71,6 +73,12 @@ struct ErrorStats {
 std::vector<ErrorStats> error_stats(const GpuModel& gpu, const std::vector<Measurement>& data,
                                     const std::vector<size_t>& subset);
 double spearman(const std::vector<double>& a, const std::vector<double>& b);
+
+// Calls fn(object, "path:line") for every non-blank line of a JSON-lines
+// measurement file; throws InputError naming the file (and line) when it
+// cannot be opened or a line is not a JSON object.
+void for_each_json_line(const std::string& path, const char* what,
+                        const std::function<void(const nlohmann::json&, const std::string&)>& fn);
 
 // One network timed end to end in one runtime (calibrate/measure/runtime_bench.py,
 // or the older calibrate/netbench).

@@ -15,11 +15,10 @@
 
 namespace tilewave {
 
-std::vector<NetworkRun> read_network_runs(const std::string& path, const std::string& models_dir,
-                                          const std::string& runtime, std::vector<std::string>* skipped) {
+void for_each_json_line(const std::string& path, const char* what,
+                        const std::function<void(const nlohmann::json&, const std::string&)>& fn) {
   std::ifstream f(path);
-  if (!f) throw InputError(path, "cannot open network measurements");
-  std::vector<NetworkRun> out;
+  if (!f || std::filesystem::is_directory(path)) throw InputError(path, fmt::format("cannot open {}", what));
   std::string text;
   for (int line = 1; std::getline(f, text); ++line) {
     if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
@@ -31,8 +30,16 @@ std::vector<NetworkRun> read_network_runs(const std::string& path, const std::st
       throw InputError(where, "not valid JSON");
     }
     if (!j.is_object()) throw InputError(where, "not a JSON object");
-    if (j.value("header", false) || j.value("status", std::string()) != "ok") continue;
-    if (!runtime.empty() && j.value("runtime", std::string()) != runtime) continue;
+    fn(j, where);
+  }
+}
+
+std::vector<NetworkRun> read_network_runs(const std::string& path, const std::string& models_dir,
+                                          const std::string& runtime, std::vector<std::string>* skipped) {
+  std::vector<NetworkRun> out;
+  for_each_json_line(path, "network measurements", [&](const nlohmann::json& j, const std::string& where) {
+    if (j.value("header", false) || j.value("status", std::string()) != "ok") return;
+    if (!runtime.empty() && j.value("runtime", std::string()) != runtime) return;
     const auto num = [&](const char* k) { return j.contains(k) && j[k].is_number(); };
     if (!j.contains("model") || !j["model"].is_string() || !num("batch") || !num("latency_ms"))
       throw InputError(where, "needs model (a string), batch and latency_ms (numbers)");
@@ -44,7 +51,7 @@ std::vector<NetworkRun> read_network_runs(const std::string& path, const std::st
     const std::string onnx = (std::filesystem::path(models_dir) / (stem + ".onnx")).string();
     if (!std::filesystem::exists(onnx)) {
       if (skipped) skipped->push_back(fmt::format("{} (no {})", j["model"].get<std::string>(), onnx));
-      continue;
+      return;
     }
     LoadOptions lo;
     lo.batch = batch;
@@ -53,7 +60,7 @@ std::vector<NetworkRun> read_network_runs(const std::string& path, const std::st
       if (num(k)) kernels = j[k].get<int>();
     out.push_back({j["model"].get<std::string>(), j.value("runtime", std::string()), load_onnx(onnx, lo), ms * 1e3,
                    kernels});
-  }
+  });
   if (out.empty()) throw InputError(path, fmt::format("no usable network measurements{}",
                                                       runtime.empty() ? "" : " for runtime " + runtime));
   return out;
@@ -65,28 +72,17 @@ std::string kernel_class(const Layer& layer) {
 }
 
 std::vector<ClassTime> read_class_times(const std::string& path, const std::vector<NetworkRun>& runs) {
-  std::ifstream f(path);
-  if (!f) throw InputError(path, "cannot open class times");
   std::map<std::tuple<std::string, int64_t, std::string>, ClassTime> latest;
-  std::string text;
-  for (int line = 1; std::getline(f, text); ++line) {
-    if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const std::string where = fmt::format("{}:{}", path, line);
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::exception&) {
-      throw InputError(where, "not valid JSON");
-    }
-    if (!j.is_object() || !j.contains("model") || !j.contains("batch") || !j.contains("class") ||
-        !j.contains("measured_us") || !j["measured_us"].is_number() || !j["batch"].is_number())
+  for_each_json_line(path, "class times", [&](const nlohmann::json& j, const std::string& where) {
+    if (!j.contains("model") || !j.contains("batch") || !j.contains("class") || !j.contains("measured_us") ||
+        !j["measured_us"].is_number() || !j["batch"].is_number() || !j["model"].is_string() || !j["class"].is_string())
       throw InputError(where, "needs model, batch, class and measured_us");
     for (size_t r = 0; r < runs.size(); ++r)
       if (runs[r].name == j["model"].get<std::string>() && runs[r].model.batch == j["batch"].get<int64_t>() &&
           j.value("runtime", std::string()) == runs[r].runtime)
         latest[{runs[r].name, runs[r].model.batch, j["class"].get<std::string>()}] =
             ClassTime{r, j["class"].get<std::string>(), j["measured_us"].get<double>(), j.value("kernels", 0)};
-  }
+  });
   std::vector<ClassTime> out;
   for (auto& [key, c] : latest) out.push_back(c);
   return out;

@@ -50,7 +50,8 @@ KernelEdges::KernelEdges(const LowerInput& in) : in_(in) {
       if (!t.empty()) readers_[t].push_back(n.index);
   for (int idx : in.graph.topo_order) {
     const Node& n = m.nodes[idx];
-    if (produces_only_static(m, n) || role_of(in, n) != FusionRole::none) continue;
+    // A node that launches nothing (shape ops, layout-only permutes) relabels its input.
+    if (produces_only_static(m, n) || (role_of(in, n) != FusionRole::none && lower_node(in, n))) continue;
     std::string viewed;
     for (const auto& t : n.inputs)
       if (!t.empty() && !m.static_tensors.count(t)) viewed = viewed.empty() ? t : "?";

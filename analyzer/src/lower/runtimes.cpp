@@ -11,6 +11,13 @@ namespace tilewave {
 
 namespace {
 
+// A lowering of node kernels with the tensor edges of each filled in.
+Lowering with_edges(const LowerInput& in, Lowering out) {
+  const KernelEdges edges(in);
+  for (Kernel& k : out.kernels) edges.derive(k);
+  return out;
+}
+
 int64_t channels_of(const LowerInput& in, const Node& bn) {
   const TensorInfo* x = in.model.tensor(bn.inputs[0]);
   return x && x->dims.size() > 1 && x->dims[1] > 0 ? x->dims[1] : 1;
@@ -79,12 +86,7 @@ class EagerFoldedRuntime : public RuntimeProfile {
   const char* summary() const override {
     return "historical: eager PyTorch with BatchNorm folded and conv biases removed (calibrate/netbench runs 1-6)";
   }
-  Lowering lower(const LowerInput& in) const override {
-    const KernelEdges edges(in);
-    Lowering out = lower_framework_ops(in);
-    for (Kernel& k : out.kernels) edges.derive(k);
-    return out;
-  }
+  Lowering lower(const LowerInput& in) const override { return with_edges(in, lower_framework_ops(in)); }
 };
 
 class InductorRuntime : public RuntimeProfile {
@@ -103,12 +105,7 @@ class TensorRtRuntime : public RuntimeProfile {
   const char* summary() const override {
     return "TensorRT-like engine: epilogue fusion into convs and GEMMs, elementwise chains fused";
   }
-  Lowering lower(const LowerInput& in) const override {
-    const KernelEdges edges(in);
-    Lowering out = fuse_trt(in);
-    for (Kernel& k : out.kernels) edges.derive(k);
-    return out;
-  }
+  Lowering lower(const LowerInput& in) const override { return with_edges(in, fuse_trt(in)); }
 };
 
 }  // namespace
