@@ -1,10 +1,16 @@
 // The fit recovers parameters from synthetic measurements made with known ones.
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <random>
 
+#include <fmt/format.h>
+
 #include "test_helpers.h"
+#include "tilewave/analysis.h"
 #include "tilewave/calibration.h"
+#include "tilewave/error.h"
 #include "tilewave/kernel_cost.h"
 
 using namespace tilewave;
@@ -92,4 +98,66 @@ TEST_CASE("Spearman rank correlation") {
   CHECK(spearman({1, 2, 3, 4}, {10, 20, 30, 40}) == doctest::Approx(1.0));
   CHECK(spearman({1, 2, 3, 4}, {40, 30, 20, 10}) == doctest::Approx(-1.0));
   CHECK(spearman({1, 2, 3}, {1, 3, 2}) == doctest::Approx(0.5));
+}
+
+namespace {
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const std::string path = (std::filesystem::temp_directory_path() / name).string();
+  std::ofstream(path) << text;
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("network runs: one runtime's ok lines, '/' in names maps to '_', bad lines name file and line") {
+  const std::string dir = std::string(TILEWAVE_ONNX_MODELS) + "/runtime";
+  const std::string good = write_temp(
+      "tw_runs.jsonl",
+      "{\"header\": true}\n"
+      "{\"model\": \"timm/dla34\", \"runtime\": \"eager\", \"batch\": 16, \"status\": \"ok\", \"latency_ms\": 1.3}\n"
+      "{\"model\": \"resnet18\", \"runtime\": \"inductor\", \"batch\": 1, \"status\": \"ok\", \"latency_ms\": 0.2}\n"
+      "{\"model\": \"resnet18\", \"runtime\": \"eager\", \"batch\": 1, \"status\": \"skipped\"}\n"
+      "{\"model\": \"no_such_net\", \"runtime\": \"eager\", \"batch\": 1, \"status\": \"ok\", \"latency_ms\": 0.2}\n");
+  std::vector<std::string> skipped;
+  const auto runs = read_network_runs(good, dir, "eager", &skipped);
+  REQUIRE(runs.size() == 1);
+  CHECK(runs[0].name == "timm/dla34");
+  CHECK(runs[0].model.batch == 16);
+  CHECK(runs[0].measured_us == doctest::Approx(1300));
+  REQUIRE(skipped.size() == 1);
+  CHECK(skipped[0].find("no_such_net") != std::string::npos);
+  const std::string bad = write_temp("tw_runs_bad.jsonl", "{\"model\": \"x\", \"status\": \"ok\"}\n");
+  CHECK_THROWS_WITH_AS(read_network_runs(bad, dir, "", nullptr),
+                       (bad + ":1: needs model (a string), batch and latency_ms (numbers)").c_str(), InputError);
+  const std::string not_json = write_temp("tw_runs_nj.jsonl", "\n[1, 2]\n");
+  CHECK_THROWS_WITH_AS(read_network_runs(not_json, dir, "", nullptr), (not_json + ":2: not a JSON object").c_str(),
+                       InputError);
+}
+
+TEST_CASE("fit-runtime moves a runtime's set towards its networks and leaves the base set alone") {
+  const std::string dir = std::string(TILEWAVE_ONNX_MODELS) + "/runtime";
+  GpuModel gpu = test::gpu("h200");
+  const RuntimeProfile& eager = *find_runtime("eager");
+  // Synthetic truth: the eager set with a 3 µs launch gap.
+  GpuModel truth = gpu.for_runtime("eager");
+  truth.params["launch_gap_us"] = 3.0;
+  std::string lines;
+  for (const char* net : {"resnet18", "timm_dla34", "mobilenet_v2"})
+    for (int b : {1, 16}) {
+      LoadOptions lo;
+      lo.batch = b;
+      const Model m = load_onnx(dir + "/" + net + ".onnx", lo);
+      const double us = network_time_us(lower_model(m, build_layer_graph(m), eager, DType::fp16), truth);
+      lines += fmt::format("{{\"model\": \"{}\", \"runtime\": \"eager\", \"batch\": {}, \"status\": \"ok\", "
+                           "\"latency_ms\": {}}}\n", net, b, us / 1e3);
+    }
+  const auto runs = read_network_runs(write_temp("tw_synth.jsonl", lines), dir, "eager", nullptr);
+  REQUIRE(runs.size() == 6);
+  const RuntimeFit r = fit_runtime(gpu, eager, runs, {}, {"launch_gap_us"});
+  CHECK(r.fit.params.at("launch_gap_us") == doctest::Approx(3.0).epsilon(0.01));
+  for (const auto& [b, e] : r.median_error_by_batch) CHECK(e.second < 0.01);
+  CHECK(kernel_class(*lower_model(runs[0].model, build_layer_graph(runs[0].model), eager, DType::fp16)
+                          .kernels[2]
+                          .layer) == "library");
 }
