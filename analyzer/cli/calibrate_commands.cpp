@@ -132,139 +132,50 @@ int cmd_calibrate_fit(const CommonOptions& o, const std::vector<std::string>& me
   return 0;
 }
 
-// One kernel's device time inside a network run (calibrate/eltwise_in_network.py).
-struct KernelInNetwork {
-  size_t run;        // index into the network measurements
-  std::string node;  // the kernel's first node
-  double measured_us;
-};
-
-std::vector<KernelInNetwork> read_kernel_times(const std::string& path, const std::vector<NetworkRun>& nets) {
-  std::vector<KernelInNetwork> out;
-  for_each_json_line(path, "kernel times", [&](const json& j, const std::string& where) {
-    if (!j.contains("model") || !j.contains("batch") || !j.contains("node") || !j.contains("measured_us"))
-      throw InputError(where, "needs model, batch, node and measured_us");
-    for (size_t r = 0; r < nets.size(); ++r)
-      if (nets[r].name == j["model"].get<std::string>() && nets[r].model.batch == j["batch"].get<int64_t>())
-        out.push_back({r, j["node"].get<std::string>(), j["measured_us"].get<double>()});
-  });
-  return out;
-}
-
 int cmd_calibrate_fit_networks(const CommonOptions& o, const std::string& netbench, const std::string& models_dir,
                                int seed, double holdout, double kernel_match, const std::string& kernel_times) {
   check_holdout(holdout);
-  GpuModel gpu = gpu_of(o);
+  const GpuModel gpu = gpu_of(o);
   const auto nets = read_network_measurements(netbench, models_dir);
-  // Hold out whole networks (every batch of a model), so the held-out ones
-  // are architectures the fit never saw.
-  std::vector<std::string> names;
-  for (const auto& n : nets)
-    if (std::find(names.begin(), names.end(), n.name) == names.end()) names.push_back(n.name);
-  const Split by_name = holdout_split(names.size(), holdout, unsigned(seed));
-  std::set<std::string> held;
-  for (size_t i : by_name.test) held.insert(names[i]);
-  AnalyzeOptions opt;
-  opt.runtime = &runtime_of(o);
-  // The kernels each run lowers to; no parameter changes them.
-  std::vector<std::set<std::string>> kernel_names(nets.size());
-  std::vector<int> kernel_count(nets.size());
-  for (size_t i = 0; i < nets.size(); ++i) {
-    const Model& m = nets[i].model;
-    for (const auto& k : lower_model(m, build_layer_graph(m), *opt.runtime, opt.dtype).kernels) {
-      kernel_names[i].insert(k.name);
-      ++kernel_count[i];
-    }
-  }
-  // Read and check the kernel times before any work is reported.
   const std::vector<KernelInNetwork> kernels =
       kernel_times.empty() ? std::vector<KernelInNetwork>{} : read_kernel_times(kernel_times, nets);
-  for (const auto& k : kernels)
-    if (!kernel_names[k.run].count(k.node))
-      throw InputError(kernel_times, fmt::format("no kernel '{}' in {}", k.node, nets[k.run].name));
-  std::vector<size_t> train, test;
-  std::vector<double> measured;
-  // Network-scope terms describe kernels running back to back; a run whose
-  // kernels the lowering does not match (framework-inserted copies, unfolded
-  // norms) says nothing about them, so it is left out of the fit.
-  std::vector<std::string> mismatched;
-  for (size_t i = 0; i < nets.size(); ++i) {
-    measured.push_back(nets[i].measured_us);
-    if (held.count(nets[i].name)) {
-      test.push_back(i);
-      continue;
-    }
-    const int predicted = kernel_count[i], counted = nets[i].measured_kernels;
-    if (counted > 0 && std::abs(predicted - counted) > kernel_match * counted) {
-      mismatched.push_back(fmt::format("{}@{} ({} vs {} kernels)", nets[i].name, nets[i].model.batch, predicted, counted));
-      continue;
-    }
-    train.push_back(i);
-  }
-  if (!mismatched.empty())
+  NetworkFitOptions options;
+  options.seed = unsigned(seed);
+  options.holdout = holdout;
+  options.kernel_match = kernel_match;
+  options.kernel_times_path = kernel_times;
+  const NetworkFit fit = fit_networks(gpu, runtime_of(o), nets, kernels, options);
+  if (!fit.mismatched.empty())
     fmt::print(std::cerr, "not fitted, kernel counts differ by more than {:.0f}%: {}\n", 100 * kernel_match,
-               joined(mismatched));
-  const PredictFn predict = [&](const GpuModel& g, size_t i) {
-    return analyze_model(nets[i].model, g, opt).total.time_us;
-  };
-  auto report = [&](const char* what, const GpuModel& g) {
-    for (const auto* subset : {&train, &test}) {
-      std::map<int64_t, std::vector<double>> by_batch;
-      for (size_t i : *subset)
-        by_batch[nets[i].model.batch].push_back(std::abs(predict(g, i) / nets[i].measured_us - 1));
-      for (auto& [b, e] : by_batch)
-        fmt::print(std::cerr, "  {:<7} {:<9} batch {:>4}: {:>2} networks, median |error| {:5.1f}%\n", what,
-                   subset == &train ? "fitted" : "held-out", b, e.size(), 100 * quantile(e, 0.5));
-    }
-  };
+               joined(fit.mismatched));
   fmt::print(std::cerr, "fitting network-scope parameters on {} measurements of {} networks ({} networks held out)\n",
-             train.size(), names.size() - held.size(), held.size());
-  report("before", gpu);
-  std::map<std::string, double> fitted;
+             fit.runs_fitted, fit.networks_fitted, fit.held_out.size());
+  auto report = [&](const std::string& stage) {
+    for (const auto& e : fit.errors)
+      if (e.stage == stage)
+        fmt::print(std::cerr, "  {:<7} {:<9} batch {:>4}: {:>2} networks, median |error| {:5.1f}%\n", e.stage, e.subset,
+                   e.batch, e.n, 100 * e.median);
+  };
+  report("before");
   json kernel_stage = nullptr;
-  std::vector<ParamScope> on_totals = {ParamScope::network_kernel, ParamScope::network};
-  if (!kernel_times.empty()) {
-    // The L2 terms from kernels timed inside the fitted networks, where they
-    // act alone; then the rest from whole-network latencies.
-    std::vector<size_t> kernel_train;
-    std::vector<double> kernel_measured;
-    for (size_t k = 0; k < kernels.size(); ++k) {
-      kernel_measured.push_back(kernels[k].measured_us);
-      if (std::find(train.begin(), train.end(), kernels[k].run) != train.end()) kernel_train.push_back(k);
-    }
-    // One analysis per run and candidate, shared by that run's kernels. The
-    // profile's device times include no launch gap, so it is taken off.
-    std::map<size_t, std::pair<std::vector<double>, std::map<std::string, double>>> cache;
-    const PredictFn predict_kernel = [&](const GpuModel& g, size_t k) {
-      const std::vector<double> key = {g.param("l2_bw_factor"), g.param("l2_reuse_fraction")};
-      auto& [cached_key, by_node] = cache[kernels[k].run];
-      if (cached_key != key) {
-        by_node.clear();
-        for (const auto& r : analyze_model(nets[kernels[k].run].model, g, opt).kernels)
-          if (r.cost) by_node[r.kernel.name] = r.cost->time_us - g.param("launch_gap_us");
-        cached_key = key;
-      }
-      return by_node.at(kernels[k].node);  // checked above
-    };
-    fmt::print(std::cerr, "fitting the L2 terms on {} kernels timed inside the fitted networks\n", kernel_train.size());
-    const FitResult l2 = fit_scope(gpu, {ParamScope::network_kernel}, kernel_train, predict_kernel, kernel_measured);
-    for (const auto& [k, v] : l2.params) gpu.params[k] = fitted[k] = v;
-    kernel_stage = {{"data", kernel_times}, {"kernels_fitted", kernel_train.size()}, {"train_loss", l2.train_loss}};
-    on_totals = {ParamScope::network};
+  if (fit.kernel_stage) {
+    fmt::print(std::cerr, "fitting the L2 terms on {} kernels timed inside the fitted networks\n", fit.kernels_fitted);
+    kernel_stage = {{"data", kernel_times}, {"kernels_fitted", fit.kernels_fitted},
+                    {"train_loss", fit.kernel_stage->train_loss}};
   }
-  const FitResult fit = fit_scope(gpu, on_totals, train, predict, measured);
-  for (const auto& [k, v] : fit.params) gpu.params[k] = fitted[k] = v;
-  report("after", gpu);
-  write_calibrated_gpu(gpu, fitted, "network_calibration",
+  report("after");
+  GpuModel out = gpu;
+  for (const auto& [k, v] : fit.params) out.params[k] = v;
+  write_calibrated_gpu(out, fit.params, "network_calibration",
                        {{"data", netbench},
                         {"date", utc_now()},
-                        {"networks_fitted", names.size() - held.size()},
-                        {"networks_held_out", std::vector<std::string>(held.begin(), held.end())},
+                        {"networks_fitted", fit.networks_fitted},
+                        {"networks_held_out", std::vector<std::string>(fit.held_out.begin(), fit.held_out.end())},
                         {"holdout_seed", seed},
                         {"kernel_match", kernel_match},
-                        {"runs_not_fitted", mismatched},
+                        {"runs_not_fitted", fit.mismatched},
                         {"kernel_stage", kernel_stage},
-                        {"train_loss", fit.train_loss}},
+                        {"train_loss", fit.totals.train_loss}},
                        o.output);
   return 0;
 }

@@ -3,6 +3,8 @@
 #pragma once
 #include <functional>
 #include <map>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -124,5 +126,39 @@ std::vector<ClassTime> read_class_times(const std::string& path, const std::vect
 // `class_times` is not empty; then `network_params` on whole-network latency.
 RuntimeFit fit_runtime(const GpuModel& gpu, const RuntimeProfile& runtime, const std::vector<NetworkRun>& runs,
                        const std::vector<ClassTime>& class_times, const std::vector<std::string>& network_params);
+
+// One kernel's device time inside a network run (calibrate/eltwise_in_network.py).
+struct KernelInNetwork {
+  size_t run;        // index into the network runs
+  std::string node;  // the kernel's first node
+  double measured_us;
+};
+std::vector<KernelInNetwork> read_kernel_times(const std::string& path, const std::vector<NetworkRun>& runs);
+
+struct NetworkFitOptions {
+  unsigned seed = 1;
+  double holdout = 0.5;       // share of networks (all their batches) held out
+  double kernel_match = 0.05;  // runs whose kernel count is off by more are not fitted
+  std::string kernel_times_path;  // named in errors about `kernels`
+};
+// The network-scope terms: the L2 terms on kernels timed inside the fitted
+// networks (when given), then the rest on their latencies.
+struct NetworkFit {
+  std::map<std::string, double> params;
+  std::set<std::string> held_out;
+  size_t networks_fitted = 0, runs_fitted = 0, kernels_fitted = 0;
+  std::vector<std::string> mismatched;  // "net@batch (predicted vs counted kernels)"
+  std::optional<FitResult> kernel_stage;
+  FitResult totals;
+  struct BatchError {
+    std::string stage, subset;  // before|after, fitted|held-out
+    int64_t batch;
+    int n;
+    double median;
+  };
+  std::vector<BatchError> errors;
+};
+NetworkFit fit_networks(const GpuModel& gpu, const RuntimeProfile& runtime, const std::vector<NetworkRun>& runs,
+                        const std::vector<KernelInNetwork>& kernels, const NetworkFitOptions& options);
 
 }  // namespace tilewave
