@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Which library ran each convolution and GEMM in eager PyTorch: the profiled
+library kernels of every measured forward, paired in launch order with
+tilewave's conv/GEMM kernels where both list the same number, classed by
+shape (1x1 stride-1 convs, other convs, depthwise, grouped, GEMMs) and by the
+library whose kernel ran (cuBLAS `nvjet_*`, cuBLAS gemv, cuDNN). For 1x1
+stride-1 convs it also prints, per library and batch, their GEMM M (N·H·W) and
+tilewave's predicted / measured time. Stdlib only.
+
+usage: calibrate/validate/library_choice.py --kernels K.jsonl.gz[,K2...] [--runtime eager]
+"""
+import argparse
+import collections
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(ROOT, "calibrate", "pair"))
+from runtimes import read_jsonl, zoo_sets  # noqa: E402
+from class_times import kernel_class  # noqa: E402
+
+
+def library_of(name):
+    if "gemv" in name:
+        return "cuBLAS gemv"
+    if "nvjet" in name or "cublas" in name.lower():
+        return "cuBLAS"
+    return "cuDNN"
+
+
+def shape_class(layer):
+    if layer["op"] != "conv":
+        return "GEMM (M=1)" if layer["M"] == 1 else "GEMM"
+    groups = layer.get("groups", 1)
+    stride = layer.get("stride", [1, 1])[0]
+    if groups > 1:
+        return "depthwise" if groups == layer["C"] else "grouped"
+    if layer["R"] == 1 and layer["S"] == 1:
+        return "1x1 conv, stride %d" % stride
+    return "kxk conv"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--kernels", required=True)
+    ap.add_argument("--runtime", default="eager")
+    ap.add_argument("--tilewave", default=os.path.join(ROOT, "build", "analyzer", "tilewave"))
+    ap.add_argument("--models-dir", default=os.path.join(ROOT, "onnx_models", "runtime"))
+    args = ap.parse_args()
+    zoo, _ = zoo_sets()
+    latest = {}
+    for k in read_jsonl(args.kernels):
+        latest[(k["model"], k["runtime"], k["batch"])] = k
+    counts = collections.Counter()
+    one_by_one = collections.defaultdict(list)
+    paired = total = 0
+    for (model, runtime, batch), k in sorted(latest.items()):
+        if runtime != args.runtime:
+            continue
+        total += 1
+        r = subprocess.run([args.tilewave, "analyze", os.path.join(args.models_dir, zoo.file_stem(model) + ".onnx"),
+                            "--batch", str(batch), "--runtime", runtime, "--format", "json", "--top", "1000000"],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            continue
+        j = json.loads(r.stdout)
+        pred = [l for l in j["layers"] if l.get("path") in ("tensor_gemm", "cuda_gemm", "direct_conv")]
+        meas = [(n, t) for n, t in k["list"] if kernel_class(n) == "library"]
+        if len(pred) != len(meas):
+            continue
+        paired += 1
+        for layer, (name, us) in zip(pred, meas):
+            shape, lib = shape_class(layer["layer"]), library_of(name)
+            counts[(shape, lib, batch)] += 1
+            if shape == "1x1 conv, stride 1":
+                L = layer["layer"]
+                one_by_one[(lib, batch)].append((L["N"] * L["H"] * L["W"], (layer["time_us"] - j["launch_gap_us"]) / us))
+    print("%s: %d of %d forwards paired" % (args.runtime, paired, total))
+    print("| shape | batch | cuDNN | cuBLAS | cuBLAS gemv |")
+    print("| --- | ---: | ---: | ---: | ---: |")
+    for shape in sorted({s for s, _, _ in counts}):
+        for b in sorted({b for _, _, b in counts}):
+            row = [counts[(shape, lib, b)] for lib in ("cuDNN", "cuBLAS", "cuBLAS gemv")]
+            if sum(row):
+                print("| %s | %d | %d | %d | %d |" % (shape, b, *row))
+    print()
+    print("| 1x1 stride-1 convs on | batch | kernels | median M = N·H·W | M range | median predicted / measured |")
+    print("| --- | ---: | ---: | ---: | --- | ---: |")
+    for (lib, b), v in sorted(one_by_one.items()):
+        ms = sorted(m for m, _ in v)
+        print("| %s | %d | %d | %d | %d–%d | %.2f |" % (lib, b, len(v), statistics.median(ms), ms[0], ms[-1],
+                                                       statistics.median(x for _, x in v)))
+
+
+if __name__ == "__main__":
+    main()
