@@ -64,3 +64,6 @@ for set in heldout fresh; do
   python3 calibrate/validate/library_kernels.py --tilewave "$tw" --kernels "$kern" --set "$set" \
     --md "$report/library_kernels_$set.md"
 done
+
+echo "== 5. which library eager PyTorch ran each conv and GEMM in"
+python3 calibrate/validate/library_choice.py --tilewave "$tw" --kernels "$kern" | tee "$report/library_choice_eager.md"
