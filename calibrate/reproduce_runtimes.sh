@@ -30,7 +30,7 @@ if [ "$fit" = yes ]; then
   trap 'rm -rf "$tmp"' EXIT
   for rt in eager inductor; do
     "$tw" calibrate fit-runtime "$derived/fit_runs.jsonl" --runtime "$rt" --gpu h200 \
-      --class-times "$derived/class_times.jsonl" --params launch_gap_us,fixed_us_gemm,fixed_us_memory,fixed_us_direct \
+      --class-times "$derived/class_times.jsonl" --params launch_gap_us \
       -o "$tmp/$rt.json" >"$report/fit_$rt.txt" 2>&1 &
   done
   wait

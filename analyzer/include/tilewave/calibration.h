@@ -122,7 +122,8 @@ std::string kernel_class(const Layer& layer);
 // Reads class sums of the given runs; lines of other runs are ignored.
 std::vector<ClassTime> read_class_times(const std::string& path, const std::vector<NetworkRun>& runs);
 
-// First each class's parameters on that class's summed kernel times, when
+// From the base set (any set `gpu` holds for the runtime is ignored): first
+// each class's parameters on that class's summed kernel times, when
 // `class_times` is not empty; then `network_params` on whole-network latency.
 RuntimeFit fit_runtime(const GpuModel& gpu, const RuntimeProfile& runtime, const std::vector<NetworkRun>& runs,
                        const std::vector<ClassTime>& class_times, const std::vector<std::string>& network_params);

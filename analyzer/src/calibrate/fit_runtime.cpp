@@ -116,7 +116,11 @@ RuntimeFit fit_runtime(const GpuModel& gpu, const RuntimeProfile& runtime, const
                        const std::vector<ClassTime>& class_times, const std::vector<std::string>& network_params) {
   for (const auto& p : network_params)
     if (!gpu.params.count(p)) throw InputError("--params", fmt::format("unknown model parameter '{}'", p));
-  GpuModel current = gpu.for_runtime(runtime.name());
+  // From the base set, whatever set the file holds for this runtime now, so a
+  // refit reproduces itself.
+  GpuModel base = gpu;
+  base.runtime_params.erase(runtime.name());
+  GpuModel current = base.for_runtime(runtime.name());
   AnalyzeOptions opt;
   opt.runtime = &runtime;
   std::vector<size_t> all(runs.size());
