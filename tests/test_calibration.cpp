@@ -135,12 +135,15 @@ TEST_CASE("network runs: one runtime's ok lines, '/' in names maps to '_', bad l
                        InputError);
 }
 
-TEST_CASE("fit-runtime moves a runtime's set towards its networks and leaves the base set alone") {
+TEST_CASE("fit-runtime recovers a known launch gap, starting from the base set whatever the file holds") {
   const std::string dir = std::string(TILEWAVE_ONNX_MODELS) + "/runtime";
   GpuModel gpu = test::gpu("h200");
   const RuntimeProfile& eager = *find_runtime("eager");
-  // Synthetic truth: the eager set with a 3 µs launch gap.
-  GpuModel truth = gpu.for_runtime("eager");
+  // Synthetic truth: the base set with a 3 µs launch gap. The fit starts from
+  // the base set whatever eager set the file holds.
+  GpuModel base = gpu;
+  base.runtime_params.clear();
+  GpuModel truth = base.for_runtime("eager");
   truth.params["launch_gap_us"] = 3.0;
   std::string lines;
   for (const char* net : {"resnet18", "timm_dla34", "mobilenet_v2"})
@@ -156,6 +159,8 @@ TEST_CASE("fit-runtime moves a runtime's set towards its networks and leaves the
   REQUIRE(runs.size() == 6);
   const RuntimeFit r = fit_runtime(gpu, eager, runs, {}, {"launch_gap_us"});
   CHECK(r.fit.params.at("launch_gap_us") == doctest::Approx(3.0).epsilon(0.01));
+  CHECK(fit_runtime(base, eager, runs, {}, {"launch_gap_us"}).fit.params.at("launch_gap_us") ==
+        doctest::Approx(r.fit.params.at("launch_gap_us")));
   for (const auto& [b, e] : r.median_error_by_batch) CHECK(e.second < 0.01);
   CHECK(kernel_class(*lower_model(runs[0].model, build_layer_graph(runs[0].model), eager, DType::fp16)
                           .kernels[2]
