@@ -108,7 +108,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   std::string kernel_times;
   fit_net->add_option("--kernel-times", kernel_times,
-                      "kernels timed inside the networks (calibrate/eltwise_in_network.py): fit the L2 terms to them");
+                      "kernels timed inside the networks (calibrate/pair/eltwise_in_network.py): fit the L2 terms to them");
   std::vector<std::string> runtime_params;
   std::string runtime_models_dir = "onnx_models/runtime";
   auto* fit_rt = calibrate->add_subcommand(

@@ -128,7 +128,7 @@ std::vector<ClassTime> read_class_times(const std::string& path, const std::vect
 RuntimeFit fit_runtime(const GpuModel& gpu, const RuntimeProfile& runtime, const std::vector<NetworkRun>& runs,
                        const std::vector<ClassTime>& class_times, const std::vector<std::string>& network_params);
 
-// One kernel's device time inside a network run (calibrate/eltwise_in_network.py).
+// One kernel's device time inside a network run (calibrate/pair/eltwise_in_network.py).
 struct KernelInNetwork {
   size_t run;        // index into the network runs
   std::string node;  // the kernel's first node

@@ -7,7 +7,7 @@ per-network errors, utilization, and ranking quality (Kendall tau of the
 predicted order and of the FLOPs order against the measured order) per batch.
 Stdlib only.
 
-usage: calibrate/compare_networks.py TILEWAVE NETBENCH.jsonl [--gpu h200] [--runtime eager-folded] [--markdown] [--json OUT]
+usage: calibrate/validate/compare_networks.py TILEWAVE NETBENCH.jsonl [--gpu h200] [--runtime eager-folded] [--markdown] [--json OUT]
 """
 import argparse
 import json
@@ -16,7 +16,7 @@ import statistics
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def kendall_tau(x, y):

@@ -2,7 +2,7 @@
 """Prints the H200 evidence behind three model terms (docs/model.md,
 docs/calibration.md), from the committed data in calibrate/data/h200/.
 
-usage: calibrate/evidence.py TILEWAVE {eltwise-l2,layernorm,grouped}
+usage: calibrate/validate/evidence.py TILEWAVE {eltwise-l2,layernorm,grouped}
 
   eltwise-l2  ReLU/Add kernels timed inside networks (eltwise_in_network.jsonl)
               over the runner's time for the same kernel from DRAM, by traffic
@@ -18,9 +18,10 @@ import statistics
 import subprocess
 import sys
 
-from profile_pairing import extract_layers
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pair"))
+from profile_pairing import extract_layers  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DATA = os.path.join(ROOT, "calibrate", "data", "h200")
 
 

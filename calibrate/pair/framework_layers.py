@@ -10,7 +10,7 @@ This pairs, in launch order, each network's kernels of one kind with the
 layers of that kind in its ONNX graph (`tilewave layers --extract`) when the
 counts agree, and writes them as measured layers (source "pytorch_profile").
 
-usage: calibrate/framework_layers.py TILEWAVE KERNELS.jsonl OUT.jsonl
+usage: calibrate/pair/framework_layers.py TILEWAVE KERNELS.jsonl OUT.jsonl
 """
 import json
 import os
@@ -18,7 +18,7 @@ import sys
 
 from profile_pairing import extract_layers, write_jsonl
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # kind -> ((layer field, value), substring of PyTorch's kernel name)
 KINDS = {"max pool": (("mode", "max"), "max_pool_forward_nhwc"),
          "avg pool": (("mode", "avg"), "avg_pool2d_out_cuda_frame_nhwc"),

@@ -6,7 +6,7 @@ Kernels of every bundled model at several batch sizes (`tilewave layers
 fit can hold whole networks out), followed by the generated sweeps in
 calibrate/sweeps/. Stdlib only.
 
-usage: calibrate/build_measure_set.py TILEWAVE_BINARY OUT.jsonl [--batches 1,16,128] [--dtype fp16]
+usage: calibrate/measure/build_measure_set.py TILEWAVE_BINARY OUT.jsonl [--batches 1,16,128] [--dtype fp16]
 """
 import argparse
 import glob
@@ -15,7 +15,7 @@ import os
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # Fields that describe where a layer comes from or what a run measured, not
 # the problem itself.
 PROBLEM_KEYS_IGNORED = {"model", "node", "onnx_op", "model_batch", "sweep", "models", "extra_bytes", "measured_us",

@@ -2,7 +2,7 @@
 # One call on the GPU machine (device tool): records the GPU's state, runs the
 # runner's self-test, measures a layer set, then optionally times whole
 # networks. Everything lands in $OUT.
-# usage: calibrate/h200_run.sh LAYERS.jsonl FIRST_LINE MEASURE_SECONDS NETBENCH_SECONDS
+# usage: calibrate/measure/h200_run.sh LAYERS.jsonl FIRST_LINE MEASURE_SECONDS NETBENCH_SECONDS
 #   FIRST_LINE lets a second call continue where a timed-out one stopped;
 #   NETBENCH_SECONDS 0 skips the network bench.
 # Environment: NETBENCH_MODELS (netbench --models: default the 23 bundled; a set

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Pooled figures over several network comparisons (compare_networks.py --json).
 
-usage: calibrate/pool_validation.py ROWS.json [ROWS.json ...]
+usage: calibrate/validate/pool_validation.py ROWS.json [ROWS.json ...]
 Prints, per batch: networks, median and 90th-percentile absolute error, and
 Kendall tau of predicted and of FLOPs against measured latency.
 """

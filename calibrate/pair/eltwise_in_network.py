@@ -10,7 +10,7 @@ kernel: model, batch, node and its device time in the network. `tilewave
 calibrate fit-networks --kernel-times` fits the L2 terms to them
 (docs/model.md "Inside a network").
 
-usage: calibrate/eltwise_in_network.py TILEWAVE KERNELS.jsonl OUT.jsonl [MODELS_DIR]
+usage: calibrate/pair/eltwise_in_network.py TILEWAVE KERNELS.jsonl OUT.jsonl [MODELS_DIR]
 """
 import json
 import os
@@ -18,7 +18,7 @@ import sys
 
 from profile_pairing import extract_layers, write_jsonl
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ONNX_OPS = ("Relu", "Add")
 KERNEL_MARK = "elementwise_kernel"
 
