@@ -205,11 +205,11 @@ GpuModel gpu_from_json(const json& j, const std::string& id, const std::string& 
     if (!j.at("runtime_params").is_object()) throw InputError(where, "'runtime_params' must be an object");
     for (auto& [runtime, set] : j.at("runtime_params").items()) {
       if (!set.is_object()) throw InputError(where, fmt::format("runtime_params.{} must be an object", runtime));
-      std::map<std::string, double> overrides = g.params;
-      merge_params(set, overrides, where + ": runtime_params." + runtime);
+      std::map<std::string, double> merged = g.params;  // validates names and types
+      merge_params(set, merged, where + ": runtime_params." + runtime);
       auto& kept = g.runtime_params[runtime];
-      for (const auto& [k, v] : overrides)
-        if (v != g.params[k] || (set.contains("params") && set.at("params").contains(k))) kept[k] = v;
+      if (set.contains("params"))
+        for (auto& [k, v] : set.at("params").items()) kept[k] = merged.at(k);
     }
   }
 

@@ -36,6 +36,10 @@ bool conv_has_bias(const Node& n) {
   return (n.op_type == "Conv" || n.op_type == "ConvTranspose") && n.inputs.size() > 2 && !n.inputs[2].empty();
 }
 
+namespace {
+
+// cuDNN pads an input of fewer channels than one vector (an RGB stem) and
+// its filter to 4 channels first: two copy kernels.
 std::vector<Kernel> channel_padding_kernels(const LowerInput& in, const KernelEdges& edges, Kernel& conv) {
   const ConvProblem* p = conv_problem(conv);
   constexpr int64_t padded_channels = 4;
@@ -56,6 +60,8 @@ std::vector<Kernel> channel_padding_kernels(const LowerInput& in, const KernelEd
     if (r.name == x.name) r = padded;
   return {pad_input, memory_kernel(conv, "/pad_filter", "pad", filter, in.dtype)};
 }
+
+}  // namespace
 
 TensorRef raw_output(Kernel& conv) {
   if (conv.writes.empty()) return {};
@@ -103,8 +109,10 @@ std::vector<Kernel> eager_bias_kernels(const LowerInput& in, Kernel& producer, c
   return out;
 }
 
-GroupedTransforms grouped_transform_kernels(const LowerInput& in, Kernel& conv) {
-  GroupedTransforms t;
+namespace {
+
+LibraryConv grouped_transform_kernels(const LowerInput& in, Kernel& conv) {
+  LibraryConv t;
   ConvProblem* p = conv.layer ? std::get_if<ConvProblem>(&conv.layer->problem) : nullptr;
   const int align = int(16 / dtype_bytes(in.dtype));  // one 16-byte vector of channels
   if (!p || p->transposed || !grouped_fallback(*p, align)) return t;
@@ -131,6 +139,15 @@ GroupedTransforms grouped_transform_kernels(const LowerInput& in, Kernel& conv) 
   t.before = {std::move(input), std::move(filter)};
   t.after = std::move(output);
   return t;
+}
+
+}  // namespace
+
+LibraryConv library_conv_kernels(const LowerInput& in, const KernelEdges& edges, Kernel& conv) {
+  LibraryConv out = grouped_transform_kernels(in, conv);
+  std::vector<Kernel> pads = channel_padding_kernels(in, edges, conv);
+  out.before.insert(out.before.begin(), std::make_move_iterator(pads.begin()), std::make_move_iterator(pads.end()));
+  return out;
 }
 
 }  // namespace tilewave

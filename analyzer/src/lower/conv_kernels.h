@@ -16,11 +16,6 @@ bool conv_has_bias(const Node& n);
 // 1x1 map (squeeze-excitation, classifier heads) never follows a BatchNorm.
 bool bias_is_own(const Node& conv, const ConvProblem& p);
 
-// cuDNN pads an input of fewer channels than one vector (an RGB stem) and
-// its filter to 4 channels first: two copy kernels. Empty for other convs.
-// `conv`'s edges (derived) are re-pointed at the padded copy.
-std::vector<Kernel> channel_padding_kernels(const LowerInput& in, const KernelEdges& edges, Kernel& conv);
-
 // PyTorch's inference BatchNorm on channels-last input runs `count` small
 // kernels over the channels (a copy, the inverse std) before its pass.
 std::vector<Kernel> batchnorm_aux_kernels(const LowerInput& in, const Kernel& owner, int64_t channels, int count);
@@ -35,12 +30,16 @@ std::vector<Kernel> eager_bias_kernels(const LowerInput& in, Kernel& producer, c
 // Re-points a kernel's output at "<y>#raw"; returns the output as it was.
 TensorRef raw_output(Kernel& producer);
 
-// cuDNN runs a grouped conv without a native NHWC kernel between layout
-// transforms: the input and the filter to NCHW before, the output back after.
-struct GroupedTransforms {
+// A library convolution with the kernels cuDNN adds around it, in launch
+// order: channel padding of a narrow input, and for a grouped conv without a
+// native NHWC kernel the layout transforms (input and filter to NCHW before,
+// the output back after). `conv`'s edges (derived) are re-pointed at them.
+struct LibraryConv {
   std::vector<Kernel> before;
   std::optional<Kernel> after;
+  // The kernel that writes the conv's result: a bias pass reads what it writes.
+  Kernel& result(Kernel& conv) { return after ? *after : conv; }
 };
-GroupedTransforms grouped_transform_kernels(const LowerInput& in, Kernel& conv);
+LibraryConv library_conv_kernels(const LowerInput& in, const KernelEdges& edges, Kernel& conv);
 
 }  // namespace tilewave

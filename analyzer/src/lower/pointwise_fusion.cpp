@@ -52,11 +52,10 @@ class Fuser {
       }
       edges_.derive(*k);
       if (role == FusionRole::gemm && k->layer && std::holds_alternative<ConvProblem>(k->layer->problem)) {
-        for (auto& pad : channel_padding_kernels(in_, edges_, *k)) placed.emplace_back(rank - 0.5, std::move(pad));
-        GroupedTransforms t = grouped_transform_kernels(in_, *k);
-        for (auto& before : t.before) placed.emplace_back(rank - 0.4, std::move(before));
-        if (conv_has_bias(n)) open_bias_group(idx, t.after ? *t.after : *k);
-        if (t.after) placed.emplace_back(rank + 0.1, std::move(*t.after));
+        LibraryConv lib = library_conv_kernels(in_, edges_, *k);
+        for (auto& before : lib.before) placed.emplace_back(rank - 0.5, std::move(before));
+        if (conv_has_bias(n)) open_bias_group(idx, lib.result(*k));
+        if (lib.after) placed.emplace_back(rank + 0.1, std::move(*lib.after));
       }
       placed.emplace_back(rank, std::move(*k));
     }

@@ -23,18 +23,15 @@ int64_t channels_of(const LowerInput& in, const Node& bn) {
   return x && x->dims.size() > 1 && x->dims[1] > 0 ? x->dims[1] : 1;
 }
 
-// A library convolution with the kernels cuDNN adds around it (channel
-// padding, layout transforms) and, when `bias_aux` >= 0, its bias applied
-// as PyTorch eager does.
-void append_library_conv(const LowerInput& in, const KernelEdges& edges, Kernel conv, int bias_aux,
-                         std::vector<Kernel>& out) {
-  for (auto& pad : channel_padding_kernels(in, edges, conv)) out.push_back(std::move(pad));
-  GroupedTransforms t = grouped_transform_kernels(in, conv);
-  for (auto& k : t.before) out.push_back(std::move(k));
-  std::vector<Kernel> bias;
-  if (bias_aux >= 0) bias = eager_bias_kernels(in, t.after ? *t.after : conv, conv, bias_aux);
+// A library convolution with the kernels cuDNN adds around it, then its bias
+// applied as PyTorch eager does.
+void append_eager_conv(const LowerInput& in, const KernelEdges& edges, Kernel conv, int bias_aux,
+                       std::vector<Kernel>& out) {
+  LibraryConv lib = library_conv_kernels(in, edges, conv);
+  for (auto& k : lib.before) out.push_back(std::move(k));
+  std::vector<Kernel> bias = eager_bias_kernels(in, lib.result(conv), conv, bias_aux);
   out.push_back(std::move(conv));
-  if (t.after) out.push_back(std::move(*t.after));
+  if (lib.after) out.push_back(std::move(*lib.after));
   for (auto& k : bias) out.push_back(std::move(k));
 }
 
@@ -65,7 +62,7 @@ class EagerRuntime : public RuntimeProfile {
         out.kernels.push_back(std::move(k));
         continue;
       }
-      append_library_conv(in, edges, std::move(k), kBatchNormAuxKernels, out.kernels);
+      append_eager_conv(in, edges, std::move(k), kBatchNormAuxKernels, out.kernels);
     }
     return out;
   }
