@@ -1,0 +1,44 @@
+#!/usr/bin/env python3
+"""Prints the profiled device time of the kernels one forward launched
+(runtime_bench's kernels.jsonl[.gz]) whose name contains a substring: for
+looking up, say, how long a runtime's pooling kernel took in one network.
+
+usage: calibrate/validate/kernel_times.py KERNELS.jsonl.gz --model M --batch B [--runtime R] [--match S]
+"""
+import argparse
+import gzip
+import json
+import sys
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("kernels")
+    ap.add_argument("--model", required=True)
+    ap.add_argument("--batch", type=int, required=True)
+    ap.add_argument("--runtime")
+    ap.add_argument("--match", default="", help="substring of the kernel name")
+    args = ap.parse_args()
+    opener = gzip.open if args.kernels.endswith(".gz") else open
+    found = False
+    try:
+        f = opener(args.kernels, "rt")
+    except OSError as e:
+        sys.exit(f"{args.kernels}: {e.strerror}")
+    with f:
+        for line in f:
+            r = json.loads(line)
+            if r["model"] != args.model or r["batch"] != args.batch:
+                continue
+            if args.runtime and r["runtime"] != args.runtime:
+                continue
+            found = True
+            for i, (name, us) in enumerate(r["list"]):
+                if args.match in name:
+                    print(f"{r['runtime']:9s} #{i:<4d} {us:10.2f} us  {name[:100]}")
+    if not found:
+        sys.exit(f"{args.kernels}: no forward of {args.model} at batch {args.batch}")
+
+
+if __name__ == "__main__":
+    main()
