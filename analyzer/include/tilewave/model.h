@@ -27,6 +27,20 @@ struct TensorInfo {
   int64_t numel() const;        // -1 if not fully known
 };
 
+// A tensor's value known at load time (initializers, constants, shape
+// arithmetic). Integer and bool tensors hold `ints`, floating ones `reals`;
+// only small tensors are kept (kMaxValueElems).
+struct TensorValue {
+  std::vector<int64_t> dims;
+  bool real = false;
+  std::vector<int64_t> ints;
+  std::vector<double> reals;
+  size_t size() const { return real ? reals.size() : ints.size(); }
+  int64_t int_at(size_t i) const { return real ? int64_t(reals[i]) : ints[i]; }
+  double real_at(size_t i) const { return real ? reals[i] : double(ints[i]); }
+};
+constexpr int64_t kMaxValueElems = 1 << 16;
+
 struct Node {
   int index = 0;
   std::string name;             // node name, or "<op>_<index>" if the file has none
@@ -47,6 +61,8 @@ struct Model {
   // Tensors whose value is known before run time (initializers, constants,
   // shape arithmetic): a runtime folds the nodes producing them.
   std::unordered_set<std::string> static_tensors;
+  std::unordered_map<std::string, TensorValue> values;          // known at load time
+  std::unordered_map<std::string, std::string> unknown_reason;  // why a shape stayed unknown
   int64_t batch = 0;                           // dim 0 of the first input after overrides
   std::vector<std::string> notes;              // assumptions the user should know about
 
@@ -56,15 +72,22 @@ struct Model {
   int64_t opset(const std::string& domain = "") const;
 };
 
+class OpRegistry;
+
 struct LoadOptions {
   std::optional<int64_t> batch;                               // --batch
   std::map<std::string, std::vector<int64_t>> input_shapes;   // --input NAME=1x3x224x224
+  const OpRegistry* registry = nullptr;                       // shape functions; null: the built-in ops
 };
 
 // Reads the file with the ONNX protobuf classes (external weight files need
-// not exist), applies the overrides and runs ONNX shape inference with data
-// propagation. Throws InputError naming the file on any problem.
+// not exist), applies the overrides and infers every shape with the op
+// registry's shape functions (infer_shapes). Throws InputError naming the
+// file on any problem.
 Model load_onnx(const std::string& path, const LoadOptions& options = {});
+// The same for a model already in memory; `path` names it in errors.
+Model load_onnx_proto(std::shared_ptr<onnx::ModelProto> proto, const std::string& path,
+                      const LoadOptions& options = {});
 
 // Attribute access for lowering rules.
 const onnx::AttributeProto* find_attr(const Node& n, const std::string& name);
@@ -72,6 +95,7 @@ int64_t attr_int(const Node& n, const std::string& name, int64_t fallback);
 float attr_float(const Node& n, const std::string& name, float fallback);
 std::string attr_string(const Node& n, const std::string& name, const std::string& fallback);
 std::vector<int64_t> attr_ints(const Node& n, const std::string& name, std::vector<int64_t> fallback = {});
+std::vector<float> attr_floats(const Node& n, const std::string& name);
 
 // Parses "1x3x224x224".
 std::optional<std::vector<int64_t>> parse_dims(const std::string& s);

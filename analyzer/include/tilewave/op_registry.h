@@ -11,6 +11,7 @@
 
 #include "tilewave/layer.h"
 #include "tilewave/model.h"
+#include "tilewave/shape_inference.h"
 
 namespace tilewave {
 
@@ -33,6 +34,8 @@ struct LowerContext {
   bool has_input(size_t i) const { return i < node.inputs.size() && !node.inputs[i].empty(); }
   bool input_is_static(size_t i) const;
   int64_t bytes_of(int64_t elems) const { return elems * dtype_bytes(dtype); }
+  // Why a tensor's shape is unknown, from shape inference.
+  std::string unknown_why(const std::string& tensor, const char* role) const;
 };
 
 // Thrown by a lowering rule for a node it cannot model (3-D conv, unknown
@@ -43,13 +46,18 @@ struct Unmodelled : std::runtime_error {
 
 // Returns the kernel's problem, or nullopt for a node that does no GPU work.
 using LowerFn = std::function<std::optional<Layer>(const LowerContext&)>;
+// Sets the outputs' shapes (and known values) from the inputs' (stage 2);
+// throws ShapeUnknown when it cannot, ctx.fail() for an inconsistent node.
+using ShapeFn = std::function<void(ShapeContext&)>;
 
 struct OpRule {
   std::string domain;  // "" = default ONNX domain
   std::string op_type;
   FusionRole role = FusionRole::opaque;
+  ShapeFn shape;
   LowerFn lower;
   std::string registered_at;  // file:line, for duplicate-registration errors
+  int since_opset = 7;        // the oldest opset whose form the shape function reads (7 or the op's first)
 };
 
 class OpRegistry {
@@ -60,6 +68,7 @@ class OpRegistry {
   const OpRule* find(const std::string& domain, const std::string& op_type) const;
   size_t size() const { return rules_.size(); }
   std::vector<std::string> op_names() const;
+  const std::map<std::pair<std::string, std::string>, OpRule>& rules() const { return rules_; }
   // The built-in rules of every family.
   static const OpRegistry& builtin();
 

@@ -3,15 +3,12 @@
 #include <sstream>
 
 #include <fmt/format.h>
-#include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
-#include <onnx/shape_inference/implementation.h>
 
-#include "shape_folding.h"
 #include "tilewave/error.h"
 #include "tilewave/model.h"
-
-#include <algorithm>
+#include "tilewave/op_registry.h"
+#include "tilewave/shape_inference.h"
 
 namespace tilewave {
 
@@ -91,6 +88,12 @@ std::vector<int64_t> attr_ints(const Node& n, const std::string& name, std::vect
   const auto* a = find_attr(n, name);
   if (!a) return fallback;
   return {a->ints().begin(), a->ints().end()};
+}
+
+std::vector<float> attr_floats(const Node& n, const std::string& name) {
+  const auto* a = find_attr(n, name);
+  if (!a) return {};
+  return {a->floats().begin(), a->floats().end()};
 }
 
 namespace {
@@ -196,24 +199,16 @@ void collect_nodes(Model& model) {
     n.outputs.assign(p.output().begin(), p.output().end());
     n.proto = &p;
     model.nodes.push_back(std::move(n));
-    // Constant nodes carry their value; the shape of that value is known.
-    if (p.op_type() == "Constant")
-      for (const auto& a : p.attribute())
-        if (a.name() == "value" && !p.output().empty()) {
-          TensorInfo info;
-          info.has_shape = true;
-          info.elem_type = a.t().data_type();
-          info.dims.assign(a.t().dims().begin(), a.t().dims().end());
-          model.tensors[p.output(0)] = info;
-        }
   }
 }
 
 // Static tensors in file order; correct for topologically sorted files, and
 // a file that is not sorted only loses some folding (never correctness of
-// the graph checks, which the layer graph does).
+// the graph checks, which the layer graph does). Every value shape inference
+// evaluated is static too.
 void mark_static(Model& model) {
   for (const auto& name : model.initializers) model.static_tensors.insert(name);
+  for (const auto& [name, value] : model.values) model.static_tensors.insert(name);
   for (const auto& n : model.nodes) {
     bool all_static = n.op_type == "Shape" || n.op_type == "Size";
     if (!all_static) {
@@ -226,40 +221,44 @@ void mark_static(Model& model) {
   }
 }
 
+
+// The first graph-input dimension that is not known, as "dimension K ('name')".
+std::string unknown_dim(const onnx::ModelProto& proto, const std::string& input) {
+  for (const auto& v : proto.graph().input()) {
+    if (v.name() != input || !v.type().tensor_type().has_shape()) continue;
+    const auto& dims = v.type().tensor_type().shape().dim();
+    for (int k = 0; k < dims.size(); ++k)
+      if (!dims[k].has_dim_value() || dims[k].dim_value() < 0)
+        return fmt::format(" (dimension {}{})", k, dims[k].dim_param().empty() ? "" : " '" + dims[k].dim_param() + "'");
+  }
+  return " (no shape in the file)";
+}
+
 }  // namespace
 
 Model load_onnx(const std::string& path, const LoadOptions& options) {
+  return load_onnx_proto(read_proto(path), path, options);
+}
+
+Model load_onnx_proto(std::shared_ptr<onnx::ModelProto> proto, const std::string& path, const LoadOptions& options) {
   Model model;
   model.path = path;
-  model.proto = read_proto(path);
+  model.proto = std::move(proto);
   for (const auto& op : model.proto->opset_import())
     model.opsets[op.domain() == "ai.onnx" ? "" : op.domain()] = op.version();
   if (options.batch && *options.batch <= 0) throw InputError("--batch", "batch must be positive");
   apply_overrides(*model.proto, options, path, model.notes);
-  try {
-    onnx::ShapeInferenceOptions si(/*check_type=*/false, /*error_mode=*/0, /*enable_data_propagation=*/true);
-    onnx::shape_inference::InferShapes(*model.proto, onnx::OpSchemaRegistry::Instance(), si);
-    // ONNX's own data propagation misses some shape arithmetic (Div, and
-    // Reshape-13 ignores it); fold what it leaves and infer again.
-    // Each round can unlock the next block's Shape nodes; rounds are bounded
-    // because every round rewrites at least one node into a Constant.
-    while (fold_shape_values(*model.proto) > 0) {
-      model.proto->mutable_graph()->clear_value_info();
-      onnx::shape_inference::InferShapes(*model.proto, onnx::OpSchemaRegistry::Instance(), si);
-    }
-  } catch (const std::exception& e) {
-    throw InputError(path, fmt::format("ONNX shape inference failed: {}", e.what()));
-  }
   collect_tensors(model);
   collect_nodes(model);
-  mark_static(model);
   for (const auto& in : model.inputs) {
     const TensorInfo& t = model.tensors[in];
     if (!t.fully_known())
       throw InputError(path, fmt::format("graph input '{}' has an unknown shape{}; set it with --input {}=1x3x224x224 "
-                                         "or its batch with --batch N",
-                                         in, t.has_shape ? "" : " (no shape in the file)", in));
+                                         "(every dimension) or its batch with --batch N",
+                                         in, unknown_dim(*model.proto, in), in));
   }
+  infer_shapes(model, options.registry ? *options.registry : OpRegistry::builtin());
+  mark_static(model);
   if (!model.inputs.empty()) {
     const auto& dims = model.tensors[model.inputs.front()].dims;
     model.batch = dims.empty() ? 1 : dims[0];

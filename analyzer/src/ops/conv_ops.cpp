@@ -1,7 +1,9 @@
 // Conv and ConvTranspose: implicit-GEMM or direct convolution problems.
 #include <fmt/format.h>
 
+#include "shape_helpers.h"
 #include "tilewave/op_registry.h"
+#include "window_shape.h"
 
 namespace tilewave {
 
@@ -68,12 +70,34 @@ std::optional<Layer> lower_conv(const LowerContext& ctx, bool transposed) {
   return l;
 }
 
+// Y = [N, M, spatial...] (docs/model.md "Convolution as implicit GEMM").
+void shape_conv(ShapeContext& ctx, bool transposed) {
+  const auto& x = ctx.dims(0);
+  const auto& w = ctx.dims(1);
+  if (x.size() < 3) ctx.fail(fmt::format("input has rank {}; a convolution needs N x C x spatial", x.size()));
+  if (w.size() != x.size()) ctx.fail(fmt::format("weight has rank {}, input rank {}", w.size(), x.size()));
+  const int64_t group = attr_int(ctx.node, "group", 1);
+  if (group <= 0) ctx.fail(fmt::format("group is {}", group));
+  // Conv weights are M x C/group x k...; ConvTranspose weights C x M/group x k...
+  const int64_t c_per_group = transposed ? -1 : w[1];
+  if (!transposed && x[1] >= 0 && c_per_group >= 0 && x[1] != c_per_group * group)
+    ctx.fail(fmt::format("input has {} channels; the weight expects {} (x group {})", x[1], c_per_group * group, group));
+  if (transposed && x[1] >= 0 && w[0] >= 0 && x[1] != w[0])
+    ctx.fail(fmt::format("input has {} channels; the weight expects {}", x[1], w[0]));
+  std::vector<int64_t> kernel(w.begin() + 2, w.end());
+  const auto spatial = window::output_dims(ctx, x, kernel, transposed);
+  std::vector<int64_t> out = {x[0], transposed ? (w[1] < 0 ? -1 : w[1] * group) : w[0]};
+  out.insert(out.end(), spatial.begin(), spatial.end());
+  ctx.set_output(0, out, ctx.elem_type(0));
+}
+
 }  // namespace
 
 void register_conv_ops(OpRegistry& r) {
-  r.add({"", "Conv", FusionRole::gemm, [](const LowerContext& c) { return lower_conv(c, false); }, TILEWAVE_HERE});
-  r.add({"", "ConvTranspose", FusionRole::gemm, [](const LowerContext& c) { return lower_conv(c, true); },
-         TILEWAVE_HERE});
+  r.add({"", "Conv", FusionRole::gemm, [](ShapeContext& c) { shape_conv(c, false); },
+         [](const LowerContext& c) { return lower_conv(c, false); }, TILEWAVE_HERE});
+  r.add({"", "ConvTranspose", FusionRole::gemm, [](ShapeContext& c) { shape_conv(c, true); },
+         [](const LowerContext& c) { return lower_conv(c, true); }, TILEWAVE_HERE});
 }
 
 }  // namespace tilewave

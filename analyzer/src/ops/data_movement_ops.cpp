@@ -1,5 +1,10 @@
 // Ops that only move data (Concat, Transpose, Slice, Pad, Resize, Gather …):
 // copy kernels reading their dynamic inputs and writing their outputs.
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "shape_helpers.h"
 #include "tilewave/op_registry.h"
 
 namespace tilewave {
@@ -55,16 +60,357 @@ std::optional<Layer> lower_transpose(const LowerContext& ctx) {
   return lower_read_all(ctx);
 }
 
+
+// ---- shape functions ----
+
+void shape_transpose(ShapeContext& ctx) {
+  const auto& in = ctx.dims(0);
+  std::vector<int64_t> perm = attr_ints(ctx.node, "perm");
+  if (perm.empty())
+    for (size_t k = in.size(); k-- > 0;) perm.push_back(int64_t(k));
+  if (perm.size() != in.size()) ctx.fail(fmt::format("perm has {} entries for rank {}", perm.size(), in.size()));
+  std::vector<int64_t> out;
+  std::vector<bool> used(in.size(), false);
+  for (int64_t p : perm) {
+    const int64_t k = normalize_axis(ctx, p, int64_t(in.size()));
+    if (used[size_t(k)]) ctx.fail("perm repeats an axis");
+    used[size_t(k)] = true;
+    out.push_back(in[size_t(k)]);
+  }
+  ctx.set_output(0, out, ctx.elem_type(0));
+  if (!shape::known(in)) return;
+  std::vector<int64_t> in_strides(in.size(), 1);
+  for (size_t k = in.size(); k-- > 1;) in_strides[k - 1] = in_strides[k] * in[k];
+  shape::remap_value(ctx, out, [&](size_t i) {
+    const auto c = shape::coords(i, out);
+    int64_t at = 0;
+    for (size_t k = 0; k < c.size(); ++k) at += c[k] * in_strides[size_t(normalize_axis(ctx, perm[k], int64_t(in.size())))];
+    return size_t(at);
+  });
+}
+
+void shape_concat(ShapeContext& ctx) {
+  const auto& first = ctx.dims(0);
+  const int64_t rank = int64_t(first.size());
+  const int64_t axis = normalize_axis(ctx, attr_int(ctx.node, "axis", 0), rank);
+  std::vector<int64_t> out = first;
+  out[size_t(axis)] = 0;
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+    if (!ctx.has_input(i)) continue;
+    const auto& d = ctx.dims(i);
+    if (int64_t(d.size()) != rank) ctx.fail(fmt::format("input {} has rank {}, input 0 rank {}", i, d.size(), rank));
+    for (size_t k = 0; k < d.size(); ++k) {
+      if (int64_t(k) == axis) continue;
+      if (out[k] == -1) out[k] = d[k];
+      else if (d[k] >= 0 && d[k] != out[k]) ctx.fail(fmt::format("input {} has {} in dim {}, not {}", i, d[k], k, out[k]));
+    }
+    out[size_t(axis)] = (out[size_t(axis)] < 0 || d[size_t(axis)] < 0) ? -1 : out[size_t(axis)] + d[size_t(axis)];
+  }
+  ctx.set_output(0, out, ctx.elem_type(0));
+  // Known values concatenate (the shape vectors exporters assemble).
+  if (!shape::known(out)) return;
+  const int64_t outer = shape::product(out, 0, size_t(axis)), inner = shape::product(out, size_t(axis) + 1);
+  std::vector<const TensorValue*> parts;
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+    if (!ctx.has_input(i)) continue;
+    if (!ctx.value(i)) return;
+    parts.push_back(ctx.value(i));
+  }
+  TensorValue v = shape::make_value(out, ctx.elem_type(0));
+  for (int64_t o = 0; o < outer; ++o)
+    for (const TensorValue* p : parts) {
+      const int64_t len = int64_t(p->size()) / std::max<int64_t>(outer, 1);
+      for (int64_t k = 0; k < len; ++k) shape::push(v, p->real_at(size_t(o * len + k)), p->int_at(size_t(o * len + k)));
+    }
+  (void)inner;
+  ctx.set_value(0, std::move(v));
+}
+
+void shape_gather(ShapeContext& ctx) {
+  const auto& data = ctx.dims(0);
+  const auto& idx = ctx.dims(1);
+  const int64_t rank = int64_t(data.size());
+  if (rank == 0) ctx.fail("Gather from a scalar");
+  const int64_t axis = normalize_axis(ctx, attr_int(ctx.node, "axis", 0), rank);
+  std::vector<int64_t> out(data.begin(), data.begin() + axis);
+  out.insert(out.end(), idx.begin(), idx.end());
+  out.insert(out.end(), data.begin() + axis + 1, data.end());
+  ctx.set_output(0, out, ctx.elem_type(0));
+  const TensorValue *dv = ctx.value(0), *iv = ctx.value(1);
+  if (!dv || !iv || !shape::known(data)) return;
+  const int64_t outer = shape::product(data, 0, size_t(axis)), inner = shape::product(data, size_t(axis) + 1);
+  const int64_t len = data[size_t(axis)];
+  TensorValue v = shape::make_value(out, ctx.elem_type(0));
+  for (int64_t o = 0; o < outer; ++o)
+    for (size_t j = 0; j < iv->size(); ++j) {
+      int64_t at = iv->int_at(j);
+      if (at < 0) at += len;
+      if (at < 0 || at >= len) ctx.fail(fmt::format("index {} is out of range for a dim of {}", iv->int_at(j), len));
+      for (int64_t k = 0; k < inner; ++k) {
+        const size_t src = size_t((o * len + at) * inner + k);
+        shape::push(v, dv->real_at(src), dv->int_at(src));
+      }
+    }
+  ctx.set_value(0, std::move(v));
+}
+
+void shape_gather_elements(ShapeContext& ctx) { ctx.set_output(0, ctx.dims(1), ctx.elem_type(0)); }
+
+void shape_gather_nd(ShapeContext& ctx) {
+  const auto& data = ctx.dims(0);
+  const auto& idx = ctx.dims(1);
+  const int64_t b = attr_int(ctx.node, "batch_dims", 0);
+  if (idx.empty() || idx.back() < 0) throw ShapeUnknown("GatherND indices' last dim is unknown");
+  const int64_t last = idx.back();
+  if (b + last > int64_t(data.size())) ctx.fail("indices address more dims than the data has");
+  std::vector<int64_t> out(idx.begin(), idx.end() - 1);
+  out.insert(out.end(), data.begin() + b + last, data.end());
+  ctx.set_output(0, out, ctx.elem_type(0));
+}
+
+void shape_same_as_data(ShapeContext& ctx) { ctx.same_as_input(0); }
+
+// Slice: starts/ends/axes/steps as attributes (opset < 10) or inputs.
+void shape_slice(ShapeContext& ctx) {
+  const auto& in = ctx.dims(0);
+  const int64_t rank = int64_t(in.size());
+  const bool from_inputs = ctx.opset >= 10;
+  const auto starts = from_inputs ? ctx.ints(1, "starts") : attr_ints(ctx.node, "starts");
+  const auto ends = from_inputs ? ctx.ints(2, "ends") : attr_ints(ctx.node, "ends");
+  std::vector<int64_t> axes = from_inputs ? (ctx.has_input(3) ? ctx.ints(3, "axes") : std::vector<int64_t>{})
+                                          : attr_ints(ctx.node, "axes");
+  std::vector<int64_t> steps = from_inputs && ctx.has_input(4) ? ctx.ints(4, "steps") : std::vector<int64_t>{};
+  if (starts.size() != ends.size()) ctx.fail("starts and ends differ in length");
+  if (axes.empty())
+    for (size_t k = 0; k < starts.size(); ++k) axes.push_back(int64_t(k));
+  if (steps.empty()) steps.assign(starts.size(), 1);
+  if (axes.size() != starts.size() || steps.size() != starts.size()) ctx.fail("axes or steps differ in length from starts");
+  std::vector<int64_t> out = in, first(in.size(), 0), step(in.size(), 1);
+  for (size_t k = 0; k < starts.size(); ++k) {
+    const int64_t a = normalize_axis(ctx, axes[k], rank);
+    const int64_t len = in[size_t(a)];
+    if (steps[k] == 0) ctx.fail("slice step 0");
+    if (len < 0) {
+      out[size_t(a)] = -1;
+      continue;
+    }
+    int64_t s = starts[k], e = ends[k];
+    if (s < 0) s += len;
+    if (e < 0) e += len;
+    if (steps[k] > 0) {
+      s = std::clamp<int64_t>(s, 0, len);
+      e = std::clamp<int64_t>(e, 0, len);
+      out[size_t(a)] = e > s ? (e - s + steps[k] - 1) / steps[k] : 0;
+    } else {
+      s = std::clamp<int64_t>(s, 0, len - 1);
+      e = std::clamp<int64_t>(e, -1, len - 1);
+      out[size_t(a)] = s > e ? (s - e - steps[k] - 1) / -steps[k] : 0;
+    }
+    first[size_t(a)] = s;
+    step[size_t(a)] = steps[k];
+  }
+  ctx.set_output(0, out, ctx.elem_type(0));
+  shape::remap_value(ctx, out, [&](size_t i) {
+    const auto c = shape::coords(i, out);
+    int64_t at = 0, stride = 1;
+    for (size_t k = out.size(); k-- > 0;) {
+      at += (first[k] + c[k] * step[k]) * stride;
+      stride *= in[k];
+    }
+    return size_t(at);
+  });
+}
+
+// Split: sizes from the attribute (< 13) or input 1, or num_outputs (18), or equal parts.
+void shape_split(ShapeContext& ctx) {
+  const auto& in = ctx.dims(0);
+  const int64_t axis = normalize_axis(ctx, attr_int(ctx.node, "axis", 0), int64_t(in.size()));
+  const int64_t len = in[size_t(axis)];
+  const size_t parts = ctx.num_outputs();
+  std::vector<int64_t> sizes;
+  if (auto given = ctx.ints_from(1, "split"); given && !given->empty()) {
+    sizes = *given;
+  } else {
+    if (len < 0) throw ShapeUnknown("split of a dim whose size is unknown");
+    const int64_t n = attr_int(ctx.node, "num_outputs", int64_t(parts));
+    if (n <= 0) ctx.fail("num_outputs must be positive");
+    const int64_t each = (len + n - 1) / n;  // the last part takes the remainder (opset 18)
+    for (int64_t k = 0; k < n; ++k) sizes.push_back(std::min(each, len - k * each));
+  }
+  if (sizes.size() != parts) ctx.fail(fmt::format("{} split sizes for {} outputs", sizes.size(), parts));
+  int64_t total = 0;
+  for (int64_t s : sizes) {
+    if (s < 0) ctx.fail(fmt::format("split size {}", s));
+    total += s;
+  }
+  if (len >= 0 && total != len) ctx.fail(fmt::format("split sizes add up to {}, the dim is {}", total, len));
+  for (size_t o = 0; o < parts; ++o) {
+    auto out = in;
+    out[size_t(axis)] = sizes[o];
+    ctx.set_output(o, out, ctx.elem_type(0));
+  }
+}
+
+// Pad: pads from the attribute (< 11) or input 1, optionally over axes (18).
+void shape_pad(ShapeContext& ctx) {
+  const auto& in = ctx.dims(0);
+  const int64_t rank = int64_t(in.size());
+  const auto pads = ctx.opset >= 11 ? ctx.ints(1, "pads") : attr_ints(ctx.node, "pads");
+  std::vector<int64_t> axes;
+  if (ctx.has_input(3)) {
+    for (int64_t a : ctx.ints(3, "axes")) axes.push_back(normalize_axis(ctx, a, rank));
+  } else {
+    for (int64_t k = 0; k < rank; ++k) axes.push_back(k);
+  }
+  if (pads.size() != 2 * axes.size()) ctx.fail(fmt::format("{} pads for {} axes", pads.size(), axes.size()));
+  auto out = in;
+  for (size_t k = 0; k < axes.size(); ++k) {
+    int64_t& d = out[size_t(axes[k])];
+    if (d < 0) continue;
+    d += pads[k] + pads[k + axes.size()];
+    if (d < 0) ctx.fail("padding removes more than the whole dim");
+  }
+  ctx.set_output(0, out, ctx.elem_type(0));
+}
+
+// Resize (10+) and Upsample: sizes, or floor(input x scale) per axis.
+void shape_resize(ShapeContext& ctx) {
+  const auto& in = ctx.dims(0);
+  const int64_t rank = int64_t(in.size());
+  std::vector<int64_t> axes = attr_ints(ctx.node, "axes");
+  if (axes.empty())
+    for (int64_t k = 0; k < rank; ++k) axes.push_back(k);
+  for (auto& a : axes) a = normalize_axis(ctx, a, rank);
+  const bool upsample = ctx.node.op_type == "Upsample";
+  const size_t scales_at = upsample || ctx.opset < 11 ? 1 : 2, sizes_at = 3;
+  auto out = in;
+  const TensorValue* sizes = ctx.has_input(sizes_at) ? ctx.value(sizes_at) : nullptr;
+  if (ctx.has_input(sizes_at) && ctx.rank(sizes_at) > 0 && ctx.dims(sizes_at)[0] != 0) {
+    if (!sizes) throw ShapeUnknown("its sizes are not known before run time");
+    if (sizes->size() != axes.size()) ctx.fail(fmt::format("{} sizes for {} axes", sizes->size(), axes.size()));
+    const std::string policy = attr_string(ctx.node, "keep_aspect_ratio_policy", "stretch");
+    if (policy != "stretch") throw ShapeUnknown("keep_aspect_ratio_policy other than stretch");
+    for (size_t k = 0; k < axes.size(); ++k) out[size_t(axes[k])] = sizes->int_at(k);
+    ctx.set_output(0, out, ctx.elem_type(0));
+    return;
+  }
+  std::vector<double> scales;
+  if (upsample && ctx.opset < 9) {
+    for (float f : attr_floats(ctx.node, "scales")) scales.push_back(f);
+    if (scales.empty()) ctx.fail("Upsample has no scales");
+  } else {
+    const TensorValue* sv = ctx.value(scales_at);
+    if (!sv) throw ShapeUnknown("its scales are not known before run time");
+    for (size_t k = 0; k < sv->size(); ++k) scales.push_back(sv->real_at(k));
+  }
+  if (scales.size() != axes.size()) ctx.fail(fmt::format("{} scales for {} axes", scales.size(), axes.size()));
+  for (size_t k = 0; k < axes.size(); ++k) {
+    if (scales[k] <= 0) ctx.fail(fmt::format("scale {}", scales[k]));
+    int64_t& d = out[size_t(axes[k])];
+    if (d >= 0) d = int64_t(std::floor(double(d) * scales[k] + 1e-9));
+  }
+  ctx.set_output(0, out, ctx.elem_type(0));
+}
+
+void shape_expand(ShapeContext& ctx) {
+  const auto target = ctx.ints(1, "shape");
+  const auto out = broadcast_shapes(ctx, {ctx.dims(0), target});
+  ctx.set_output(0, out, ctx.elem_type(0));
+  shape::remap_value(ctx, out, [&](size_t i) { return shape::broadcast_offset(i, out, ctx.dims(0)); });
+}
+
+void shape_tile(ShapeContext& ctx) {
+  const auto& in = ctx.dims(0);
+  const auto repeats = ctx.ints(1, "repeats");
+  if (repeats.size() != in.size()) ctx.fail(fmt::format("{} repeats for rank {}", repeats.size(), in.size()));
+  auto out = in;
+  for (size_t k = 0; k < in.size(); ++k) {
+    if (repeats[k] < 0) ctx.fail("negative repeats");
+    if (out[k] >= 0) out[k] *= repeats[k];
+  }
+  ctx.set_output(0, out, ctx.elem_type(0));
+  if (!shape::known(in)) return;
+  shape::remap_value(ctx, out, [&](size_t i) {
+    const auto c = shape::coords(i, out);
+    int64_t at = 0, stride = 1;
+    for (size_t k = out.size(); k-- > 0;) {
+      at += (c[k] % in[k]) * stride;
+      stride *= in[k];
+    }
+    return size_t(at);
+  });
+}
+
+void shape_depth_space(ShapeContext& ctx, bool to_space) {
+  const auto& in = ctx.dims(0);
+  const int64_t b = attr_int(ctx.node, "blocksize", 0);
+  if (in.size() != 4) ctx.fail("needs a 4-D input");
+  if (b <= 0) ctx.fail("blocksize must be positive");
+  auto out = in;
+  if (to_space) {
+    if (in[1] >= 0 && in[1] % (b * b)) ctx.fail("channels not divisible by blocksize squared");
+    out = {in[0], in[1] < 0 ? -1 : in[1] / (b * b), in[2] < 0 ? -1 : in[2] * b, in[3] < 0 ? -1 : in[3] * b};
+  } else {
+    if ((in[2] >= 0 && in[2] % b) || (in[3] >= 0 && in[3] % b)) ctx.fail("spatial dims not divisible by blocksize");
+    out = {in[0], in[1] < 0 ? -1 : in[1] * b * b, in[2] < 0 ? -1 : in[2] / b, in[3] < 0 ? -1 : in[3] / b};
+  }
+  ctx.set_output(0, out, ctx.elem_type(0));
+}
+
+void shape_topk(ShapeContext& ctx) {
+  auto out = ctx.dims(0);
+  const int64_t axis = normalize_axis(ctx, attr_int(ctx.node, "axis", -1), int64_t(out.size()));
+  const int64_t k = ctx.opset >= 10 ? ctx.ints(1, "k").at(0) : attr_int(ctx.node, "k", -1);
+  if (k < 0) ctx.fail("k must be non-negative");
+  out[size_t(axis)] = k;
+  ctx.set_output(0, out, ctx.elem_type(0));
+  if (ctx.has_output(1)) ctx.set_output(1, out, elem::kInt64);
+}
+
+void shape_one_hot(ShapeContext& ctx) {
+  auto out = ctx.dims(0);
+  const int64_t depth = ctx.ints(1, "depth").at(0);
+  const int64_t axis = normalize_axis(ctx, attr_int(ctx.node, "axis", -1), int64_t(out.size()) + 1);
+  out.insert(out.begin() + axis, depth);
+  ctx.set_output(0, out, ctx.elem_type(2));
+}
+
+// Data-dependent sizes: rank known, the count is not.
+void shape_non_zero(ShapeContext& ctx) { ctx.set_output(0, {ctx.rank(0), -1}, elem::kInt64); }
+void shape_compress(ShapeContext& ctx) {
+  if (find_attr(ctx.node, "axis")) {
+    auto out = ctx.dims(0);
+    out[size_t(normalize_axis(ctx, attr_int(ctx.node, "axis", 0), int64_t(out.size())))] = -1;
+    ctx.set_output(0, out, ctx.elem_type(0));
+  } else {
+    ctx.set_output(0, {-1}, ctx.elem_type(0));
+  }
+}
+
 }  // namespace
 
 void register_data_movement_ops(OpRegistry& r) {
-  for (const char* op : {"Slice", "Gather", "GatherElements", "GatherND", "Split", "Compress"})
-    r.add({"", op, FusionRole::opaque, lower_move, TILEWAVE_HERE});
-  r.add({"", "Transpose", FusionRole::opaque, lower_transpose, TILEWAVE_HERE});
-  for (const char* op : {"Concat", "Pad", "Resize", "Upsample", "Expand", "Tile", "DepthToSpace",
-                         "SpaceToDepth", "ScatterND", "ScatterElements", "ReverseSequence", "Trilu", "CumSum",
-                         "TopK", "OneHot", "NonZero"})
-    r.add({"", op, FusionRole::opaque, lower_read_all, TILEWAVE_HERE});
+  const std::pair<const char*, ShapeFn> moves[] = {
+      {"Slice", shape_slice},   {"Gather", shape_gather},           {"GatherElements", shape_gather_elements},
+      {"GatherND", shape_gather_nd}, {"Split", shape_split}, {"Compress", shape_compress}};
+  for (const auto& [op, shape] : moves) r.add({"", op, FusionRole::opaque, shape, lower_move, TILEWAVE_HERE});
+  auto read_all = [&](const char* op, ShapeFn shape) {
+    r.add({"", op, FusionRole::opaque, std::move(shape), lower_read_all, TILEWAVE_HERE});
+  };
+  r.add({"", "Transpose", FusionRole::opaque, shape_transpose, lower_transpose, TILEWAVE_HERE});
+  read_all("Concat", shape_concat);
+  read_all("Pad", shape_pad);
+  read_all("Resize", shape_resize);
+  read_all("Upsample", shape_resize);
+  read_all("Expand", shape_expand);
+  read_all("Tile", shape_tile);
+  read_all("DepthToSpace", [](ShapeContext& c) { shape_depth_space(c, true); });
+  read_all("SpaceToDepth", [](ShapeContext& c) { shape_depth_space(c, false); });
+  for (const char* op : {"ScatterND", "ScatterElements", "ReverseSequence", "Trilu", "CumSum"})
+    read_all(op, shape_same_as_data);
+  read_all("TopK", shape_topk);
+  read_all("OneHot", shape_one_hot);
+  read_all("NonZero", shape_non_zero);
 }
 
 }  // namespace tilewave

@@ -1,5 +1,11 @@
 // Elementwise ops (activations, arithmetic, inference-time normalisation):
 // memory-bound kernels reading their full-size inputs and writing one output.
+// Their shape functions broadcast, and evaluate small known integer values
+// (the shape arithmetic exporters write) as they go.
+#include <cmath>
+#include <functional>
+
+#include "shape_helpers.h"
 #include "tilewave/op_registry.h"
 
 namespace tilewave {
@@ -25,16 +31,183 @@ std::optional<Layer> lower_elementwise(const LowerContext& ctx) {
   return l;
 }
 
+// Element value function: operands as reals and as integers, whichever the
+// output type uses.
+using RealFn = std::function<double(const std::vector<double>&)>;
+using IntFn = std::function<int64_t(const std::vector<int64_t>&)>;
+
+using BoolFn = std::function<bool(const std::vector<double>&)>;
+
+struct ValueRule {
+  RealFn real;  // null: not evaluated for real outputs
+  IntFn integer;
+  BoolFn boolean = nullptr;  // comparisons: operands read as reals, exact for shape-sized integers
+};
+
+// Evaluates the output when every input's value is known.
+void evaluate(ShapeContext& ctx, const std::vector<int64_t>& out_dims, int32_t out_type, const ValueRule& rule,
+              size_t first = 0, size_t last = SIZE_MAX) {
+  std::vector<const TensorValue*> vals;
+  for (size_t i = first; i < std::min(last, ctx.num_inputs()); ++i) {
+    if (!ctx.has_input(i)) continue;
+    const TensorValue* v = ctx.value(i);
+    if (!v) return;
+    vals.push_back(v);
+  }
+  const int64_t n = shape::product(out_dims);
+  if (vals.empty() || n < 0 || n > kMaxValueElems) return;
+  TensorValue out = shape::make_value(out_dims, out_type);
+  if (out.real ? !rule.real : !(rule.integer || rule.boolean)) return;
+  std::vector<double> reals(vals.size());
+  std::vector<int64_t> ints(vals.size());
+  for (int64_t i = 0; i < n; ++i) {
+    for (size_t k = 0; k < vals.size(); ++k) {
+      const size_t at = shape::broadcast_offset(size_t(i), out_dims, vals[k]->dims);
+      if (at >= vals[k]->size()) return;
+      reals[k] = vals[k]->real_at(at);
+      ints[k] = vals[k]->int_at(at);
+    }
+    if (out.real) out.reals.push_back(rule.real(reals));
+    else if (rule.boolean) out.ints.push_back(rule.boolean(reals));
+    else out.ints.push_back(rule.integer(ints));
+  }
+  ctx.set_value(0, std::move(out));
+}
+
+std::vector<std::vector<int64_t>> input_shapes(const ShapeContext& ctx, size_t first = 0) {
+  std::vector<std::vector<int64_t>> shapes;
+  for (size_t i = first; i < ctx.num_inputs(); ++i)
+    if (ctx.has_input(i)) shapes.push_back(ctx.dims(i));
+  return shapes;
+}
+
+// out_type 0: the type of the first input.
+ShapeFn broadcast(ValueRule rule = {}, int32_t out_type = 0) {
+  return [rule, out_type](ShapeContext& ctx) {
+    const auto dims = broadcast_shapes(ctx, input_shapes(ctx));
+    const int32_t type = out_type ? out_type : ctx.elem_type(0);
+    ctx.set_output(0, dims, type);
+    evaluate(ctx, dims, type, rule);
+  };
+}
+
+ShapeFn unary(ValueRule rule = {}) {
+  return [rule](ShapeContext& ctx) {
+    ctx.same_as_input(0);
+    evaluate(ctx, ctx.dims(0), ctx.elem_type(0), rule, 0, 1);
+  };
+}
+
+int64_t checked_div(int64_t a, int64_t b) {
+  if (b == 0) throw ShapeUnknown("integer division by zero in shape arithmetic");
+  return a / b;  // ONNX integer Div truncates
+}
+
+int64_t python_mod(int64_t a, int64_t b) {
+  if (b == 0) throw ShapeUnknown("integer modulo by zero in shape arithmetic");
+  const int64_t r = a % b;
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+
+void shape_cast(ShapeContext& ctx) {
+  const int32_t to = int32_t(attr_int(ctx.node, "to", 0));
+  if (to == 0) ctx.fail("Cast has no 'to' attribute");
+  ctx.set_output(0, ctx.dims(0), to);
+  // A real source cast to an integer truncates toward zero, as int_at() reads it.
+  if (to == elem::kBool)
+    evaluate(ctx, ctx.dims(0), to, {nullptr, nullptr, [](const auto& v) { return v[0] != 0; }}, 0, 1);
+  else
+    evaluate(ctx, ctx.dims(0), to, {[](const auto& v) { return v[0]; }, [](const auto& v) { return v[0]; }}, 0, 1);
+}
+
+void shape_where(ShapeContext& ctx) {
+  const auto dims = broadcast_shapes(ctx, input_shapes(ctx));
+  const int32_t type = ctx.elem_type(1);
+  ctx.set_output(0, dims, type);
+  evaluate(ctx, dims, type,
+           {[](const auto& v) { return v[0] != 0 ? v[1] : v[2]; }, [](const auto& v) { return v[0] ? v[1] : v[2]; }});
+}
+
+// BatchNormalization: Y as X; training-mode outputs as the statistics.
+void shape_batchnorm(ShapeContext& ctx) {
+  ctx.same_as_input(0);
+  for (size_t o = 1; o < ctx.num_outputs(); ++o)
+    if (ctx.has_output(o) && ctx.has_input(3)) ctx.same_as_input(3, o);
+}
+
+// PRelu: the slope broadcasts to X.
+void shape_prelu(ShapeContext& ctx) {
+  const auto dims = broadcast_shapes(ctx, input_shapes(ctx));
+  if (dims != ctx.dims(0) && shape::known(ctx.dims(0))) ctx.fail("slope does not broadcast to the input");
+  ctx.same_as_input(0);
+}
+
+void shape_bool_out(ShapeContext& ctx) { ctx.set_output(0, ctx.dims(0), elem::kBool); }
+
 }  // namespace
 
 void register_elementwise_ops(OpRegistry& r) {
-  for (const char* op : {"Relu", "LeakyRelu", "PRelu", "Elu", "Selu", "Celu", "Clip", "Sigmoid", "HardSigmoid",
-                         "HardSwish", "Tanh", "Softplus", "Softsign", "Mish", "Gelu", "Erf", "Exp", "Log", "Sqrt",
-                         "Reciprocal", "Neg", "Abs", "Floor", "Ceil", "Round", "Sign", "Sin", "Cos", "Not",
-                         "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Mean", "Mod", "Equal", "Less",
-                         "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor", "Where", "Cast",
-                         "BatchNormalization", "ThresholdedRelu", "BitShift", "IsNaN", "IsInf"})
-    r.add({"", op, FusionRole::elementwise, lower_elementwise, TILEWAVE_HERE});
+  auto add = [&](const char* op, ShapeFn shape, int since = 7) {
+    OpRule rule{"", op, FusionRole::elementwise, std::move(shape), lower_elementwise, TILEWAVE_HERE};
+    rule.since_opset = since;
+    r.add(std::move(rule));
+  };
+  // Activations and other one-input ops keep their input's shape.
+  for (const char* op : {"LeakyRelu", "Elu", "Selu", "Celu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh",
+                         "Softplus", "Softsign", "Mish", "Erf", "Exp", "Log", "Sin", "Cos", "ThresholdedRelu",
+                         "Clip"})
+    add(op, unary());
+  add("Gelu", unary(), 20);
+  add("Relu", unary({[](const auto& v) { return std::max(v[0], 0.0); },
+                     [](const auto& v) { return std::max<int64_t>(v[0], 0); }}));
+  add("Neg", unary({[](const auto& v) { return -v[0]; }, [](const auto& v) { return -v[0]; }}));
+  add("Abs", unary({[](const auto& v) { return std::fabs(v[0]); },
+                    [](const auto& v) { return v[0] < 0 ? -v[0] : v[0]; }}));
+  add("Sign", unary({[](const auto& v) { return double((v[0] > 0) - (v[0] < 0)); },
+                     [](const auto& v) { return int64_t((v[0] > 0) - (v[0] < 0)); }}));
+  add("Floor", unary({[](const auto& v) { return std::floor(v[0]); }, nullptr}));
+  add("Ceil", unary({[](const auto& v) { return std::ceil(v[0]); }, nullptr}));
+  add("Round", unary({[](const auto& v) { return std::nearbyint(v[0]); }, nullptr}));
+  add("Sqrt", unary({[](const auto& v) { return std::sqrt(v[0]); }, nullptr}));
+  add("Reciprocal", unary({[](const auto& v) { return 1.0 / v[0]; }, nullptr}));
+  add("Not", unary({nullptr, [](const auto& v) { return int64_t(!v[0]); }}));
+  add("Add", broadcast({[](const auto& v) { return v[0] + v[1]; }, [](const auto& v) { return v[0] + v[1]; }}));
+  add("Sub", broadcast({[](const auto& v) { return v[0] - v[1]; }, [](const auto& v) { return v[0] - v[1]; }}));
+  add("Mul", broadcast({[](const auto& v) { return v[0] * v[1]; }, [](const auto& v) { return v[0] * v[1]; }}));
+  add("Div", broadcast({[](const auto& v) { return v[0] / v[1]; },
+                        [](const auto& v) { return checked_div(v[0], v[1]); }}));
+  add("Pow", broadcast({[](const auto& v) { return std::pow(v[0], v[1]); }, nullptr}));
+  add("Mod", [](ShapeContext& ctx) {
+    const bool fmod = attr_int(ctx.node, "fmod", 0) != 0;
+    broadcast({[fmod](const auto& v) { return fmod ? std::fmod(v[0], v[1]) : v[0] - v[1] * std::floor(v[0] / v[1]); },
+               [fmod](const auto& v) { return fmod ? (v[1] ? v[0] % v[1] : 0) : python_mod(v[0], v[1]); }})(ctx);
+  });
+  add("Max", broadcast({[](const auto& v) { return *std::max_element(v.begin(), v.end()); },
+                        [](const auto& v) { return *std::max_element(v.begin(), v.end()); }}));
+  add("Min", broadcast({[](const auto& v) { return *std::min_element(v.begin(), v.end()); },
+                        [](const auto& v) { return *std::min_element(v.begin(), v.end()); }}));
+  add("Sum", broadcast({[](const auto& v) { double s = 0; for (double x : v) s += x; return s; },
+                        [](const auto& v) { int64_t s = 0; for (int64_t x : v) s += x; return s; }}));
+  add("Mean", broadcast({[](const auto& v) { double s = 0; for (double x : v) s += x; return s / v.size(); },
+                         nullptr}));
+  auto compare = [&](const char* op, std::function<bool(double, double)> pred) {
+    add(op, broadcast({nullptr, nullptr, [pred](const auto& v) { return pred(v[0], v[1]); }}, elem::kBool));
+  };
+  compare("Equal", [](double a, double b) { return a == b; });
+  compare("Less", [](double a, double b) { return a < b; });
+  compare("Greater", [](double a, double b) { return a > b; });
+  compare("LessOrEqual", [](double a, double b) { return a <= b; });
+  compare("GreaterOrEqual", [](double a, double b) { return a >= b; });
+  compare("And", [](double a, double b) { return a != 0 && b != 0; });
+  compare("Or", [](double a, double b) { return a != 0 || b != 0; });
+  compare("Xor", [](double a, double b) { return (a != 0) != (b != 0); });
+  add("BitShift", broadcast());
+  add("Where", shape_where);
+  add("Cast", shape_cast);
+  add("PRelu", shape_prelu);
+  add("BatchNormalization", shape_batchnorm);
+  add("IsNaN", shape_bool_out);
+  add("IsInf", shape_bool_out);
 }
 
 }  // namespace tilewave

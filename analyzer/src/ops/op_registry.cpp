@@ -4,19 +4,23 @@
 
 namespace tilewave {
 
+std::string LowerContext::unknown_why(const std::string& tensor, const char* role) const {
+  auto it = model.unknown_reason.find(tensor);
+  if (it != model.unknown_reason.end()) return it->second;
+  return fmt::format("shape of {} '{}' is not fully known", role, tensor);
+}
+
 const TensorInfo& LowerContext::input(size_t i) const {
   if (!has_input(i)) throw Unmodelled(fmt::format("input {} is missing", i));
   const TensorInfo* t = model.tensor(node.inputs[i]);
-  if (!t || !t->fully_known())
-    throw Unmodelled(fmt::format("shape of input '{}' is unknown after ONNX shape inference", node.inputs[i]));
+  if (!t || !t->fully_known()) throw Unmodelled(unknown_why(node.inputs[i], "input"));
   return *t;
 }
 
 const TensorInfo& LowerContext::output(size_t i) const {
   if (i >= node.outputs.size() || node.outputs[i].empty()) throw Unmodelled(fmt::format("output {} is missing", i));
   const TensorInfo* t = model.tensor(node.outputs[i]);
-  if (!t || !t->fully_known())
-    throw Unmodelled(fmt::format("shape of output '{}' is unknown after ONNX shape inference", node.outputs[i]));
+  if (!t || !t->fully_known()) throw Unmodelled(unknown_why(node.outputs[i], "output"));
   return *t;
 }
 

@@ -2,7 +2,9 @@
 // output is smaller than (reduce) or equal to (softmax) their input.
 #include <fmt/format.h>
 
+#include "shape_helpers.h"
 #include "tilewave/op_registry.h"
+#include "window_shape.h"
 
 namespace tilewave {
 
@@ -66,20 +68,114 @@ std::optional<Layer> lower_rowwise(const LowerContext& ctx) {
   return l;
 }
 
+void shape_pool(ShapeContext& ctx) {
+  const auto& x = ctx.dims(0);
+  if (x.size() < 3) ctx.fail(fmt::format("input has rank {}; pooling needs N x C x spatial", x.size()));
+  const auto kernel = attr_ints(ctx.node, "kernel_shape");
+  if (kernel.empty()) ctx.fail("no kernel_shape");
+  const auto spatial = window::output_dims(ctx, x, kernel, false, attr_int(ctx.node, "ceil_mode", 0) != 0);
+  std::vector<int64_t> out = {x[0], x[1]};
+  out.insert(out.end(), spatial.begin(), spatial.end());
+  ctx.set_output(0, out, ctx.elem_type(0));
+  if (ctx.has_output(1)) ctx.set_output(1, out, elem::kInt64);  // MaxPool's indices
+}
+
+void shape_global_pool(ShapeContext& ctx) {
+  auto out = ctx.dims(0);
+  if (out.size() < 3) ctx.fail(fmt::format("input has rank {}; pooling needs N x C x spatial", out.size()));
+  std::fill(out.begin() + 2, out.end(), 1);
+  ctx.set_output(0, out, ctx.elem_type(0));
+}
+
+// Reduce*: axes from the attribute (before opset 18; ReduceSum before 13) or
+// from input 1; none means all axes unless noop_with_empty_axes.
+void shape_reduce(ShapeContext& ctx) {
+  const auto& in = ctx.dims(0);
+  const int64_t rank = int64_t(in.size());
+  const bool keep = attr_int(ctx.node, "keepdims", 1) != 0;
+  auto axes = ctx.ints_from(1, "axes");
+  std::vector<bool> reduced(in.size(), false);
+  if (!axes || axes->empty()) {
+    if (attr_int(ctx.node, "noop_with_empty_axes", 0)) {
+      ctx.same_as_input(0);
+      if (const TensorValue* v = ctx.value(0)) ctx.set_value(0, *v);
+      return;
+    }
+    std::fill(reduced.begin(), reduced.end(), true);
+  } else {
+    for (int64_t a : *axes) reduced[size_t(normalize_axis(ctx, a, rank))] = true;
+  }
+  std::vector<int64_t> out;
+  for (size_t k = 0; k < in.size(); ++k)
+    if (!reduced[k]) out.push_back(in[k]);
+    else if (keep) out.push_back(1);
+  ctx.set_output(0, out, ctx.elem_type(0));
+  // Known integer values (shape arithmetic: ReduceProd of a Shape) reduce too.
+  const TensorValue* v = ctx.value(0);
+  const std::string& op = ctx.node.op_type;
+  if (!v || v->real || !shape::known(in)) return;
+  if (op != "ReduceProd" && op != "ReduceSum" && op != "ReduceMax" && op != "ReduceMin") return;
+  TensorValue r = shape::make_value(out, elem::kInt64);
+  const int64_t n_out = shape::product(out);
+  r.ints.assign(size_t(n_out), op == "ReduceProd" ? 1 : op == "ReduceSum" ? 0 : op == "ReduceMax" ? INT64_MIN : INT64_MAX);
+  const int64_t n_in = shape::product(in);
+  for (int64_t i = 0; i < n_in; ++i) {
+    int64_t rem = i, o = 0, stride = 1;
+    for (size_t k = in.size(); k-- > 0;) {
+      const int64_t c = rem % in[k];
+      rem /= in[k];
+      if (!reduced[k]) {
+        o += c * stride;
+        stride *= in[k];
+      }
+    }
+    int64_t& acc = r.ints[size_t(o)];
+    const int64_t x = v->ints[size_t(i)];
+    acc = op == "ReduceProd" ? acc * x : op == "ReduceSum" ? acc + x : op == "ReduceMax" ? std::max(acc, x) : std::min(acc, x);
+  }
+  ctx.set_value(0, std::move(r));
+}
+
+void shape_arg(ShapeContext& ctx) {
+  auto out = ctx.dims(0);
+  const int64_t axis = normalize_axis(ctx, attr_int(ctx.node, "axis", 0), int64_t(out.size()));
+  if (attr_int(ctx.node, "keepdims", 1)) out[size_t(axis)] = 1;
+  else out.erase(out.begin() + axis);
+  ctx.set_output(0, out, elem::kInt64);
+}
+
+// LayerNormalization: Y as X; Mean and InvStdDev keep the leading dims.
+void shape_layer_norm(ShapeContext& ctx) {
+  ctx.same_as_input(0);
+  const auto& x = ctx.dims(0);
+  const int64_t axis = normalize_axis(ctx, attr_int(ctx.node, "axis", -1), int64_t(x.size()));
+  std::vector<int64_t> stats(x.begin(), x.begin() + axis);
+  stats.resize(x.size(), 1);
+  for (size_t o = 1; o < 3; ++o)
+    if (ctx.has_output(o)) ctx.set_output(o, stats, elem::kFloat);
+}
+
+void shape_same(ShapeContext& ctx) { ctx.same_as_input(0); }
+
 }  // namespace
 
 void register_pool_reduce_ops(OpRegistry& r) {
-  r.add({"", "MaxPool", FusionRole::reduction, [](const LowerContext& c) { return lower_pool(c, true); }, TILEWAVE_HERE});
-  r.add({"", "AveragePool", FusionRole::reduction, [](const LowerContext& c) { return lower_pool(c, false); },
+  r.add({"", "MaxPool", FusionRole::reduction, shape_pool, [](const LowerContext& c) { return lower_pool(c, true); },
          TILEWAVE_HERE});
-  r.add({"", "LpPool", FusionRole::opaque, [](const LowerContext& c) { return lower_pool(c, false); }, TILEWAVE_HERE});
-  for (const char* op : {"GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool", "ReduceMean", "ReduceSum",
-                         "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSumExp",
-                         "ReduceSumSquare", "ArgMax", "ArgMin"})
-    r.add({"", op, FusionRole::reduction, lower_reduce, TILEWAVE_HERE});
-  for (const char* op : {"Softmax", "LogSoftmax", "LayerNormalization", "InstanceNormalization", "LRN",
-                         "MeanVarianceNormalization", "Hardmax"})
-    r.add({"", op, FusionRole::opaque, lower_rowwise, TILEWAVE_HERE});
+  r.add({"", "AveragePool", FusionRole::reduction, shape_pool,
+         [](const LowerContext& c) { return lower_pool(c, false); }, TILEWAVE_HERE});
+  r.add({"", "LpPool", FusionRole::opaque, shape_pool, [](const LowerContext& c) { return lower_pool(c, false); },
+         TILEWAVE_HERE});
+  for (const char* op : {"GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"})
+    r.add({"", op, FusionRole::reduction, shape_global_pool, lower_reduce, TILEWAVE_HERE});
+  for (const char* op : {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+                         "ReduceLogSumExp", "ReduceSumSquare", "ReduceLogSum"})
+    r.add({"", op, FusionRole::reduction, shape_reduce, lower_reduce, TILEWAVE_HERE});
+  for (const char* op : {"ArgMax", "ArgMin"}) r.add({"", op, FusionRole::reduction, shape_arg, lower_reduce, TILEWAVE_HERE});
+  for (const char* op : {"Softmax", "LogSoftmax", "InstanceNormalization", "LRN", "MeanVarianceNormalization",
+                         "Hardmax", "LpNormalization"})
+    r.add({"", op, FusionRole::opaque, shape_same, lower_rowwise, TILEWAVE_HERE});
+  r.add({"", "LayerNormalization", FusionRole::opaque, shape_layer_norm, lower_rowwise, TILEWAVE_HERE});
 }
 
 }  // namespace tilewave

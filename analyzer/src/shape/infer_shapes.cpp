@@ -1,0 +1,189 @@
+// Stage 2: shapes and load-time values of every tensor, from each op's shape
+// function in the registry (docs/model.md "Pipeline").
+#include "tilewave/shape_inference.h"
+
+#include <algorithm>
+#include <cstring>
+#include <queue>
+#include <unordered_map>
+
+#include <fmt/format.h>
+#include <onnx/onnx_pb.h>
+
+#include "tensor_values.h"
+#include "tilewave/error.h"
+#include "tilewave/op_registry.h"
+
+namespace tilewave {
+
+ShapeContext::ShapeContext(const Model& m, const Node& n)
+    : model(m), node(n), opset(m.opset(n.domain)), outputs(n.outputs.size()), values(n.outputs.size()) {}
+
+const TensorInfo& ShapeContext::input(size_t i) const {
+  if (!has_input(i)) throw ShapeUnknown(fmt::format("input {} is missing", i));
+  const TensorInfo* t = model.tensor(node.inputs[i]);
+  if (!t || !t->has_shape) {
+    auto why = model.unknown_reason.find(node.inputs[i]);
+    throw ShapeUnknown(why != model.unknown_reason.end()
+                           ? why->second
+                           : fmt::format("shape of input '{}' is unknown", node.inputs[i]));
+  }
+  return *t;
+}
+
+const TensorValue* ShapeContext::value(size_t i) const {
+  if (!has_input(i)) return nullptr;
+  auto it = model.values.find(node.inputs[i]);
+  return it == model.values.end() ? nullptr : &it->second;
+}
+
+std::vector<int64_t> ShapeContext::ints(size_t i, const char* what) const {
+  const TensorValue* v = value(i);
+  if (!v) {
+    if (has_input(i)) {
+      auto why = model.unknown_reason.find(node.inputs[i]);
+      if (why != model.unknown_reason.end()) throw ShapeUnknown(why->second);
+    }
+    throw ShapeUnknown(fmt::format("its {} (input {}) is not known before run time", what, i));
+  }
+  std::vector<int64_t> out(v->size());
+  for (size_t k = 0; k < out.size(); ++k) out[k] = v->int_at(k);
+  return out;
+}
+
+std::optional<std::vector<int64_t>> ShapeContext::ints_from(size_t input, const char* attribute) const {
+  if (has_input(input)) return ints(input, attribute);
+  if (find_attr(node, attribute)) return attr_ints(node, attribute);
+  return std::nullopt;
+}
+
+void ShapeContext::set_output(size_t i, std::vector<int64_t> dims, int32_t elem_type) {
+  if (i >= outputs.size()) return;
+  for (int64_t d : dims)
+    if (d < -1) fail(fmt::format("output {} would have a negative dimension ({})", i, d));
+  TensorInfo t;
+  t.has_shape = true;
+  t.dims = std::move(dims);
+  t.elem_type = elem_type;
+  outputs[i] = std::move(t);
+}
+
+void ShapeContext::set_value(size_t i, TensorValue v) {
+  if (i < values.size() && int64_t(v.size()) <= kMaxValueElems) values[i] = std::move(v);
+}
+
+void ShapeContext::same_as_input(size_t i, size_t out) {
+  const TensorInfo& t = input(i);
+  set_output(out, t.dims, t.elem_type);
+}
+
+void ShapeContext::fail(const std::string& what) const {
+  throw InputError(model.path, fmt::format("node '{}' ({}): {}", node.name, node.op_type, what));
+}
+
+int64_t normalize_axis(const ShapeContext& ctx, int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= std::max<int64_t>(rank, 1))
+    ctx.fail(fmt::format("axis {} is out of range for rank {}", axis, rank));
+  return axis < 0 ? axis + rank : axis;
+}
+
+std::vector<int64_t> broadcast_shapes(const ShapeContext& ctx, const std::vector<std::vector<int64_t>>& shapes) {
+  size_t rank = 0;
+  for (const auto& s : shapes) rank = std::max(rank, s.size());
+  std::vector<int64_t> out(rank, 1);
+  for (const auto& s : shapes)
+    for (size_t k = 0; k < s.size(); ++k) {
+      int64_t& o = out[rank - s.size() + k];
+      const int64_t d = s[k];
+      if (d == 1) continue;
+      if (o == 1) o = d;
+      else if (d == -1 || o == -1) o = std::max(o, d) == -1 ? -1 : std::max(o, d);
+      else if (o != d) ctx.fail(fmt::format("shapes do not broadcast ({} against {})", o, d));
+    }
+  return out;
+}
+
+namespace {
+
+// Nodes so that every producer comes before its readers; nodes on a cycle
+// go last (the layer graph reports the cycle).
+std::vector<int> topological_order(const Model& m) {
+  std::unordered_map<std::string, int> producer;
+  for (const auto& n : m.nodes)
+    for (const auto& out : n.outputs)
+      if (!out.empty()) producer[out] = n.index;
+  std::vector<int> indegree(m.nodes.size(), 0);
+  std::vector<std::vector<int>> readers(m.nodes.size());
+  for (const auto& n : m.nodes)
+    for (const auto& in : n.inputs) {
+      auto p = producer.find(in);
+      if (in.empty() || p == producer.end() || p->second == n.index) continue;
+      ++indegree[n.index];
+      readers[p->second].push_back(n.index);
+    }
+  std::priority_queue<int, std::vector<int>, std::greater<int>> ready;  // file order among ready nodes
+  for (size_t i = 0; i < m.nodes.size(); ++i)
+    if (indegree[i] == 0) ready.push(int(i));
+  std::vector<int> order;
+  std::vector<bool> placed(m.nodes.size(), false);
+  while (!ready.empty()) {
+    const int n = ready.top();
+    ready.pop();
+    order.push_back(n);
+    placed[n] = true;
+    for (int r : readers[n])
+      if (--indegree[r] == 0) ready.push(r);
+  }
+  for (size_t i = 0; i < m.nodes.size(); ++i)
+    if (!placed[i]) order.push_back(int(i));
+  return order;
+}
+
+void mark_unknown(Model& m, const Node& n, const std::string& why) {
+  for (const auto& out : n.outputs) {
+    if (out.empty()) continue;
+    m.tensors.erase(out);
+    m.unknown_reason.emplace(out, why);
+  }
+}
+
+}  // namespace
+
+void infer_shapes(Model& model, const OpRegistry& registry) {
+  for (const auto& t : model.proto->graph().initializer())
+    if (auto v = tensor_value(t)) model.values[t.name()] = std::move(*v);
+  for (int idx : topological_order(model)) {
+    const Node& n = model.nodes[idx];
+    const OpRule* rule = registry.find(n.domain, n.op_type);
+    if (!rule || !rule->shape) {
+      mark_unknown(model, n,
+                   fmt::format("op {}{} has no shape function in tilewave (`tilewave ops` lists the supported ops)",
+                               n.domain.empty() ? "" : n.domain + ".", n.op_type));
+      continue;
+    }
+    ShapeContext ctx(model, n);
+    try {
+      rule->shape(ctx);
+    } catch (const ShapeUnknown& e) {
+      mark_unknown(model, n, fmt::format("shape of '{}' ({}) is unknown: {}", n.name, n.op_type, e.what()));
+      continue;
+    }
+    for (size_t i = 0; i < n.outputs.size(); ++i) {
+      const std::string& out = n.outputs[i];
+      if (out.empty()) continue;
+      if (ctx.outputs[i]) {
+        model.tensors[out] = std::move(*ctx.outputs[i]);
+        model.unknown_reason.erase(out);
+      } else {
+        model.tensors.erase(out);
+        model.unknown_reason.emplace(out, fmt::format("{} infers no shape for its output {}", n.op_type, i));
+      }
+      if (ctx.values[i]) {
+        ctx.values[i]->dims = model.tensors.count(out) ? model.tensors[out].dims : std::vector<int64_t>{};
+        model.values[out] = std::move(*ctx.values[i]);
+      }
+    }
+  }
+}
+
+}  // namespace tilewave

@@ -1,0 +1,348 @@
+// tilewave's own shape inference (stage 2): each op's shape function under
+// the opset forms it reads, and the load-time evaluation of shape arithmetic.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+#include <onnx/defs/schema.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include "onnx_builder.h"
+#include "test_helpers.h"
+#include "tilewave/error.h"
+#include "tilewave/op_registry.h"
+
+using namespace tilewave;
+using tilewave::test::dims_of;
+using tilewave::test::OnnxBuilder;
+using V = std::vector<int64_t>;
+
+namespace {
+
+// timm's TF-"same" padding as torch.onnx writes it: the pads are computed
+// from the input's size at run time, then Pad, then a VALID strided conv.
+OnnxBuilder tf_same_conv(int64_t size) {
+  OnnxBuilder b(13);
+  b.input("x", {-1, 8, size, size});
+  b.ints("i2", {2}, true);
+  b.floats("two_f", {2.0f}, true);
+  b.ints("one", {1}, true);
+  b.ints("two", {2}, true);
+  b.ints("three", {3}, true);
+  b.ints("zero", {0}, true);
+  b.ints("ax0", {0});
+  b.ints("z2", {0, 0});
+  b.weight("w", {4, 8, 3, 3});
+  b.node("Shape", {"x"}, {"shape"});
+  b.node("Gather", {"shape", "i2"}, {"ih"});
+  OnnxBuilder::attr(b.node("Cast", {"ih"}, {"ihf"}), "to", int64_t(onnx::TensorProto::FLOAT));
+  b.node("Div", {"ihf", "two_f"}, {"q"});
+  b.node("Ceil", {"q"}, {"c"});
+  OnnxBuilder::attr(b.node("Cast", {"c"}, {"ci"}), "to", int64_t(onnx::TensorProto::INT64));
+  b.node("Sub", {"ci", "one"}, {"t"});
+  b.node("Mul", {"t", "two"}, {"t2"});
+  b.node("Add", {"t2", "three"}, {"t3"});
+  b.node("Sub", {"t3", "ih"}, {"pad"});
+  b.node("Max", {"pad", "zero"}, {"padm"});
+  b.node("Div", {"padm", "two"}, {"half"});
+  b.node("Sub", {"padm", "half"}, {"rest"});
+  b.node("Unsqueeze", {"half", "ax0"}, {"u1"});
+  b.node("Unsqueeze", {"rest", "ax0"}, {"u2"});
+  OnnxBuilder::attr(b.node("Concat", {"z2", "u1", "u1", "z2", "u2", "u2"}, {"pads"}), "axis", int64_t(0));
+  b.node("Pad", {"x", "pads"}, {"xp"});
+  auto& conv = b.node("Conv", {"xp", "w"}, {"y"});
+  OnnxBuilder::attr(conv, "strides", V{2, 2});
+  b.output("y");
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("TF-same padding computed from the input shape resolves for any batch and size") {
+  for (int64_t size : {15, 16, 224}) {
+    const auto b = tf_same_conv(size);
+    for (int64_t batch : {1, 7}) {
+      const Model m = b.load_batch(batch);
+      const int64_t out = (size + 1) / 2;
+      CHECK(dims_of(m, "xp")[2] == ((out - 1) * 2 + 3 > size ? (out - 1) * 2 + 3 : size));
+      CHECK(dims_of(m, "y") == V{batch, 4, out, out});
+      CHECK(m.static_tensors.count("pads"));
+    }
+  }
+}
+
+TEST_CASE("F.pad's reversed pad list (Reshape, negative-step Slice, Transpose) evaluates") {
+  OnnxBuilder b(13);
+  b.input("x", {-1, 3, 10, 10});
+  b.ints("p", {1, 2, 3, 4});  // torch order: W begin, W end, H begin, H end
+  b.ints("zeros_shape", {1});
+  b.ints("four", {4});
+  b.ints("m12", {-1, 2});
+  b.ints("s", {-1});
+  b.ints("e", {-9223372036854775807LL});  // INT64_MIN + 1, as torch writes it
+  b.ints("a", {0});
+  b.ints("st", {-1});
+  b.ints("m1", {-1});
+  auto& zeros = b.node("ConstantOfShape", {"four"}, {"z"});
+  auto* value = zeros.add_attribute();
+  value->set_name("value");
+  value->set_type(onnx::AttributeProto::TENSOR);
+  value->mutable_t()->set_data_type(onnx::TensorProto::INT64);
+  value->mutable_t()->add_dims(1);
+  value->mutable_t()->add_int64_data(0);
+  OnnxBuilder::attr(b.node("Concat", {"p", "z"}, {"all"}), "axis", int64_t(0));
+  b.node("Reshape", {"all", "m12"}, {"pairs"});
+  b.node("Slice", {"pairs", "s", "e", "a", "st"}, {"rev"});
+  OnnxBuilder::attr(b.node("Transpose", {"rev"}, {"tr"}), "perm", V{1, 0});
+  b.node("Reshape", {"tr", "m1"}, {"pads"});
+  b.node("Pad", {"x", "pads"}, {"y"});
+  b.output("y");
+  const Model m = b.load_batch(2);
+  REQUIRE(m.values.count("pads"));
+  CHECK(m.values.at("pads").ints == V{0, 0, 3, 1, 0, 0, 4, 2});
+  CHECK(dims_of(m, "y") == V{2, 3, 17, 13});
+}
+
+TEST_CASE("flatten and reshape arithmetic on Shape outputs follows the batch") {
+  OnnxBuilder b(13);
+  b.input("x", {-1, 16, 7, 7});
+  b.ints("i0", {0}, true);
+  b.ints("ax0", {0});
+  b.ints("m1", {-1});
+  b.node("Shape", {"x"}, {"s"});
+  b.node("Gather", {"s", "i0"}, {"n"});
+  b.node("Unsqueeze", {"n", "ax0"}, {"n1"});
+  OnnxBuilder::attr(b.node("Concat", {"n1", "m1"}, {"target"}), "axis", int64_t(0));
+  b.node("Reshape", {"x", "target"}, {"flat"});
+  b.ints("z0", {0, 4, -1});
+  b.node("Reshape", {"x", "z0"}, {"copy0"});  // 0 copies the batch
+  b.node("ReduceProd", {"s"}, {"numel"});
+  b.output("flat");
+  for (int64_t batch : {1, 3}) {
+    const Model m = b.load_batch(batch);
+    CHECK(dims_of(m, "flat") == V{batch, 784});
+    CHECK(dims_of(m, "copy0") == V{batch, 4, 196});
+    REQUIRE(m.values.count("numel"));
+    CHECK(m.values.at("numel").ints == V{batch * 784});
+  }
+}
+
+TEST_CASE("opset-18 forms take axes, splits and scales as inputs; older forms as attributes") {
+  SUBCASE("Reduce: axes attribute before 18, input from 18 (ReduceSum from 13)") {
+    OnnxBuilder old(13), now(18);
+    for (auto* b : {&old, &now}) {
+      b->input("x", {2, 8, 5, 5});
+      b->ints("axes", {2, 3});
+    }
+    OnnxBuilder::attr(old.node("ReduceMean", {"x"}, {"y"}), "axes", V{2, 3});
+    old.node("ReduceSum", {"x", "axes"}, {"z"});
+    now.node("ReduceMean", {"x", "axes"}, {"y"});
+    OnnxBuilder::attr(now.node("ReduceSum", {"x", "axes"}, {"z"}), "keepdims", int64_t(0));
+    CHECK(dims_of(old.load(), "y") == V{2, 8, 1, 1});
+    CHECK(dims_of(old.load(), "z") == V{2, 8, 1, 1});
+    CHECK(dims_of(now.load(), "y") == V{2, 8, 1, 1});
+    CHECK(dims_of(now.load(), "z") == V{2, 8});
+  }
+  SUBCASE("Split: attribute (11), input (13), num_outputs with a short last part (18)") {
+    OnnxBuilder s11(11), s13(13), s18(18);
+    for (auto* b : {&s11, &s13, &s18}) b->input("x", {1, 10, 4});
+    auto& a = s11.node("Split", {"x"}, {"a", "b"});
+    OnnxBuilder::attr(a, "axis", int64_t(1));
+    OnnxBuilder::attr(a, "split", V{3, 7});
+    s13.ints("sizes", {3, 7});
+    OnnxBuilder::attr(s13.node("Split", {"x", "sizes"}, {"a", "b"}), "axis", int64_t(1));
+    auto& c = s18.node("Split", {"x"}, {"a", "b", "c"});
+    OnnxBuilder::attr(c, "axis", int64_t(1));
+    OnnxBuilder::attr(c, "num_outputs", int64_t(3));
+    for (auto* b : {&s11, &s13}) {
+      const Model m = b->load();
+      CHECK(dims_of(m, "a") == V{1, 3, 4});
+      CHECK(dims_of(m, "b") == V{1, 7, 4});
+    }
+    const Model m = s18.load();
+    CHECK(dims_of(m, "a") == V{1, 4, 4});
+    CHECK(dims_of(m, "c") == V{1, 2, 4});
+  }
+  SUBCASE("Resize: scales (13), sizes (13), axes (18); Upsample scales attribute (7) and input (9)") {
+    OnnxBuilder r13(13), r18(18), u7(7), u9(9);
+    for (auto* b : {&r13, &r18, &u7, &u9}) b->input("x", {-1, 4, 6, 6});
+    r13.floats("scales", {1, 1, 2, 2});
+    r13.ints("sizes", {1, 4, 9, 10});
+    r13.node("Resize", {"x", "", "scales"}, {"y"});
+    r13.node("Resize", {"x", "", "", "sizes"}, {"z"});
+    r18.floats("scales", {3, 0.5});
+    OnnxBuilder::attr(r18.node("Resize", {"x", "", "scales"}, {"y"}), "axes", V{2, 3});
+    OnnxBuilder::attr_floats(u7.node("Upsample", {"x"}, {"y"}), "scales", {1, 1, 2, 2});
+    u9.floats("scales", {1, 1, 2, 2});
+    u9.node("Upsample", {"x", "scales"}, {"y"});
+    CHECK(dims_of(r13.load_batch(3), "y") == V{3, 4, 12, 12});
+    CHECK(dims_of(r13.load_batch(3), "z") == V{1, 4, 9, 10});
+    CHECK(dims_of(r18.load_batch(3), "y") == V{3, 4, 18, 3});
+    CHECK(dims_of(u7.load_batch(2), "y") == V{2, 4, 12, 12});
+    CHECK(dims_of(u9.load_batch(2), "y") == V{2, 4, 12, 12});
+  }
+  SUBCASE("Slice: attributes (9), inputs with negative steps (13)") {
+    OnnxBuilder s9(9), s13(13);
+    for (auto* b : {&s9, &s13}) b->input("x", {2, 10, 8});
+    auto& n = s9.node("Slice", {"x"}, {"y"});
+    OnnxBuilder::attr(n, "starts", V{1});
+    OnnxBuilder::attr(n, "ends", V{-1});
+    OnnxBuilder::attr(n, "axes", V{1});
+    s13.ints("st", {-1, 0});
+    s13.ints("en", {-100, 8});
+    s13.ints("ax", {1, 2});
+    s13.ints("sp", {-3, 2});
+    s13.node("Slice", {"x", "st", "en", "ax", "sp"}, {"y"});
+    CHECK(dims_of(s9.load(), "y") == V{2, 8, 8});
+    CHECK(dims_of(s13.load(), "y") == V{2, 4, 4});
+  }
+  SUBCASE("Squeeze and Unsqueeze: axes attribute (11), input (13)") {
+    OnnxBuilder a(11), b(13);
+    for (auto* m : {&a, &b}) m->input("x", {3, 1, 5});
+    OnnxBuilder::attr(a.node("Squeeze", {"x"}, {"s"}), "axes", V{1});
+    OnnxBuilder::attr(a.node("Unsqueeze", {"s"}, {"u"}), "axes", V{0, -1});
+    b.ints("ax", {1});
+    b.ints("ax2", {0, -1});
+    b.node("Squeeze", {"x", "ax"}, {"s"});
+    b.node("Unsqueeze", {"s", "ax2"}, {"u"});
+    for (auto* m : {&a, &b}) CHECK(dims_of(m->load(), "u") == V{1, 3, 5, 1});
+  }
+  SUBCASE("Pad: attribute (7), input (13), input with axes (18)") {
+    OnnxBuilder p7(7), p13(13), p18(18);
+    for (auto* m : {&p7, &p13, &p18}) m->input("x", {1, 2, 5, 5});
+    OnnxBuilder::attr(p7.node("Pad", {"x"}, {"y"}), "pads", V{0, 0, 1, 2, 0, 0, 3, 4});
+    p13.ints("pads", {0, 0, 1, 2, 0, 0, 3, 4});
+    p13.node("Pad", {"x", "pads"}, {"y"});
+    p18.ints("pads", {1, 2, 3, 4});
+    p18.ints("axes", {2, 3});
+    p18.node("Pad", {"x", "pads", "", "axes"}, {"y"});
+    for (auto* m : {&p7, &p13, &p18}) CHECK(dims_of(m->load(), "y") == V{1, 2, 9, 11});
+  }
+}
+
+TEST_CASE("integer values evaluate through Range, ConstantOfShape, Expand, Tile, Where, Mod and comparisons") {
+  OnnxBuilder b(13);
+  b.input("x", {-1, 6});
+  b.ints("zero", {0}, true);
+  b.ints("step", {2}, true);
+  b.ints("i0", {0}, true);
+  b.ints("three", {3}, true);
+  b.node("Shape", {"x"}, {"s"});
+  b.node("Gather", {"s", "i0"}, {"n"});
+  b.node("Range", {"zero", "n", "step"}, {"r"});  // 0, 2, 4 ... below n
+  b.ints("rep", {2});
+  b.node("Tile", {"r"}, {"t_unused"});
+  b.node("Tile", {"r", "rep"}, {"t"});
+  b.node("Mod", {"t", "three"}, {"m"});
+  b.node("Equal", {"m", "zero"}, {"eq"});
+  b.node("Where", {"eq", "t", "zero"}, {"w"});
+  b.ints("shape2", {2, 1});
+  b.node("Expand", {"n", "shape2"}, {"e"});
+  b.node("ConstantOfShape", {"shape2"}, {"c"});
+  const Model m = b.load_batch(5);
+  CHECK(m.values.at("r").ints == V{0, 2, 4});
+  CHECK(m.values.at("t").ints == V{0, 2, 4, 0, 2, 4});
+  CHECK(m.values.at("m").ints == V{0, 2, 1, 0, 2, 1});
+  CHECK(m.values.at("w").ints == V{0, 0, 0, 0, 0, 0});
+  CHECK(m.values.at("e").ints == V{5, 5});
+  CHECK(dims_of(m, "e") == V{2, 1});
+  CHECK(dims_of(m, "c") == V{2, 1});
+  // Tile without its repeats input has no shape; the reason says so.
+  CHECK(!m.tensor("t_unused"));
+  CHECK(m.unknown_reason.at("t_unused").find("repeats") != std::string::npos);
+}
+
+TEST_CASE("inconsistent nodes fail loading with the file, the node and the problem") {
+  auto conv = [](int64_t in_channels, int64_t stride) {
+    OnnxBuilder b(13);
+    b.input("x", {1, in_channels, 8, 8});
+    b.weight("w", {16, 4, 3, 3});
+    OnnxBuilder::attr(b.node("Conv", {"x", "w"}, {"y"}), "strides", V{stride, stride});
+    return b;
+  };
+  CHECK_NOTHROW(conv(4, 1).load());
+  try {
+    conv(3, 1).load();
+    FAIL("a channel mismatch loaded");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("test.onnx") != std::string::npos);
+    CHECK(std::string(e.what()).find("node 'y' (Conv)") != std::string::npos);
+    CHECK(std::string(e.what()).find("3 channels") != std::string::npos);
+  }
+  CHECK_THROWS_AS(conv(4, 0).load(), InputError);
+  OnnxBuilder pool(13);
+  pool.input("x", {1, 4, 8, 8});
+  auto& p = pool.node("MaxPool", {"x"}, {"y"});
+  OnnxBuilder::attr(p, "kernel_shape", V{2, 2});
+  OnnxBuilder::attr(p, "strides", V{0, 2});
+  CHECK_THROWS_AS(pool.load(), InputError);
+}
+
+TEST_CASE("an op without a shape function leaves its outputs unknown, and says which op") {
+  OnnxBuilder b(13);
+  b.input("x", {1, 4});
+  b.node("NoSuchOp", {"x"}, {"y"});
+  b.node("Relu", {"y"}, {"z"});
+  const Model m = b.load();
+  CHECK(!m.tensor("z"));
+  CHECK(m.unknown_reason.at("y").find("NoSuchOp") != std::string::npos);
+  CHECK(m.unknown_reason.at("z").find("NoSuchOp") != std::string::npos);
+}
+
+TEST_CASE("pooling output sizes: ceil_mode, SAME_UPPER, dilations") {
+  OnnxBuilder b(13);
+  b.input("x", {1, 3, 112, 112});
+  auto& a = b.node("MaxPool", {"x"}, {"ceil"});
+  OnnxBuilder::attr(a, "kernel_shape", V{3, 3});
+  OnnxBuilder::attr(a, "strides", V{2, 2});
+  OnnxBuilder::attr(a, "ceil_mode", int64_t(1));
+  auto& s = b.node("AveragePool", {"x"}, {"same"});
+  OnnxBuilder::attr(s, "kernel_shape", V{3, 3});
+  OnnxBuilder::attr(s, "strides", V{2, 2});
+  OnnxBuilder::attr(s, "auto_pad", std::string("SAME_UPPER"));
+  auto& d = b.node("MaxPool", {"x"}, {"dil"});
+  OnnxBuilder::attr(d, "kernel_shape", V{3, 3});
+  OnnxBuilder::attr(d, "dilations", V{2, 2});
+  const Model m = b.load();
+  CHECK(dims_of(m, "ceil") == V{1, 3, 56, 56});
+  CHECK(dims_of(m, "same") == V{1, 3, 56, 56});
+  CHECK(dims_of(m, "dil") == V{1, 3, 108, 108});
+}
+
+// ONNX's own inference (onnx 1.12, opsets up to 17) as a cross-check: on
+// every bundled model, each tensor ONNX infers fully must have tilewave's shape.
+TEST_CASE("tilewave's shapes agree with ONNX's own inference on every bundled model") {
+  namespace fs = std::filesystem;
+  std::vector<std::string> files;
+  for (const char* dir : {"", "runtime", "unseen"}) {
+    const fs::path d = fs::path(TILEWAVE_ONNX_MODELS) / dir;
+    if (!fs::is_directory(d)) continue;
+    for (const auto& e : fs::directory_iterator(d))
+      if (e.path().extension() == ".onnx") files.push_back(e.path().string());
+  }
+  REQUIRE(files.size() >= 20);
+  int compared = 0;
+  for (const auto& f : files) {
+    CAPTURE(f);
+    LoadOptions o;
+    o.batch = 3;
+    const Model ours = load_onnx(f, o);
+    onnx::ModelProto theirs = *ours.proto;  // overrides applied, recorded shapes dropped
+    onnx::ShapeInferenceOptions si(false, 0, true);
+    onnx::shape_inference::InferShapes(theirs, onnx::OpSchemaRegistry::Instance(), si);
+    for (const auto& v : theirs.graph().value_info()) {
+      const auto& shape = v.type().tensor_type().shape();
+      V dims;
+      bool full = v.type().tensor_type().has_shape();
+      for (const auto& d : shape.dim()) {
+        if (!d.has_dim_value()) full = false;
+        dims.push_back(d.dim_value());
+      }
+      if (!full) continue;
+      CAPTURE(v.name());
+      CHECK(dims_of(ours, v.name()) == dims);
+      ++compared;
+    }
+  }
+  CHECK(compared > 5000);
+}
