@@ -53,10 +53,17 @@ AnalyzeOptions analyze_options(const CommonOptions& o) {
   return a;
 }
 
-void warn_unmodelled(const Analysis& a) {
+// One line per cause, with its count; an error instead when the totals
+// cannot stand for the model and partial answers were not asked for.
+void warn_unmodelled(const Analysis& a, const CommonOptions& o, bool print = true) {
+  if (!o.allow_unmodelled)
+    if (auto why = incomplete_reason(a))
+      throw InputError(a.model_path, *why + " (--allow-unmodelled gives partial totals)");
+  if (!print) return;
   for (const auto& n : a.notes) fmt::print(std::cerr, "tilewave: note: {}: {}\n", a.model_path, n);
-  for (const auto& u : a.unmodelled)
-    fmt::print(std::cerr, "tilewave: warning: {}: unmodelled kernel {} (left out of the totals)\n", a.model_path, u);
+  for (const auto& c : a.unmodelled_causes)
+    fmt::print(std::cerr, "tilewave: warning: {}: {} kernel{} unmodelled and left out of the totals (first: {}): {}\n",
+               a.model_path, c.kernels, c.kernels == 1 ? "" : "s", c.first, c.reason);
 }
 
 std::vector<int64_t> parse_batches(const std::string& s) {
@@ -77,7 +84,7 @@ std::vector<int64_t> parse_batches(const std::string& s) {
 int cmd_analyze(const CommonOptions& o, const std::string& model, int worst) {
   const GpuModel gpu = gpu_of(o);
   const Analysis a = analyze_file(model, gpu, analyze_options(o));
-  warn_unmodelled(a);
+  warn_unmodelled(a, o);
   write_output(o.output, [&](std::ostream& os) {
     if (o.format == "json") write_json(os, a);
     else if (o.format == "csv") write_csv(os, a);
@@ -142,7 +149,7 @@ int cmd_rank(const CommonOptions& o, const std::vector<std::string>& models) {
     as.push_back(analyze_file(models[i], gpu, opt));
   }
   if (models.size() > 4) std::cerr << "\r\x1b[K";
-  for (const auto& a : as) warn_unmodelled(a);
+  for (const auto& a : as) warn_unmodelled(a, o);
   if (o.format == "json") std::cout << rank_to_json(as).dump(2) << "\n";
   else write_rank_table(std::cout, as);
   return 0;
@@ -156,7 +163,7 @@ int cmd_sweep(const CommonOptions& o, const std::string& model_path, const std::
     ob.batch = b;
     as.push_back(analyze_file(model_path, gpu, analyze_options(ob)));
   }
-  if (!as.empty()) warn_unmodelled(as.front());
+  for (size_t i = 0; i < as.size(); ++i) warn_unmodelled(as[i], o, i == 0);  // the same causes at every batch
   if (o.format == "json") std::cout << sweep_to_json(as).dump(2) << "\n";
   else write_sweep_table(std::cout, as);
   return 0;

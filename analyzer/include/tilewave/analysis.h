@@ -40,9 +40,21 @@ struct Analysis {
   int nodes = 0, free_nodes = 0;
   std::vector<KernelResult> kernels;
   std::vector<std::string> unmodelled;  // "<node> (<op>): <reason>"
+  // Unmodelled kernels by cause: one line per reason, however many kernels it hits.
+  struct UnmodelledCause {
+    std::string reason;
+    int kernels = 0;
+    std::string first;  // "<node> (<op>)"
+  };
+  std::vector<UnmodelledCause> unmodelled_causes;
+  bool partial = false;  // some kernels are left out of the totals
   std::vector<std::string> notes;       // assumptions made while loading
   Totals total;
 };
+
+// More unmodelled kernels than this (or any compute kernel) make a model's
+// totals an error unless partial answers are allowed (docs/errors.md).
+constexpr int kMaxUnmodelledKernels = 3;
 
 struct AnalyzeOptions {
   LoadOptions load;
@@ -59,6 +71,10 @@ double network_time_us(const Lowering& lowered, const GpuModel& gpu);
 // Each kernel's own time inside the network (L2 reuse, no launch gap), as a
 // profiler reports it; 0 for unmodelled kernels.
 std::vector<double> kernel_device_times_us(const Lowering& lowered, const GpuModel& gpu);
+// Why the totals cannot stand for the model: a compute kernel (conv, GEMM,
+// attention) is unmodelled, or more than kMaxUnmodelledKernels are; nullopt if
+// they can. The message names the first such node, its op and the reason.
+std::optional<std::string> incomplete_reason(const Analysis& a);
 // Convenience: load + graph + lower + cost.
 Analysis analyze_file(const std::string& path, const GpuModel& gpu, const AnalyzeOptions& options);
 

@@ -26,6 +26,7 @@ struct Kernel {
   std::vector<int> nodes;     // model node indices, head first
   std::optional<Layer> layer; // absent: unmodelled
   std::string unmodelled_reason;
+  bool compute = false;       // tensor-core work (conv, GEMM, attention): never silently left out
   // Activations read and written (weights and constants excluded), the edges
   // of the kernel graph the network terms walk (docs/model.md "Inside a network").
   std::vector<TensorRef> reads, writes;

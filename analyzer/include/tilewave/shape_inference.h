@@ -21,7 +21,9 @@ class OpRegistry;
 // The op cannot infer its outputs here (an unsupported form, an input whose
 // shape or value is unknown); its outputs stay unknown, with this reason.
 struct ShapeUnknown : std::runtime_error {
-  using std::runtime_error::runtime_error;
+  explicit ShapeUnknown(const std::string& why, bool from_upstream = false)
+      : std::runtime_error(why), upstream(from_upstream) {}
+  bool upstream;  // an input is unknown: `what()` is that input's reason, passed on unchanged
 };
 
 // What a shape function sees of one node: its inputs' shapes and known

@@ -109,6 +109,13 @@ Analysis analyze_model(const Model& model, const GpuModel& base_gpu, const Analy
       ++a.total.kernels;
     } else {
       a.unmodelled.push_back(fmt::format("{} ({}): {}", k.name, k.ops, k.unmodelled_reason));
+      a.partial = true;
+      auto cause = std::find_if(a.unmodelled_causes.begin(), a.unmodelled_causes.end(),
+                                [&](const auto& c) { return c.reason == k.unmodelled_reason; });
+      if (cause == a.unmodelled_causes.end())
+        a.unmodelled_causes.push_back({k.unmodelled_reason, 1, fmt::format("{} ({})", k.name, k.ops)});
+      else
+        ++cause->kernels;
     }
     a.kernels.push_back(std::move(r));
   }
@@ -120,6 +127,17 @@ Analysis analyze_model(const Model& model, const GpuModel& base_gpu, const Analy
                       weighted.fixed / t};
   }
   return a;
+}
+
+std::optional<std::string> incomplete_reason(const Analysis& a) {
+  for (const auto& r : a.kernels)
+    if (!r.cost && r.kernel.compute)
+      return fmt::format("node '{}' ({}) does tensor-core work tilewave cannot model: {}", r.kernel.name, r.kernel.ops,
+                         r.kernel.unmodelled_reason);
+  if (int(a.unmodelled.size()) > kMaxUnmodelledKernels)
+    return fmt::format("{} kernels cannot be modelled; the first, {}, because {}", a.unmodelled.size(),
+                       a.unmodelled_causes.front().first, a.unmodelled_causes.front().reason);
+  return std::nullopt;
 }
 
 Analysis analyze_file(const std::string& path, const GpuModel& gpu, const AnalyzeOptions& options) {

@@ -17,6 +17,10 @@ FusionRole role_of(const LowerInput& in, const Node& n) {
   return r ? r->role : FusionRole::opaque;
 }
 
+namespace {
+constexpr const char* kComputeWords[] = {"Conv", "MatMul", "Gemm", "Attention", "Einsum"};
+}  // namespace
+
 std::optional<Kernel> lower_node(const LowerInput& in, const Node& n) {
   if (produces_only_static(in.model, n)) return std::nullopt;  // folded at load time
   Kernel k;
@@ -24,6 +28,11 @@ std::optional<Kernel> lower_node(const LowerInput& in, const Node& n) {
   k.ops = n.op_type;
   k.nodes = {n.index};
   const OpRule* rule = in.registry.find(n.domain, n.op_type);
+  // An op tilewave does not know is taken as compute when its name says so
+  // (QOrderedMatMul, DeformConv …), so that leaving it out is an error.
+  k.compute = rule ? rule->role == FusionRole::gemm
+                   : std::any_of(std::begin(kComputeWords), std::end(kComputeWords),
+                                 [&](const char* w) { return n.op_type.find(w) != std::string::npos; });
   if (!rule) {
     k.unmodelled_reason = fmt::format("no cost rule for op '{}{}' (opset {})",
                                       n.domain.empty() ? "" : n.domain + ".", n.op_type, in.model.opset(n.domain));

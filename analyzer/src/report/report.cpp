@@ -93,7 +93,8 @@ json analysis_to_json(const Analysis& a) {
             {"throughput_per_s", a.total.throughput_per_s},
             {"kernels", a.total.kernels},
             {"loss", loss_json(a.total.losses)}}},
-          {"unmodelled", a.unmodelled}};
+          {"unmodelled", a.unmodelled},
+          {"partial", a.partial}};
 }
 
 void write_json(std::ostream& os, const Analysis& a) { os << analysis_to_json(a).dump(2) << "\n"; }
@@ -125,7 +126,8 @@ void write_table(std::ostream& os, const Analysis& a, int worst_layers) {
              dtype_name(a.dtype), a.runtime, a.runtime_calibrated ? "" : " (no parameters fitted on this runtime)");
   fmt::print(os, "  {} ONNX nodes -> {} kernels ({} nodes launch nothing){}\n", a.nodes, a.kernels.size(),
              a.free_nodes, a.unmodelled.empty() ? "" : fmt::format(", {} UNMODELLED", a.unmodelled.size()));
-  fmt::print(os, "  predicted latency  {:.1f} us   throughput {:.0f} samples/s\n", t.time_us, t.throughput_per_s);
+  fmt::print(os, "  predicted latency  {:.1f} us   throughput {:.0f} samples/s{}\n", t.time_us, t.throughput_per_s,
+             a.partial ? "   (PARTIAL: unmodelled kernels left out)" : "");
   fmt::print(os, "  useful work        {}   DRAM traffic {}   intensity {:.1f} FLOP/B\n", si(double(t.flops), "FLOP"),
              si(double(t.bytes), "B"), t.bytes ? double(t.flops) / t.bytes : 0.0);
   fmt::print(os, "  utilization        {} of the {:.0f} TFLOP/s {} peak\n", pct(t.utilization), a.peak_tflops,
@@ -166,8 +168,9 @@ void write_table(std::ostream& os, const Analysis& a, int worst_layers) {
                main_loss(c));
   }
   if (!a.unmodelled.empty()) {
-    fmt::print(os, "\nUnmodelled (not in the totals):\n");
-    for (const auto& u : a.unmodelled) fmt::print(os, "  {}\n", u);
+    fmt::print(os, "\nPARTIAL: {} kernels are unmodelled and left out of the totals, by cause:\n", a.unmodelled.size());
+    for (const auto& c : a.unmodelled_causes)
+      fmt::print(os, "  {} kernel{} (first: {}): {}\n", c.kernels, c.kernels == 1 ? "" : "s", c.first, c.reason);
   }
   fmt::print(os, "\nutil = useful FLOPs / (time x peak); tile/wave = tile and wave quantization efficiency;\n"
                  "docs/model.md explains every number. --format json gives all kernels.\n");
@@ -202,7 +205,8 @@ json rank_to_json(const std::vector<Analysis>& as) {
                     {"flops", a.total.flops},
                     {"utilization", a.total.utilization},
                     {"throughput_per_s", a.total.throughput_per_s},
-                    {"unmodelled", a.unmodelled.size()}});
+                    {"unmodelled", a.unmodelled.size()},
+                    {"partial", a.partial}});
     time.push_back(a.total.time_us);
     flops.push_back(double(a.total.flops));
   }

@@ -24,9 +24,8 @@ const TensorInfo& ShapeContext::input(size_t i) const {
   const TensorInfo* t = model.tensor(node.inputs[i]);
   if (!t || !t->has_shape) {
     auto why = model.unknown_reason.find(node.inputs[i]);
-    throw ShapeUnknown(why != model.unknown_reason.end()
-                           ? why->second
-                           : fmt::format("shape of input '{}' is unknown", node.inputs[i]));
+    if (why != model.unknown_reason.end()) throw ShapeUnknown(why->second, true);
+    throw ShapeUnknown(fmt::format("shape of input '{}' is unknown", node.inputs[i]));
   }
   return *t;
 }
@@ -42,7 +41,7 @@ std::vector<int64_t> ShapeContext::ints(size_t i, const char* what) const {
   if (!v) {
     if (has_input(i)) {
       auto why = model.unknown_reason.find(node.inputs[i]);
-      if (why != model.unknown_reason.end()) throw ShapeUnknown(why->second);
+      if (why != model.unknown_reason.end()) throw ShapeUnknown(why->second, true);
     }
     throw ShapeUnknown(fmt::format("its {} (input {}) is not known before run time", what, i));
   }
@@ -165,7 +164,10 @@ void infer_shapes(Model& model, const OpRegistry& registry) {
     try {
       rule->shape(ctx);
     } catch (const ShapeUnknown& e) {
-      mark_unknown(model, n, fmt::format("shape of '{}' ({}) is unknown: {}", n.name, n.op_type, e.what()));
+      // The first unknown shape's reason travels downstream unchanged, so one
+      // cause reads as one cause however many nodes it reaches.
+      mark_unknown(model, n,
+                   e.upstream ? e.what() : fmt::format("shape of '{}' ({}) is unknown: {}", n.name, n.op_type, e.what()));
       continue;
     }
     for (size_t i = 0; i < n.outputs.size(); ++i) {
