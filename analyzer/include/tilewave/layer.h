@@ -28,6 +28,14 @@ struct GemmProblem {
   int64_t macs() const { return M * N * K * batch; }
 };
 
+// Attention as one fused, flash-attention-style kernel (docs/model.md
+// "Attention"): per (batch x head), softmax(Q K^T) V over q_len queries and
+// kv_len keys, never writing the q_len x kv_len scores.
+struct AttentionProblem {
+  int64_t batch_heads = 1, q_len = 1, kv_len = 1, head_dim = 1, v_head_dim = 1;
+  int64_t macs() const { return batch_heads * q_len * kv_len * (head_dim + v_head_dim); }
+};
+
 // fused: a generated kernel for a group of pointwise ops and reductions
 // (torch.compile), reading elems_in and writing elems_out.
 // transform: cuDNN's layout transforms around a grouped convolution that
@@ -56,7 +64,7 @@ struct MemoryProblem {
 // for: not a power of two, and wider than one `align`-element vector.
 bool grouped_fallback(const ConvProblem& p, int align);
 
-using Problem = std::variant<ConvProblem, GemmProblem, MemoryProblem>;
+using Problem = std::variant<ConvProblem, GemmProblem, MemoryProblem, AttentionProblem>;
 
 struct Layer {
   Problem problem;

@@ -62,6 +62,7 @@ struct Model {
   // shape arithmetic): a runtime folds the nodes producing them.
   std::unordered_set<std::string> static_tensors;
   std::unordered_map<std::string, TensorValue> values;          // known at load time
+  std::unordered_map<std::string, int> producer;                // tensor -> node index
   std::unordered_map<std::string, std::string> unknown_reason;  // why a shape stayed unknown
   int64_t batch = 0;                           // dim 0 of the first input after overrides
   std::vector<std::string> notes;              // assumptions the user should know about
@@ -70,6 +71,8 @@ struct Model {
   int64_t numel(const std::string& name) const;  // -1 if unknown
   bool is_output(const std::string& name) const;  // a graph output
   int64_t opset(const std::string& domain = "") const;
+  // The node writing `tensor`, or nullptr for inputs, weights and constants.
+  const Node* producer_of(const std::string& tensor) const;
 };
 
 class OpRegistry;

@@ -85,5 +85,7 @@ void register_elementwise_ops(OpRegistry& r);
 void register_pool_reduce_ops(OpRegistry& r);
 void register_data_movement_ops(OpRegistry& r);
 void register_shape_ops(OpRegistry& r);
+void register_quant_ops(OpRegistry& r);
+void register_transformer_ops(OpRegistry& r);
 
 }  // namespace tilewave

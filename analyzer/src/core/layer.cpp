@@ -80,6 +80,7 @@ bool grouped_fallback(const ConvProblem& p, int align) {
 int64_t useful_flops(const Layer& l) {
   if (auto* c = std::get_if<ConvProblem>(&l.problem)) return 2 * c->macs();
   if (auto* g = std::get_if<GemmProblem>(&l.problem)) return 2 * g->macs();
+  if (auto* a = std::get_if<AttentionProblem>(&l.problem)) return 2 * a->macs();
   return 0;
 }
 
@@ -96,6 +97,9 @@ int64_t min_bytes(const Layer& l) {
     elems = in_px * c->C + out_px * c->K + weights;
   } else if (auto* g = std::get_if<GemmProblem>(&l.problem)) {
     elems = g->batch * (g->M * g->K + g->K * g->N + g->M * g->N);
+  } else if (auto* a = std::get_if<AttentionProblem>(&l.problem)) {
+    // Q, K and V read once, the output written once; the scores stay on chip.
+    elems = a->batch_heads * (a->q_len * (a->head_dim + a->v_head_dim) + a->kv_len * (a->head_dim + a->v_head_dim));
   } else {
     auto& m = std::get<MemoryProblem>(l.problem);
     elems = m.elems_read() + m.elems_written();
@@ -106,6 +110,7 @@ int64_t min_bytes(const Layer& l) {
 std::string layer_kind(const Layer& l) {
   if (auto* c = std::get_if<ConvProblem>(&l.problem)) return c->transposed ? "conv_transpose" : "conv";
   if (std::holds_alternative<GemmProblem>(l.problem)) return "gemm";
+  if (std::holds_alternative<AttentionProblem>(l.problem)) return "attention";
   return memory_op_name(std::get<MemoryProblem>(l.problem).op);
 }
 

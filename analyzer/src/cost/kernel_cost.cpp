@@ -296,6 +296,20 @@ KernelCost cost_layer(const Layer& layer, const CostModel& m, double l2_hit_byte
     const double factor = g->K % align ? m.misaligned_efficiency : (g->N % align ? m.misaligned_n_efficiency : 1.0);
     return cost_gemm({g->M, g->N, g->K, g->batch, g->macs(), bytes, aligned, factor}, layer.dtype, m, l2_hit_bytes);
   }
+  if (auto* a = std::get_if<AttentionProblem>(&layer.problem)) {
+    // A flash-attention CTA owns a block of queries and the whole value
+    // width, and streams every key block through two MMAs (QK^T, then PV):
+    // as a GEMM, M = queries, N = value width, K = keys x (d + d_v) / d_v
+    // (docs/model.md "Attention").
+    const int align = m.gpu.precision(layer.dtype).align;
+    const int64_t k = (a->kv_len * (a->head_dim + a->v_head_dim) + a->v_head_dim - 1) / a->v_head_dim;
+    const bool aligned = dims_aligned(a->head_dim, a->v_head_dim, align);
+    KernelCost c = cost_gemm({a->q_len, a->v_head_dim, k, a->batch_heads, a->macs(), bytes, aligned,
+                              aligned ? 1.0 : m.misaligned_efficiency},
+                             layer.dtype, m, l2_hit_bytes);
+    c.kernel = "attention_" + c.kernel;
+    return c;
+  }
   return cost_memory(std::get<MemoryProblem>(layer.problem), bytes, layer.dtype, m, l2_hit_bytes);
 }
 

@@ -92,6 +92,14 @@ Layer layer_from_json(const json& j) {
     g.K = positive_int(j, "K");
     g.batch = positive_int(j, "batch", 1);
     l.problem = g;
+  } else if (op == "attention") {
+    AttentionProblem a;
+    a.batch_heads = positive_int(j, "batch_heads");
+    a.q_len = positive_int(j, "q_len");
+    a.kv_len = positive_int(j, "kv_len");
+    a.head_dim = positive_int(j, "head_dim");
+    a.v_head_dim = positive_int(j, "v_head_dim", a.head_dim);
+    l.problem = a;
   } else {
     MemoryProblem m;
     if (op == "eltwise" || op == "norm") {
@@ -148,6 +156,12 @@ json layer_to_json(const Layer& l) {
     j["N"] = g->N;
     j["K"] = g->K;
     if (g->batch != 1) j["batch"] = g->batch;
+  } else if (auto* a = std::get_if<AttentionProblem>(&l.problem)) {
+    j["batch_heads"] = a->batch_heads;
+    j["q_len"] = a->q_len;
+    j["kv_len"] = a->kv_len;
+    j["head_dim"] = a->head_dim;
+    j["v_head_dim"] = a->v_head_dim;
   } else {
     const auto& m = std::get<MemoryProblem>(l.problem);
     switch (m.op) {

@@ -40,6 +40,11 @@ bool Model::is_output(const std::string& name) const {
   return std::find(outputs.begin(), outputs.end(), name) != outputs.end();
 }
 
+const Node* Model::producer_of(const std::string& tensor) const {
+  auto it = producer.find(tensor);
+  return it == producer.end() ? nullptr : &nodes[size_t(it->second)];
+}
+
 int64_t Model::opset(const std::string& domain) const {
   auto it = opsets.find(domain);
   if (it == opsets.end() && domain.empty()) it = opsets.find("ai.onnx");
@@ -198,6 +203,8 @@ void collect_nodes(Model& model) {
     n.inputs.assign(p.input().begin(), p.input().end());
     n.outputs.assign(p.output().begin(), p.output().end());
     n.proto = &p;
+    for (const auto& out : n.outputs)
+      if (!out.empty()) model.producer[out] = i;
     model.nodes.push_back(std::move(n));
   }
 }

@@ -73,9 +73,9 @@ class TrtFuser {
         residual_used = residual_used || full_size_operands == 1;
         k.layer->extra_bytes += extra;
       } else {
-        auto& m = std::get<MemoryProblem>(k.layer->problem);
-        if (full != m.elems) return;  // a chain keeps one output size
-        m.inputs += full_size_operands;
+        auto* m = std::get_if<MemoryProblem>(&k.layer->problem);
+        if (!m || full != m->elems) return;  // a chain keeps one output size
+        m->inputs += full_size_operands;
         k.layer->extra_bytes += extra - full_size_operands * full * dtype_bytes(dtype_);
       }
       taken[next.index] = true;

@@ -1,6 +1,7 @@
 // Conv and ConvTranspose: implicit-GEMM or direct convolution problems.
 #include <fmt/format.h>
 
+#include "op_families.h"
 #include "shape_helpers.h"
 #include "tilewave/op_registry.h"
 #include "window_shape.h"
@@ -36,9 +37,18 @@ std::array<int64_t, 2> pair_attr(const Node& n, const char* name, int64_t fallba
   return {v[0], v.size() > 1 ? v[1] : v[0]};
 }
 
-std::optional<Layer> lower_conv(const LowerContext& ctx, bool transposed) {
-  const auto& x = ctx.input(0);
-  const auto& w = ctx.input(1);
+}  // namespace
+
+// A conv fed by DequantizeLinear runs as an int8 conv (QDQ graphs).
+bool fed_by_dequantize(const LowerContext& ctx, size_t i) {
+  const Node* p = ctx.has_input(i) ? ctx.model.producer_of(ctx.node.inputs[i]) : nullptr;
+  return p && p->op_type == "DequantizeLinear";
+}
+
+std::optional<Layer> lower_conv(const LowerContext& ctx, const ConvOperands& at) {
+  const bool transposed = at.transposed;
+  const auto& x = ctx.input(at.x);
+  const auto& w = ctx.input(at.w);
   const auto& y = ctx.output(0);
   const size_t rank = x.dims.size() - 2;
   auto in = as_nchw(x), out = as_nchw(y), wt = as_nchw(w);
@@ -65,15 +75,16 @@ std::optional<Layer> lower_conv(const LowerContext& ctx, bool transposed) {
   }
   Layer l;
   l.problem = p;
-  l.dtype = ctx.dtype;
-  if (ctx.has_input(2)) l.extra_bytes = ctx.bytes_of(p.K);  // bias
+  l.dtype = at.int8 || fed_by_dequantize(ctx, at.x) ? DType::int8 : ctx.dtype;
+  if (at.bias > 0 && ctx.has_input(size_t(at.bias))) l.extra_bytes = ctx.bytes_of(p.K);
   return l;
 }
 
 // Y = [N, M, spatial...] (docs/model.md "Convolution as implicit GEMM").
-void shape_conv(ShapeContext& ctx, bool transposed) {
-  const auto& x = ctx.dims(0);
-  const auto& w = ctx.dims(1);
+void shape_conv(ShapeContext& ctx, const ConvOperands& at) {
+  const bool transposed = at.transposed;
+  const auto& x = ctx.dims(at.x);
+  const auto& w = ctx.dims(at.w);
   if (x.size() < 3) ctx.fail(fmt::format("input has rank {}; a convolution needs N x C x spatial", x.size()));
   if (w.size() != x.size()) ctx.fail(fmt::format("weight has rank {}, input rank {}", w.size(), x.size()));
   const int64_t group = attr_int(ctx.node, "group", 1);
@@ -88,16 +99,20 @@ void shape_conv(ShapeContext& ctx, bool transposed) {
   const auto spatial = window::output_dims(ctx, x, kernel, transposed);
   std::vector<int64_t> out = {x[0], transposed ? (w[1] < 0 ? -1 : w[1] * group) : w[0]};
   out.insert(out.end(), spatial.begin(), spatial.end());
-  ctx.set_output(0, out, ctx.elem_type(0));
+  ctx.set_output(0, out, at.out_type >= 0 ? ctx.elem_type(size_t(at.out_type)) : at.out_type == -2 ? elem::kInt32 : ctx.elem_type(at.x));
 }
 
-}  // namespace
-
 void register_conv_ops(OpRegistry& r) {
-  r.add({"", "Conv", FusionRole::gemm, [](ShapeContext& c) { shape_conv(c, false); },
-         [](const LowerContext& c) { return lower_conv(c, false); }, TILEWAVE_HERE});
-  r.add({"", "ConvTranspose", FusionRole::gemm, [](ShapeContext& c) { shape_conv(c, true); },
-         [](const LowerContext& c) { return lower_conv(c, true); }, TILEWAVE_HERE});
+  auto add = [&](const char* domain, const char* op, ConvOperands at) {
+    r.add({domain, op, FusionRole::gemm, [at](ShapeContext& c) { shape_conv(c, at); },
+           [at](const LowerContext& c) { return lower_conv(c, at); }, TILEWAVE_HERE});
+  };
+  add("", "Conv", {});
+  add("", "ConvTranspose", {.transposed = true});
+  add("com.microsoft", "FusedConv", {});  // Conv + bias + activation, as ONNX Runtime fuses it
+  // Quantized forms: int8 convolutions whatever --dtype says.
+  add("", "QLinearConv", {.x = 0, .w = 3, .bias = 8, .int8 = true, .out_type = 7});
+  add("", "ConvInteger", {.x = 0, .w = 1, .bias = -1, .int8 = true, .out_type = -2});
 }
 
 }  // namespace tilewave

@@ -2,15 +2,15 @@
 // memory-bound kernels reading their full-size inputs and writing one output.
 // Their shape functions broadcast, and evaluate small known integer values
 // (the shape arithmetic exporters write) as they go.
+#include <algorithm>
 #include <cmath>
 #include <functional>
 
+#include "op_families.h"
 #include "shape_helpers.h"
 #include "tilewave/op_registry.h"
 
 namespace tilewave {
-
-namespace {
 
 std::optional<Layer> lower_elementwise(const LowerContext& ctx) {
   const int64_t out = ctx.output(0).numel();
@@ -30,6 +30,8 @@ std::optional<Layer> lower_elementwise(const LowerContext& ctx) {
   l.problem = m;
   return l;
 }
+
+namespace {
 
 // Element value function: operands as reals and as integers, whichever the
 // output type uses.
@@ -142,6 +144,28 @@ void shape_prelu(ShapeContext& ctx) {
   ctx.same_as_input(0);
 }
 
+// Clip: bounds as attributes (before 11) or inputs; TF-"same" padding
+// clips its pad amounts at zero, so the value matters.
+void shape_clip(ShapeContext& ctx) {
+  ctx.same_as_input(0);
+  double lo = -INFINITY, hi = INFINITY;
+  if (ctx.opset < 11) {
+    lo = attr_float(ctx.node, "min", -INFINITY);
+    hi = attr_float(ctx.node, "max", INFINITY);
+  } else {
+    for (size_t i : {1, 2}) {
+      if (!ctx.has_input(i)) continue;
+      const TensorValue* b = ctx.value(i);
+      if (!b || b->size() != 1) return;
+      (i == 1 ? lo : hi) = b->real_at(0);
+    }
+  }
+  evaluate(ctx, ctx.dims(0), ctx.elem_type(0),
+           {[lo, hi](const auto& v) { return std::clamp(v[0], lo, hi); },
+            [lo, hi](const auto& v) { return int64_t(std::clamp(double(v[0]), lo, hi)); }},
+           0, 1);
+}
+
 void shape_bool_out(ShapeContext& ctx) { ctx.set_output(0, ctx.dims(0), elem::kBool); }
 
 }  // namespace
@@ -154,9 +178,9 @@ void register_elementwise_ops(OpRegistry& r) {
   };
   // Activations and other one-input ops keep their input's shape.
   for (const char* op : {"LeakyRelu", "Elu", "Selu", "Celu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh",
-                         "Softplus", "Softsign", "Mish", "Erf", "Exp", "Log", "Sin", "Cos", "ThresholdedRelu",
-                         "Clip"})
+                         "Softplus", "Softsign", "Mish", "Erf", "Exp", "Log", "Sin", "Cos", "ThresholdedRelu"})
     add(op, unary());
+  add("Clip", shape_clip);
   add("Gelu", unary(), 20);
   add("Relu", unary({[](const auto& v) { return std::max(v[0], 0.0); },
                      [](const auto& v) { return std::max<int64_t>(v[0], 0); }}));

@@ -57,6 +57,8 @@ const OpRegistry& OpRegistry::builtin() {
     register_pool_reduce_ops(r);
     register_data_movement_ops(r);
     register_shape_ops(r);
+    register_quant_ops(r);
+    register_transformer_ops(r);
     return r;
   }();
   return registry;

@@ -2,6 +2,7 @@
 // output is smaller than (reduce) or equal to (softmax) their input.
 #include <fmt/format.h>
 
+#include "op_families.h"
 #include "shape_helpers.h"
 #include "tilewave/op_registry.h"
 #include "window_shape.h"
@@ -53,12 +54,26 @@ std::optional<Layer> lower_reduce(const LowerContext& ctx) {
   return l;
 }
 
-// Softmax, LayerNormalization …: normalise rows of the last axis.
-std::optional<Layer> lower_rowwise(const LowerContext& ctx) {
+// Softmax and friends: normalise rows of the last axis.
+std::optional<Layer> lower_rowwise(const LowerContext& ctx) { return lower_rowwise_from(ctx, -1); }
+
+// LayerNormalization normalises over every dim from `axis` on.
+std::optional<Layer> lower_layer_norm(const LowerContext& ctx) {
+  return lower_rowwise_from(ctx, attr_int(ctx.node, "axis", -1));
+}
+
+}  // namespace
+
+std::optional<Layer> lower_rowwise_from(const LowerContext& ctx, int64_t axis) {
   const auto& x = ctx.input(0);
+  const int64_t rank = int64_t(x.dims.size());
+  if (axis < 0) axis += rank;
+  if (rank == 0) axis = 0;
+  if (axis < 0 || axis > rank) throw Unmodelled(fmt::format("normalisation axis {} of a rank-{} tensor", axis, rank));
   MemoryProblem m;
   m.op = MemoryOp::softmax;
-  m.inner = x.dims.empty() ? 1 : x.dims.back();
+  m.inner = 1;
+  for (int64_t k = axis; k < rank; ++k) m.inner *= x.dims[size_t(k)];
   m.outer = x.numel() / std::max<int64_t>(m.inner, 1);
   Layer l;
   l.problem = m;
@@ -67,6 +82,8 @@ std::optional<Layer> lower_rowwise(const LowerContext& ctx) {
     if (ctx.has_input(i)) l.extra_bytes += ctx.bytes_of(ctx.input(i).numel());  // scale, bias
   return l;
 }
+
+namespace {
 
 void shape_pool(ShapeContext& ctx) {
   const auto& x = ctx.dims(0);
@@ -175,7 +192,7 @@ void register_pool_reduce_ops(OpRegistry& r) {
   for (const char* op : {"Softmax", "LogSoftmax", "InstanceNormalization", "LRN", "MeanVarianceNormalization",
                          "Hardmax", "LpNormalization"})
     r.add({"", op, FusionRole::opaque, shape_same, lower_rowwise, TILEWAVE_HERE});
-  r.add({"", "LayerNormalization", FusionRole::opaque, shape_layer_norm, lower_rowwise, TILEWAVE_HERE});
+  r.add({"", "LayerNormalization", FusionRole::opaque, shape_layer_norm, lower_layer_norm, TILEWAVE_HERE});
 }
 
 }  // namespace tilewave

@@ -45,6 +45,8 @@ std::string shape_text(const Kernel& k) {
                        c->groups > 1 ? fmt::format(" g{}", c->groups) : "");
   if (auto* g = std::get_if<GemmProblem>(&l.problem))
     return fmt::format("{}x{}x{}{}", g->M, g->N, g->K, g->batch > 1 ? fmt::format(" b{}", g->batch) : "");
+  if (auto* a = std::get_if<AttentionProblem>(&l.problem))
+    return fmt::format("attn {}x{}x{} d{} b{}", a->q_len, a->kv_len, a->v_head_dim, a->head_dim, a->batch_heads);
   const auto& m = std::get<MemoryProblem>(l.problem);
   return si(double(m.elems_read() + m.elems_written()), "el");
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <queue>
+#include <set>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -15,6 +16,10 @@
 #include "tilewave/op_registry.h"
 
 namespace tilewave {
+
+namespace {
+std::string value_break(const Model& m, const std::string& tensor);
+}  // namespace
 
 ShapeContext::ShapeContext(const Model& m, const Node& n)
     : model(m), node(n), opset(m.opset(n.domain)), outputs(n.outputs.size()), values(n.outputs.size()) {}
@@ -43,7 +48,8 @@ std::vector<int64_t> ShapeContext::ints(size_t i, const char* what) const {
       auto why = model.unknown_reason.find(node.inputs[i]);
       if (why != model.unknown_reason.end()) throw ShapeUnknown(why->second, true);
     }
-    throw ShapeUnknown(fmt::format("its {} (input {}) is not known before run time", what, i));
+    throw ShapeUnknown(fmt::format("its {} (input {}) is not known before run time{}", what, i,
+                                   has_input(i) ? value_break(model, node.inputs[i]) : ""));
   }
   std::vector<int64_t> out(v->size());
   for (size_t k = 0; k < out.size(); ++k) out[k] = v->int_at(k);
@@ -103,6 +109,36 @@ std::vector<int64_t> broadcast_shapes(const ShapeContext& ctx, const std::vector
 }
 
 namespace {
+
+// Where a chain of load-time values stops: the first node upstream of
+// `tensor` whose inputs are all known but whose own value is not.
+std::string value_break(const Model& m, const std::string& tensor) {
+  std::unordered_map<std::string, const Node*> producer;
+  for (const auto& n : m.nodes)
+    for (const auto& out : n.outputs) producer[out] = &n;
+  std::vector<std::string> todo = {tensor};
+  std::set<std::string> seen;
+  while (!todo.empty()) {
+    const std::string t = todo.back();
+    todo.pop_back();
+    if (!seen.insert(t).second || m.values.count(t)) continue;
+    auto p = producer.find(t);
+    if (p == producer.end()) {
+      if (m.initializers.count(t)) return fmt::format(" (initializer '{}' is too large or stored outside the file)", t);
+      return fmt::format(" ('{}' is a graph input)", t);
+    }
+    bool inputs_known = true;
+    for (const auto& in : p->second->inputs)
+      if (!in.empty() && !m.values.count(in)) {
+        inputs_known = false;
+        todo.push_back(in);
+      }
+    if (inputs_known)
+      return fmt::format(" (its value chain stops at node '{}' ({}), whose value tilewave does not evaluate)",
+                         p->second->name, p->second->op_type);
+  }
+  return "";
+}
 
 // Nodes so that every producer comes before its readers; nodes on a cycle
 // go last (the layer graph reports the cycle).

@@ -1,0 +1,315 @@
+// Transformer and sequence ops: attention (opset 23 and ONNX Runtime's
+// MultiHeadAttention) as one fused flash-attention-style kernel, Einsum's
+// matmul-shaped equations as GEMMs, newer normalisations, ONNX Runtime's
+// fused Gelu/LayerNorm forms, and recurrent layers as their GEMMs
+// (docs/model.md "Attention", "Transformer ops").
+#include <map>
+
+#include <fmt/format.h>
+
+#include "op_families.h"
+#include "shape_helpers.h"
+#include "tilewave/op_registry.h"
+
+namespace tilewave {
+
+namespace {
+
+// ---- normalisations ----
+
+// LayerNorm-like ops (RMSNorm, ONNX Runtime's Skip*/Simplified*): Y as X;
+// extra outputs are the per-row statistics, or the summed input (Skip*).
+void shape_norm(ShapeContext& ctx) {
+  ctx.same_as_input(0);
+  const auto& x = ctx.dims(0);
+  const int64_t axis = normalize_axis(ctx, attr_int(ctx.node, "axis", -1), int64_t(x.size()));
+  std::vector<int64_t> stats(x.begin(), x.begin() + axis);
+  stats.resize(x.size(), 1);
+  const bool skip = ctx.node.op_type.rfind("Skip", 0) == 0;
+  for (size_t o = 1; o < ctx.num_outputs(); ++o) {
+    if (!ctx.has_output(o)) continue;
+    if (skip && o == ctx.num_outputs() - 1 && o == 3) ctx.same_as_input(0, o);
+    else ctx.set_output(o, stats, elem::kFloat);
+  }
+}
+
+std::optional<Layer> lower_norm(const LowerContext& ctx) { return lower_rowwise_from(ctx, attr_int(ctx.node, "axis", -1)); }
+
+// GroupNormalization: each (sample, group) is one row of C/groups x spatial.
+std::optional<Layer> lower_group_norm(const LowerContext& ctx) {
+  const auto& x = ctx.input(0);
+  const int64_t groups = attr_int(ctx.node, "num_groups", 0);
+  if (x.dims.size() < 2 || groups <= 0 || x.dims[1] % groups)
+    throw Unmodelled(fmt::format("num_groups {} does not divide the channels", groups));
+  auto l = lower_rowwise_from(ctx, 1);
+  auto& m = std::get<MemoryProblem>(l->problem);
+  m.outer = x.dims[0] * groups;
+  m.inner = x.numel() / m.outer;
+  return l;
+}
+
+// ---- attention ----
+
+// Opset-23 Attention: Q, K, V as [B, heads, S, d] or [B, S, heads x d].
+struct AttentionDims {
+  int64_t batch, q_heads, kv_heads, q_len, kv_len, head_dim, v_head_dim;
+  bool three_d;
+};
+
+AttentionDims attention_dims(const ShapeContext* sctx, const std::vector<int64_t>& q, const std::vector<int64_t>& k,
+                             const std::vector<int64_t>& v, const Node& node) {
+  AttentionDims a{};
+  auto fail = [&](const std::string& why) {
+    if (sctx) sctx->fail(why);
+    throw Unmodelled(why);
+  };
+  if (q.size() == 4 && k.size() == 4 && v.size() == 4) {
+    a = {q[0], q[1], k[1], q[2], k[2], q[3], v[3], false};
+  } else if (q.size() == 3 && k.size() == 3 && v.size() == 3) {
+    const int64_t qh = attr_int(node, "q_num_heads", 0), kvh = attr_int(node, "kv_num_heads", 0);
+    if (qh <= 0 || kvh <= 0) fail("3-D Attention needs q_num_heads and kv_num_heads");
+    if (q[2] % qh || v[2] % kvh) fail("hidden sizes are not divisible by the head counts");
+    a = {q[0], qh, kvh, q[1], k[1], q[2] / qh, v[2] / kvh, true};
+  } else {
+    fail(fmt::format("Q, K, V of ranks {}, {}, {}", q.size(), k.size(), v.size()));
+  }
+  if (a.kv_heads <= 0 || a.q_heads % a.kv_heads) fail("query heads are not a multiple of key/value heads");
+  return a;
+}
+
+void shape_attention(ShapeContext& ctx) {
+  const auto a = attention_dims(&ctx, ctx.dims(0), ctx.dims(1), ctx.dims(2), ctx.node);
+  if (a.three_d) ctx.set_output(0, {a.batch, a.q_len, a.q_heads * a.v_head_dim}, ctx.elem_type(0));
+  else ctx.set_output(0, {a.batch, a.q_heads, a.q_len, a.v_head_dim}, ctx.elem_type(0));
+  // present_key / present_value: the cache after this step.
+  if (ctx.has_input(4) && ctx.has_output(1)) {
+    const auto& past = ctx.dims(4);
+    if (past.size() == 4)
+      ctx.set_output(1, {a.batch, a.kv_heads, past[2] < 0 ? -1 : past[2] + a.kv_len, a.head_dim}, ctx.elem_type(0));
+  }
+  if (ctx.has_input(5) && ctx.has_output(2)) {
+    const auto& past = ctx.dims(5);
+    if (past.size() == 4)
+      ctx.set_output(2, {a.batch, a.kv_heads, past[2] < 0 ? -1 : past[2] + a.kv_len, a.v_head_dim}, ctx.elem_type(0));
+  }
+}
+
+Layer attention_layer(const LowerContext& ctx, int64_t batch_heads, int64_t q_len, int64_t kv_len, int64_t d,
+                      int64_t dv) {
+  AttentionProblem p;
+  p.batch_heads = batch_heads;
+  p.q_len = q_len;
+  p.kv_len = kv_len;
+  p.head_dim = d;
+  p.v_head_dim = dv;
+  Layer l;
+  l.problem = p;
+  l.dtype = ctx.dtype;
+  return l;
+}
+
+std::optional<Layer> lower_attention(const LowerContext& ctx) {
+  const auto a = attention_dims(nullptr, ctx.input(0).dims, ctx.input(1).dims, ctx.input(2).dims, ctx.node);
+  int64_t kv_len = a.kv_len;
+  if (ctx.has_input(4)) kv_len += ctx.input(4).dims[2];  // the past cache is attended too
+  return attention_layer(ctx, a.batch * a.q_heads, a.q_len, kv_len, a.head_dim, a.v_head_dim);
+}
+
+// com.microsoft.MultiHeadAttention with separate 3-D query, key and value.
+void shape_mha(ShapeContext& ctx) {
+  const auto& q = ctx.dims(0);
+  if (q.size() != 3 || !ctx.has_input(2) || ctx.rank(2) != 3)
+    throw ShapeUnknown("only MultiHeadAttention with separate 3-D query, key and value is read");
+  ctx.set_output(0, {q[0], q[1], ctx.dims(2)[2]}, ctx.elem_type(0));
+}
+
+std::optional<Layer> lower_mha(const LowerContext& ctx) {
+  const auto& q = ctx.input(0).dims;
+  const auto& k = ctx.input(1).dims;
+  const auto& v = ctx.input(2).dims;
+  const int64_t heads = attr_int(ctx.node, "num_heads", 0);
+  if (heads <= 0 || q[2] % heads || v[2] % heads) throw Unmodelled("num_heads does not divide the hidden sizes");
+  return attention_layer(ctx, q[0] * heads, q[1], k[1], q[2] / heads, v[2] / heads);
+}
+
+// com.microsoft.Attention: [B, S, D_in] with packed QKV weights [D_in, Dq+Dk+Dv].
+void shape_ort_attention(ShapeContext& ctx) {
+  const auto& x = ctx.dims(0);
+  const auto& w = ctx.dims(1);
+  if (x.size() != 3 || w.size() != 2) ctx.fail("input must be 3-D and weights 2-D");
+  auto sizes = attr_ints(ctx.node, "qkv_hidden_sizes");
+  const int64_t dv = sizes.size() == 3 ? sizes[2] : (w[1] < 0 ? -1 : w[1] / 3);
+  ctx.set_output(0, {x[0], x[1], dv}, ctx.elem_type(0));
+}
+
+// ---- Einsum ----
+
+struct Equation {
+  std::vector<std::string> inputs;
+  std::string output;
+};
+
+Equation parse_equation(const ShapeContext* sctx, const std::string& eq, size_t operands) {
+  auto fail = [&](const std::string& why) {
+    if (sctx) sctx->fail(why);
+    throw Unmodelled(why);
+  };
+  std::string s;
+  for (char c : eq)
+    if (c != ' ') s += c;
+  if (s.find("...") != std::string::npos) fail("Einsum with an ellipsis is not read");
+  Equation e;
+  const auto arrow = s.find("->");
+  const std::string lhs = s.substr(0, arrow);
+  size_t start = 0;
+  while (true) {
+    const auto comma = lhs.find(',', start);
+    e.inputs.push_back(lhs.substr(start, comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (e.inputs.size() != operands) fail(fmt::format("equation '{}' has {} operands, the node {}", eq, e.inputs.size(), operands));
+  if (arrow != std::string::npos) {
+    e.output = s.substr(arrow + 2);
+  } else {  // implicit output: letters seen once, in alphabetical order
+    std::map<char, int> count;
+    for (const auto& in : e.inputs)
+      for (char c : in) ++count[c];
+    for (auto [c, n] : count)
+      if (n == 1) e.output += c;
+  }
+  return e;
+}
+
+std::map<char, int64_t> letter_sizes(const ShapeContext* sctx, const Equation& e,
+                                     const std::vector<std::vector<int64_t>>& dims) {
+  std::map<char, int64_t> size;
+  for (size_t i = 0; i < e.inputs.size(); ++i) {
+    if (e.inputs[i].size() != dims[i].size()) {
+      const std::string why = fmt::format("operand {} has rank {}, the equation {}", i, dims[i].size(), e.inputs[i].size());
+      if (sctx) sctx->fail(why);
+      throw Unmodelled(why);
+    }
+    for (size_t k = 0; k < dims[i].size(); ++k) {
+      auto [it, fresh] = size.emplace(e.inputs[i][k], dims[i][k]);
+      if (!fresh && it->second == 1) it->second = dims[i][k];
+    }
+  }
+  return size;
+}
+
+void shape_einsum(ShapeContext& ctx) {
+  std::vector<std::vector<int64_t>> dims;
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) dims.push_back(ctx.dims(i));
+  const Equation e = parse_equation(&ctx, attr_string(ctx.node, "equation", ""), dims.size());
+  const auto size = letter_sizes(&ctx, e, dims);
+  std::vector<int64_t> out;
+  for (char c : e.output) {
+    auto it = size.find(c);
+    if (it == size.end()) ctx.fail(fmt::format("output letter '{}' is in no operand", c));
+    out.push_back(it->second);
+  }
+  ctx.set_output(0, out, ctx.elem_type(0));
+}
+
+// Two operands: a batched GEMM over batch letters (in both and the output),
+// M (A and output), N (B and output) and K (both, summed). One operand: a
+// copy (transpose) or a reduction.
+std::optional<Layer> lower_einsum(const LowerContext& ctx) {
+  std::vector<std::vector<int64_t>> dims;
+  for (size_t i = 0; i < ctx.node.inputs.size(); ++i) dims.push_back(ctx.input(i).dims);
+  const Equation e = parse_equation(nullptr, attr_string(ctx.node, "equation", ""), dims.size());
+  const auto size = letter_sizes(nullptr, e, dims);
+  if (dims.size() == 1) {
+    MemoryProblem m;
+    m.op = MemoryOp::copy;
+    m.elems_in = ctx.input(0).numel();
+    m.elems_out = ctx.output(0).numel();
+    Layer l;
+    l.problem = m;
+    l.dtype = ctx.dtype;
+    return l;
+  }
+  if (dims.size() != 2) throw Unmodelled("Einsum over more than two operands");
+  GemmProblem g;
+  g.M = g.N = g.K = g.batch = 1;
+  for (auto [c, n] : size) {
+    const bool in_a = e.inputs[0].find(c) != std::string::npos, in_b = e.inputs[1].find(c) != std::string::npos;
+    const bool in_out = e.output.find(c) != std::string::npos;
+    if (in_a && in_b && in_out) g.batch *= n;
+    else if (in_a && in_b) g.K *= n;
+    else if (in_a && in_out) g.M *= n;
+    else if (in_b && in_out) g.N *= n;
+    else g.K *= n;  // a letter summed inside one operand: work on the way in
+  }
+  Layer l;
+  l.problem = g;
+  l.dtype = ctx.dtype;
+  return l;
+}
+
+// ---- recurrent layers ----
+
+// LSTM (4 gates), GRU (3), RNN (1): X [seq, batch, in] (layout 1: batch first).
+int64_t gates_of(const std::string& op) { return op == "LSTM" ? 4 : op == "GRU" ? 3 : 1; }
+
+void shape_recurrent(ShapeContext& ctx) {
+  const auto& x = ctx.dims(0);
+  if (x.size() != 3) ctx.fail(fmt::format("input has rank {}; 3 expected", x.size()));
+  const int64_t hidden = attr_int(ctx.node, "hidden_size", ctx.rank(1) == 3 ? ctx.dims(1)[1] / gates_of(ctx.node.op_type) : -1);
+  const int64_t dirs = attr_string(ctx.node, "direction", "forward") == "bidirectional" ? 2 : 1;
+  const bool batch_first = attr_int(ctx.node, "layout", 0) != 0;
+  const int64_t seq = batch_first ? x[1] : x[0], batch = batch_first ? x[0] : x[1];
+  ctx.set_output(0, batch_first ? std::vector<int64_t>{batch, seq, dirs, hidden} : std::vector<int64_t>{seq, dirs, batch, hidden},
+                 ctx.elem_type(0));
+  for (size_t o : {1, 2})
+    if (ctx.has_output(o))
+      ctx.set_output(o, batch_first ? std::vector<int64_t>{batch, dirs, hidden} : std::vector<int64_t>{dirs, batch, hidden},
+                     ctx.elem_type(0));
+}
+
+// As its GEMMs: every step multiplies [batch, in + hidden] by the gate
+// weights, for every direction (the sequential dependence is not modelled).
+std::optional<Layer> lower_recurrent(const LowerContext& ctx) {
+  const auto& x = ctx.input(0).dims;
+  const auto& w = ctx.input(1).dims;  // [dirs, gates x hidden, in]
+  const int64_t gates_hidden = w[1], hidden = gates_hidden / gates_of(ctx.node.op_type);
+  GemmProblem g;
+  g.M = x[0] * x[1];
+  g.N = gates_hidden;
+  g.K = x[2] + hidden;
+  g.batch = w[0];
+  Layer l;
+  l.problem = g;
+  l.dtype = ctx.dtype;
+  return l;
+}
+
+}  // namespace
+
+void register_transformer_ops(OpRegistry& r) {
+  auto add = [&](const char* domain, const char* op, FusionRole role, ShapeFn shape, LowerFn lower, int since) {
+    OpRule rule{domain, op, role, std::move(shape), std::move(lower), TILEWAVE_HERE};
+    rule.since_opset = since;
+    r.add(std::move(rule));
+  };
+  add("", "Attention", FusionRole::gemm, shape_attention, lower_attention, 23);
+  add("com.microsoft", "MultiHeadAttention", FusionRole::gemm, shape_mha, lower_mha, 1);
+  add("com.microsoft", "Attention", FusionRole::gemm, shape_ort_attention,
+      [](const LowerContext&) -> std::optional<Layer> {
+        throw Unmodelled("com.microsoft.Attention packs the QKV projection and attention into one node; "
+                         "tilewave models them only as separate nodes");
+      },
+      1);
+  add("", "Einsum", FusionRole::gemm, shape_einsum, lower_einsum, 12);
+  add("", "GroupNormalization", FusionRole::opaque, [](ShapeContext& c) { c.same_as_input(0); }, lower_group_norm, 18);
+  add("", "RMSNormalization", FusionRole::opaque, shape_norm, lower_norm, 23);
+  for (const char* op : {"SkipLayerNormalization", "SkipSimplifiedLayerNormalization", "SimplifiedLayerNormalization"})
+    add("com.microsoft", op, FusionRole::opaque, shape_norm, lower_norm, 1);
+  add("", "SimplifiedLayerNormalization", FusionRole::opaque, shape_norm, lower_norm, 1);
+  for (const char* op : {"BiasGelu", "FastGelu", "Gelu", "QuickGelu", "BiasAdd"})
+    add("com.microsoft", op, FusionRole::elementwise, [](ShapeContext& c) { c.same_as_input(0); }, lower_elementwise, 1);
+  for (const char* op : {"LSTM", "GRU", "RNN"}) add("", op, FusionRole::gemm, shape_recurrent, lower_recurrent, 7);
+}
+
+}  // namespace tilewave
