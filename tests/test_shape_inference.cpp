@@ -3,6 +3,8 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <functional>
+#include <map>
 
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
@@ -10,6 +12,8 @@
 #include "onnx_builder.h"
 #include "test_helpers.h"
 #include "tilewave/error.h"
+#include "tilewave/layer_graph.h"
+#include "tilewave/lowering.h"
 #include "tilewave/op_registry.h"
 
 using namespace tilewave;
@@ -345,4 +349,253 @@ TEST_CASE("tilewave's shapes agree with ONNX's own inference on every bundled mo
     }
   }
   CHECK(compared > 5000);
+}
+
+TEST_CASE("new ops: opset-23 Attention, Einsum, GroupNormalization, QLinearConv, LSTM lower to the right problems") {
+  OnnxBuilder b(23);
+  b.import("com.microsoft", 1);
+  b.input("q", {-1, 8, 197, 64});
+  b.input("k", {-1, 8, 197, 64});
+  b.input("v", {-1, 8, 197, 64});
+  b.node("Attention", {"q", "k", "v"}, {"att"});
+  OnnxBuilder::attr(b.node("Einsum", {"q", "k"}, {"scores"}), "equation", std::string("bhqd,bhkd->bhqk"));
+  b.input("x", {-1, 32, 14, 14});
+  b.weight("gs", {32});
+  b.weight("gb", {32});
+  OnnxBuilder::attr(b.node("GroupNormalization", {"x", "gs", "gb"}, {"gn"}), "num_groups", int64_t(8));
+  b.input("xq", {-1, 32, 14, 14}, onnx::TensorProto::UINT8);
+  b.weight("wq", {64, 32, 3, 3}, onnx::TensorProto::INT8);
+  for (const char* s : {"xs", "ws", "ys"}) b.floats(s, {0.1f}, true);
+  b.ints("xz", {0}, true);
+  b.ints("wz", {0}, true);
+  b.ints("yz", {0}, true);
+  b.node("QLinearConv", {"xq", "xs", "xz", "wq", "ws", "wz", "ys", "yz"}, {"yq"});
+  b.input("seq", {-1, 10, 16});  // batch first (layout 1), so --batch sets it
+  b.weight("lw", {1, 128, 16});
+  b.weight("lr", {1, 128, 32});
+  auto& lstm_node = b.node("LSTM", {"seq", "lw", "lr"}, {"ly", "lh"});
+  OnnxBuilder::attr(lstm_node, "hidden_size", int64_t(32));
+  OnnxBuilder::attr(lstm_node, "layout", int64_t(1));
+  const Model m = b.load_batch(2);
+  CHECK(dims_of(m, "att") == V{2, 8, 197, 64});
+  CHECK(dims_of(m, "scores") == V{2, 8, 197, 197});
+  CHECK(dims_of(m, "gn") == V{2, 32, 14, 14});
+  CHECK(dims_of(m, "yq") == V{2, 64, 12, 12});
+  CHECK(dims_of(m, "ly") == V{2, 10, 1, 32});
+  CHECK(dims_of(m, "lh") == V{2, 1, 32});
+  const LayerGraph g = build_layer_graph(m);
+  const Lowering low = lower_model(m, g, default_runtime(), DType::fp16);
+  std::map<std::string, Layer> by_name;
+  for (const auto& k : low.kernels)
+    if (k.layer) by_name[k.name] = *k.layer;
+  const auto& att = std::get<AttentionProblem>(by_name.at("att").problem);
+  CHECK(att.batch_heads == 16);
+  CHECK(att.q_len == 197);
+  CHECK(att.kv_len == 197);
+  CHECK(useful_flops(by_name.at("att")) == 2 * 16 * 197 * 197 * 128);
+  const auto& ein = std::get<GemmProblem>(by_name.at("scores").problem);
+  CHECK((ein.batch == 16 && ein.M == 197 && ein.N == 197 && ein.K == 64));
+  CHECK(by_name.at("yq").dtype == DType::int8);
+  const auto& lstm = std::get<GemmProblem>(by_name.at("ly").problem);
+  CHECK((lstm.M == 20 && lstm.N == 128 && lstm.K == 48));
+}
+
+namespace {
+
+// One node on [2,6,8,8] float inputs (plus any initializers `setup` adds),
+// inferred by tilewave and by ONNX 1.12 (opset 17): every output ONNX infers
+// fully must match.
+void cross_check(const std::string& op, int inputs, const std::function<void(OnnxBuilder&, onnx::NodeProto&)>& setup,
+                 int outputs = 1, int64_t opset = 17) {
+  CAPTURE(op);
+  OnnxBuilder b(opset);
+  std::vector<std::string> ins, outs;
+  for (int i = 0; i < inputs; ++i) {
+    ins.push_back("x" + std::to_string(i));
+    b.input(ins.back(), {2, 6, 8, 8});
+  }
+  for (int o = 0; o < outputs; ++o) outs.push_back("y" + std::to_string(o));
+  auto& n = b.node(op, ins, outs);
+  if (setup) setup(b, n);
+  for (const auto& o : outs) b.output(o);
+  const Model ours = b.load();
+  onnx::ModelProto theirs = b.proto();
+  onnx::ShapeInferenceOptions si(false, 0, true);
+  onnx::shape_inference::InferShapes(theirs, onnx::OpSchemaRegistry::Instance(), si);
+  int compared = 0;
+  for (const auto& v : theirs.graph().output()) {
+    if (!v.type().tensor_type().has_shape()) continue;
+    V dims;
+    for (const auto& d : v.type().tensor_type().shape().dim()) dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
+    CAPTURE(v.name());
+    // Where ONNX leaves a dim unknown (data-dependent sizes), only the rank is compared.
+    auto mine = dims_of(ours, v.name());
+    if (std::find(dims.begin(), dims.end(), -1) != dims.end()) CHECK(mine.size() == dims.size());
+    else CHECK(mine == dims);
+    ++compared;
+  }
+  CHECK(compared > 0);
+}
+
+}  // namespace
+
+TEST_CASE("single-op graphs: tilewave's shape functions agree with ONNX's own inference") {
+  using B = OnnxBuilder;
+  for (const char* op : {"Abs", "Celu", "Elu", "Exp", "Floor", "Log", "Reciprocal", "Round", "Selu", "Sign",
+                         "Softplus", "Softsign", "ThresholdedRelu", "Hardmax", "LogSoftmax", "LRN",
+                         "MeanVarianceNormalization", "LpNormalization", "IsInf", "Identity", "Size", "Shape"})
+    cross_check(op, 1, op == std::string("LRN") ? [](B&, onnx::NodeProto& n) { B::attr(n, "size", int64_t(3)); }
+                                                 : std::function<void(B&, onnx::NodeProto&)>());
+  for (const char* op : {"Mean", "Min", "Sum", "Less", "LessOrEqual", "Greater", "PRelu"}) cross_check(op, 2, nullptr);
+  for (const char* op : {"ArgMax", "ArgMin"})
+    cross_check(op, 1, [](B&, onnx::NodeProto& n) { B::attr(n, "axis", int64_t(1)); });
+  for (const char* op : {"ReduceL1", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax", "ReduceMin", "ReduceSumSquare"})
+    cross_check(op, 1, [](B&, onnx::NodeProto& n) {
+      B::attr(n, "axes", V{2, 3});
+      B::attr(n, "keepdims", int64_t(0));
+    });
+  cross_check("GlobalMaxPool", 1, nullptr);
+  cross_check("GlobalLpPool", 1, nullptr);
+  cross_check("LpPool", 1, [](B&, onnx::NodeProto& n) { B::attr(n, "kernel_shape", V{3, 3}); });
+  cross_check("DepthToSpace", 0, [](B& b, onnx::NodeProto& n) {
+    b.input("d", {2, 8, 4, 4});
+    n.add_input("d");
+    B::attr(n, "blocksize", int64_t(2));
+  });
+  cross_check("SpaceToDepth", 1, [](B&, onnx::NodeProto& n) { B::attr(n, "blocksize", int64_t(2)); });
+  cross_check("ConvTranspose", 1, [](B& b, onnx::NodeProto& n) {
+    b.weight("w", {6, 4, 3, 3});
+    n.add_input("w");
+    B::attr(n, "strides", V{2, 2});
+    B::attr(n, "output_padding", V{1, 1});
+  });
+  cross_check("Dropout", 1, nullptr, 2);
+  cross_check("TopK", 1, [](B& b, onnx::NodeProto& n) {
+    b.ints("k", {3});
+    n.add_input("k");
+  }, 2);
+  cross_check("Trilu", 1, nullptr);
+  cross_check("EyeLike", 0, [](B& b, onnx::NodeProto& n) {
+    b.input("sq", {5, 5});
+    n.add_input("sq");
+  });
+  cross_check("OneHot", 0, [](B& b, onnx::NodeProto& n) {
+    b.input("idx", {2, 3}, onnx::TensorProto::INT64);
+    b.ints("depth", {10}, true);
+    b.floats("vals", {0, 1});
+    n.add_input("idx");
+    n.add_input("depth");
+    n.add_input("vals");
+  });
+  {
+    // Compress keeps a data-dependent count; ONNX 1.12 infers nothing for it.
+    OnnxBuilder b(17);
+    b.input("x", {2, 6, 8, 8});
+    b.input("cond", {6}, onnx::TensorProto::BOOL);
+    B::attr(b.node("Compress", {"x", "cond"}, {"y"}), "axis", int64_t(1));
+    CHECK(dims_of(b.load(), "y") == V{2, -1, 8, 8});
+  }
+  cross_check("ReverseSequence", 0, [](B& b, onnx::NodeProto& n) {
+    b.input("seqs", {4, 2, 3});
+    b.input("lens", {2}, onnx::TensorProto::INT64);
+    n.add_input("seqs");
+    n.add_input("lens");
+  });
+  cross_check("GRU", 0, [](B& b, onnx::NodeProto& n) {
+    b.input("s", {7, 2, 16});
+    b.weight("w", {2, 96, 16});
+    b.weight("r", {2, 96, 32});
+    n.add_input("s");
+    n.add_input("w");
+    n.add_input("r");
+    n.add_output("yh");
+    B::attr(n, "hidden_size", int64_t(32));
+    B::attr(n, "direction", std::string("bidirectional"));
+  });
+  cross_check("RNN", 0, [](B& b, onnx::NodeProto& n) {
+    b.input("s", {7, 2, 16});
+    b.weight("w", {1, 32, 16});
+    b.weight("r", {1, 32, 32});
+    n.add_input("s");
+    n.add_input("w");
+    n.add_input("r");
+    B::attr(n, "hidden_size", int64_t(32));
+  });
+  cross_check("MatMulInteger", 0, [](B& b, onnx::NodeProto& n) {
+    b.input("a", {4, 16}, onnx::TensorProto::UINT8);
+    b.weight("bw", {16, 8}, onnx::TensorProto::UINT8);
+    n.add_input("a");
+    n.add_input("bw");
+  });
+  cross_check("ConvInteger", 0, [](B& b, onnx::NodeProto& n) {
+    b.input("a", {1, 4, 8, 8}, onnx::TensorProto::UINT8);
+    b.weight("cw", {8, 4, 3, 3}, onnx::TensorProto::UINT8);
+    n.add_input("a");
+    n.add_input("cw");
+  });
+}
+
+TEST_CASE("ONNX Runtime's com.microsoft forms and the remaining new ops infer and lower") {
+  OnnxBuilder b(23);
+  b.import("com.microsoft", 1);
+  const std::string ms = "com.microsoft";
+  b.input("h", {-1, 128, 256});
+  b.weight("g", {256});
+  b.node("RMSNormalization", {"h", "g"}, {"rms"});
+  b.node("SimplifiedLayerNormalization", {"h", "g"}, {"sln"}, ms);
+  b.node("SkipSimplifiedLayerNormalization", {"h", "rms", "g"}, {"ssln"}, ms);
+  for (const char* op : {"FastGelu", "Gelu", "QuickGelu", "BiasAdd"}) b.node(op, {"h"}, {std::string("act_") + op}, ms);
+  b.node("Mish", {"h"}, {"mish"});
+  b.weight("wt", {512, 256});
+  auto& fm = b.node("FusedMatMul", {"h", "wt"}, {"fm"}, ms);
+  OnnxBuilder::attr(fm, "transB", int64_t(1));
+  auto& mha = b.node("MultiHeadAttention", {"h", "h", "fm"}, {"mha"}, ms);
+  OnnxBuilder::attr(mha, "num_heads", int64_t(4));
+  b.input("img", {-1, 16, 10, 10});
+  b.weight("cw", {32, 16, 3, 3});
+  b.node("FusedConv", {"img", "cw"}, {"fc"}, ms);
+  b.input("qa", {-1, 64}, onnx::TensorProto::UINT8);
+  b.weight("qb", {64, 32}, onnx::TensorProto::UINT8);
+  for (const char* s : {"sa", "sb", "sy"}) b.floats(s, {0.1f}, true);
+  for (const char* s : {"za", "zb", "zy"}) b.ints(s, {0}, true);
+  b.node("QLinearMatMul", {"qa", "sa", "za", "qb", "sb", "zb", "sy", "zy"}, {"qmm"});
+  b.node("QLinearMul", {"qa", "sa", "za", "qa", "sa", "za", "sy", "zy"}, {"qmul"}, ms);
+  for (const char* op : {"QLinearSigmoid", "QLinearLeakyRelu", "QLinearSoftmax"})
+    b.node(op, {"qa", "sa", "za", "sy", "zy"}, {std::string("q_") + op}, ms);
+  b.node("DynamicQuantizeLinear", {"h"}, {"dq", "dq_scale", "dq_zp"});
+  b.input("bits", {-1}, onnx::TensorProto::INT64);
+  b.node("Or", {"bits", "bits"}, {"or"});
+  b.node("Xor", {"bits", "bits"}, {"xor"});
+  auto& shift = b.node("BitShift", {"bits", "bits"}, {"shift"});
+  OnnxBuilder::attr(shift, "direction", std::string("LEFT"));
+  b.node("NonZero", {"bits"}, {"nz"});
+  auto& l1 = b.node("ReduceL1", {"h"}, {"l1"});
+  OnnxBuilder::attr(l1, "keepdims", int64_t(0));
+  const Model m = b.load_batch(2);
+  for (const char* t : {"rms", "sln", "ssln", "act_FastGelu", "act_Gelu", "act_QuickGelu", "act_BiasAdd", "mish", "dq"})
+    CHECK(dims_of(m, t) == V{2, 128, 256});
+  CHECK(dims_of(m, "fm") == V{2, 128, 512});
+  CHECK(dims_of(m, "mha") == V{2, 128, 512});
+  CHECK(dims_of(m, "fc") == V{2, 32, 8, 8});
+  CHECK(dims_of(m, "qmm") == V{2, 32});
+  CHECK(dims_of(m, "qmul") == V{2, 64});
+  CHECK(dims_of(m, "q_QLinearSoftmax") == V{2, 64});
+  CHECK(dims_of(m, "dq_scale") == V{});
+  CHECK(dims_of(m, "or") == V{2});
+  CHECK(dims_of(m, "xor") == V{2});
+  CHECK(dims_of(m, "shift") == V{2});
+  CHECK(dims_of(m, "nz") == V{1, -1});
+  CHECK(dims_of(m, "l1") == V{});
+  const LayerGraph g = build_layer_graph(m);
+  const Lowering low = lower_model(m, g, default_runtime(), DType::fp16);
+  std::map<std::string, Layer> by_name;
+  for (const auto& k : low.kernels)
+    if (k.layer) by_name[k.name] = *k.layer;
+  const auto& att = std::get<AttentionProblem>(by_name.at("mha").problem);
+  CHECK((att.batch_heads == 8 && att.q_len == 128 && att.kv_len == 128 && att.head_dim == 64 && att.v_head_dim == 128));
+  const auto& mm = std::get<GemmProblem>(by_name.at("fm").problem);
+  CHECK((mm.M == 256 && mm.N == 512 && mm.K == 256));
+  CHECK(std::holds_alternative<ConvProblem>(by_name.at("fc").problem));
+  CHECK(by_name.at("qmm").dtype == DType::int8);
+  CHECK(std::get<GemmProblem>(by_name.at("qmm").problem).K == 64);
 }

@@ -1,4 +1,5 @@
 #include "commands.h"
+#include "tilewave/op_registry.h"
 
 #include <chrono>
 #include <iostream>
@@ -196,6 +197,60 @@ int cmd_gpus(const CommonOptions& o) {
     }
   }
   if (o.format == "json") std::cout << rows.dump(2) << "\n";
+  return 0;
+}
+
+namespace {
+
+// What each runtime launches for an op of this fusion role (docs/model.md "Runtimes").
+struct RoleKernels {
+  const char* role;
+  const char* eager;
+  const char* inductor;
+  const char* tensorrt;
+};
+
+RoleKernels role_kernels(FusionRole role) {
+  switch (role) {
+    case FusionRole::none: return {"none", "nothing (view or load-time value)", "nothing", "nothing"};
+    case FusionRole::gemm:
+      return {"gemm", "library kernel (+ bias/BN kernels)", "library kernel", "library kernel + fused epilogue"};
+    case FusionRole::elementwise:
+      return {"elementwise", "own kernel", "fused into a generated kernel", "epilogue of its producer, else own"};
+    case FusionRole::reduction:
+      return {"reduction", "own kernel", "fused into a generated kernel", "own kernel"};
+    case FusionRole::opaque: break;
+  }
+  return {"opaque", "own kernel", "own kernel", "own kernel"};
+}
+
+}  // namespace
+
+int cmd_ops(const CommonOptions& o) {
+  const OpRegistry& registry = OpRegistry::builtin();
+  constexpr int kNewestOpset = 23;
+  json rows = json::array();
+  if (o.format == "table")
+    fmt::print("{:<42} {:<8} {:<12} {}\n", "op", "opsets", "role", "eager | inductor | tensorrt");
+  if (o.format == "md")
+    fmt::print("| op | opsets | role | eager | inductor | tensorrt |\n| --- | --- | --- | --- | --- | --- |\n");
+  for (const auto& [key, rule] : registry.rules()) {
+    const std::string name = key.first.empty() ? key.second : key.first + "." + key.second;
+    // com.microsoft ops are versioned 1 in their own domain.
+    const std::string opsets =
+        key.first.empty() ? fmt::format("{}-{}", rule.since_opset, kNewestOpset) : fmt::format("{}", rule.since_opset);
+    const RoleKernels k = role_kernels(rule.role);
+    if (o.format == "json")
+      rows.push_back({{"op", name}, {"domain", key.first}, {"opsets", opsets}, {"role", k.role},
+                      {"eager", k.eager}, {"inductor", k.inductor}, {"tensorrt", k.tensorrt},
+                      {"shape_function", bool(rule.shape)}, {"lowering", bool(rule.lower)}});
+    else if (o.format == "md")
+      fmt::print("| {} | {} | {} | {} | {} | {} |\n", name, opsets, k.role, k.eager, k.inductor, k.tensorrt);
+    else
+      fmt::print("{:<42} {:<8} {:<12} {} | {} | {}\n", name, opsets, k.role, k.eager, k.inductor, k.tensorrt);
+  }
+  if (o.format == "json") std::cout << rows.dump(2) << "\n";
+  else if (o.format == "table") fmt::print("{} ops; docs/ops.md explains the columns\n", registry.size());
   return 0;
 }
 

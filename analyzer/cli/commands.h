@@ -32,6 +32,7 @@ int cmd_extract(const CommonOptions& o, const std::string& model);
 int cmd_rank(const CommonOptions& o, const std::vector<std::string>& models);
 int cmd_sweep(const CommonOptions& o, const std::string& model, const std::string& batches);
 int cmd_gpus(const CommonOptions& o);
+int cmd_ops(const CommonOptions& o);
 int cmd_calibrate_fit(const CommonOptions& o, const std::vector<std::string>& measured, const std::string& dtype, int seed,
                       double holdout);
 int cmd_calibrate_fit_networks(const CommonOptions& o, const std::string& netbench, const std::string& models_dir,

@@ -80,6 +80,9 @@ int main(int argc, char** argv) {
   gpus->add_option("--gpu-dir", o.gpu_dir, "GPU database directory");
   gpus->add_option("--format", o.format, "table or json")->check(CLI::IsMember({"table", "json"}));
 
+  auto* ops = app.add_subcommand("ops", "list the supported ONNX ops: opsets, fusion role, kernel per runtime");
+  ops->add_option("--format", o.format, "table, md or json")->check(CLI::IsMember({"table", "md", "json"}));
+
   auto* calibrate = app.add_subcommand("calibrate", "fit or validate model parameters against measurements");
   calibrate->require_subcommand(1);
   auto* fit = calibrate->add_subcommand("fit", "fit the GPU file's parameters to measured layers");
@@ -170,6 +173,7 @@ int main(int argc, char** argv) {
     if (*rank) return cli::cmd_rank(o, models);
     if (*sweep) return cli::cmd_sweep(o, model, batches);
     if (*gpus) return cli::cmd_gpus(o);
+    if (*ops) return cli::cmd_ops(o);
     if (*fit) return cli::cmd_calibrate_fit(o, measured_files, fit_dtype, seed, holdout);
     if (*fit_net) {
       o.runtime = fit_net_runtime;
