@@ -599,3 +599,27 @@ TEST_CASE("ONNX Runtime's com.microsoft forms and the remaining new ops infer an
   CHECK(by_name.at("qmm").dtype == DType::int8);
   CHECK(std::get<GemmProblem>(by_name.at("qmm").problem).K == 64);
 }
+
+TEST_CASE("attention written as MatMul-scale-Softmax-MatMul is one flash-attention kernel unless unfused") {
+  OnnxBuilder b(17);
+  b.input("q", {-1, 4, 64, 32});
+  b.input("kt", {-1, 4, 32, 80});
+  b.input("v", {-1, 4, 80, 16});
+  b.floats("scale", {0.125f}, true);
+  b.node("MatMul", {"q", "kt"}, {"s"});
+  b.node("Mul", {"s", "scale"}, {"ss"});
+  OnnxBuilder::attr(b.node("Softmax", {"ss"}, {"p"}), "axis", int64_t(-1));
+  b.node("MatMul", {"p", "v"}, {"o"});
+  b.node("Relu", {"o"}, {"y"});
+  b.output("y");
+  const Model m = b.load_batch(3);
+  const LayerGraph g = build_layer_graph(m);
+  const Lowering fused = lower_model(m, g, default_runtime(), DType::fp16);
+  const Lowering unfused = lower_model(m, g, default_runtime(), DType::fp16, OpRegistry::builtin(), false);
+  REQUIRE(fused.kernels.size() == 2);  // attention, Relu
+  const auto& a = std::get<AttentionProblem>(fused.kernels[0].layer->problem);
+  CHECK((a.batch_heads == 12 && a.q_len == 64 && a.kv_len == 80 && a.head_dim == 32 && a.v_head_dim == 16));
+  CHECK(fused.kernels[0].nodes.size() == 4);
+  CHECK(useful_flops(*fused.kernels[0].layer) == 2 * 12 * 64 * 80 * (32 + 16));
+  CHECK(unfused.kernels.size() == 5);  // MatMul, Mul, Softmax, MatMul, Relu
+}

@@ -43,6 +43,7 @@ AnalyzeOptions analyze_options(const CommonOptions& o) {
   AnalyzeOptions a;
   a.dtype = *parse_dtype(o.dtype);
   a.runtime = &runtime_of(o);
+  a.fuse_attention = o.attention != "unfused";
   if (o.batch > 0) a.load.batch = o.batch;
   else if (o.batch < 0) throw InputError("--batch", "batch must be positive");
   for (const auto& spec : o.inputs) {
@@ -119,7 +120,7 @@ int cmd_extract(const CommonOptions& o, const std::string& model_path) {
   const AnalyzeOptions opt = analyze_options(o);
   const Model model = load_onnx(model_path, opt.load);
   const LayerGraph graph = build_layer_graph(model);
-  const Lowering lowered = lower_model(model, graph, *opt.runtime, opt.dtype);
+  const Lowering lowered = lower_model(model, graph, *opt.runtime, opt.dtype, OpRegistry::builtin(), opt.fuse_attention);
   const std::string stem = std::filesystem::path(model_path).stem().string();
   write_output(o.output, [&](std::ostream& os) {
     for (const auto& k : lowered.kernels) {

@@ -18,7 +18,8 @@ struct CommonOptions {
   std::string output = "-";
   std::vector<std::string> inputs;  // --input NAME=1x3x224x224
   int64_t batch = 0;                // 0: as in the file
-  bool allow_unmodelled = false;    // partial totals instead of an error (docs/errors.md)
+  bool allow_unmodelled = false;
+  std::string attention = "fused";  // fused | unfused    // partial totals instead of an error (docs/errors.md)
 };
 
 // The GPU named by --gpu (and --gpu-dir).

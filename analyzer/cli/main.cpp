@@ -30,6 +30,11 @@ void add_model_options(CLI::App* cmd, cli::CommonOptions& o) {
       ->check(CLI::IsMember({"none", "trt"}))
       ->excludes(cmd->get_option("--runtime"));
   cmd->add_option("--input", o.inputs, "set a whole input shape, NAME=1x3x224x224 (repeatable)");
+  cmd->add_option("--attention", o.attention,
+                  "fused: attention written as MatMul-Softmax-MatMul is one flash-attention kernel, as PyTorch's "
+                  "scaled_dot_product_attention runs it; unfused: separate kernels, for models that compute it by hand")
+      ->check(CLI::IsMember({"fused", "unfused"}))
+      ->capture_default_str();
   cmd->add_flag("--allow-unmodelled", o.allow_unmodelled,
                 "give totals marked partial when kernels cannot be modelled, instead of exit 1");
 }

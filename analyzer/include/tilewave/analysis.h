@@ -60,6 +60,7 @@ struct AnalyzeOptions {
   LoadOptions load;
   DType dtype = DType::fp16;
   const RuntimeProfile* runtime = &default_runtime();
+  bool fuse_attention = true;  // --attention fused (default) | unfused
 };
 
 Analysis analyze_model(const Model& model, const GpuModel& gpu, const AnalyzeOptions& options);

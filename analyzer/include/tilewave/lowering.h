@@ -37,12 +37,16 @@ struct Lowering {
   int free_nodes = 0;           // nodes that launch nothing (shape ops, folded constants)
 };
 
+class AttentionChains;
+
 // What every lowering step reads.
 struct LowerInput {
   const Model& model;
   const LayerGraph& graph;
   const OpRegistry& registry;
   DType dtype;
+  // Exporters' attention chains to lower as one fused kernel; null: unfused.
+  const AttentionChains* attention = nullptr;
 };
 
 // How one runtime turns a model into kernels. Each profile composes small
@@ -62,7 +66,10 @@ const std::vector<const RuntimeProfile*>& builtin_runtimes();
 const RuntimeProfile* find_runtime(const std::string& name);
 const RuntimeProfile& default_runtime();
 
+// fuse_attention: the MatMul-Softmax-MatMul chains exporters write for
+// scaled_dot_product_attention become one flash-attention kernel
+// (docs/model.md "Attention"); false costs them node by node.
 Lowering lower_model(const Model& model, const LayerGraph& graph, const RuntimeProfile& runtime, DType dtype,
-                     const OpRegistry& registry = OpRegistry::builtin());
+                     const OpRegistry& registry = OpRegistry::builtin(), bool fuse_attention = true);
 
 }  // namespace tilewave

@@ -72,7 +72,7 @@ double network_time_us(const Lowering& lowered, const GpuModel& gpu) {
 Analysis analyze_model(const Model& model, const GpuModel& base_gpu, const AnalyzeOptions& options) {
   const LayerGraph graph = build_layer_graph(model);
   const RuntimeProfile& runtime = *options.runtime;
-  const Lowering lowered = lower_model(model, graph, runtime, options.dtype);
+  const Lowering lowered = lower_model(model, graph, runtime, options.dtype, OpRegistry::builtin(), options.fuse_attention);
   const GpuModel gpu = gpu_for(base_gpu, runtime);
   Analysis a;
   a.model_path = model.path;

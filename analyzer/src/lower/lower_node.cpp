@@ -1,5 +1,7 @@
 #include "lower_node.h"
 
+#include "attention_fusion.h"
+
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -23,6 +25,19 @@ constexpr const char* kComputeWords[] = {"Conv", "MatMul", "Gemm", "Attention", 
 
 std::optional<Kernel> lower_node(const LowerInput& in, const Node& n) {
   if (produces_only_static(in.model, n)) return std::nullopt;  // folded at load time
+  if (const AttentionChain* c = in.attention ? in.attention->chain_of(n.index) : nullptr) {
+    if (c->nodes.front() != n.index) return std::nullopt;  // inside the fused kernel its head stands for
+    Kernel k;
+    k.name = n.name;
+    k.ops = "Attention(MatMul+Softmax+MatMul)";
+    k.nodes = c->nodes;
+    k.compute = true;
+    Layer l;
+    l.problem = c->problem;
+    l.dtype = in.dtype;
+    k.layer = l;
+    return k;
+  }
   Kernel k;
   k.name = n.name;
   k.ops = n.op_type;
@@ -61,6 +76,7 @@ KernelEdges::KernelEdges(const LowerInput& in) : in_(in) {
     const Node& n = m.nodes[idx];
     // A node that launches nothing (shape ops, layout-only permutes) relabels its input.
     if (produces_only_static(m, n) || (role_of(in, n) != FusionRole::none && lower_node(in, n))) continue;
+    if (in.attention && in.attention->chain_of(n.index)) continue;  // inside a fused attention kernel, not a view
     std::string viewed;
     for (const auto& t : n.inputs)
       if (!t.empty() && !m.static_tensors.count(t)) viewed = viewed.empty() ? t : "?";

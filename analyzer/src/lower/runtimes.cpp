@@ -2,6 +2,7 @@
 // composition of the lowering rules in this folder.
 #include <algorithm>
 
+#include "attention_fusion.h"
 #include "conv_kernels.h"
 #include "framework_ops.h"
 #include "pointwise_fusion.h"
@@ -125,8 +126,10 @@ const RuntimeProfile* find_runtime(const std::string& name) {
 const RuntimeProfile& default_runtime() { return *builtin_runtimes().front(); }
 
 Lowering lower_model(const Model& model, const LayerGraph& graph, const RuntimeProfile& runtime, DType dtype,
-                     const OpRegistry& registry) {
-  return runtime.lower(LowerInput{model, graph, registry, dtype});
+                     const OpRegistry& registry, bool fuse_attention) {
+  if (!fuse_attention) return runtime.lower(LowerInput{model, graph, registry, dtype});
+  const AttentionChains chains(model);
+  return runtime.lower(LowerInput{model, graph, registry, dtype, &chains});
 }
 
 }  // namespace tilewave

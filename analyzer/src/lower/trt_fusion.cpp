@@ -40,7 +40,7 @@ class TrtFuser {
 
  private:
   void absorb(Kernel& k, int head, FusionRole head_role, std::vector<bool>& taken) {
-    int tail = head;
+    int tail = k.nodes.back();  // a fused attention kernel ends at its P V product
     bool residual_used = false;
     std::vector<std::string> chain_inputs = model_.nodes[head].inputs;
     for (;;) {

@@ -74,7 +74,8 @@ json analysis_to_json(const Analysis& a) {
     }
     layers.push_back(std::move(j));
   }
-  return {{"model", a.model_name},
+  // Built without the layers, which are moved in: an initializer list would copy them.
+  json out = {{"model", a.model_name},
           {"model_path", a.model_path},
           {"gpu", a.gpu_id},
           {"gpu_name", a.gpu_name},
@@ -86,7 +87,6 @@ json analysis_to_json(const Analysis& a) {
           {"launch_gap_us", a.launch_gap_us},
           {"nodes", a.nodes},
           {"free_nodes", a.free_nodes},
-          {"layers", layers},
           {"total",
            {{"flops", a.total.flops},
             {"bytes", a.total.bytes},
@@ -97,9 +97,37 @@ json analysis_to_json(const Analysis& a) {
             {"loss", loss_json(a.total.losses)}}},
           {"unmodelled", a.unmodelled},
           {"partial", a.partial}};
+  out["layers"] = std::move(layers);
+  return out;
 }
 
-void write_json(std::ostream& os, const Analysis& a) { os << analysis_to_json(a).dump(2) << "\n"; }
+// The same document as analysis_to_json(a).dump(2), written without
+// building a json value per kernel: for a network of hundreds of kernels
+// that took most of a call's time (docs/performance.md "Start-up").
+void write_json(std::ostream& os, const Analysis& a) {
+  Analysis head = a;
+  head.kernels.clear();
+  std::string top = analysis_to_json(head).dump(2);
+  const auto layers_at = top.find("\"layers\": []");
+  std::string layers = "\"layers\": [";
+  for (size_t i = 0; i < a.kernels.size(); ++i) {
+    const auto& r = a.kernels[i];
+    layers += i ? ",\n    {" : "\n    {";
+    layers += fmt::format("\"name\":{},\"op\":{},\"nodes\":{},", json(r.kernel.name).dump(), json(r.kernel.ops).dump(),
+                          r.kernel.nodes.size());
+    if (r.cost) {
+      std::string fields = cost_fields(*r.cost);  // starts with "pred_us", which the analysis calls time_us
+      fields.replace(0, std::string("\"pred_us\"").size(), "\"time_us\"");
+      layers += "\"layer\":" + layer_to_json(*r.kernel.layer).dump() + "," + fields;
+    } else {
+      layers += "\"unmodelled\":" + json(r.kernel.unmodelled_reason).dump();
+    }
+    layers += "}";
+  }
+  layers += a.kernels.empty() ? "]" : "\n  ]";
+  top.replace(layers_at, std::string("\"layers\": []").size(), layers);
+  os << top << "\n";
+}
 
 void write_csv(std::ostream& os, const Analysis& a) {
   os << "name,op,kernel,flops,bytes,intensity,time_us,utilization,bound,tile_eff,wave_eff,tiles,waves,"
