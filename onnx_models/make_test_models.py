@@ -179,6 +179,18 @@ def unknown_op():
     return model(g, [helper.make_opsetid("com.example", 1)])
 
 
+def conv3d():
+    # A 3-D convolution: tensor-core work tilewave cannot model (only 1-D and
+    # 2-D convs are), so analyze must fail rather than leave it out.
+    node = helper.make_node("Conv", ["x", "w"], ["y"], name="conv3d", kernel_shape=[3, 3, 3], pads=[1] * 6)
+    g = helper.make_graph(
+        [node], "conv3d",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4, 8, 16, 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 8, 8, 16, 16])],
+        initializer=[weight("w", 8, 4, 3, 3, 3)])
+    return model(g)
+
+
 # ---- invalid fixtures: built with helper but saved without the checker ----
 
 def cycle():
@@ -245,7 +257,8 @@ def main():
     onnx.save(cycle(), p("cycle.onnx"))
     onnx.save(dangling(), p("dangling.onnx"))
     onnx.save(unknown_shape(), p("unknown_shape.onnx"))
-    save_checked(activations(), p("activations.onnx"))  # last: keeps the others' random weights
+    save_checked(activations(), p("activations.onnx"))  # keeps the earlier fixtures' random weights
+    save_checked(conv3d(), p("conv3d.onnx"))
     with open(p("not_onnx.onnx"), "w") as f:
         f.write("this is not an ONNX model, just a few bytes of text\n")
     with open(p("tiny_cnn.onnx"), "rb") as f:

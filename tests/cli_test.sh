@@ -34,6 +34,14 @@ expect 0 "" -- "$tw" analyze "$data/tiny_cnn.onnx" --batch 3 --format json
 grep -q '"batch": 3' "$tmp/out" || { echo "FAIL: json lacks the batch"; fails=$((fails + 1)); }
 expect 0 "" -- "$tw" analyze "$data/tiny_cnn.onnx" --batch 3 --format csv --fusion trt --dtype int8 --gpu a100
 grep -q "fusion is deprecated" "$tmp/err" || { echo "FAIL: --fusion gives no deprecation note"; fails=$((fails + 1)); }
+# A model whose compute tilewave cannot model is an error, not a zero;
+# --allow-unmodelled gives totals marked partial.
+expect 1 "conv3d.onnx: node 'conv3d' (Conv) does tensor-core work" -- "$tw" analyze "$data/conv3d.onnx" --batch 2
+expect 1 "conv3d.onnx" -- "$tw" sweep "$data/conv3d.onnx" --batch 1,2
+expect 0 "" -- "$tw" analyze "$data/conv3d.onnx" --batch 2 --allow-unmodelled --format json
+grep -q '"partial": true' "$tmp/out" || { echo "FAIL: partial totals are not marked partial"; fails=$((fails + 1)); }
+expect 0 "" -- "$tw" ops
+grep -q "GroupNormalization" "$tmp/out" || { echo "FAIL: ops lacks GroupNormalization"; fails=$((fails + 1)); }
 for rt in eager inductor tensorrt; do
   expect 0 "" -- "$tw" analyze "$data/tiny_cnn.onnx" --batch 2 --runtime "$rt" --format json
   grep -q "\"runtime\": \"$rt\"" "$tmp/out" || { echo "FAIL: json lacks runtime $rt"; fails=$((fails + 1)); }
