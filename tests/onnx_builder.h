@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include <onnx/onnx_pb.h>
+#include "tilewave_onnx.pb.h"
 
 #include "tilewave/model.h"
 

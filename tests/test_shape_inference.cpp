@@ -39,10 +39,10 @@ OnnxBuilder tf_same_conv(int64_t size) {
   b.weight("w", {4, 8, 3, 3});
   b.node("Shape", {"x"}, {"shape"});
   b.node("Gather", {"shape", "i2"}, {"ih"});
-  OnnxBuilder::attr(b.node("Cast", {"ih"}, {"ihf"}), "to", int64_t(onnx::TensorProto::FLOAT));
+  OnnxBuilder::attr(b.node("Cast", {"ih"}, {"ihf"}), "to", int64_t(tilewave::onnx::TensorProto::FLOAT));
   b.node("Div", {"ihf", "two_f"}, {"q"});
   b.node("Ceil", {"q"}, {"c"});
-  OnnxBuilder::attr(b.node("Cast", {"c"}, {"ci"}), "to", int64_t(onnx::TensorProto::INT64));
+  OnnxBuilder::attr(b.node("Cast", {"c"}, {"ci"}), "to", int64_t(tilewave::onnx::TensorProto::INT64));
   b.node("Sub", {"ci", "one"}, {"t"});
   b.node("Mul", {"t", "two"}, {"t2"});
   b.node("Add", {"t2", "three"}, {"t3"});
@@ -90,8 +90,8 @@ TEST_CASE("F.pad's reversed pad list (Reshape, negative-step Slice, Transpose) e
   auto& zeros = b.node("ConstantOfShape", {"four"}, {"z"});
   auto* value = zeros.add_attribute();
   value->set_name("value");
-  value->set_type(onnx::AttributeProto::TENSOR);
-  value->mutable_t()->set_data_type(onnx::TensorProto::INT64);
+  value->set_type(tilewave::onnx::AttributeProto::TENSOR);
+  value->mutable_t()->set_data_type(tilewave::onnx::TensorProto::INT64);
   value->mutable_t()->add_dims(1);
   value->mutable_t()->add_int64_data(0);
   OnnxBuilder::attr(b.node("Concat", {"p", "z"}, {"all"}), "axis", int64_t(0));
@@ -331,9 +331,10 @@ TEST_CASE("tilewave's shapes agree with ONNX's own inference on every bundled mo
     LoadOptions o;
     o.batch = 3;
     const Model ours = load_onnx(f, o);
-    onnx::ModelProto theirs = *ours.proto;  // overrides applied, recorded shapes dropped
-    onnx::ShapeInferenceOptions si(false, 0, true);
-    onnx::shape_inference::InferShapes(theirs, onnx::OpSchemaRegistry::Instance(), si);
+    ::onnx::ModelProto theirs;  // ONNX's own classes, from the same bytes: overrides applied, recorded shapes dropped
+    REQUIRE(theirs.ParseFromString(ours.proto->SerializeAsString()));
+    ::onnx::ShapeInferenceOptions si(false, 0, true);
+    ::onnx::shape_inference::InferShapes(theirs, ::onnx::OpSchemaRegistry::Instance(), si);
     for (const auto& v : theirs.graph().value_info()) {
       const auto& shape = v.type().tensor_type().shape();
       V dims;
@@ -363,8 +364,8 @@ TEST_CASE("new ops: opset-23 Attention, Einsum, GroupNormalization, QLinearConv,
   b.weight("gs", {32});
   b.weight("gb", {32});
   OnnxBuilder::attr(b.node("GroupNormalization", {"x", "gs", "gb"}, {"gn"}), "num_groups", int64_t(8));
-  b.input("xq", {-1, 32, 14, 14}, onnx::TensorProto::UINT8);
-  b.weight("wq", {64, 32, 3, 3}, onnx::TensorProto::INT8);
+  b.input("xq", {-1, 32, 14, 14}, tilewave::onnx::TensorProto::UINT8);
+  b.weight("wq", {64, 32, 3, 3}, tilewave::onnx::TensorProto::INT8);
   for (const char* s : {"xs", "ws", "ys"}) b.floats(s, {0.1f}, true);
   b.ints("xz", {0}, true);
   b.ints("wz", {0}, true);
@@ -405,7 +406,7 @@ namespace {
 // One node on [2,6,8,8] float inputs (plus any initializers `setup` adds),
 // inferred by tilewave and by ONNX 1.12 (opset 17): every output ONNX infers
 // fully must match.
-void cross_check(const std::string& op, int inputs, const std::function<void(OnnxBuilder&, onnx::NodeProto&)>& setup,
+void cross_check(const std::string& op, int inputs, const std::function<void(OnnxBuilder&, tilewave::onnx::NodeProto&)>& setup,
                  int outputs = 1, int64_t opset = 17) {
   CAPTURE(op);
   OnnxBuilder b(opset);
@@ -419,9 +420,10 @@ void cross_check(const std::string& op, int inputs, const std::function<void(Onn
   if (setup) setup(b, n);
   for (const auto& o : outs) b.output(o);
   const Model ours = b.load();
-  onnx::ModelProto theirs = b.proto();
-  onnx::ShapeInferenceOptions si(false, 0, true);
-  onnx::shape_inference::InferShapes(theirs, onnx::OpSchemaRegistry::Instance(), si);
+  ::onnx::ModelProto theirs;
+  REQUIRE(theirs.ParseFromString(b.proto().SerializeAsString()));
+  ::onnx::ShapeInferenceOptions si(false, 0, true);
+  ::onnx::shape_inference::InferShapes(theirs, ::onnx::OpSchemaRegistry::Instance(), si);
   int compared = 0;
   for (const auto& v : theirs.graph().output()) {
     if (!v.type().tensor_type().has_shape()) continue;
@@ -444,43 +446,43 @@ TEST_CASE("single-op graphs: tilewave's shape functions agree with ONNX's own in
   for (const char* op : {"Abs", "Celu", "Elu", "Exp", "Floor", "Log", "Reciprocal", "Round", "Selu", "Sign",
                          "Softplus", "Softsign", "ThresholdedRelu", "Hardmax", "LogSoftmax", "LRN",
                          "MeanVarianceNormalization", "LpNormalization", "IsInf", "Identity", "Size", "Shape"})
-    cross_check(op, 1, op == std::string("LRN") ? [](B&, onnx::NodeProto& n) { B::attr(n, "size", int64_t(3)); }
-                                                 : std::function<void(B&, onnx::NodeProto&)>());
+    cross_check(op, 1, op == std::string("LRN") ? [](B&, tilewave::onnx::NodeProto& n) { B::attr(n, "size", int64_t(3)); }
+                                                 : std::function<void(B&, tilewave::onnx::NodeProto&)>());
   for (const char* op : {"Mean", "Min", "Sum", "Less", "LessOrEqual", "Greater", "PRelu"}) cross_check(op, 2, nullptr);
   for (const char* op : {"ArgMax", "ArgMin"})
-    cross_check(op, 1, [](B&, onnx::NodeProto& n) { B::attr(n, "axis", int64_t(1)); });
+    cross_check(op, 1, [](B&, tilewave::onnx::NodeProto& n) { B::attr(n, "axis", int64_t(1)); });
   for (const char* op : {"ReduceL1", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax", "ReduceMin", "ReduceSumSquare"})
-    cross_check(op, 1, [](B&, onnx::NodeProto& n) {
+    cross_check(op, 1, [](B&, tilewave::onnx::NodeProto& n) {
       B::attr(n, "axes", V{2, 3});
       B::attr(n, "keepdims", int64_t(0));
     });
   cross_check("GlobalMaxPool", 1, nullptr);
   cross_check("GlobalLpPool", 1, nullptr);
-  cross_check("LpPool", 1, [](B&, onnx::NodeProto& n) { B::attr(n, "kernel_shape", V{3, 3}); });
-  cross_check("DepthToSpace", 0, [](B& b, onnx::NodeProto& n) {
+  cross_check("LpPool", 1, [](B&, tilewave::onnx::NodeProto& n) { B::attr(n, "kernel_shape", V{3, 3}); });
+  cross_check("DepthToSpace", 0, [](B& b, tilewave::onnx::NodeProto& n) {
     b.input("d", {2, 8, 4, 4});
     n.add_input("d");
     B::attr(n, "blocksize", int64_t(2));
   });
-  cross_check("SpaceToDepth", 1, [](B&, onnx::NodeProto& n) { B::attr(n, "blocksize", int64_t(2)); });
-  cross_check("ConvTranspose", 1, [](B& b, onnx::NodeProto& n) {
+  cross_check("SpaceToDepth", 1, [](B&, tilewave::onnx::NodeProto& n) { B::attr(n, "blocksize", int64_t(2)); });
+  cross_check("ConvTranspose", 1, [](B& b, tilewave::onnx::NodeProto& n) {
     b.weight("w", {6, 4, 3, 3});
     n.add_input("w");
     B::attr(n, "strides", V{2, 2});
     B::attr(n, "output_padding", V{1, 1});
   });
   cross_check("Dropout", 1, nullptr, 2);
-  cross_check("TopK", 1, [](B& b, onnx::NodeProto& n) {
+  cross_check("TopK", 1, [](B& b, tilewave::onnx::NodeProto& n) {
     b.ints("k", {3});
     n.add_input("k");
   }, 2);
   cross_check("Trilu", 1, nullptr);
-  cross_check("EyeLike", 0, [](B& b, onnx::NodeProto& n) {
+  cross_check("EyeLike", 0, [](B& b, tilewave::onnx::NodeProto& n) {
     b.input("sq", {5, 5});
     n.add_input("sq");
   });
-  cross_check("OneHot", 0, [](B& b, onnx::NodeProto& n) {
-    b.input("idx", {2, 3}, onnx::TensorProto::INT64);
+  cross_check("OneHot", 0, [](B& b, tilewave::onnx::NodeProto& n) {
+    b.input("idx", {2, 3}, tilewave::onnx::TensorProto::INT64);
     b.ints("depth", {10}, true);
     b.floats("vals", {0, 1});
     n.add_input("idx");
@@ -491,17 +493,17 @@ TEST_CASE("single-op graphs: tilewave's shape functions agree with ONNX's own in
     // Compress keeps a data-dependent count; ONNX 1.12 infers nothing for it.
     OnnxBuilder b(17);
     b.input("x", {2, 6, 8, 8});
-    b.input("cond", {6}, onnx::TensorProto::BOOL);
+    b.input("cond", {6}, tilewave::onnx::TensorProto::BOOL);
     B::attr(b.node("Compress", {"x", "cond"}, {"y"}), "axis", int64_t(1));
     CHECK(dims_of(b.load(), "y") == V{2, -1, 8, 8});
   }
-  cross_check("ReverseSequence", 0, [](B& b, onnx::NodeProto& n) {
+  cross_check("ReverseSequence", 0, [](B& b, tilewave::onnx::NodeProto& n) {
     b.input("seqs", {4, 2, 3});
-    b.input("lens", {2}, onnx::TensorProto::INT64);
+    b.input("lens", {2}, tilewave::onnx::TensorProto::INT64);
     n.add_input("seqs");
     n.add_input("lens");
   });
-  cross_check("GRU", 0, [](B& b, onnx::NodeProto& n) {
+  cross_check("GRU", 0, [](B& b, tilewave::onnx::NodeProto& n) {
     b.input("s", {7, 2, 16});
     b.weight("w", {2, 96, 16});
     b.weight("r", {2, 96, 32});
@@ -512,7 +514,7 @@ TEST_CASE("single-op graphs: tilewave's shape functions agree with ONNX's own in
     B::attr(n, "hidden_size", int64_t(32));
     B::attr(n, "direction", std::string("bidirectional"));
   });
-  cross_check("RNN", 0, [](B& b, onnx::NodeProto& n) {
+  cross_check("RNN", 0, [](B& b, tilewave::onnx::NodeProto& n) {
     b.input("s", {7, 2, 16});
     b.weight("w", {1, 32, 16});
     b.weight("r", {1, 32, 32});
@@ -521,15 +523,15 @@ TEST_CASE("single-op graphs: tilewave's shape functions agree with ONNX's own in
     n.add_input("r");
     B::attr(n, "hidden_size", int64_t(32));
   });
-  cross_check("MatMulInteger", 0, [](B& b, onnx::NodeProto& n) {
-    b.input("a", {4, 16}, onnx::TensorProto::UINT8);
-    b.weight("bw", {16, 8}, onnx::TensorProto::UINT8);
+  cross_check("MatMulInteger", 0, [](B& b, tilewave::onnx::NodeProto& n) {
+    b.input("a", {4, 16}, tilewave::onnx::TensorProto::UINT8);
+    b.weight("bw", {16, 8}, tilewave::onnx::TensorProto::UINT8);
     n.add_input("a");
     n.add_input("bw");
   });
-  cross_check("ConvInteger", 0, [](B& b, onnx::NodeProto& n) {
-    b.input("a", {1, 4, 8, 8}, onnx::TensorProto::UINT8);
-    b.weight("cw", {8, 4, 3, 3}, onnx::TensorProto::UINT8);
+  cross_check("ConvInteger", 0, [](B& b, tilewave::onnx::NodeProto& n) {
+    b.input("a", {1, 4, 8, 8}, tilewave::onnx::TensorProto::UINT8);
+    b.weight("cw", {8, 4, 3, 3}, tilewave::onnx::TensorProto::UINT8);
     n.add_input("a");
     n.add_input("cw");
   });
@@ -554,8 +556,8 @@ TEST_CASE("ONNX Runtime's com.microsoft forms and the remaining new ops infer an
   b.input("img", {-1, 16, 10, 10});
   b.weight("cw", {32, 16, 3, 3});
   b.node("FusedConv", {"img", "cw"}, {"fc"}, ms);
-  b.input("qa", {-1, 64}, onnx::TensorProto::UINT8);
-  b.weight("qb", {64, 32}, onnx::TensorProto::UINT8);
+  b.input("qa", {-1, 64}, tilewave::onnx::TensorProto::UINT8);
+  b.weight("qb", {64, 32}, tilewave::onnx::TensorProto::UINT8);
   for (const char* s : {"sa", "sb", "sy"}) b.floats(s, {0.1f}, true);
   for (const char* s : {"za", "zb", "zy"}) b.ints(s, {0}, true);
   b.node("QLinearMatMul", {"qa", "sa", "za", "qb", "sb", "zb", "sy", "zy"}, {"qmm"});
@@ -563,7 +565,7 @@ TEST_CASE("ONNX Runtime's com.microsoft forms and the remaining new ops infer an
   for (const char* op : {"QLinearSigmoid", "QLinearLeakyRelu", "QLinearSoftmax"})
     b.node(op, {"qa", "sa", "za", "sy", "zy"}, {std::string("q_") + op}, ms);
   b.node("DynamicQuantizeLinear", {"h"}, {"dq", "dq_scale", "dq_zp"});
-  b.input("bits", {-1}, onnx::TensorProto::INT64);
+  b.input("bits", {-1}, tilewave::onnx::TensorProto::INT64);
   b.node("Or", {"bits", "bits"}, {"or"});
   b.node("Xor", {"bits", "bits"}, {"xor"});
   auto& shift = b.node("BitShift", {"bits", "bits"}, {"shift"});

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <iterator>
 
-#include <onnx/onnx_pb.h>
+#include "tilewave_onnx.pb.h"
 
 #include "tilewave/analysis.h"
 #include "tilewave/layer_set.h"

@@ -11,11 +11,12 @@
 #include <unordered_set>
 #include <vector>
 
-namespace onnx {
+// tilewave's own copy of ONNX's protobuf classes (analyzer/CMakeLists.txt).
+namespace tilewave::onnx {
 class ModelProto;
 class NodeProto;
 class AttributeProto;
-}  // namespace onnx
+}  // namespace tilewave::onnx
 
 namespace tilewave {
 

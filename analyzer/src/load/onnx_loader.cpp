@@ -3,7 +3,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
-#include <onnx/onnx_pb.h>
+#include "tilewave_onnx.pb.h"
 
 #include "tilewave/error.h"
 #include "tilewave/model.h"

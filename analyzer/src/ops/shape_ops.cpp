@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include <fmt/format.h>
-#include <onnx/onnx_pb.h>
+#include "tilewave_onnx.pb.h"
 
 #include "shape_helpers.h"
 #include "tilewave/op_registry.h"

@@ -9,7 +9,7 @@
 #include <unordered_map>
 
 #include <fmt/format.h>
-#include <onnx/onnx_pb.h>
+#include "tilewave_onnx.pb.h"
 
 #include "tensor_values.h"
 #include "tilewave/error.h"

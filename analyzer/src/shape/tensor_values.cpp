@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstring>
 
-#include <onnx/onnx_pb.h>
+#include "tilewave_onnx.pb.h"
 
 namespace tilewave {
 

@@ -4,7 +4,7 @@
 
 #include "tilewave/model.h"
 
-namespace onnx {
+namespace tilewave::onnx {
 class TensorProto;
 }
 
