@@ -625,3 +625,27 @@ TEST_CASE("attention written as MatMul-scale-Softmax-MatMul is one flash-attenti
   CHECK(useful_flops(*fused.kernels[0].layer) == 2 * 12 * 64 * 80 * (32 + 16));
   CHECK(unfused.kernels.size() == 5);  // MatMul, Mul, Softmax, MatMul, Relu
 }
+
+TEST_CASE("QDQ graphs: the conv is int8; TensorRT folds Q/DQ, eager runs them as elementwise kernels") {
+  OnnxBuilder b(13);
+  b.input("x", {-1, 16, 14, 14});
+  b.floats("s", {0.05f}, true);
+  b.ints("z", {0}, true);
+  b.node("QuantizeLinear", {"x", "s"}, {"xq"});
+  b.node("DequantizeLinear", {"xq", "s"}, {"xd"});
+  b.weight("w", {32, 16, 3, 3});
+  b.node("Conv", {"xd", "w"}, {"y"});
+  b.node("Relu", {"y"}, {"r"});
+  b.node("QuantizeLinear", {"r", "s"}, {"rq"});
+  b.output("rq");
+  const Model m = b.load_batch(4);
+  const LayerGraph g = build_layer_graph(m);
+  auto kernels = [&](const char* runtime) { return lower_model(m, g, *find_runtime(runtime), DType::fp16).kernels; };
+  const auto trt = kernels("tensorrt");
+  REQUIRE(trt.size() == 1);  // the int8 conv with its ReLU epilogue
+  CHECK(trt[0].layer->dtype == DType::int8);
+  const auto eager = kernels("eager");
+  int quant = 0;
+  for (const auto& k : eager) quant += k.ops == "QuantizeLinear" || k.ops == "DequantizeLinear";
+  CHECK(quant == 3);
+}

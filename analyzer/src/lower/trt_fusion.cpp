@@ -26,6 +26,12 @@ class TrtFuser {
     for (int idx : graph_.topo_order) {
       if (taken[idx]) continue;
       const Node& head = model_.nodes[idx];
+      // Explicit quantization: TensorRT folds QuantizeLinear/DequantizeLinear
+      // into the int8 kernels around them (docs/model.md "Quantized graphs").
+      if (head.domain.empty() && (head.op_type == "QuantizeLinear" || head.op_type == "DequantizeLinear")) {
+        ++out.free_nodes;
+        continue;
+      }
       std::optional<Kernel> k = lower_node(in_, head);
       if (!k) {
         ++out.free_nodes;
