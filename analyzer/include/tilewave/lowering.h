@@ -47,6 +47,9 @@ struct LowerInput {
   DType dtype;
   // Exporters' attention chains to lower as one fused kernel; null: unfused.
   const AttentionChains* attention = nullptr;
+  // Each node lowered on its own, by node index, filled on first use: the
+  // rules ask for the same node more than once (lower_node.cpp).
+  std::vector<std::optional<std::optional<Kernel>>>* node_kernels = nullptr;
 };
 
 // How one runtime turns a model into kernels. Each profile composes small

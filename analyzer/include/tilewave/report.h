@@ -9,7 +9,8 @@
 
 namespace tilewave {
 
-nlohmann::json analysis_to_json(const Analysis& a);
+// with_layers false: the document without its per-kernel rows (write_json streams them).
+nlohmann::json analysis_to_json(const Analysis& a, bool with_layers = true);
 void write_json(std::ostream& os, const Analysis& a);
 void write_csv(std::ostream& os, const Analysis& a);
 // A person's view: summary, where the time goes, the worst layers.

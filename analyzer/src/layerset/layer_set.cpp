@@ -6,6 +6,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
 #include "tilewave/error.h"
@@ -187,11 +188,11 @@ std::string cost_fields(const KernelCost& c) {
   std::string s;
   auto out = std::back_inserter(s);
   auto num = [&](const char* key, double v) {
-    if (std::isfinite(v)) fmt::format_to(out, "\"{}\":{},", key, v);
-    else fmt::format_to(out, "\"{}\":null,", key);
+    if (std::isfinite(v)) fmt::format_to(out, FMT_COMPILE("\"{}\":{},"), key, v);
+    else fmt::format_to(out, FMT_COMPILE("\"{}\":null,"), key);
   };
-  auto str = [&](const char* key, const std::string& v) { fmt::format_to(out, "\"{}\":\"{}\",", key, v); };
-  auto integer = [&](const char* key, int64_t v) { fmt::format_to(out, "\"{}\":{},", key, v); };
+  auto str = [&](const char* key, const std::string& v) { fmt::format_to(out, FMT_COMPILE("\"{}\":\"{}\","), key, v); };
+  auto integer = [&](const char* key, int64_t v) { fmt::format_to(out, FMT_COMPILE("\"{}\":{},"), key, v); };
   num("pred_us", c.time_us);
   str("kernel", c.kernel);
   str("path", path_name(c.path));
@@ -212,7 +213,7 @@ std::string cost_fields(const KernelCost& c) {
     num("tile_eff", c.tile_eff);
     num("wave_eff", c.wave_eff);
     num("mainloop_eff", c.mainloop_eff);
-    fmt::format_to(out, "\"aligned\":{},", c.aligned ? "true" : "false");
+    s += c.aligned ? "\"aligned\":true," : "\"aligned\":false,";
   }
   s += "\"loss\":{";
   num("tile", c.losses.tile);

@@ -23,7 +23,16 @@ namespace {
 constexpr const char* kComputeWords[] = {"Conv", "MatMul", "Gemm", "Attention", "Einsum"};
 }  // namespace
 
+std::optional<Kernel> lower_node_uncached(const LowerInput& in, const Node& n);
+
 std::optional<Kernel> lower_node(const LowerInput& in, const Node& n) {
+  if (!in.node_kernels) return lower_node_uncached(in, n);
+  auto& slot = (*in.node_kernels)[size_t(n.index)];
+  if (!slot) slot = lower_node_uncached(in, n);
+  return *slot;
+}
+
+std::optional<Kernel> lower_node_uncached(const LowerInput& in, const Node& n) {
   if (produces_only_static(in.model, n)) return std::nullopt;  // folded at load time
   if (const AttentionChain* c = in.attention ? in.attention->chain_of(n.index) : nullptr) {
     if (c->nodes.front() != n.index) return std::nullopt;  // inside the fused kernel its head stands for

@@ -127,9 +127,10 @@ const RuntimeProfile& default_runtime() { return *builtin_runtimes().front(); }
 
 Lowering lower_model(const Model& model, const LayerGraph& graph, const RuntimeProfile& runtime, DType dtype,
                      const OpRegistry& registry, bool fuse_attention) {
-  if (!fuse_attention) return runtime.lower(LowerInput{model, graph, registry, dtype});
+  std::vector<std::optional<std::optional<Kernel>>> node_kernels(model.nodes.size());
+  if (!fuse_attention) return runtime.lower(LowerInput{model, graph, registry, dtype, nullptr, &node_kernels});
   const AttentionChains chains(model);
-  return runtime.lower(LowerInput{model, graph, registry, dtype, &chains});
+  return runtime.lower(LowerInput{model, graph, registry, dtype, &chains, &node_kernels});
 }
 
 }  // namespace tilewave

@@ -57,9 +57,10 @@ json loss_json(const Losses& l) {
 
 }  // namespace
 
-json analysis_to_json(const Analysis& a) {
+json analysis_to_json(const Analysis& a, bool with_layers) {
   json layers = json::array();
   for (const auto& r : a.kernels) {
+    if (!with_layers) break;
     json j;
     j["name"] = r.kernel.name;
     j["op"] = r.kernel.ops;
@@ -102,31 +103,34 @@ json analysis_to_json(const Analysis& a) {
 }
 
 // The same document as analysis_to_json(a).dump(2), written without
-// building a json value per kernel: for a network of hundreds of kernels
-// that took most of a call's time (docs/performance.md "Start-up").
+// building a json value per kernel, and streamed kernel by kernel: for a
+// network of hundreds of kernels that took most of a call's time
+// (docs/performance.md "Start-up").
 void write_json(std::ostream& os, const Analysis& a) {
-  Analysis head = a;
-  head.kernels.clear();
-  std::string top = analysis_to_json(head).dump(2);
-  const auto layers_at = top.find("\"layers\": []");
-  std::string layers = "\"layers\": [";
+  const std::string top = analysis_to_json(a, false).dump(2);
+  const std::string placeholder = "\"layers\": []";
+  const auto at = top.find(placeholder);
+  os.write(top.data(), std::streamsize(at));
+  os << "\"layers\": [";
+  std::string row;
   for (size_t i = 0; i < a.kernels.size(); ++i) {
     const auto& r = a.kernels[i];
-    layers += i ? ",\n    {" : "\n    {";
-    layers += fmt::format("\"name\":{},\"op\":{},\"nodes\":{},", json(r.kernel.name).dump(), json(r.kernel.ops).dump(),
-                          r.kernel.nodes.size());
+    row.assign(i ? ",\n    {" : "\n    {");
+    fmt::format_to(std::back_inserter(row), "\"name\":{},\"op\":{},\"nodes\":{},", json(r.kernel.name).dump(),
+                   json(r.kernel.ops).dump(), r.kernel.nodes.size());
     if (r.cost) {
       std::string fields = cost_fields(*r.cost);  // starts with "pred_us", which the analysis calls time_us
       fields.replace(0, std::string("\"pred_us\"").size(), "\"time_us\"");
-      layers += "\"layer\":" + layer_to_json(*r.kernel.layer).dump() + "," + fields;
+      row += "\"layer\":" + layer_to_json(*r.kernel.layer).dump() + "," + fields;
     } else {
-      layers += "\"unmodelled\":" + json(r.kernel.unmodelled_reason).dump();
+      row += "\"unmodelled\":" + json(r.kernel.unmodelled_reason).dump();
     }
-    layers += "}";
+    row += '}';
+    os << row;
   }
-  layers += a.kernels.empty() ? "]" : "\n  ]";
-  top.replace(layers_at, std::string("\"layers\": []").size(), layers);
-  os << top << "\n";
+  os << (a.kernels.empty() ? "]" : "\n  ]");
+  os.write(top.data() + at + placeholder.size(), std::streamsize(top.size() - at - placeholder.size()));
+  os << "\n";
 }
 
 void write_csv(std::ostream& os, const Analysis& a) {
