@@ -42,6 +42,18 @@ expect 0 "" -- "$tw" analyze "$data/conv3d.onnx" --batch 2 --allow-unmodelled --
 grep -q '"partial": true' "$tmp/out" || { echo "FAIL: partial totals are not marked partial"; fails=$((fails + 1)); }
 expect 0 "" -- "$tw" ops
 grep -q "GroupNormalization" "$tmp/out" || { echo "FAIL: ops lacks GroupNormalization"; fails=$((fails + 1)); }
+# Inputs that are not what they claim (issue 9): one line, exit 1, never a
+# number that is infinite, negative or wrapped around.
+sed 's/"eltwise_bw_efficiency": [0-9.]*/"eltwise_bw_efficiency": 0/' "$root/gpu_models/h200.json" >"$tmp/zero_eff.json"
+expect 1 "zero_eff.json: parameter 'eltwise_bw_efficiency' is 0, outside its range" -- \
+  "$tw" analyze "$data/tiny_cnn.onnx" --gpu "$tmp/zero_eff.json"
+sed 's/"fixed_us_gemm": [0-9.]*/"fixed_us_gemm": -5/' "$root/gpu_models/h200.json" >"$tmp/negative_fixed.json"
+expect 1 "parameter 'fixed_us_gemm' is -5" -- "$tw" analyze "$data/tiny_cnn.onnx" --gpu "$tmp/negative_fixed.json"
+expect 1 "is a directory, not an ONNX file" -- "$tw" analyze "$data"
+expect 1 "is a directory, not a GPU file" -- "$tw" analyze "$data/tiny_cnn.onnx" --gpu "$data"
+expect 1 "is a directory, not a layer set" -- "$tw" layers "$data"
+expect 1 "more than 2^50 elements" -- "$tw" analyze "$root/onnx_models/resnet50.onnx" --batch 2147483647
+expect 1 "more than 2^50 elements" -- "$tw" sweep "$root/onnx_models/resnet50.onnx" --batch 1,9223372036854775807
 for rt in eager inductor tensorrt; do
   expect 0 "" -- "$tw" analyze "$data/tiny_cnn.onnx" --batch 2 --runtime "$rt" --format json
   grep -q "\"runtime\": \"$rt\"" "$tmp/out" || { echo "FAIL: json lacks runtime $rt"; fails=$((fails + 1)); }

@@ -74,6 +74,13 @@ struct Layer {
   int64_t extra_bytes = 0;
 };
 
+// The largest FLOP or byte count tilewave computes for one kernel (2^60):
+// every count is a 64-bit integer, and a network sums thousands of them.
+constexpr long double kMaxKernelCount = 1152921504606846976.0L;
+// False when the layer's FLOPs or bytes would exceed kMaxKernelCount (their
+// 64-bit computation would overflow); checked in wide arithmetic first.
+bool layer_within_limits(const Layer& l);
+
 // Useful work in FLOPs: 2*MACs for conv/gemm/matmul, 0 for memory-bound
 // kernels (their ops are not the work the peak FLOP/s refers to).
 int64_t useful_flops(const Layer& l);

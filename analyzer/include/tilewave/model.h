@@ -41,6 +41,9 @@ struct TensorValue {
   double real_at(size_t i) const { return real ? reals[i] : double(ints[i]); }
 };
 constexpr int64_t kMaxValueElems = 1 << 16;
+// The largest tensor tilewave accepts (2^50 elements), so that every element,
+// byte and FLOP count stays well inside 64 bits.
+constexpr int64_t kMaxTensorElems = int64_t(1) << 50;
 
 struct Node {
   int index = 0;

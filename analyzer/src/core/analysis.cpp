@@ -1,5 +1,7 @@
 #include "tilewave/analysis.h"
 
+#include "tilewave/error.h"
+
 #include <algorithm>
 #include <filesystem>
 #include <unordered_map>
@@ -98,8 +100,10 @@ Analysis analyze_model(const Model& model, const GpuModel& base_gpu, const Analy
       r.cost = cost_in_network(*k.layer, cost_model, hits[i]);
       r.cost->l2_hit_bytes = int64_t(hits[i]);
       const KernelCost& c = *r.cost;
-      a.total.flops += c.flops;
-      a.total.bytes += c.bytes;
+      if (__builtin_add_overflow(a.total.flops, c.flops, &a.total.flops) ||
+          __builtin_add_overflow(a.total.bytes, c.bytes, &a.total.bytes))
+        throw InputError(model.path, "the network's total FLOPs or bytes exceed 2^63, the most tilewave counts; "
+                                     "use a smaller --batch or input");
       a.total.time_us += c.time_us;
       weighted.tile += c.losses.tile * c.time_us;
       weighted.wave += c.losses.wave * c.time_us;

@@ -107,6 +107,27 @@ int64_t min_bytes(const Layer& l) {
   return elems * e + l.extra_bytes;
 }
 
+bool layer_within_limits(const Layer& l) {
+  using W = long double;  // 64-bit mantissa: exact enough to compare with 2^60
+  W macs = 0, elems = 0;
+  if (auto* c = std::get_if<ConvProblem>(&l.problem)) {
+    const W pixels = c->transposed ? W(c->N) * c->H * c->W : W(c->N) * c->P() * c->Q();
+    macs = pixels * c->K * W(c->C / std::max<int64_t>(c->groups, 1)) * c->R * c->S;
+    elems = W(c->N) * c->H * c->W * c->C + pixels * c->K + W(c->K) * c->C * c->R * c->S;
+  } else if (auto* g = std::get_if<GemmProblem>(&l.problem)) {
+    macs = W(g->M) * g->N * g->K * g->batch;
+    elems = W(g->batch) * (W(g->M) * g->K + W(g->K) * g->N + W(g->M) * g->N);
+  } else if (auto* a = std::get_if<AttentionProblem>(&l.problem)) {
+    macs = W(a->batch_heads) * a->q_len * a->kv_len * (a->head_dim + a->v_head_dim);
+    elems = W(a->batch_heads) * (a->q_len + a->kv_len) * (a->head_dim + a->v_head_dim);
+  } else {
+    const auto& m = std::get<MemoryProblem>(l.problem);
+    elems = W(m.elems) * std::max<int64_t>(m.inputs, 1) + W(m.outer) * m.inner + W(m.elems_in) + m.elems_out +
+            W(m.window.N) * m.window.C * m.window.H * m.window.W;
+  }
+  return 2 * macs <= kMaxKernelCount && (elems * dtype_bytes(l.dtype) + l.extra_bytes) <= kMaxKernelCount;
+}
+
 std::string layer_kind(const Layer& l) {
   if (auto* c = std::get_if<ConvProblem>(&l.problem)) return c->transposed ? "conv_transpose" : "conv";
   if (std::holds_alternative<GemmProblem>(l.problem)) return "gemm";

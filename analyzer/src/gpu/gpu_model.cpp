@@ -128,6 +128,8 @@ namespace {
 
 // Read whole, then parsed: parsing from the stream took most of `tilewave gpus`.
 json read_json_file(const std::string& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) throw InputError(path, "is a directory, not a GPU file");
   std::ifstream f(path, std::ios::binary);
   if (!f) throw InputError(path, "cannot open GPU file");
   const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
@@ -189,7 +191,15 @@ void merge_params(const json& j, std::map<std::string, double>& params, const st
     if (params.find(k) == params.end())
       throw InputError(where, fmt::format("unknown model parameter '{}'", k));
     if (!v.is_number()) throw InputError(where, fmt::format("parameter '{}' must be a number", k));
-    params[k] = v.get<double>();
+    // The table's range is the one the model is defined and fitted on: an
+    // efficiency of 0 would give an infinite time, a negative cost a negative one.
+    const double x = v.get<double>();
+    const auto& table = param_table();
+    const auto info = std::find_if(table.begin(), table.end(), [&](const ParamInfo& p) { return p.name == k; });
+    if (info != table.end() && !(x >= info->fit_min && x <= info->fit_max))
+      throw InputError(where, fmt::format("parameter '{}' is {}, outside its range [{}, {}] {}", k, x, info->fit_min,
+                                          info->fit_max, info->unit));
+    params[k] = x;
   }
 }
 

@@ -1,6 +1,7 @@
 #include "tilewave/layer_set.h"
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <optional>
@@ -229,6 +230,8 @@ json cost_to_json(const KernelCost& c) { return json::parse("{" + cost_fields(c)
 
 void scan_layer_set(const std::string& path,
                     const std::function<void(const LayerSetEntry& entry, const std::string& text)>& fn) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw InputError(path, "is a directory, not a layer set");
   std::ifstream f(path);
   if (!f) throw InputError(path, "cannot open layer set");
   std::string text;

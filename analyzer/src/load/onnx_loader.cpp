@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -104,6 +105,8 @@ std::vector<float> attr_floats(const Node& n, const std::string& name) {
 namespace {
 
 std::shared_ptr<onnx::ModelProto> read_proto(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw InputError(path, "is a directory, not an ONNX file");
   std::ifstream f(path, std::ios::binary);
   if (!f) throw InputError(path, "cannot open file");
   std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
@@ -263,6 +266,14 @@ Model load_onnx_proto(std::shared_ptr<onnx::ModelProto> proto, const std::string
       throw InputError(path, fmt::format("graph input '{}' has an unknown shape{}; set it with --input {}=1x3x224x224 "
                                          "(every dimension) or its batch with --batch N",
                                          in, unknown_dim(*model.proto, in), in));
+  }
+  for (const auto& in : model.inputs) {
+    int64_t elems = 1;
+    for (int64_t d : model.tensors[in].dims)
+      if (__builtin_mul_overflow(elems, d, &elems) || elems > kMaxTensorElems)
+        throw InputError(path, fmt::format("graph input '{}' would have more than 2^50 elements, the most tilewave "
+                                           "handles in one tensor; use a smaller --batch or --input",
+                                           in));
   }
   infer_shapes(model, options.registry ? *options.registry : OpRegistry::builtin());
   mark_static(model);

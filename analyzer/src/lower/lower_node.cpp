@@ -1,5 +1,7 @@
 #include "lower_node.h"
 
+#include "tilewave/error.h"
+
 #include "attention_fusion.h"
 
 #include <algorithm>
@@ -68,6 +70,10 @@ std::optional<Kernel> lower_node_uncached(const LowerInput& in, const Node& n) {
     k.unmodelled_reason = e.what();
     return k;
   }
+  if (k.layer && !layer_within_limits(*k.layer))
+    throw InputError(in.model.path, fmt::format("node '{}' ({}): its FLOPs or bytes exceed 2^60, the most tilewave "
+                                                "counts for one kernel; use a smaller --batch or input",
+                                                n.name, n.op_type));
   if (!k.layer) return std::nullopt;
   return k;
 }

@@ -64,8 +64,14 @@ std::optional<std::vector<int64_t>> ShapeContext::ints_from(size_t input, const 
 
 void ShapeContext::set_output(size_t i, std::vector<int64_t> dims, int32_t elem_type) {
   if (i >= outputs.size()) return;
-  for (int64_t d : dims)
+  int64_t elems = 1;
+  for (int64_t d : dims) {
     if (d < -1) fail(fmt::format("output {} would have a negative dimension ({})", i, d));
+    if (d >= 0 && __builtin_mul_overflow(elems, d, &elems)) elems = INT64_MAX;
+  }
+  if (elems > kMaxTensorElems)
+    fail(fmt::format("output {} would have more than 2^50 elements, the most tilewave handles in one tensor; use a "
+                     "smaller --batch or input", i));
   TensorInfo t;
   t.has_shape = true;
   t.dims = std::move(dims);
