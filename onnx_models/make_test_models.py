@@ -191,6 +191,25 @@ def conv3d():
     return model(g)
 
 
+def odd_names(mismatch):
+    # Node and tensor names with a newline, a control character and bytes that
+    # are not UTF-8, as a broken exporter might write them (patched into the
+    # serialized bytes: protobuf's Python API accepts only valid strings).
+    # mismatch: a Conv whose input channels do not match its weight.
+    n = helper.make_node
+    nodes = [n("Relu", ["x"], ["a"], name="NAME_TO_PATCH_1"),
+             n("Conv", ["a", "w"], ["y"], name="NAME_TO_PATCH_2", kernel_shape=[1, 1])]
+    g = helper.make_graph(
+        nodes, "odd_names",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        initializer=[numpy_helper.from_array(np.full((8, 3 if mismatch else 4, 1, 1), 0.5, np.float32), "w")])
+    data = model(g).SerializeToString()
+    for i in (1, 2):
+        data = data.replace(f"NAME_TO_PATCH_{i}".encode(), f"bad\xff\n\x07na{i}".encode("latin-1").ljust(15, b"!"))
+    return data
+
+
 # ---- invalid fixtures: built with helper but saved without the checker ----
 
 def cycle():
@@ -259,6 +278,9 @@ def main():
     onnx.save(unknown_shape(), p("unknown_shape.onnx"))
     save_checked(activations(), p("activations.onnx"))  # keeps the earlier fixtures' random weights
     save_checked(conv3d(), p("conv3d.onnx"))
+    for name, mismatch in (("odd_names.onnx", False), ("odd_names_mismatch.onnx", True)):
+        with open(p(name), "wb") as f:
+            f.write(odd_names(mismatch))
     with open(p("not_onnx.onnx"), "w") as f:
         f.write("this is not an ONNX model, just a few bytes of text\n")
     with open(p("tiny_cnn.onnx"), "rb") as f:

@@ -134,7 +134,7 @@ int cmd_extract(const CommonOptions& o, const std::string& model_path) {
       j["node"] = k.name;
       j["onnx_op"] = k.ops;
       j["model_batch"] = model.batch;  // "batch" is a GEMM field
-      os << j.dump() << "\n";
+      os << j.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
     }
   });
   return 0;

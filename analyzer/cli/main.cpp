@@ -11,6 +11,17 @@ using namespace tilewave;
 
 namespace {
 
+// Names from the input may hold control characters or newlines: escaped, so
+// that an error stays one line (docs/errors.md).
+std::string one_line(const std::string& s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (c < 0x20 || c == 0x7f) out += fmt::format("\\x{:02x}", c);
+    else out += char(c);
+  }
+  return out;
+}
+
 void add_gpu_options(CLI::App* cmd, cli::CommonOptions& o) {
   cmd->add_option("--gpu", o.gpu, "GPU id (a file stem in the database) or path to a GPU .json")->capture_default_str();
   cmd->add_option("--gpu-dir", o.gpu_dir, "GPU database directory (default: $TILEWAVE_GPU_DIR or the bundled one)");
@@ -188,10 +199,10 @@ int main(int argc, char** argv) {
     if (*carry) return cli::cmd_calibrate_carry(o, carry_to);
     if (*validate) return cli::cmd_calibrate_validate(o, measured_files, fit_dtype, seed, holdout);
   } catch (const InputError& e) {
-    std::cerr << "tilewave: error: " << e.what() << "\n";
+    std::cerr << "tilewave: error: " << one_line(e.what()) << "\n";
     return 1;
   } catch (const std::exception& e) {
-    std::cerr << "tilewave: internal error: " << e.what() << "\n";
+    std::cerr << "tilewave: internal error: " << one_line(e.what()) << "\n";
     return 3;
   }
   return 2;

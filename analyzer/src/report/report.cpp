@@ -107,7 +107,9 @@ json analysis_to_json(const Analysis& a, bool with_layers) {
 // network of hundreds of kernels that took most of a call's time
 // (docs/performance.md "Start-up").
 void write_json(std::ostream& os, const Analysis& a) {
-  const std::string top = analysis_to_json(a, false).dump(2);
+  // Names from the file need not be valid UTF-8: replaced, not fatal.
+  const auto text = [](const std::string& v) { return json(v).dump(-1, ' ', false, json::error_handler_t::replace); };
+  const std::string top = analysis_to_json(a, false).dump(2, ' ', false, json::error_handler_t::replace);
   const std::string placeholder = "\"layers\": []";
   const auto at = top.find(placeholder);
   os.write(top.data(), std::streamsize(at));
@@ -116,14 +118,14 @@ void write_json(std::ostream& os, const Analysis& a) {
   for (size_t i = 0; i < a.kernels.size(); ++i) {
     const auto& r = a.kernels[i];
     row.assign(i ? ",\n    {" : "\n    {");
-    fmt::format_to(std::back_inserter(row), "\"name\":{},\"op\":{},\"nodes\":{},", json(r.kernel.name).dump(),
-                   json(r.kernel.ops).dump(), r.kernel.nodes.size());
+    fmt::format_to(std::back_inserter(row), "\"name\":{},\"op\":{},\"nodes\":{},", text(r.kernel.name),
+                   text(r.kernel.ops), r.kernel.nodes.size());
     if (r.cost) {
       std::string fields = cost_fields(*r.cost);  // starts with "pred_us", which the analysis calls time_us
       fields.replace(0, std::string("\"pred_us\"").size(), "\"time_us\"");
       row += "\"layer\":" + layer_to_json(*r.kernel.layer).dump() + "," + fields;
     } else {
-      row += "\"unmodelled\":" + json(r.kernel.unmodelled_reason).dump();
+      row += "\"unmodelled\":" + text(r.kernel.unmodelled_reason);
     }
     row += '}';
     os << row;
