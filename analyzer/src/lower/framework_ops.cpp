@@ -53,18 +53,27 @@ class Finder {
     if (model_.static_tensors.count(x)) return std::nullopt;
     const int64_t size = model_.numel(x);
     if (size <= 0) return std::nullopt;
-    // Every elementwise node reachable from x through such nodes.
+    // x must be read at least twice (below): a plain chain stops here, which
+    // keeps the grouping linear in the graph's size.
+    int direct_reads = 0;
+    for (int r : readers_of(x))
+      direct_reads += int(std::count(model_.nodes[r].inputs.begin(), model_.nodes[r].inputs.end(), x));
+    if (direct_reads < 2) return std::nullopt;
+    // Every elementwise node reachable from x through such nodes. A node left
+    // out now may join once another of its inputs is inside: it is looked at
+    // again whenever one of its inputs joins.
     std::set<std::string> inside = {x};
     std::set<int> reach;
-    for (bool grew = true; grew;) {
-      grew = false;
-      for (const auto& t : std::vector<std::string>(inside.begin(), inside.end()))
-        for (int r : readers_of(t))
-          if (!reach.count(r) && joins(model_.nodes[r], inside, size)) {
-            reach.insert(r);
-            inside.insert(model_.nodes[r].outputs[0]);
-            grew = true;
-          }
+    std::vector<std::string> todo = {x};
+    while (!todo.empty()) {
+      const std::string t = todo.back();
+      todo.pop_back();
+      for (int r : readers_of(t))
+        if (!reach.count(r) && joins(model_.nodes[r], inside, size)) {
+          reach.insert(r);
+          inside.insert(model_.nodes[r].outputs[0]);
+          todo.push_back(model_.nodes[r].outputs[0]);
+        }
     }
     int last = -1, reads_of_x = 0;
     for (int i : reach) {

@@ -23,6 +23,7 @@ struct Group {
   std::vector<TensorRef> raw;    // their raw outputs, which it reads
   bool has_reduction = false;
   std::set<std::string> produced;
+  std::set<int> outside_readers;  // nodes not in the group reading what it produces
   int last_rank = -1;
 };
 
@@ -74,9 +75,17 @@ class Fuser {
     g.last_rank = in_.graph.topo_rank[conv];
     raw_output(k);
     if (!k.writes.empty()) g.raw = {k.writes[0]};
-    g.produced.insert(m_.nodes[conv].outputs[0]);
     group_of_[conv] = int(groups_.size());
+    add_produced(g, int(groups_.size()), m_.nodes[conv].outputs[0]);
     groups_.push_back(g);
+  }
+
+  void add_produced(Group& g, int id, const std::string& t) {
+    g.produced.insert(t);
+    for (int r : edges_.readers(t)) {
+      auto at = group_of_.find(r);
+      if (at == group_of_.end() || at->second != id) g.outside_readers.insert(r);
+    }
   }
 
   // The open group producing `tensor`, or -1.
@@ -89,15 +98,19 @@ class Fuser {
   }
 
   // Can `n` run inside one kernel with the nodes of `gs`? Every value they
-  // produce must be needed by nobody that runs before `n`.
+  // produce must be needed by nobody that runs before `n`. Each group keeps
+  // its outside readers, so this costs their number, not the group's size.
   bool can_fuse(const std::vector<int>& gs, int n) const {
-    std::set<int> inside = {n};
-    for (int g : gs) inside.insert(groups_[g].members.begin(), groups_[g].members.end());
     const int rank_n = in_.graph.topo_rank[n];
     for (int g : gs)
-      for (const auto& t : groups_[g].produced)
-        for (int r : edges_.readers(t))
-          if (!inside.count(r) && in_.graph.topo_rank[r] < rank_n) return false;
+      for (int r : groups_[g].outside_readers) {
+        if (r == n || in_.graph.topo_rank[r] >= rank_n) continue;
+        auto at = group_of_.find(r);
+        const bool in_gs = at != group_of_.end() && std::find(gs.begin(), gs.end(), at->second) != gs.end() &&
+                           std::find(groups_[at->second].members.begin(), groups_[at->second].members.end(), r) !=
+                               groups_[at->second].members.end();
+        if (!in_gs) return false;
+      }
     return true;
   }
 
@@ -129,9 +142,10 @@ class Fuser {
     g.members.push_back(n);
     g.has_reduction = g.has_reduction || reduction;
     g.last_rank = std::max(g.last_rank, in_.graph.topo_rank[n]);
-    for (const auto& out : m_.nodes[n].outputs)
-      if (!out.empty()) g.produced.insert(out);
     group_of_[n] = target;
+    g.outside_readers.erase(n);
+    for (const auto& out : m_.nodes[n].outputs)
+      if (!out.empty()) add_produced(g, target, out);
   }
 
   void merge(int into, int from) {
@@ -143,6 +157,13 @@ class Fuser {
     a.raw.insert(a.raw.end(), b.raw.begin(), b.raw.end());
     a.members.insert(a.members.end(), b.members.begin(), b.members.end());
     a.produced.insert(b.produced.begin(), b.produced.end());
+    a.outside_readers.insert(b.outside_readers.begin(), b.outside_readers.end());
+    for (auto it = a.outside_readers.begin(); it != a.outside_readers.end();) {
+      auto at = group_of_.find(*it);
+      const bool member = at != group_of_.end() && at->second == into &&
+                          std::find(a.members.begin(), a.members.end(), *it) != a.members.end();
+      it = member ? a.outside_readers.erase(it) : std::next(it);
+    }
     a.has_reduction = a.has_reduction || b.has_reduction;
     a.last_rank = std::max(a.last_rank, b.last_rank);
     b = Group{};
