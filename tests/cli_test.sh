@@ -59,6 +59,13 @@ python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$tmp/out" 2>/dev/nul
   { command -v python3 >/dev/null && { echo "FAIL: JSON with odd names does not parse"; fails=$((fails + 1)); }; }
 expect 1 "x0a.x07na2!*' (Conv): input has 4 channels" -- "$tw" analyze "$data/odd_names_mismatch.onnx"
 [ "$(wc -l <"$tmp/err")" = 1 ] || { echo "FAIL: an error with a newline in a name is not one line"; fails=$((fails + 1)); }
+printf '{"header":1}\n' >"$tmp/header.jsonl"
+expect 1 "header.jsonl:1: field 'header' must be true or false" -- "$tw" layers "$tmp/header.jsonl"
+printf '{"op":"eltwise","elems":100,"inputs":1,"dtype":"fp16","extra_bytes":-5000}\n' >"$tmp/extra.jsonl"
+expect 1 "extra.jsonl:1: field 'extra_bytes' must be a non-negative integer" -- "$tw" layers "$tmp/extra.jsonl"
+printf '{"op":"gemm","M":4000000000,"N":4000000000,"K":4000000000,"dtype":"fp16"}\n' >"$tmp/huge.jsonl"
+expect 1 "huge.jsonl:1: its FLOPs or bytes exceed 2^60" -- "$tw" layers "$tmp/huge.jsonl"
+expect 1 "--input gives 'x' 3 dimensions; the graph declares 4" -- "$tw" analyze "$data/tiny_cnn.onnx" --input x=1x3x32
 for rt in eager inductor tensorrt; do
   expect 0 "" -- "$tw" analyze "$data/tiny_cnn.onnx" --batch 2 --runtime "$rt" --format json
   grep -q "\"runtime\": \"$rt\"" "$tmp/out" || { echo "FAIL: json lacks runtime $rt"; fails=$((fails + 1)); }

@@ -129,7 +129,14 @@ Layer layer_from_json(const json& j) {
     }
     l.problem = m;
   }
-  if (j.contains("extra_bytes")) l.extra_bytes = j.at("extra_bytes").get<int64_t>();
+  if (j.contains("extra_bytes")) {
+    const json& v = j.at("extra_bytes");
+    if (!v.is_number_integer() || v.get<int64_t>() < 0)
+      throw std::invalid_argument("field 'extra_bytes' must be a non-negative integer");
+    l.extra_bytes = v.get<int64_t>();
+  }
+  if (!layer_within_limits(l))
+    throw std::invalid_argument("its FLOPs or bytes exceed 2^60, the most tilewave counts for one kernel");
   return l;
 }
 
@@ -247,7 +254,11 @@ void scan_layer_set(const std::string& path,
     } catch (const json::exception& e) {
       throw InputError(where, "not valid JSON");
     }
-    if (entry.object.is_object() && entry.object.value("header", false)) continue;
+    // A header line ({"header": true, ...}) describes the file; any other value of it is a mistake.
+    if (entry.object.is_object() && entry.object.contains("header")) {
+      if (!entry.object.at("header").is_boolean()) throw InputError(where, "field 'header' must be true or false");
+      if (entry.object.at("header").get<bool>()) continue;
+    }
     try {
       entry.line = line;
       entry.layer = layer_from_json(entry.object);

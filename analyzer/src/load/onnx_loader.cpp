@@ -138,6 +138,10 @@ void apply_overrides(onnx::ModelProto& m, const LoadOptions& opt, const std::str
     seen.insert(in.name());
     auto it = opt.input_shapes.find(in.name());
     if (it != opt.input_shapes.end()) {
+      const auto& declared = in.type().tensor_type();
+      if (declared.has_shape() && declared.shape().dim_size() != int(it->second.size()))
+        throw InputError(path, fmt::format("--input gives '{}' {} dimensions; the graph declares {}", in.name(),
+                                           it->second.size(), declared.shape().dim_size()));
       set_shape(in, it->second);
       continue;
     }
