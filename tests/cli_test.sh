@@ -66,6 +66,8 @@ expect 1 "extra.jsonl:1: field 'extra_bytes' must be a non-negative integer" -- 
 printf '{"op":"gemm","M":4000000000,"N":4000000000,"K":4000000000,"dtype":"fp16"}\n' >"$tmp/huge.jsonl"
 expect 1 "huge.jsonl:1: its FLOPs or bytes exceed 2^60" -- "$tw" layers "$tmp/huge.jsonl"
 expect 1 "--input gives 'x' 3 dimensions; the graph declares 4" -- "$tw" analyze "$data/tiny_cnn.onnx" --input x=1x3x32
+expect 0 "does not fit in the NVIDIA H200" -- "$tw" analyze "$root/onnx_models/resnet50.onnx" --batch 100000
+[ "$(grep -c 'does not fit' "$tmp/err")" = 1 ] || { echo "FAIL: the memory note is not one line"; fails=$((fails + 1)); }
 for rt in eager inductor tensorrt; do
   expect 0 "" -- "$tw" analyze "$data/tiny_cnn.onnx" --batch 2 --runtime "$rt" --format json
   grep -q "\"runtime\": \"$rt\"" "$tmp/out" || { echo "FAIL: json lacks runtime $rt"; fails=$((fails + 1)); }

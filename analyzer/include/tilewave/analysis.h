@@ -72,6 +72,10 @@ double network_time_us(const Lowering& lowered, const GpuModel& gpu);
 // Each kernel's own time inside the network (L2 reuse, no launch gap), as a
 // profiler reports it; 0 for unmodelled kernels.
 std::vector<double> kernel_device_times_us(const Lowering& lowered, const GpuModel& gpu);
+// A note when the weights and one kernel's activations exceed the GPU's
+// memory (GPU files with memory_gb); nullopt when they fit.
+std::optional<std::string> memory_fit_note(const Model& model, const Lowering& lowered, const GpuModel& gpu,
+                                           DType dtype);
 // Why the totals cannot stand for the model: a compute kernel (conv, GEMM,
 // attention) is unmodelled, or more than kMaxUnmodelledKernels are; nullopt if
 // they can. The message names the first such node, its op and the reason.

@@ -63,6 +63,7 @@ struct GpuModel {
   double boost_clock_mhz = 0;
   double dram_bandwidth_gbs = 0;
   double l2_mb = 0;
+  double memory_gb = 0;   // device memory; 0 = not given (no fit check)
   double smem_per_sm_kb = 0;
   int max_ctas_per_sm = 0;
   std::map<DType, PrecisionSpec> precisions;  // GEMM path per dtype

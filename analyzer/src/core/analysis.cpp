@@ -89,6 +89,7 @@ Analysis analyze_model(const Model& model, const GpuModel& base_gpu, const Analy
   a.launch_gap_us = std::max(0.0, gpu.param("launch_gap_us"));
   a.nodes = int(model.nodes.size());
   a.notes = model.notes;
+  if (auto why = memory_fit_note(model, lowered, gpu, options.dtype)) a.notes.push_back(*why);
   a.free_nodes = lowered.free_nodes;
   Losses weighted;
   const std::vector<double> hits = l2_hit_bytes(lowered, gpu);
@@ -131,6 +132,30 @@ Analysis analyze_model(const Model& model, const GpuModel& base_gpu, const Analy
                       weighted.fixed / t};
   }
   return a;
+}
+
+std::optional<std::string> memory_fit_note(const Model& model, const Lowering& lowered, const GpuModel& gpu,
+                                           DType dtype) {
+  if (gpu.memory_gb <= 0) return std::nullopt;
+  const double capacity = gpu.memory_gb * 1e9;
+  double weights = 0;
+  for (const auto& name : model.initializers) weights += double(std::max<int64_t>(model.numel(name), 0));
+  weights *= dtype_bytes(dtype);
+  double largest_tensor = 0, largest_kernel = 0;
+  for (const auto& k : lowered.kernels) {
+    double moved = 0;
+    for (const auto* refs : {&k.reads, &k.writes})
+      for (const auto& r : *refs) {
+        largest_tensor = std::max(largest_tensor, double(r.bytes));
+        moved += double(r.bytes);
+      }
+    largest_kernel = std::max(largest_kernel, moved);
+  }
+  if (weights + largest_kernel <= capacity) return std::nullopt;
+  return fmt::format("this batch does not fit in the {}'s {:.0f} GB: the weights ({:.1f} GB) and one kernel's "
+                     "inputs and outputs ({:.1f} GB; largest tensor {:.1f} GB) need more; the prediction assumes it "
+                     "would run",
+                     gpu.name, gpu.memory_gb, weights / 1e9, largest_kernel / 1e9, largest_tensor / 1e9);
 }
 
 std::optional<std::string> incomplete_reason(const Analysis& a) {

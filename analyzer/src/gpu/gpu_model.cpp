@@ -240,6 +240,7 @@ GpuModel gpu_from_json(const json& j, const std::string& id, const std::string& 
   g.boost_clock_mhz = positive(get_required<double>(j, "boost_clock_mhz", where), "boost_clock_mhz", where);
   g.dram_bandwidth_gbs = positive(get_required<double>(j, "dram_bandwidth_gbs", where), "dram_bandwidth_gbs", where);
   g.l2_mb = j.value("l2_mb", 0.0);
+  if (j.contains("memory_gb")) g.memory_gb = positive(get_required<double>(j, "memory_gb", where), "memory_gb", where);
   g.smem_per_sm_kb = j.value("smem_per_sm_kb", 0.0);
   g.max_ctas_per_sm = j.value("max_ctas_per_sm", 16);
 
