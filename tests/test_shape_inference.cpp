@@ -649,3 +649,13 @@ TEST_CASE("QDQ graphs: the conv is int8; TensorRT folds Q/DQ, eager runs them as
   for (const auto& k : eager) quant += k.ops == "QuantizeLinear" || k.ops == "DequantizeLinear";
   CHECK(quant == 3);
 }
+
+TEST_CASE("a future opset loads with a note that says which forms are read") {
+  OnnxBuilder b(25);
+  b.input("x", {1, 4});
+  b.node("Relu", {"x"}, {"y"});
+  const Model m = b.load();
+  CHECK(dims_of(m, "y") == V{1, 4});
+  REQUIRE(m.notes.size() == 1);
+  CHECK(m.notes[0].find("opset 25, newer than the 23") != std::string::npos);
+}

@@ -229,7 +229,6 @@ RoleKernels role_kernels(FusionRole role) {
 
 int cmd_ops(const CommonOptions& o) {
   const OpRegistry& registry = OpRegistry::builtin();
-  constexpr int kNewestOpset = 23;
   json rows = json::array();
   if (o.format == "table")
     fmt::print("{:<42} {:<8} {:<12} {}\n", "op", "opsets", "role", "eager | inductor | tensorrt");

@@ -41,6 +41,8 @@ struct TensorValue {
   double real_at(size_t i) const { return real ? reals[i] : double(ints[i]); }
 };
 constexpr int64_t kMaxValueElems = 1 << 16;
+// The newest default-domain opset whose op forms the shape functions know.
+constexpr int64_t kNewestOpset = 23;
 // The largest tensor tilewave accepts (2^50 elements), so that every element,
 // byte and FLOP count stays well inside 64 bits.
 constexpr int64_t kMaxTensorElems = int64_t(1) << 50;

@@ -261,6 +261,10 @@ Model load_onnx_proto(std::shared_ptr<onnx::ModelProto> proto, const std::string
   for (const auto& op : model.proto->opset_import())
     model.opsets[op.domain() == "ai.onnx" ? "" : op.domain()] = op.version();
   if (options.batch && *options.batch <= 0) throw InputError("--batch", "batch must be positive");
+  if (model.opset() > kNewestOpset)
+    model.notes.push_back(fmt::format("the file uses opset {}, newer than the {} tilewave knows; each op is read in "
+                                      "its opset-{} form",
+                                      model.opset(), kNewestOpset, kNewestOpset));
   apply_overrides(*model.proto, options, path, model.notes);
   collect_tensors(model);
   collect_nodes(model);
