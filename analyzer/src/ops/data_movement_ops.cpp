@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "op_families.h"
 #include "shape_helpers.h"
 #include "tilewave/op_registry.h"
 
@@ -25,6 +26,8 @@ int64_t output_elems(const LowerContext& ctx) {
   return n;
 }
 
+}  // namespace
+
 std::optional<Layer> make_copy(const LowerContext& ctx, int64_t elems_in, int64_t elems_out) {
   MemoryProblem m;
   m.op = MemoryOp::copy;
@@ -35,6 +38,8 @@ std::optional<Layer> make_copy(const LowerContext& ctx, int64_t elems_in, int64_
   l.dtype = ctx.dtype;
   return l;
 }
+
+namespace {
 
 // Reads what it writes, wherever it comes from.
 std::optional<Layer> lower_move(const LowerContext& ctx) {

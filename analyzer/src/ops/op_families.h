@@ -28,6 +28,8 @@ std::optional<Layer> lower_matmul_dims(const LowerContext& ctx, const std::vecto
                                        const std::vector<int64_t>& b, const std::vector<int64_t>& y, bool int8);
 
 std::optional<Layer> lower_elementwise(const LowerContext& ctx);
+// A data-movement kernel reading elems_in and writing elems_out.
+std::optional<Layer> make_copy(const LowerContext& ctx, int64_t elems_in, int64_t elems_out);
 // A row normalisation over the dims from `axis` on (softmax, LayerNorm, RMSNorm).
 std::optional<Layer> lower_rowwise_from(const LowerContext& ctx, int64_t axis);
 

@@ -220,16 +220,7 @@ std::optional<Layer> lower_einsum(const LowerContext& ctx) {
   for (size_t i = 0; i < ctx.node.inputs.size(); ++i) dims.push_back(ctx.input(i).dims);
   const Equation e = parse_equation(nullptr, attr_string(ctx.node, "equation", ""), dims.size());
   const auto size = letter_sizes(nullptr, e, dims);
-  if (dims.size() == 1) {
-    MemoryProblem m;
-    m.op = MemoryOp::copy;
-    m.elems_in = ctx.input(0).numel();
-    m.elems_out = ctx.output(0).numel();
-    Layer l;
-    l.problem = m;
-    l.dtype = ctx.dtype;
-    return l;
-  }
+  if (dims.size() == 1) return make_copy(ctx, ctx.input(0).numel(), ctx.output(0).numel());
   if (dims.size() != 2) throw Unmodelled("Einsum over more than two operands");
   GemmProblem g;
   g.M = g.N = g.K = g.batch = 1;
