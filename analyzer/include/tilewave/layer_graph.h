@@ -1,4 +1,4 @@
-// Stage 2: the operator graph (Boost.Graph), checked and topologically sorted.
+// Stage 3: the operator graph (Boost.Graph), checked and topologically sorted.
 #pragma once
 #include <vector>
 

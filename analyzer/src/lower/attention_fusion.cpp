@@ -6,12 +6,13 @@ namespace tilewave {
 
 namespace {
 
-// The only node reading `tensor`, or nullptr (none, several, or a graph output).
-const Node* sole_reader(const Model& m, const std::string& tensor, const std::vector<std::vector<int>>& readers_of,
-                        const std::unordered_map<std::string, int>& id) {
-  auto it = id.find(tensor);
-  if (it == id.end() || m.is_output(tensor) || readers_of[size_t(it->second)].size() != 1) return nullptr;
-  return &m.nodes[size_t(readers_of[size_t(it->second)][0])];
+// The only node reading `tensor`, the output of a single-output node; nullptr
+// for none, several, or a graph output.
+const Node* sole_reader(const Model& m, const LayerGraph& g, const std::string& tensor) {
+  const Node* p = m.producer_of(tensor);
+  if (!p || m.is_output(tensor)) return nullptr;
+  const auto readers = g.consumers_of(p->index);
+  return readers.size() == 1 ? &m.nodes[size_t(readers[0])] : nullptr;
 }
 
 bool is_scalar_operand(const Model& m, const std::string& t) {
@@ -21,16 +22,7 @@ bool is_scalar_operand(const Model& m, const std::string& t) {
 
 }  // namespace
 
-AttentionChains::AttentionChains(const Model& m) {
-  std::unordered_map<std::string, int> id;
-  std::vector<std::vector<int>> readers_of;
-  for (const auto& n : m.nodes)
-    for (const auto& t : n.inputs) {
-      if (t.empty()) continue;
-      auto [it, fresh] = id.emplace(t, int(readers_of.size()));
-      if (fresh) readers_of.emplace_back();
-      readers_of[size_t(it->second)].push_back(n.index);
-    }
+AttentionChains::AttentionChains(const Model& m, const LayerGraph& g) {
   for (const auto& head : m.nodes) {
     if (head.op_type != "MatMul" || !head.domain.empty() || head.outputs.empty()) continue;
     const TensorInfo* scores = m.tensor(head.outputs[0]);
@@ -38,22 +30,21 @@ AttentionChains::AttentionChains(const Model& m) {
     if (!scores || !scores->fully_known() || scores->dims.size() < 3 || !q || !q->fully_known()) continue;
     AttentionChain c;
     c.nodes = {head.index};
-    const Node* next = sole_reader(m, head.outputs[0], readers_of, id);
+    const Node* next = sole_reader(m, g, head.outputs[0]);
     // Scaling and masking between the products: Mul/Div by a scalar, Add of a mask.
     while (next && (next->op_type == "Mul" || next->op_type == "Div" || next->op_type == "Add") && next->domain.empty()) {
       const std::string& other = next->inputs[0] == m.nodes[size_t(c.nodes.back())].outputs[0] ? next->inputs[1]
                                                                                                  : next->inputs[0];
       if (next->op_type != "Add" && !is_scalar_operand(m, other)) break;
       c.nodes.push_back(next->index);
-      next = sole_reader(m, next->outputs[0], readers_of, id);
+      next = sole_reader(m, g, next->outputs[0]);
     }
     if (!next || next->op_type != "Softmax" || !next->domain.empty()) continue;
     c.nodes.push_back(next->index);
-    const Node* pv = sole_reader(m, next->outputs[0], readers_of, id);
+    const Node* pv = sole_reader(m, g, next->outputs[0]);
     // torch.onnx's guard for fully masked rows: Where(IsNaN(p), 0, p).
     if (!pv) {
-      auto it = id.find(next->outputs[0]);
-      const auto& rs = readers_of[size_t(it->second)];
+      const auto rs = g.consumers_of(next->index);
       const Node* isnan = nullptr;
       const Node* where = nullptr;
       for (int r : rs) {
@@ -61,10 +52,10 @@ AttentionChains::AttentionChains(const Model& m) {
         if (rn.op_type == "IsNaN") isnan = &rn;
         if (rn.op_type == "Where") where = &rn;
       }
-      if (rs.size() != 2 || !isnan || !where || sole_reader(m, isnan->outputs[0], readers_of, id) != where) continue;
+      if (rs.size() != 2 || !isnan || !where || sole_reader(m, g, isnan->outputs[0]) != where) continue;
       c.nodes.push_back(isnan->index);
       c.nodes.push_back(where->index);
-      pv = sole_reader(m, where->outputs[0], readers_of, id);
+      pv = sole_reader(m, g, where->outputs[0]);
       if (pv && pv->inputs[0] != where->outputs[0]) continue;
     } else if (pv->inputs[0] != next->outputs[0]) {
       continue;
@@ -76,7 +67,7 @@ AttentionChains::AttentionChains(const Model& m) {
     // Scalar scaling of Q or K before the first product runs inside the kernel too.
     for (const auto& operand : head.inputs) {
       const Node* p = m.producer_of(operand);
-      if (!p || p->op_type != "Mul" || !p->domain.empty() || sole_reader(m, operand, readers_of, id) != &head) continue;
+      if (!p || p->op_type != "Mul" || !p->domain.empty() || sole_reader(m, g, operand) != &head) continue;
       if (is_scalar_operand(m, p->inputs[0]) || is_scalar_operand(m, p->inputs[1])) c.nodes.push_back(p->index);
     }
     const auto& s = scores->dims;

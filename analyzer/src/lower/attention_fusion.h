@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "tilewave/layer_graph.h"
 #include "tilewave/lowering.h"
 
 namespace tilewave {
@@ -20,7 +21,7 @@ struct AttentionChain {
 // Chains found in the model, by the index of each member node.
 class AttentionChains {
  public:
-  explicit AttentionChains(const Model& model);
+  AttentionChains(const Model& model, const LayerGraph& graph);
   const AttentionChain* chain_of(int node) const;
   bool is_head(int node) const;
 

@@ -129,7 +129,7 @@ Lowering lower_model(const Model& model, const LayerGraph& graph, const RuntimeP
                      const OpRegistry& registry, bool fuse_attention) {
   std::vector<std::optional<std::optional<Kernel>>> node_kernels(model.nodes.size());
   if (!fuse_attention) return runtime.lower(LowerInput{model, graph, registry, dtype, nullptr, &node_kernels});
-  const AttentionChains chains(model);
+  const AttentionChains chains(model, graph);
   return runtime.lower(LowerInput{model, graph, registry, dtype, &chains, &node_kernels});
 }
 

@@ -114,7 +114,7 @@ void shape_concat(ShapeContext& ctx) {
   ctx.set_output(0, out, ctx.elem_type(0));
   // Known values concatenate (the shape vectors exporters assemble).
   if (!shape::known(out)) return;
-  const int64_t outer = shape::product(out, 0, size_t(axis)), inner = shape::product(out, size_t(axis) + 1);
+  const int64_t outer = shape::product(out, 0, size_t(axis));
   std::vector<const TensorValue*> parts;
   for (size_t i = 0; i < ctx.num_inputs(); ++i) {
     if (!ctx.has_input(i)) continue;
@@ -127,7 +127,6 @@ void shape_concat(ShapeContext& ctx) {
       const int64_t len = int64_t(p->size()) / std::max<int64_t>(outer, 1);
       for (int64_t k = 0; k < len; ++k) shape::push(v, p->real_at(size_t(o * len + k)), p->int_at(size_t(o * len + k)));
     }
-  (void)inner;
   ctx.set_value(0, std::move(v));
 }
 

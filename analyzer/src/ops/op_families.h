@@ -32,5 +32,10 @@ std::optional<Layer> lower_elementwise(const LowerContext& ctx);
 std::optional<Layer> make_copy(const LowerContext& ctx, int64_t elems_in, int64_t elems_out);
 // A row normalisation over the dims from `axis` on (softmax, LayerNorm, RMSNorm).
 std::optional<Layer> lower_rowwise_from(const LowerContext& ctx, int64_t axis);
+// LayerNorm and its kin, normalising from their `axis` attribute on.
+void shape_norm(ShapeContext& ctx);
+std::optional<Layer> lower_norm(const LowerContext& ctx);
+// outer reductions of inner elements each (Reduce*, global pooling).
+std::optional<Layer> lower_reduce(const LowerContext& ctx);
 
 }  // namespace tilewave

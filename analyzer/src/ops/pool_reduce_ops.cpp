@@ -42,6 +42,8 @@ std::optional<Layer> lower_pool(const LowerContext& ctx, bool max_pool) {
   return l;
 }
 
+}  // namespace
+
 std::optional<Layer> lower_reduce(const LowerContext& ctx) {
   const int64_t in = ctx.input(0).numel(), out = ctx.output(0).numel();
   MemoryProblem m;
@@ -54,15 +56,31 @@ std::optional<Layer> lower_reduce(const LowerContext& ctx) {
   return l;
 }
 
+namespace {
+
 // Softmax and friends: normalise rows of the last axis.
 std::optional<Layer> lower_rowwise(const LowerContext& ctx) { return lower_rowwise_from(ctx, -1); }
 
-// LayerNormalization normalises over every dim from `axis` on.
-std::optional<Layer> lower_layer_norm(const LowerContext& ctx) {
-  return lower_rowwise_from(ctx, attr_int(ctx.node, "axis", -1));
-}
-
 }  // namespace
+
+std::optional<Layer> lower_norm(const LowerContext& ctx) { return lower_rowwise_from(ctx, attr_int(ctx.node, "axis", -1)); }
+
+// LayerNorm and its kin (RMSNorm, ONNX Runtime's Skip*/Simplified*): Y as X;
+// extra outputs are the per-row statistics (leading dims kept), or the
+// summed input (Skip*'s fourth output).
+void shape_norm(ShapeContext& ctx) {
+  ctx.same_as_input(0);
+  const auto& x = ctx.dims(0);
+  const int64_t axis = normalize_axis(ctx, attr_int(ctx.node, "axis", -1), int64_t(x.size()));
+  std::vector<int64_t> stats(x.begin(), x.begin() + axis);
+  stats.resize(x.size(), 1);
+  const bool skip = ctx.node.op_type.rfind("Skip", 0) == 0;
+  for (size_t o = 1; o < ctx.num_outputs(); ++o) {
+    if (!ctx.has_output(o)) continue;
+    if (skip && o == 3) ctx.same_as_input(0, o);
+    else ctx.set_output(o, stats, elem::kFloat);
+  }
+}
 
 std::optional<Layer> lower_rowwise_from(const LowerContext& ctx, int64_t axis) {
   const auto& x = ctx.input(0);
@@ -161,17 +179,6 @@ void shape_arg(ShapeContext& ctx) {
   ctx.set_output(0, out, elem::kInt64);
 }
 
-// LayerNormalization: Y as X; Mean and InvStdDev keep the leading dims.
-void shape_layer_norm(ShapeContext& ctx) {
-  ctx.same_as_input(0);
-  const auto& x = ctx.dims(0);
-  const int64_t axis = normalize_axis(ctx, attr_int(ctx.node, "axis", -1), int64_t(x.size()));
-  std::vector<int64_t> stats(x.begin(), x.begin() + axis);
-  stats.resize(x.size(), 1);
-  for (size_t o = 1; o < 3; ++o)
-    if (ctx.has_output(o)) ctx.set_output(o, stats, elem::kFloat);
-}
-
 void shape_same(ShapeContext& ctx) { ctx.same_as_input(0); }
 
 }  // namespace
@@ -192,7 +199,7 @@ void register_pool_reduce_ops(OpRegistry& r) {
   for (const char* op : {"Softmax", "LogSoftmax", "InstanceNormalization", "LRN", "MeanVarianceNormalization",
                          "Hardmax", "LpNormalization"})
     r.add({"", op, FusionRole::opaque, shape_same, lower_rowwise, TILEWAVE_HERE});
-  r.add({"", "LayerNormalization", FusionRole::opaque, shape_layer_norm, lower_layer_norm, TILEWAVE_HERE});
+  r.add({"", "LayerNormalization", FusionRole::opaque, shape_norm, lower_norm, TILEWAVE_HERE});
 }
 
 }  // namespace tilewave

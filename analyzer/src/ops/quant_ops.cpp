@@ -45,22 +45,13 @@ void shape_qlinear_global_pool(ShapeContext& ctx) {
   ctx.set_output(0, out, ctx.elem_type(0));
 }
 
-std::optional<Layer> lower_global_pool(const LowerContext& ctx) {
-  MemoryProblem m;
-  m.op = MemoryOp::reduce;
-  m.outer = std::max<int64_t>(ctx.output(0).numel(), 1);
-  m.inner = ctx.input(0).numel() / m.outer;
-  Layer l;
-  l.problem = m;
-  l.dtype = DType::int8;
-  return l;
-}
-
-// QLinear elementwise ops move int8 data whatever --dtype says.
-std::optional<Layer> lower_int8_elementwise(const LowerContext& ctx) {
-  auto l = lower_elementwise(ctx);
-  if (l) l->dtype = DType::int8;
-  return l;
+// ONNX Runtime's QLinear ops move int8 data whatever --dtype says.
+LowerFn in_int8(LowerFn lower) {
+  return [lower](const LowerContext& ctx) {
+    auto l = lower(ctx);
+    if (l) l->dtype = DType::int8;
+    return l;
+  };
 }
 
 }  // namespace
@@ -74,12 +65,12 @@ void register_quant_ops(OpRegistry& r) {
   add("", "QuantizeLinear", shape_quantize, lower_elementwise);
   add("", "DequantizeLinear", shape_dequantize, lower_elementwise);
   add("", "DynamicQuantizeLinear", shape_dynamic_quantize, lower_elementwise, 11);
-  add("com.microsoft", "QLinearAdd", shape_qlinear_binary, lower_int8_elementwise, 1);
-  add("com.microsoft", "QLinearMul", shape_qlinear_binary, lower_int8_elementwise, 1);
+  add("com.microsoft", "QLinearAdd", shape_qlinear_binary, in_int8(lower_elementwise), 1);
+  add("com.microsoft", "QLinearMul", shape_qlinear_binary, in_int8(lower_elementwise), 1);
   for (const char* op : {"QLinearSigmoid", "QLinearLeakyRelu", "QLinearSoftmax"})
-    add("com.microsoft", op, [](ShapeContext& c) { c.same_as_input(0); }, lower_int8_elementwise, 1);
+    add("com.microsoft", op, [](ShapeContext& c) { c.same_as_input(0); }, in_int8(lower_elementwise), 1);
   OpRule pool{"com.microsoft", "QLinearGlobalAveragePool", FusionRole::reduction, shape_qlinear_global_pool,
-              lower_global_pool, TILEWAVE_HERE};
+              in_int8(lower_reduce), TILEWAVE_HERE};
   pool.since_opset = 1;
   r.add(std::move(pool));
 }

@@ -17,24 +17,6 @@ namespace {
 
 // ---- normalisations ----
 
-// LayerNorm-like ops (RMSNorm, ONNX Runtime's Skip*/Simplified*): Y as X;
-// extra outputs are the per-row statistics, or the summed input (Skip*).
-void shape_norm(ShapeContext& ctx) {
-  ctx.same_as_input(0);
-  const auto& x = ctx.dims(0);
-  const int64_t axis = normalize_axis(ctx, attr_int(ctx.node, "axis", -1), int64_t(x.size()));
-  std::vector<int64_t> stats(x.begin(), x.begin() + axis);
-  stats.resize(x.size(), 1);
-  const bool skip = ctx.node.op_type.rfind("Skip", 0) == 0;
-  for (size_t o = 1; o < ctx.num_outputs(); ++o) {
-    if (!ctx.has_output(o)) continue;
-    if (skip && o == ctx.num_outputs() - 1 && o == 3) ctx.same_as_input(0, o);
-    else ctx.set_output(o, stats, elem::kFloat);
-  }
-}
-
-std::optional<Layer> lower_norm(const LowerContext& ctx) { return lower_rowwise_from(ctx, attr_int(ctx.node, "axis", -1)); }
-
 // GroupNormalization: each (sample, group) is one row of C/groups x spatial.
 std::optional<Layer> lower_group_norm(const LowerContext& ctx) {
   const auto& x = ctx.input(0);

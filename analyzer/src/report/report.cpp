@@ -57,24 +57,27 @@ json loss_json(const Losses& l) {
 
 }  // namespace
 
+// One kernel's row of the JSON document, as text: the one definition of its
+// fields, which write_json streams and analysis_to_json parses back.
+std::string kernel_json(const KernelResult& r) {
+  // Names from the file need not be valid UTF-8: replaced, not fatal.
+  const auto text = [](const std::string& v) { return json(v).dump(-1, ' ', false, json::error_handler_t::replace); };
+  std::string row = fmt::format("{{\"name\":{},\"op\":{},\"nodes\":{},", text(r.kernel.name), text(r.kernel.ops),
+                                r.kernel.nodes.size());
+  if (r.cost) {
+    std::string fields = cost_fields(*r.cost);  // starts with "pred_us", which the analysis calls time_us
+    fields.replace(0, std::string("\"pred_us\"").size(), "\"time_us\"");
+    row += "\"layer\":" + layer_to_json(*r.kernel.layer).dump() + "," + fields;
+  } else {
+    row += "\"unmodelled\":" + text(r.kernel.unmodelled_reason);
+  }
+  return row + '}';
+}
+
 json analysis_to_json(const Analysis& a, bool with_layers) {
   json layers = json::array();
-  for (const auto& r : a.kernels) {
-    if (!with_layers) break;
-    json j;
-    j["name"] = r.kernel.name;
-    j["op"] = r.kernel.ops;
-    j["nodes"] = r.kernel.nodes.size();
-    if (r.cost) {
-      j["layer"] = layer_to_json(*r.kernel.layer);
-      j.update(cost_to_json(*r.cost));
-      j["time_us"] = r.cost->time_us;
-      j.erase("pred_us");
-    } else {
-      j["unmodelled"] = r.kernel.unmodelled_reason;
-    }
-    layers.push_back(std::move(j));
-  }
+  if (with_layers)
+    for (const auto& r : a.kernels) layers.push_back(json::parse(kernel_json(r)));
   // Built without the layers, which are moved in: an initializer list would copy them.
   json out = {{"model", a.model_name},
           {"model_path", a.model_path},
@@ -107,29 +110,12 @@ json analysis_to_json(const Analysis& a, bool with_layers) {
 // network of hundreds of kernels that took most of a call's time
 // (docs/performance.md "Start-up").
 void write_json(std::ostream& os, const Analysis& a) {
-  // Names from the file need not be valid UTF-8: replaced, not fatal.
-  const auto text = [](const std::string& v) { return json(v).dump(-1, ' ', false, json::error_handler_t::replace); };
   const std::string top = analysis_to_json(a, false).dump(2, ' ', false, json::error_handler_t::replace);
   const std::string placeholder = "\"layers\": []";
   const auto at = top.find(placeholder);
   os.write(top.data(), std::streamsize(at));
   os << "\"layers\": [";
-  std::string row;
-  for (size_t i = 0; i < a.kernels.size(); ++i) {
-    const auto& r = a.kernels[i];
-    row.assign(i ? ",\n    {" : "\n    {");
-    fmt::format_to(std::back_inserter(row), "\"name\":{},\"op\":{},\"nodes\":{},", text(r.kernel.name),
-                   text(r.kernel.ops), r.kernel.nodes.size());
-    if (r.cost) {
-      std::string fields = cost_fields(*r.cost);  // starts with "pred_us", which the analysis calls time_us
-      fields.replace(0, std::string("\"pred_us\"").size(), "\"time_us\"");
-      row += "\"layer\":" + layer_to_json(*r.kernel.layer).dump() + "," + fields;
-    } else {
-      row += "\"unmodelled\":" + text(r.kernel.unmodelled_reason);
-    }
-    row += '}';
-    os << row;
-  }
+  for (size_t i = 0; i < a.kernels.size(); ++i) os << (i ? ",\n    " : "\n    ") << kernel_json(a.kernels[i]);
   os << (a.kernels.empty() ? "]" : "\n  ]");
   os.write(top.data() + at + placeholder.size(), std::streamsize(top.size() - at - placeholder.size()));
   os << "\n";

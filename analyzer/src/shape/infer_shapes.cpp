@@ -119,29 +119,26 @@ namespace {
 // Where a chain of load-time values stops: the first node upstream of
 // `tensor` whose inputs are all known but whose own value is not.
 std::string value_break(const Model& m, const std::string& tensor) {
-  std::unordered_map<std::string, const Node*> producer;
-  for (const auto& n : m.nodes)
-    for (const auto& out : n.outputs) producer[out] = &n;
   std::vector<std::string> todo = {tensor};
   std::set<std::string> seen;
   while (!todo.empty()) {
     const std::string t = todo.back();
     todo.pop_back();
     if (!seen.insert(t).second || m.values.count(t)) continue;
-    auto p = producer.find(t);
-    if (p == producer.end()) {
+    const Node* p = m.producer_of(t);
+    if (!p) {
       if (m.initializers.count(t)) return fmt::format(" (initializer '{}' is too large or stored outside the file)", t);
       return fmt::format(" ('{}' is a graph input)", t);
     }
     bool inputs_known = true;
-    for (const auto& in : p->second->inputs)
+    for (const auto& in : p->inputs)
       if (!in.empty() && !m.values.count(in)) {
         inputs_known = false;
         todo.push_back(in);
       }
     if (inputs_known)
       return fmt::format(" (its value chain stops at node '{}' ({}), whose value tilewave does not evaluate)",
-                         p->second->name, p->second->op_type);
+                         p->name, p->op_type);
   }
   return "";
 }
@@ -149,10 +146,7 @@ std::string value_break(const Model& m, const std::string& tensor) {
 // Nodes so that every producer comes before its readers; nodes on a cycle
 // go last (the layer graph reports the cycle).
 std::vector<int> topological_order(const Model& m) {
-  std::unordered_map<std::string, int> producer;
-  for (const auto& n : m.nodes)
-    for (const auto& out : n.outputs)
-      if (!out.empty()) producer[out] = n.index;
+  const auto& producer = m.producer;
   std::vector<int> indegree(m.nodes.size(), 0);
   std::vector<std::vector<int>> readers(m.nodes.size());
   for (const auto& n : m.nodes)
