@@ -17,6 +17,10 @@ expect() {
   shift 3
   "$@" >"$tmp/out" 2>"$tmp/err"
   got=$?
+  # The top-level handler keeps the contract, but reaching it is a bug.
+  if grep -q "internal error" "$tmp/err"; then
+    echo "FAIL (reached the internal-error handler): $*"; cat "$tmp/err"; fails=$((fails + 1)); return
+  fi
   if [ "$got" != "$code" ]; then
     echo "FAIL (exit $got, wanted $code): $*"; cat "$tmp/err"; fails=$((fails + 1)); return
   fi
@@ -137,6 +141,25 @@ printf '%s\n' '{"model":"resnet18","batch":1,"node":"nope","measured_us":1.0}' >
 expect 1 "no kernel 'nope' in resnet18" -- "$tw" calibrate fit-networks "$tmp/net.jsonl" \
   --gpu h200 --models-dir "$root/onnx_models" --holdout 0 --kernel-times "$tmp/kt.jsonl" -o "$tmp/fit.json"
 [ ! -e "$tmp/fit.json" ] || { echo "FAIL: fit-networks wrote a file after an error"; fails=$((fails + 1)); }
+
+# The committed bad-input corpus (tests/fuzz/corpus: empty, random,
+# bit-flipped, truncated and hand-made edge files) through the CLI itself:
+# each is accepted (exit 0) or rejected with one error line naming the file
+# (exit 1); never another code, a signal or the internal-error handler.
+either() {
+  file=$1
+  shift
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  got=$?
+  if [ "$got" = 0 ]; then return; fi
+  if [ "$got" != 1 ] || grep -q "internal error" "$tmp/err" || [ "$(grep -c 'error' "$tmp/err")" != 1 ] ||
+     ! grep -q "$(basename "$file")" "$tmp/err"; then
+    echo "FAIL (exit $got, wanted 0, or 1 with one line naming the file): $*"; cat "$tmp/err"; fails=$((fails + 1))
+  fi
+}
+for f in "$root"/tests/fuzz/corpus/onnx/*; do either "$f" "$tw" analyze "$f" --format json; done
+for f in "$root"/tests/fuzz/corpus/gpu/*; do either "$f" "$tw" analyze "$data/tiny_cnn.onnx" --gpu "$f"; done
+for f in "$root"/tests/fuzz/corpus/layer_set/*; do either "$f" "$tw" layers "$f"; done
 
 # A failed run leaves no output file behind.
 expect 1 "" -- "$tw" analyze "$data/cycle.onnx" --batch 1 -o "$tmp/never.json"

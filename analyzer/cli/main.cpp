@@ -202,8 +202,14 @@ int main(int argc, char** argv) {
     std::cerr << "tilewave: error: " << one_line(e.what()) << "\n";
     return 1;
   } catch (const std::exception& e) {
-    std::cerr << "tilewave: internal error: " << one_line(e.what()) << "\n";
-    return 3;
+    // Reaching this is a bug (every bad input should be an InputError), but
+    // the contract still holds: one line naming the input, exit 1. The tests
+    // fail on the words "internal error" (docs/errors.md).
+    std::string input = model.empty() ? (layer_set.empty() ? extract : layer_set) : model;
+    if (input.empty() && !models.empty()) input = models.front();
+    std::cerr << "tilewave: error: " << one_line(input.empty() ? o.gpu : input)
+              << ": internal error, please report it: " << one_line(e.what()) << "\n";
+    return 1;
   }
   return 2;
 }

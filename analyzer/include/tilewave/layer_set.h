@@ -2,6 +2,7 @@
 // shared by `tilewave layers`, `--extract` and the calibration tools.
 #pragma once
 #include <functional>
+#include <istream>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,9 @@ struct LayerSetEntry {
 // throws InputError "<file>:<line>: <problem>". Objects with "header": true
 // (calibration runs) are skipped. `text` is the line as read.
 void scan_layer_set(const std::string& path,
+                    const std::function<void(const LayerSetEntry& entry, const std::string& text)>& fn);
+// The same over a stream; `path` names it in errors.
+void scan_layer_set(std::istream& in, const std::string& path,
                     const std::function<void(const LayerSetEntry& entry, const std::string& text)>& fn);
 // The whole file at once.
 std::vector<LayerSetEntry> read_layer_set(const std::string& path);

@@ -12,6 +12,7 @@
 #include "tilewave/analysis.h"
 #include "tilewave/calibration.h"
 #include "tilewave/error.h"
+#include "tilewave/json_input.h"
 
 namespace tilewave {
 
@@ -23,12 +24,7 @@ void for_each_json_line(const std::string& path, const char* what,
   for (int line = 1; std::getline(f, text); ++line) {
     if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
     const std::string where = fmt::format("{}:{}", path, line);
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::exception&) {
-      throw InputError(where, "not valid JSON");
-    }
+    const nlohmann::json j = parse_json_text(text, where);
     if (!j.is_object()) throw InputError(where, "not a JSON object");
     fn(j, where);
   }
@@ -142,7 +138,9 @@ RuntimeFit fit_runtime(const GpuModel& gpu, const RuntimeProfile& runtime, const
   };
   RuntimeFit r;
   const auto before = median_errors(current);
-  for (const auto& [cls, params] : class_params()) {
+  for (const auto& class_entry : class_params()) {
+    const std::string& cls = class_entry.first;  // named, not bound: lambdas below capture it
+    const auto& params = class_entry.second;
     std::vector<size_t> items;
     std::vector<double> class_measured;
     for (size_t k = 0; k < class_times.size(); ++k) {

@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "tilewave/error.h"
+#include "tilewave/json_input.h"
 
 #ifndef TILEWAVE_SOURCE_GPU_DIR
 #define TILEWAVE_SOURCE_GPU_DIR "gpu_models"
@@ -133,11 +135,7 @@ json read_json_file(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   if (!f) throw InputError(path, "cannot open GPU file");
   const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  try {
-    return json::parse(text);
-  } catch (const json::exception& e) {
-    throw InputError(path, std::string("not valid JSON: ") + e.what());
-  }
+  return parse_json_text(text, path);
 }
 
 // Architecture files are shared by many GPU files; each is parsed once.
@@ -158,9 +156,31 @@ T get_required(const json& j, const char* key, const std::string& where) {
   }
 }
 
-double positive(double v, const char* key, const std::string& where) {
-  if (!(v > 0)) throw InputError(where, fmt::format("field '{}' must be positive, got {}", key, v));
-  return v;
+template <class T>
+T get_optional(const json& j, const char* key, T fallback, const std::string& where) {
+  return j.contains(key) ? get_required<T>(j, key, where) : fallback;
+}
+
+// A number field checked against its range before any conversion (a double
+// outside an int's range must not be cast). Absent: `fallback`, if given.
+double number_in(const json& j, const char* key, double lo, double hi, const std::string& where,
+                 std::optional<double> fallback = std::nullopt) {
+  if (!j.contains(key)) {
+    if (fallback) return *fallback;
+    throw InputError(where, fmt::format("missing field '{}'", key));
+  }
+  const json& v = j.at(key);
+  if (!v.is_number()) throw InputError(where, fmt::format("field '{}' must be a number", key));
+  const double x = v.get<double>();
+  if (!(x >= lo && x <= hi)) throw InputError(where, fmt::format("field '{}' is {}, outside [{}, {}]", key, x, lo, hi));
+  return x;
+}
+
+const json& object_field(const json& j, const char* key, const std::string& where) {
+  static const json empty = json::object();
+  if (!j.contains(key)) return empty;
+  if (!j.at(key).is_object()) throw InputError(where, fmt::format("field '{}' must be an object", key));
+  return j.at(key);
 }
 
 DType dtype_key(const std::string& k, const std::string& where) {
@@ -171,14 +191,14 @@ DType dtype_key(const std::string& k, const std::string& where) {
 
 std::vector<TileShape> parse_tiles(const json& arr, const std::string& where) {
   std::vector<TileShape> tiles;
+  if (!arr.is_array()) throw InputError(where, "tiles must be a list of {m, n, k} objects");
   for (const auto& t : arr) {
+    if (!t.is_object()) throw InputError(where, "tiles must be a list of {m, n, k} objects");
     TileShape s;
-    s.m = get_required<int>(t, "m", where);
-    s.n = get_required<int>(t, "n", where);
-    s.k = get_required<int>(t, "k", where);
-    s.ctas_per_sm = t.value("ctas_per_sm", 1);
-    if (s.m <= 0 || s.n <= 0 || s.k <= 0 || s.ctas_per_sm <= 0)
-      throw InputError(where, "tile dimensions and ctas_per_sm must be positive");
+    s.m = int(number_in(t, "m", 1, 4096, where));
+    s.n = int(number_in(t, "n", 1, 4096, where));
+    s.k = int(number_in(t, "k", 1, 4096, where));
+    s.ctas_per_sm = int(number_in(t, "ctas_per_sm", 1, 64, where, 1));
     tiles.push_back(s);
   }
   if (tiles.empty()) throw InputError(where, "a precision needs at least one tile");
@@ -186,8 +206,9 @@ std::vector<TileShape> parse_tiles(const json& arr, const std::string& where) {
 }
 
 void merge_params(const json& j, std::map<std::string, double>& params, const std::string& where) {
-  if (!j.contains("params")) return;
-  for (auto& [k, v] : j.at("params").items()) {
+  for (const auto& item : object_field(j, "params", where).items()) {
+    const std::string& k = item.key();
+    const json& v = item.value();
     if (params.find(k) == params.end())
       throw InputError(where, fmt::format("unknown model parameter '{}'", k));
     if (!v.is_number()) throw InputError(where, fmt::format("parameter '{}' must be a number", k));
@@ -207,16 +228,22 @@ void merge_params(const json& j, std::map<std::string, double>& params, const st
 
 GpuModel gpu_from_json(const json& j, const std::string& id, const std::string& where,
                        const std::string& arch_dir) {
+  if (!j.is_object()) throw InputError(where, "a GPU file is a JSON object");
   GpuModel g;
   g.id = id;
   g.source_file = where;
   for (const auto& p : param_table()) g.params[p.name] = p.default_value;
 
   g.arch = get_required<std::string>(j, "arch", where);
+  // A name, not a path: the file is looked up in the architecture directory only.
+  if (g.arch.empty() || g.arch.size() > 64 ||
+      g.arch.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_-") != std::string::npos)
+    throw InputError(where, "field 'arch' must be a lower-case architecture name (a file in gpu_models/arch)");
   // The architecture file holds what all chips of a generation share: tile
   // shapes per precision and parameter defaults. The GPU file overrides.
   const std::string arch_path = (fs::path(arch_dir) / (g.arch + ".json")).string();
   const json& arch = read_arch_file(arch_path);
+  if (!arch.is_object()) throw InputError(arch_path, "an architecture file is a JSON object");
   merge_params(arch, g.params, arch_path);
   merge_params(j, g.params, where);
   // Per-runtime sets: parameters fitted on one runtime's own kernels
@@ -233,32 +260,34 @@ GpuModel gpu_from_json(const json& j, const std::string& id, const std::string& 
     }
   }
 
-  g.name = j.value("name", id);
-  g.trust = j.value("trust", "datasheet");
-  g.sms = get_required<int>(j, "sms", where);
-  if (g.sms <= 0) throw InputError(where, "field 'sms' must be positive");
-  g.boost_clock_mhz = positive(get_required<double>(j, "boost_clock_mhz", where), "boost_clock_mhz", where);
-  g.dram_bandwidth_gbs = positive(get_required<double>(j, "dram_bandwidth_gbs", where), "dram_bandwidth_gbs", where);
-  g.l2_mb = j.value("l2_mb", 0.0);
-  if (j.contains("memory_gb")) g.memory_gb = positive(get_required<double>(j, "memory_gb", where), "memory_gb", where);
-  g.smem_per_sm_kb = j.value("smem_per_sm_kb", 0.0);
-  g.max_ctas_per_sm = j.value("max_ctas_per_sm", 16);
+  // The chip's facts, with ranges wide enough for any GPU and narrow enough
+  // that no later product or quotient overflows (docs/errors.md).
+  g.name = get_optional<std::string>(j, "name", id, where);
+  g.trust = get_optional<std::string>(j, "trust", "datasheet", where);
+  g.sms = int(number_in(j, "sms", 1, 10000, where));
+  g.boost_clock_mhz = number_in(j, "boost_clock_mhz", 1, 1e5, where);
+  g.dram_bandwidth_gbs = number_in(j, "dram_bandwidth_gbs", 1e-3, 1e7, where);
+  g.l2_mb = number_in(j, "l2_mb", 0, 1e5, where, 0.0);
+  if (j.contains("memory_gb")) g.memory_gb = number_in(j, "memory_gb", 1e-3, 1e7, where);
+  g.smem_per_sm_kb = number_in(j, "smem_per_sm_kb", 0, 1e5, where, 0.0);
+  g.max_ctas_per_sm = int(number_in(j, "max_ctas_per_sm", 1, 1024, where, 16.0));
 
-  const json& tensor = j.contains("tensor_tflops") ? j.at("tensor_tflops") : json::object();
-  const json& arch_tiles = arch.contains("tiles") ? arch.at("tiles") : json::object();
-  const json& arch_align = arch.contains("align") ? arch.at("align") : json::object();
+  const json& tensor = object_field(j, "tensor_tflops", where);
+  const json& arch_tiles = object_field(arch, "tiles", arch_path);
+  const json& arch_align = object_field(arch, "align", arch_path);
   for (auto& [k, v] : tensor.items()) {
     const DType d = dtype_key(k, where);
     PrecisionSpec spec;
     spec.unit = Unit::tensor;
-    spec.peak_tflops = positive(v.get<double>(), "tensor_tflops", where);
-    spec.align = arch_align.value(k, 8);
+    spec.peak_tflops = number_in(tensor, k.c_str(), 1e-6, 1e6, where + ": tensor_tflops");
+    spec.align = int(number_in(arch_align, k.c_str(), 1, 1024, arch_path + ": align", 8.0));
     if (!arch_tiles.contains(k)) throw InputError(arch_path, fmt::format("no tiles for precision '{}'", k));
     spec.tiles = parse_tiles(arch_tiles.at(k), arch_path);
     g.precisions[d] = spec;
   }
-  const json& cuda = j.contains("cuda_core_tflops") ? j.at("cuda_core_tflops") : json::object();
-  for (auto& [k, v] : cuda.items()) g.cuda_core_tflops[dtype_key(k, where)] = positive(v.get<double>(), "cuda_core_tflops", where);
+  const json& cuda = object_field(j, "cuda_core_tflops", where);
+  for (auto& [k, v] : cuda.items())
+    g.cuda_core_tflops[dtype_key(k, where)] = number_in(cuda, k.c_str(), 1e-6, 1e6, where + ": cuda_core_tflops");
   // fp32 GEMMs run on CUDA cores (SIMT tiles) unless the GPU file says otherwise.
   if (!g.precisions.count(DType::fp32) && g.cuda_core_tflops.count(DType::fp32)) {
     PrecisionSpec spec;
@@ -269,8 +298,7 @@ GpuModel gpu_from_json(const json& j, const std::string& id, const std::string& 
     spec.tiles = parse_tiles(arch_tiles.at("fp32"), arch_path);
     g.precisions[DType::fp32] = spec;
   }
-  if (j.contains("sources"))
-    for (auto& [k, v] : j.at("sources").items()) g.sources[k] = v.is_string() ? v.get<std::string>() : v.dump();
+  for (auto& [k, v] : object_field(j, "sources", where).items()) g.sources[k] = v.is_string() ? v.get<std::string>() : v.dump();
   return g;
 }
 

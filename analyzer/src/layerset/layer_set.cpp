@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "tilewave/error.h"
+#include "tilewave/json_input.h"
 
 using nlohmann::json;
 
@@ -24,7 +25,10 @@ int64_t positive_int(const json& j, const char* key, std::optional<int64_t> fall
     throw std::invalid_argument(fmt::format("missing field '{}'", key));
   }
   const json& v = j.at(key);
-  if (!v.is_number_integer() && !(v.is_number() && v.get<double>() == double(int64_t(v.get<double>()))))
+  // A float is accepted when it is a whole number an int64 holds (checked before the cast).
+  const bool whole_float = v.is_number_float() && std::abs(v.get<double>()) < 9.2e18 &&
+                           v.get<double>() == std::floor(v.get<double>());
+  if (!v.is_number_integer() && !whole_float)
     throw std::invalid_argument(fmt::format("field '{}' must be an integer", key));
   const int64_t n = v.get<int64_t>();
   if (n <= 0) throw std::invalid_argument(fmt::format("field '{}' must be positive, got {}", key, n));
@@ -241,6 +245,11 @@ void scan_layer_set(const std::string& path,
   if (std::filesystem::is_directory(path, ec)) throw InputError(path, "is a directory, not a layer set");
   std::ifstream f(path);
   if (!f) throw InputError(path, "cannot open layer set");
+  scan_layer_set(f, path, fn);
+}
+
+void scan_layer_set(std::istream& f, const std::string& path,
+                    const std::function<void(const LayerSetEntry& entry, const std::string& text)>& fn) {
   std::string text;
   LayerSetEntry entry;
   int line = 0;
@@ -249,11 +258,7 @@ void scan_layer_set(const std::string& path,
     const auto first = text.find_first_not_of(" \t\r");
     if (first == std::string::npos || text[first] == '#') continue;
     const std::string where = fmt::format("{}:{}", path, line);
-    try {
-      entry.object = json::parse(text);
-    } catch (const json::exception& e) {
-      throw InputError(where, "not valid JSON");
-    }
+    entry.object = parse_json_text(text, where);
     // A header line ({"header": true, ...}) describes the file; any other value of it is a mistake.
     if (entry.object.is_object() && entry.object.contains("header")) {
       if (!entry.object.at("header").is_boolean()) throw InputError(where, "field 'header' must be true or false");

@@ -1,0 +1,28 @@
+// libFuzzer harness: GPU-file text -> schema and range checks -> cost a fixed
+// model under every runtime profile, as `tilewave analyze --gpu FILE` runs it.
+#include <cstdint>
+#include <string>
+
+#include "contract.h"
+#include "tilewave/gpu_model.h"
+#include "tilewave/json_input.h"
+#include "tilewave/lowering.h"
+#include "tilewave/model.h"
+
+using namespace tilewave;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static const Model model = load_onnx(TILEWAVE_TEST_DATA "/tiny_cnn.onnx");
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  return fuzz::guarded([&] {
+    const GpuModel gpu = gpu_from_json(parse_json_text(text, "fuzz.json"), "fuzz", "fuzz.json", TILEWAVE_GPU_DIR "/arch");
+    for (const char* runtime : {"eager", "inductor", "tensorrt"}) {
+      AnalyzeOptions options;
+      options.runtime = find_runtime(runtime);
+      for (DType d : {DType::fp16, DType::fp32, DType::int8}) {
+        options.dtype = d;
+        fuzz::check_analysis(analyze_model(model, gpu, options));
+      }
+    }
+  });
+}
