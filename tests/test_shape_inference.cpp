@@ -282,6 +282,62 @@ TEST_CASE("inconsistent nodes fail loading with the file, the node and the probl
   CHECK_THROWS_AS(pool.load(), InputError);
 }
 
+TEST_CASE("shape arithmetic that overflows 64 bits leaves the value unknown instead of wrapping") {
+  OnnxBuilder b(13);
+  b.ints("big", {INT64_MAX, INT64_MIN, 7});
+  b.ints("two", {2});
+  b.ints("minus_one", {-1});
+  b.node("Mul", {"big", "two"}, {"mul"});
+  b.node("Add", {"big", "big"}, {"add"});
+  b.node("Neg", {"big"}, {"neg"});
+  b.node("Div", {"big", "minus_one"}, {"div"});
+  b.node("Mod", {"big", "minus_one"}, {"mod"});
+  b.floats("huge", {1e30f, -1e30f});
+  OnnxBuilder::attr(b.node("Cast", {"huge"}, {"cast"}), "to", int64_t(7));  // INT64
+  const Model m = b.load();
+  for (const char* t : {"mul", "add", "neg", "div"}) {
+    CAPTURE(t);
+    CHECK(!m.values.count(t));
+    CHECK(m.unknown_reason.at(t).find("overflows 64-bit integers") != std::string::npos);
+  }
+  CHECK(m.values.at("mod").ints == V{0, 0, 0});
+  CHECK(m.values.at("cast").ints == V{INT64_MAX, INT64_MIN});  // saturated, as saturating_int64 documents
+  CHECK(saturating_int64(std::nan("")) == 0);
+}
+
+TEST_CASE("compute ops are checked before costing: zero-sized operands, kernel_shape, weight rank, pads") {
+  auto conv = [](V x, V w, const char* attr = nullptr, V value = {}) {
+    OnnxBuilder b(13);
+    b.input("x", x);
+    b.weight("w", w);
+    auto& n = b.node("Conv", {"x", "w"}, {"y"});
+    if (attr) OnnxBuilder::attr(n, attr, value);
+    return b;
+  };
+  auto message = [](OnnxBuilder b) {
+    try {
+      b.load();
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("loaded");
+  };
+  CHECK(message(conv({1, 4, 8, 8}, {0, 4, 3, 3})).find("weight has a zero-sized dimension (dim 0)") != std::string::npos);
+  CHECK(message(conv({0, 4, 8, 8}, {8, 4, 3, 3})).find("input has a zero-sized dimension") != std::string::npos);
+  CHECK(message(conv({1, 4, 8, 8}, {8, 4, 3, 3}, "kernel_shape", V{5, 5})).find("kernel_shape 5x5 differs") !=
+        std::string::npos);
+  CHECK(message(conv({1, 4, 8, 8}, {8, 4, 3}, nullptr)).find("weight has rank 3") != std::string::npos);
+  CHECK(message(conv({1, 4, 8, 8}, {8, 4, 3, 3}, "pads", V{-1, -1, -1, -1})).find("negative pads") !=
+        std::string::npos);
+  CHECK(message(conv({1, 4, 8, 8}, {8, 4, 3, 3}, "dilations", V{0, 1})).find("dilation 0") != std::string::npos);
+  CHECK(message(conv({1, 4, 8, 8}, {8, 4, 3, 3}, "kernel_shape", V{3, 3})) == "loaded");
+  OnnxBuilder gemm(13);
+  gemm.input("a", {4, 0});
+  gemm.weight("b", {0, 8});
+  gemm.node("MatMul", {"a", "b"}, {"y"});
+  CHECK(message(gemm).find("A has a zero-sized dimension (dim 1)") != std::string::npos);
+}
+
 TEST_CASE("an op without a shape function leaves its outputs unknown, and says which op") {
   OnnxBuilder b(13);
   b.input("x", {1, 4});

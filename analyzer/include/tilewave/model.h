@@ -28,6 +28,15 @@ struct TensorInfo {
   int64_t numel() const;        // -1 if not fully known
 };
 
+// A double from a file becomes an int64 only through this: NaN gives 0 and
+// values beyond int64 saturate (a plain cast would be undefined behaviour).
+inline int64_t saturating_int64(double x) {
+  if (!(x == x)) return 0;
+  if (x >= 9223372036854775807.0) return INT64_MAX;
+  if (x <= -9223372036854775808.0) return INT64_MIN;
+  return int64_t(x);
+}
+
 // A tensor's value known at load time (initializers, constants, shape
 // arithmetic). Integer and bool tensors hold `ints`, floating ones `reals`;
 // only small tensors are kept (kMaxValueElems).
@@ -37,7 +46,7 @@ struct TensorValue {
   std::vector<int64_t> ints;
   std::vector<double> reals;
   size_t size() const { return real ? reals.size() : ints.size(); }
-  int64_t int_at(size_t i) const { return real ? int64_t(reals[i]) : ints[i]; }
+  int64_t int_at(size_t i) const { return real ? saturating_int64(reals[i]) : ints[i]; }
   double real_at(size_t i) const { return real ? reals[i] : double(ints[i]); }
 };
 constexpr int64_t kMaxValueElems = 1 << 16;
@@ -46,6 +55,11 @@ constexpr int64_t kNewestOpset = 23;
 // The largest tensor tilewave accepts (2^50 elements), so that every element,
 // byte and FLOP count stays well inside 64 bits.
 constexpr int64_t kMaxTensorElems = int64_t(1) << 50;
+// Resource limits on a model file (docs/errors.md): protobuf cannot parse a
+// message over 2 GiB (ONNX keeps larger weights in external files), and the
+// largest real graphs have about 10^5 nodes.
+constexpr int64_t kMaxModelFileBytes = (int64_t(1) << 31) - 1;
+constexpr int kMaxGraphNodes = 1000000;
 
 struct Node {
   int index = 0;

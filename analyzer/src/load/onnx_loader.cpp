@@ -107,6 +107,10 @@ namespace {
 std::shared_ptr<onnx::ModelProto> read_proto(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) throw InputError(path, "is a directory, not an ONNX file");
+  const auto file_bytes = std::filesystem::file_size(path, ec);
+  if (!ec && file_bytes > uint64_t(kMaxModelFileBytes))
+    throw InputError(path, fmt::format("file is {:.1f} GiB; an ONNX protobuf holds at most 2 GiB (larger weights "
+                                       "belong in external data files)", double(file_bytes) / (1 << 30)));
   std::ifstream f(path, std::ios::binary);
   if (!f) throw InputError(path, "cannot open file");
   std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
@@ -261,6 +265,9 @@ Model load_onnx_proto(std::shared_ptr<onnx::ModelProto> proto, const std::string
   for (const auto& op : model.proto->opset_import())
     model.opsets[op.domain() == "ai.onnx" ? "" : op.domain()] = op.version();
   if (options.batch && *options.batch <= 0) throw InputError("--batch", "batch must be positive");
+  if (model.proto->graph().node_size() > kMaxGraphNodes)
+    throw InputError(path, fmt::format("the graph has {} nodes, more than the {} tilewave accepts",
+                                       model.proto->graph().node_size(), kMaxGraphNodes));
   if (model.opset() > kNewestOpset)
     model.notes.push_back(fmt::format("the file uses opset {}, newer than the {} tilewave knows; each op is read in "
                                       "its opset-{} form",

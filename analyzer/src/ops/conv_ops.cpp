@@ -87,6 +87,8 @@ void shape_conv(ShapeContext& ctx, const ConvOperands& at) {
   const auto& w = ctx.dims(at.w);
   if (x.size() < 3) ctx.fail(fmt::format("input has rank {}; a convolution needs N x C x spatial", x.size()));
   if (w.size() != x.size()) ctx.fail(fmt::format("weight has rank {}, input rank {}", w.size(), x.size()));
+  shape::require_nonempty(ctx, x, "input");
+  shape::require_nonempty(ctx, w, "weight");
   const int64_t group = attr_int(ctx.node, "group", 1);
   if (group <= 0) ctx.fail(fmt::format("group is {}", group));
   // Conv weights are M x C/group x k...; ConvTranspose weights C x M/group x k...
@@ -96,6 +98,9 @@ void shape_conv(ShapeContext& ctx, const ConvOperands& at) {
   if (transposed && x[1] >= 0 && w[0] >= 0 && x[1] != w[0])
     ctx.fail(fmt::format("input has {} channels; the weight expects {}", x[1], w[0]));
   std::vector<int64_t> kernel(w.begin() + 2, w.end());
+  const auto kernel_shape = attr_ints(ctx.node, "kernel_shape");
+  if (!kernel_shape.empty() && shape::known(kernel) && kernel_shape != kernel)
+    ctx.fail(fmt::format("kernel_shape {} differs from the weight's {}", fmt::join(kernel_shape, "x"), fmt::join(kernel, "x")));
   const auto spatial = window::output_dims(ctx, x, kernel, transposed);
   std::vector<int64_t> out = {x[0], transposed ? (w[1] < 0 ? -1 : w[1] * group) : w[0]};
   out.insert(out.end(), spatial.begin(), spatial.end());

@@ -311,7 +311,7 @@ void shape_resize(ShapeContext& ctx) {
   for (size_t k = 0; k < axes.size(); ++k) {
     if (scales[k] <= 0) ctx.fail(fmt::format("scale {}", scales[k]));
     int64_t& d = out[size_t(axes[k])];
-    if (d >= 0) d = int64_t(std::floor(double(d) * scales[k] + 1e-9));
+    if (d >= 0) d = saturating_int64(std::floor(double(d) * scales[k] + 1e-9));
   }
   ctx.set_output(0, out, ctx.elem_type(0));
 }

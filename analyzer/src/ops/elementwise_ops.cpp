@@ -100,14 +100,38 @@ ShapeFn unary(ValueRule rule = {}) {
   };
 }
 
+// Integer shape arithmetic from a file: an overflow leaves the value unknown
+// (a runtime would wrap it; tilewave will not guess a wrapped shape).
+[[noreturn]] void overflow() { throw ShapeUnknown("shape arithmetic overflows 64-bit integers"); }
+int64_t checked_add(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) overflow();
+  return r;
+}
+int64_t checked_sub(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_sub_overflow(a, b, &r)) overflow();
+  return r;
+}
+int64_t checked_mul(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) overflow();
+  return r;
+}
+
 int64_t checked_div(int64_t a, int64_t b) {
   if (b == 0) throw ShapeUnknown("integer division by zero in shape arithmetic");
+  if (b == -1) return checked_sub(0, a);
   return a / b;  // ONNX integer Div truncates
 }
 
-int64_t python_mod(int64_t a, int64_t b) {
+int64_t c_mod(int64_t a, int64_t b) {
   if (b == 0) throw ShapeUnknown("integer modulo by zero in shape arithmetic");
-  const int64_t r = a % b;
+  return b == -1 ? 0 : a % b;  // INT64_MIN % -1 is undefined in C++
+}
+
+int64_t python_mod(int64_t a, int64_t b) {
+  const int64_t r = c_mod(a, b);
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
 
@@ -184,9 +208,9 @@ void register_elementwise_ops(OpRegistry& r) {
   add("Gelu", unary(), 20);
   add("Relu", unary({[](const auto& v) { return std::max(v[0], 0.0); },
                      [](const auto& v) { return std::max<int64_t>(v[0], 0); }}));
-  add("Neg", unary({[](const auto& v) { return -v[0]; }, [](const auto& v) { return -v[0]; }}));
+  add("Neg", unary({[](const auto& v) { return -v[0]; }, [](const auto& v) { return checked_sub(0, v[0]); }}));
   add("Abs", unary({[](const auto& v) { return std::fabs(v[0]); },
-                    [](const auto& v) { return v[0] < 0 ? -v[0] : v[0]; }}));
+                    [](const auto& v) { return v[0] < 0 ? checked_sub(0, v[0]) : v[0]; }}));
   add("Sign", unary({[](const auto& v) { return double((v[0] > 0) - (v[0] < 0)); },
                      [](const auto& v) { return int64_t((v[0] > 0) - (v[0] < 0)); }}));
   add("Floor", unary({[](const auto& v) { return std::floor(v[0]); }, nullptr}));
@@ -195,23 +219,23 @@ void register_elementwise_ops(OpRegistry& r) {
   add("Sqrt", unary({[](const auto& v) { return std::sqrt(v[0]); }, nullptr}));
   add("Reciprocal", unary({[](const auto& v) { return 1.0 / v[0]; }, nullptr}));
   add("Not", unary({nullptr, [](const auto& v) { return int64_t(!v[0]); }}));
-  add("Add", broadcast({[](const auto& v) { return v[0] + v[1]; }, [](const auto& v) { return v[0] + v[1]; }}));
-  add("Sub", broadcast({[](const auto& v) { return v[0] - v[1]; }, [](const auto& v) { return v[0] - v[1]; }}));
-  add("Mul", broadcast({[](const auto& v) { return v[0] * v[1]; }, [](const auto& v) { return v[0] * v[1]; }}));
+  add("Add", broadcast({[](const auto& v) { return v[0] + v[1]; }, [](const auto& v) { return checked_add(v[0], v[1]); }}));
+  add("Sub", broadcast({[](const auto& v) { return v[0] - v[1]; }, [](const auto& v) { return checked_sub(v[0], v[1]); }}));
+  add("Mul", broadcast({[](const auto& v) { return v[0] * v[1]; }, [](const auto& v) { return checked_mul(v[0], v[1]); }}));
   add("Div", broadcast({[](const auto& v) { return v[0] / v[1]; },
                         [](const auto& v) { return checked_div(v[0], v[1]); }}));
   add("Pow", broadcast({[](const auto& v) { return std::pow(v[0], v[1]); }, nullptr}));
   add("Mod", [](ShapeContext& ctx) {
     const bool fmod = attr_int(ctx.node, "fmod", 0) != 0;
     broadcast({[fmod](const auto& v) { return fmod ? std::fmod(v[0], v[1]) : v[0] - v[1] * std::floor(v[0] / v[1]); },
-               [fmod](const auto& v) { return fmod ? (v[1] ? v[0] % v[1] : 0) : python_mod(v[0], v[1]); }})(ctx);
+               [fmod](const auto& v) { return fmod ? c_mod(v[0], v[1]) : python_mod(v[0], v[1]); }})(ctx);
   });
   add("Max", broadcast({[](const auto& v) { return *std::max_element(v.begin(), v.end()); },
                         [](const auto& v) { return *std::max_element(v.begin(), v.end()); }}));
   add("Min", broadcast({[](const auto& v) { return *std::min_element(v.begin(), v.end()); },
                         [](const auto& v) { return *std::min_element(v.begin(), v.end()); }}));
   add("Sum", broadcast({[](const auto& v) { double s = 0; for (double x : v) s += x; return s; },
-                        [](const auto& v) { int64_t s = 0; for (int64_t x : v) s += x; return s; }}));
+                        [](const auto& v) { int64_t s = 0; for (int64_t x : v) s = checked_add(s, x); return s; }}));
   add("Mean", broadcast({[](const auto& v) { double s = 0; for (double x : v) s += x; return s / v.size(); },
                          nullptr}));
   auto compare = [&](const char* op, std::function<bool(double, double)> pred) {

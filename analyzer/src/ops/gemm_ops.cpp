@@ -39,6 +39,8 @@ void shape_gemm(ShapeContext& ctx, const GemmOperands& at) {
   const auto& a = ctx.dims(at.a);
   const auto& b = ctx.dims(at.b);
   if (a.size() != 2 || b.size() != 2) ctx.fail(fmt::format("operands have ranks {} and {}; Gemm takes 2-D", a.size(), b.size()));
+  shape::require_nonempty(ctx, a, "A");
+  shape::require_nonempty(ctx, b, "B");
   const bool ta = attr_int(ctx.node, "transA", 0), tb = attr_int(ctx.node, "transB", 0);
   const int64_t m = ta ? a[1] : a[0], ka = ta ? a[0] : a[1];
   const int64_t kb = tb ? b[1] : b[0], n = tb ? b[0] : b[1];
@@ -58,6 +60,8 @@ std::vector<int64_t> transposed_last(std::vector<int64_t> d, bool t) {
 // leading dims broadcast.
 std::vector<int64_t> matmul_dims(const ShapeContext& ctx, std::vector<int64_t> a, std::vector<int64_t> b) {
   if (a.empty() || b.empty()) ctx.fail("MatMul of a scalar");
+  shape::require_nonempty(ctx, a, "A");
+  shape::require_nonempty(ctx, b, "B");
   const bool a_vec = a.size() == 1, b_vec = b.size() == 1;
   if (a_vec) a.insert(a.begin(), 1);
   if (b_vec) b.push_back(1);

@@ -1,5 +1,7 @@
 #include "shape_helpers.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 namespace tilewave::shape {
@@ -69,6 +71,11 @@ TensorValue reshaped(const TensorValue& v, const std::vector<int64_t>& dims) {
   TensorValue out = v;
   out.dims = dims;
   return out;
+}
+
+void require_nonempty(const ShapeContext& ctx, const std::vector<int64_t>& dims, const char* operand) {
+  for (size_t i = 0; i < dims.size(); ++i)
+    if (dims[i] == 0) ctx.fail(fmt::format("{} has a zero-sized dimension (dim {})", operand, i));
 }
 
 }  // namespace tilewave::shape

@@ -21,6 +21,10 @@ void push(TensorValue& v, double real, int64_t integer);
 // element source(i) of the input (Slice, Transpose, Expand, Tile).
 void remap_value(ShapeContext& ctx, const std::vector<int64_t>& out_dims,
                  const std::function<size_t(size_t)>& source);
+// Compute ops (Conv, Gemm, MatMul) need every operand dimension >= 1: a
+// zero-sized one is legal ONNX elsewhere but has no kernel to cost, and
+// would give 0/0 later (docs/errors.md).
+void require_nonempty(const ShapeContext& ctx, const std::vector<int64_t>& dims, const char* operand);
 // Coordinates of flat index i in dims, innermost last.
 std::vector<int64_t> coords(size_t i, const std::vector<int64_t>& dims);
 // The value reshaped (same data, new dims).

@@ -188,12 +188,16 @@ void shape_range(ShapeContext& ctx) {
   }
   const double start = s->real_at(0), limit = l->real_at(0), delta = d->real_at(0);
   if (delta == 0) ctx.fail("Range with delta 0");
-  const int64_t n = std::max<int64_t>(int64_t(std::ceil((limit - start) / delta)), 0);
+  const int64_t n = std::max<int64_t>(saturating_int64(std::ceil((limit - start) / delta)), 0);
   ctx.set_output(0, {n}, type);
   if (n > kMaxValueElems) return;
   TensorValue v = shape::make_value({n}, type);
-  for (int64_t i = 0; i < n; ++i)
-    shape::push(v, start + double(i) * delta, s->int_at(0) + i * d->int_at(0));
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t step, integer;
+    if (__builtin_mul_overflow(i, d->int_at(0), &step) || __builtin_add_overflow(s->int_at(0), step, &integer))
+      return;  // the value stays unknown rather than wrapped
+    shape::push(v, start + double(i) * delta, integer);
+  }
   ctx.set_value(0, std::move(v));
 }
 

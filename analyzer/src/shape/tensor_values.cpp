@@ -49,7 +49,7 @@ std::optional<TensorValue> tensor_value(const onnx::TensorProto& t) {
   const std::string& bytes = t.raw_data();
   auto put = [&](double x) {
     if (v.real) v.reals.push_back(x);
-    else v.ints.push_back(int64_t(x));
+    else v.ints.push_back(saturating_int64(x));
   };
   auto take = [&](size_t width, auto&& from_raw, auto&& from_field, int field_size) -> bool {
     if (raw) {
