@@ -69,9 +69,6 @@ GpuModel gpu_for(const GpuModel& gpu, const RuntimeProfile& runtime);
 // Totals only: the network's predicted time from an existing lowering, for
 // calibration loops that cost the same kernels under many parameter sets.
 double network_time_us(const Lowering& lowered, const GpuModel& gpu);
-// Each kernel's own time inside the network (L2 reuse, no launch gap), as a
-// profiler reports it; 0 for unmodelled kernels.
-std::vector<double> kernel_device_times_us(const Lowering& lowered, const GpuModel& gpu);
 // A note when the weights and one kernel's activations exceed the GPU's
 // memory (GPU files with memory_gb); nullopt when they fit.
 std::optional<std::string> memory_fit_note(const Model& model, const Lowering& lowered, const GpuModel& gpu,

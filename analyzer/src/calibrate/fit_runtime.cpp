@@ -13,6 +13,7 @@
 #include "tilewave/calibration.h"
 #include "tilewave/error.h"
 #include "tilewave/json_input.h"
+#include "tilewave/network_cost.h"
 
 namespace tilewave {
 
@@ -157,7 +158,7 @@ RuntimeFit fit_runtime(const GpuModel& gpu, const RuntimeProfile& runtime, const
     if (items.size() < 2 * params.size() + 2) continue;  // too few runs use this class to fit it
     const PredictFn predict_class = [&](const GpuModel& g, size_t k) {
       const size_t run = class_times[k].run;
-      const std::vector<double> device = kernel_device_times_us(lowered[run], g);
+      const std::vector<double> device = kernel_device_times_us(lowered[run], CostModel(g));
       double sum = 0;
       for (size_t i = 0; i < device.size(); ++i)
         if (lowered[run].kernels[i].layer && kernel_class(*lowered[run].kernels[i].layer) == cls) sum += device[i];

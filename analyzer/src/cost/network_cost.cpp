@@ -1,0 +1,90 @@
+#include "tilewave/network_cost.h"
+
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "tilewave/error.h"
+
+namespace tilewave {
+
+namespace {
+
+// docs/model.md "Inside a network": of an input produced by an earlier
+// kernel, the part that the traffic since it was written has not pushed out
+// of the share of L2 that `l2_reuse_fraction` allows is still there. Walks
+// the kernel graph: each kernel's reads and writes, in launch order.
+std::vector<double> l2_hit_bytes(const Lowering& graph, const CostModel& model) {
+  const size_t n = graph.kernels.size();
+  std::vector<double> hits(n, 0.0);
+  std::unordered_map<std::string, int> producer;  // tensor -> latest kernel writing it
+  std::vector<double> touched(n + 1, 0.0);        // bytes moved by kernels [0, k)
+  for (size_t k = 0; k < n; ++k)
+    touched[k + 1] = touched[k] + (graph.kernels[k].layer ? double(min_bytes(*graph.kernels[k].layer)) : 0.0);
+  const double window = model.gpu.l2_mb * 1e6 * model.gpu.param("l2_reuse_fraction");
+  std::unordered_set<std::string> written_back;
+  for (size_t k = 0; k < n; ++k) {
+    const Kernel& kernel = graph.kernels[k];
+    for (const TensorRef& in : kernel.reads) {
+      auto it = producer.find(in.name);
+      if (it == producer.end() || in.bytes <= 0) continue;
+      const double size = double(in.bytes);
+      // L2 keeps roughly the most recent `window` bytes: of this value, what
+      // the traffic since it was written has not pushed out.
+      const double kept = std::clamp(window - (touched[k] - touched[it->second + 1]), 0.0, size);
+      if (kept <= 0) continue;
+      hits[k] += kept;
+      // The producer's write of what is read back from L2 stayed in L2 too;
+      // its write-back to DRAM overlaps later kernels.
+      if (written_back.insert(in.name + "@" + std::to_string(it->second)).second) hits[it->second] += kept;
+    }
+    for (const TensorRef& out : kernel.writes) producer[out.name] = int(k);
+  }
+  return hits;
+}
+
+}  // namespace
+
+Losses NetworkTotals::losses() const {
+  if (time_us <= 0) return {};
+  const Losses& w = weighted_us;
+  return {w.tile / time_us, w.wave / time_us, w.efficiency / time_us, w.memory / time_us, w.fixed / time_us};
+}
+
+NetworkTotals cost_network(const Lowering& graph, const CostModel& model,
+                           std::vector<std::optional<KernelCost>>* per_kernel, const std::string& where) {
+  const std::vector<double> hits = l2_hit_bytes(graph, model);
+  NetworkTotals t;
+  if (per_kernel) per_kernel->assign(graph.kernels.size(), std::nullopt);
+  for (size_t i = 0; i < graph.kernels.size(); ++i) {
+    const Kernel& k = graph.kernels[i];
+    if (!k.layer) {
+      ++t.unmodelled;
+      continue;
+    }
+    KernelCost c = cost_in_network(*k.layer, model, hits[i]);
+    c.l2_hit_bytes = int64_t(hits[i]);
+    if (__builtin_add_overflow(t.flops, c.flops, &t.flops) || __builtin_add_overflow(t.bytes, c.bytes, &t.bytes))
+      throw InputError(where, "the network's total FLOPs or bytes exceed 2^63, the most tilewave counts; "
+                              "use a smaller --batch or input");
+    t.time_us += c.time_us;
+    t.weighted_us.tile += c.losses.tile * c.time_us;
+    t.weighted_us.wave += c.losses.wave * c.time_us;
+    t.weighted_us.efficiency += c.losses.efficiency * c.time_us;
+    t.weighted_us.memory += c.losses.memory * c.time_us;
+    t.weighted_us.fixed += c.losses.fixed * c.time_us;
+    ++t.kernels;
+    if (per_kernel) (*per_kernel)[i] = std::move(c);
+  }
+  return t;
+}
+
+std::vector<double> kernel_device_times_us(const Lowering& graph, const CostModel& model) {
+  const std::vector<double> hits = l2_hit_bytes(graph, model);
+  std::vector<double> out(graph.kernels.size(), 0.0);
+  for (size_t i = 0; i < graph.kernels.size(); ++i)
+    if (graph.kernels[i].layer) out[i] = cost_layer(*graph.kernels[i].layer, model, hits[i]).time_us;
+  return out;
+}
+
+}  // namespace tilewave
