@@ -9,15 +9,17 @@ bin=$1 seconds=$2 work=$3
 shift 3
 name=$(basename "$bin")
 mkdir -p "$work/corpus" "$work/findings"
+start=$(date +%s)
 "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 -max_len=262144 \
   -print_final_stats=1 -artifact_prefix="$work/findings/" "$work/corpus" "$@" >"$work/log" 2>&1
 rc=$?
+elapsed=$(( $(date +%s) - start ))
 stat() { sed -n "s/^stat::$1: *//p" "$work/log" | tail -n 1; }
 done_line=$(grep -E '^#[0-9]+[[:space:]]+DONE' "$work/log" | tail -n 1)
 cov=$(echo "$done_line" | sed -n 's/.* cov: \([0-9]*\).*/\1/p')
 ft=$(echo "$done_line" | sed -n 's/.* ft: \([0-9]*\).*/\1/p')
 findings=$(find "$work/findings" -type f | wc -l)
-echo "$name: $(stat number_of_executed_units) executions in ${seconds} s ($(stat average_exec_per_sec)/s)," \
+echo "$name: $(stat number_of_executed_units) executions in ${elapsed} s ($(stat average_exec_per_sec)/s)," \
   "coverage ${cov:-?} edges, ${ft:-?} features, corpus $(find "$work/corpus" -type f | wc -l) new inputs," \
   "slowest input $(stat slowest_unit_time_sec) s, peak RSS $(stat peak_rss_mb) MB, findings $findings"
 if [ "$rc" != 0 ] || [ "$findings" != 0 ]; then

@@ -37,6 +37,13 @@ inline int64_t saturating_int64(double x) {
   return int64_t(x);
 }
 
+// Dimension arithmetic on values from a file: a product past int64 gives
+// INT64_MAX, which every size check then rejects ("more than 2^50 elements").
+inline int64_t saturating_mul(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
 // A tensor's value known at load time (initializers, constants, shape
 // arithmetic). Integer and bool tensors hold `ints`, floating ones `reals`;
 // only small tensors are kept (kMaxValueElems).

@@ -201,17 +201,19 @@ void shape_slice(ShapeContext& ctx) {
     int64_t s = starts[k], e = ends[k];
     if (s < 0) s += len;
     if (e < 0) e += len;
-    if (steps[k] > 0) {
+    // A step beyond the dim takes one element, as does len + 1; clamped so that no sum below overflows.
+    const int64_t st = std::clamp<int64_t>(steps[k], -(len + 1), len + 1);
+    if (st > 0) {
       s = std::clamp<int64_t>(s, 0, len);
       e = std::clamp<int64_t>(e, 0, len);
-      out[size_t(a)] = e > s ? (e - s + steps[k] - 1) / steps[k] : 0;
+      out[size_t(a)] = e > s ? (e - s + st - 1) / st : 0;
     } else {
       s = std::clamp<int64_t>(s, 0, len - 1);
       e = std::clamp<int64_t>(e, -1, len - 1);
-      out[size_t(a)] = s > e ? (s - e - steps[k] - 1) / -steps[k] : 0;
+      out[size_t(a)] = s > e ? (s - e - st - 1) / -st : 0;
     }
     first[size_t(a)] = s;
-    step[size_t(a)] = steps[k];
+    step[size_t(a)] = st;
   }
   ctx.set_output(0, out, ctx.elem_type(0));
   shape::remap_value(ctx, out, [&](size_t i) {
@@ -271,7 +273,10 @@ void shape_pad(ShapeContext& ctx) {
   for (size_t k = 0; k < axes.size(); ++k) {
     int64_t& d = out[size_t(axes[k])];
     if (d < 0) continue;
-    d += pads[k] + pads[k + axes.size()];
+    int64_t padded;
+    if (__builtin_add_overflow(d, pads[k], &padded) || __builtin_add_overflow(padded, pads[k + axes.size()], &padded))
+      ctx.fail("pads overflow 64-bit integers");
+    d = padded;
     if (d < 0) ctx.fail("padding removes more than the whole dim");
   }
   ctx.set_output(0, out, ctx.elem_type(0));
@@ -330,7 +335,7 @@ void shape_tile(ShapeContext& ctx) {
   auto out = in;
   for (size_t k = 0; k < in.size(); ++k) {
     if (repeats[k] < 0) ctx.fail("negative repeats");
-    if (out[k] >= 0) out[k] *= repeats[k];
+    if (out[k] >= 0) out[k] = saturating_mul(out[k], repeats[k]);
   }
   ctx.set_output(0, out, ctx.elem_type(0));
   if (!shape::known(in)) return;

@@ -10,7 +10,7 @@ int64_t product(const std::vector<int64_t>& dims, size_t from, size_t to) {
   int64_t n = 1;
   for (size_t k = from; k < std::min(to, dims.size()); ++k) {
     if (dims[k] < 0) return -1;
-    n *= dims[k];
+    n = saturating_mul(n, dims[k]);
   }
   return n;
 }

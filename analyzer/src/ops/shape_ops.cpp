@@ -35,7 +35,7 @@ void shape_reshape(ShapeContext& ctx) {
     } else if (target[k] < -1) {
       ctx.fail(fmt::format("target shape has dimension {}", target[k]));
     } else if (target[k] >= 0 && known_product >= 0) {
-      known_product = target[k] < 0 ? -1 : known_product * target[k];
+      known_product = target[k] < 0 ? -1 : saturating_mul(known_product, target[k]);
     }
   }
   const int64_t total = shape::product(in);

@@ -8,6 +8,8 @@ namespace {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+constexpr int64_t kMaxWindowAttr = int64_t(1) << 31;
+
 }  // namespace
 
 std::vector<int64_t> output_dims(const ShapeContext& ctx, const std::vector<int64_t>& x,
@@ -18,6 +20,9 @@ std::vector<int64_t> output_dims(const ShapeContext& ctx, const std::vector<int6
     std::vector<int64_t> v = attr_ints(ctx.node, name);
     if (v.empty()) v.assign(count, fallback);
     if (v.size() != count) ctx.fail(fmt::format("'{}' has {} values; {} expected", name, v.size(), count));
+    // Bounded so that no product below can overflow 64 bits.
+    for (int64_t x : v)
+      if (x > kMaxWindowAttr) ctx.fail(fmt::format("'{}' has a value of {}, beyond 2^31", name, x));
     return v;
   };
   const auto strides = per_dim("strides", 1, n);
@@ -27,7 +32,7 @@ std::vector<int64_t> output_dims(const ShapeContext& ctx, const std::vector<int6
   for (size_t k = 0; k < n; ++k) {
     if (strides[k] <= 0) ctx.fail(fmt::format("stride {} in dim {}", strides[k], k));
     if (dilations[k] <= 0) ctx.fail(fmt::format("dilation {} in dim {}", dilations[k], k));
-    if (kernel[k] <= 0) ctx.fail(fmt::format("kernel size {} in dim {}", kernel[k], k));
+    if (kernel[k] <= 0 || kernel[k] > kMaxWindowAttr) ctx.fail(fmt::format("kernel size {} in dim {}", kernel[k], k));
     if (pads[k] < 0 || pads[k + n] < 0) ctx.fail("negative pads");
   }
   std::vector<int64_t> out(n, -1);
@@ -41,9 +46,12 @@ std::vector<int64_t> output_dims(const ShapeContext& ctx, const std::vector<int6
         continue;
       }
       if (in < 0) continue;
-      const int64_t full = strides[k] * (in - 1) + output_padding[k] + (kernel[k] - 1) * dilations[k] + 1;
-      out[k] = (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") ? in * strides[k]
-                                                                       : full - pads[k] - pads[k + n];
+      // In 128 bits: a stride of 2^31 times a dim of 2^50 passes int64.
+      const __int128 full = __int128(strides[k]) * (in - 1) + output_padding[k] + __int128(kernel[k] - 1) * dilations[k] + 1;
+      const __int128 wide = (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") ? __int128(in) * strides[k]
+                                                                                   : full - pads[k] - pads[k + n];
+      if (wide > kMaxTensorElems) ctx.fail(fmt::format("output dim {} would pass 2^50", k));
+      out[k] = int64_t(wide);
       if (out[k] <= 0) ctx.fail(fmt::format("output dim {} would be {}", k, out[k]));
     }
     return out;
