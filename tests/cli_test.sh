@@ -161,6 +161,37 @@ for f in "$root"/tests/fuzz/corpus/onnx/*; do either "$f" "$tw" analyze "$f" --f
 for f in "$root"/tests/fuzz/corpus/gpu/*; do either "$f" "$tw" analyze "$data/tiny_cnn.onnx" --gpu "$f"; done
 for f in "$root"/tests/fuzz/corpus/layer_set/*; do either "$f" "$tw" layers "$f"; done
 
+# nas (docs/nas.md): shards merged are the unsharded run, row for row; so are
+# several threads; a missing or doubled shard is an error.
+sp=$root/onnx_models/spaces/mobilenetv2.json
+expect 0 "" -- "$tw" nas "$sp" --samples 300 --seed 4 -o "$tmp/all.csv"
+for i in 0 1 2; do expect 0 "" -- "$tw" nas "$sp" --samples 300 --seed 4 --shard "$i/3" -o "$tmp/part$i.csv"; done
+expect 0 "" -- "$tw" nas-merge "$tmp/part0.csv" "$tmp/part1.csv" "$tmp/part2.csv" -o "$tmp/merged.csv"
+tail -n +2 "$tmp/all.csv" >"$tmp/all.rows"
+tail -n +2 "$tmp/merged.csv" >"$tmp/merged.rows"
+cmp -s "$tmp/all.rows" "$tmp/merged.rows" || { echo "FAIL: merged shards differ from the unsharded run"; fails=$((fails + 1)); }
+[ "$(wc -l <"$tmp/all.rows")" = 301 ] || { echo "FAIL: nas wrote $(wc -l <"$tmp/all.rows") lines, wanted 301"; fails=$((fails + 1)); }
+expect 0 "" -- "$tw" nas "$sp" --samples 300 --seed 4 --threads 3 -o "$tmp/threads.csv"
+tail -n +2 "$tmp/threads.csv" >"$tmp/threads.rows"
+cmp -s "$tmp/all.rows" "$tmp/threads.rows" || { echo "FAIL: --threads changes the rows"; fails=$((fails + 1)); }
+expect 1 "shard 2/3 is missing" -- "$tw" nas-merge "$tmp/part0.csv" "$tmp/part1.csv"
+expect 1 "shard 1/3 given twice" -- "$tw" nas-merge "$tmp/part0.csv" "$tmp/part1.csv" "$tmp/part1.csv"
+expect 1 "differs from the first file" -- "$tw" nas-merge "$tmp/part0.csv" "$tmp/all.csv"
+expect 2 "" -- "$tw" nas "$sp" --shard 3/3
+expect 0 "" -- "$tw" nas "$sp" --samples 300 --seed 4 --pareto --min-utilization 0.0005 --format json -o "$tmp/front.jsonl"
+python3 - "$tmp/front.jsonl" <<'PY' || { echo "FAIL: --pareto/--min-utilization rows"; fails=$((fails + 1)); }
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])][1:]
+assert rows and all(r["utilization"] >= 0.0005 for r in rows)
+rows.sort(key=lambda r: r["latency_us"])
+assert all(b["flops"] > a["flops"] for a, b in zip(rows, rows[1:])), "not a front"
+PY
+expect 0 "" -- "$tw" nas "$sp" --samples 20 --export-onnx "$tmp/top" --top 2 -o "$tmp/few.csv"
+[ "$(ls "$tmp/top" | wc -l)" = 2 ] || { echo "FAIL: --export-onnx --top 2 wrote $(ls "$tmp/top" | wc -l) files"; fails=$((fails + 1)); }
+expect 0 "" -- "$tw" analyze "$(ls "$tmp"/top/*.onnx | head -n 1)"
+printf '{"family": "resnet", "stages": [{"depth": [1], "width": [64], "bottleneck": [1]}]}' >"$tmp/bad_space.json"
+expect 1 "bad_space.json: stages\[0\]: missing choice 'stride'" -- "$tw" nas "$tmp/bad_space.json"
+
 # A failed run leaves no output file behind.
 expect 1 "" -- "$tw" analyze "$data/cycle.onnx" --batch 1 -o "$tmp/never.json"
 [ ! -e "$tmp/never.json" ] || { echo "FAIL: half-written output left behind"; fails=$((fails + 1)); }

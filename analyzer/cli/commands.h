@@ -22,6 +22,18 @@ struct CommonOptions {
   std::string attention = "fused";  // fused | unfused    // partial totals instead of an error (docs/errors.md)
 };
 
+struct NasOptions {
+  std::string space;          // space file
+  uint64_t samples = 1000;
+  uint64_t seed = 1;
+  std::string shard = "0/1";  // i/n: every n-th candidate from the i-th
+  int threads = 1;
+  double min_utilization = 0;
+  bool pareto = false;
+  std::string export_dir;     // --export-onnx
+  int top = 10;
+};
+
 // The GPU named by --gpu (and --gpu-dir).
 GpuModel gpu_of(const CommonOptions& o);
 // The runtime named by --runtime, or by the deprecated --fusion (with a note).
@@ -33,6 +45,8 @@ int cmd_extract(const CommonOptions& o, const std::string& model);
 int cmd_rank(const CommonOptions& o, const std::vector<std::string>& models);
 int cmd_sweep(const CommonOptions& o, const std::string& model, const std::string& batches);
 int cmd_gpus(const CommonOptions& o);
+int cmd_nas(const CommonOptions& o, const NasOptions& n);
+int cmd_nas_merge(const CommonOptions& o, const std::vector<std::string>& files);
 int cmd_ops(const CommonOptions& o);
 int cmd_calibrate_fit(const CommonOptions& o, const std::vector<std::string>& measured, const std::string& dtype, int seed,
                       double holdout);

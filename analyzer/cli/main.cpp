@@ -1,4 +1,5 @@
 // tilewave: a thin driver over the analyzer library (analyzer/include).
+#include <cstdio>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -91,6 +92,43 @@ int main(int argc, char** argv) {
   add_model_options(sweep, o);
   sweep->add_option("--batch", batches, "comma-separated batch sizes")->capture_default_str();
   sweep->add_option("--format", o.format, "table or json")->check(CLI::IsMember({"table", "json"}));
+
+  cli::NasOptions nas_opt;
+  auto* nas = app.add_subcommand("nas", "sample a search space (onnx_models/spaces) and predict every candidate");
+  nas->add_option("space", nas_opt.space, "search-space JSON (docs/nas.md)")->required();
+  add_gpu_options(nas, o);
+  nas->add_option("--dtype", o.dtype, "precision: fp32, tf32, fp16, bf16, int8")
+      ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16", "int8"}))
+      ->capture_default_str();
+  nas->add_option("--runtime", o.runtime, "eager, inductor or tensorrt")
+      ->check(CLI::IsMember({"eager", "inductor", "tensorrt"}))
+      ->capture_default_str();
+  nas->add_option("--batch", o.batch, "batch size (default 1)");
+  nas->add_option("--samples", nas_opt.samples, "candidates in the whole sampling")->capture_default_str();
+  nas->add_option("--seed", nas_opt.seed, "sampling seed: the same seed gives the same candidates")
+      ->capture_default_str();
+  nas->add_option("--shard", nas_opt.shard, "i/n: this run is the i-th of n parts (0-based); nas-merge joins them")
+      ->capture_default_str()
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            unsigned long long i = 0, n = 0;
+            char extra = 0;
+            const bool ok = std::sscanf(v.c_str(), "%llu/%llu%c", &i, &n, &extra) == 2 && n > 0 && i < n;
+            return ok ? std::string() : "'" + v + "' is not i/n with 0 <= i < n";
+          },
+          "i/n"));
+  nas->add_option("--threads", nas_opt.threads, "worker threads")->capture_default_str()->check(CLI::Range(1, 1024));
+  nas->add_option("--min-utilization", nas_opt.min_utilization, "drop candidates below this utilization (0-1)")
+      ->check(CLI::Range(0.0, 1.0));
+  nas->add_flag("--pareto", nas_opt.pareto, "keep only the latency-vs-FLOPs front");
+  nas->add_option("--export-onnx", nas_opt.export_dir, "write the fastest kept candidates as ONNX into this folder");
+  nas->add_option("--top", nas_opt.top, "how many --export-onnx writes")->capture_default_str()->check(CLI::Range(1, 100000));
+  nas->add_option("--format", o.format, "csv or json (JSON Lines)")->check(CLI::IsMember({"csv", "json"}));
+  nas->add_option("-o,--output", o.output, "output file (default: stdout)");
+  std::vector<std::string> merge_files;
+  auto* nas_merge = app.add_subcommand("nas-merge", "join the shards of a `nas` run, checking none is missing or doubled");
+  nas_merge->add_option("files", merge_files, "the shards' output files")->required();
+  nas_merge->add_option("-o,--output", o.output, "output file (default: stdout)");
 
   auto* gpus = app.add_subcommand("gpus", "list the GPU database");
   gpus->add_option("--gpu-dir", o.gpu_dir, "GPU database directory");
@@ -189,6 +227,11 @@ int main(int argc, char** argv) {
     if (*rank) return cli::cmd_rank(o, models);
     if (*sweep) return cli::cmd_sweep(o, model, batches);
     if (*gpus) return cli::cmd_gpus(o);
+    if (*nas) {
+      if (nas->count("--format") == 0) o.format = "csv";
+      return cli::cmd_nas(o, nas_opt);
+    }
+    if (*nas_merge) return cli::cmd_nas_merge(o, merge_files);
     if (*ops) return cli::cmd_ops(o);
     if (*fit) return cli::cmd_calibrate_fit(o, measured_files, fit_dtype, seed, holdout);
     if (*fit_net) {

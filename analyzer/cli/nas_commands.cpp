@@ -1,0 +1,307 @@
+// `tilewave nas` and `tilewave nas-merge` (docs/nas.md).
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "output.h"
+#include "tilewave/error.h"
+#include "tilewave/json_input.h"
+#include "tilewave/space_cost.h"
+#include "tilewave_onnx.pb.h"
+
+using nlohmann::json;
+
+namespace tilewave::cli {
+
+namespace {
+
+struct Row {
+  uint64_t index = 0;
+  std::string encoding;
+  space::CandidateCost cost;
+  std::string error;  // a candidate the space cannot build (feature map below 1x1)
+};
+
+const char* const kColumns[] = {"index", "encoding", "flops", "params", "latency_us", "throughput_per_s",
+                                "utilization", "main_loss", "kernels"};
+
+std::string csv_row(const Row& r) {
+  const auto& c = r.cost;
+  return fmt::format("{},{},{},{},{:.4f},{:.2f},{:.6f},{},{}", r.index, r.encoding, c.flops, c.params, c.time_us,
+                     c.throughput_per_s, c.utilization, c.main_loss, c.kernels);
+}
+
+json json_row(const Row& r) {
+  const auto& c = r.cost;
+  return {{"index", r.index},          {"encoding", r.encoding},  {"flops", c.flops},
+          {"params", c.params},        {"latency_us", c.time_us}, {"throughput_per_s", c.throughput_per_s},
+          {"utilization", c.utilization}, {"main_loss", c.main_loss}, {"kernels", c.kernels}};
+}
+
+// The latency-FLOPs front: no other candidate is as fast with more FLOPs.
+std::vector<Row> pareto_front(std::vector<Row> rows) {
+  std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
+    return a.cost.time_us != b.cost.time_us ? a.cost.time_us < b.cost.time_us : a.cost.flops > b.cost.flops;
+  });
+  std::vector<Row> front;
+  int64_t best_flops = -1;
+  for (auto& r : rows)
+    if (r.cost.flops > best_flops) best_flops = r.cost.flops, front.push_back(std::move(r));
+  std::sort(front.begin(), front.end(), [](const Row& a, const Row& b) { return a.index < b.index; });
+  return front;
+}
+
+void write_rows(std::ostream& os, const json& header, const std::vector<Row>& rows, const std::string& format) {
+  if (format == "csv") {
+    os << "# " << header.dump() << "\n";
+    for (size_t i = 0; i < std::size(kColumns); ++i) os << (i ? "," : "") << kColumns[i];
+    os << "\n";
+    for (const auto& r : rows) os << csv_row(r) << "\n";
+  } else {
+    os << header.dump() << "\n";
+    for (const auto& r : rows) os << json_row(r).dump() << "\n";
+  }
+}
+
+std::pair<uint64_t, uint64_t> parse_shard(const std::string& s) {
+  unsigned long long i = 0, n = 0;
+  char extra = 0;
+  if (std::sscanf(s.c_str(), "%llu/%llu%c", &i, &n, &extra) != 2 || n == 0 || i >= n)
+    throw InputError("--shard", fmt::format("'{}' is not i/n with 0 <= i < n", s));
+  return {i, n};
+}
+
+// Progress on a terminal only: a rewritten line on stderr.
+class Progress {
+ public:
+  explicit Progress(uint64_t total) : total_(total), on_(::isatty(2) && total >= 10000) {}
+  void update(uint64_t done) {
+    if (!on_) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_ < std::chrono::milliseconds(250) && done < total_) return;
+    last_ = now;
+    const double s = std::chrono::duration<double>(now - start_).count();
+    fmt::print(std::cerr, "\r  {} / {} candidates, {:.0f}/s", done, total_, s > 0 ? double(done) / s : 0.0);
+  }
+  void finish() {
+    if (on_) std::cerr << "\n";
+  }
+
+ private:
+  uint64_t total_;
+  bool on_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now(), last_{};
+};
+
+}  // namespace
+
+int cmd_nas(const CommonOptions& o, const NasOptions& n) {
+  const space::SearchSpace s = space::load_space(n.space);
+  const GpuModel gpu = gpu_of(o);
+  const RuntimeProfile& runtime = runtime_of(o);
+  const DType dtype = *parse_dtype(o.dtype);
+  const int64_t batch = o.batch > 0 ? o.batch : 1;
+  if (n.samples == 0) throw InputError("--samples", "give at least one candidate");
+  const auto [shard, shards] = parse_shard(n.shard);
+  const int threads = std::max(1, n.threads);
+
+  // This shard's candidates: every n-th index of the whole sampling.
+  const uint64_t mine = n.samples / shards + (shard < n.samples % shards ? 1 : 0);
+  std::vector<Row> rows(mine);
+  std::atomic<uint64_t> done{0};
+  std::vector<std::string> failures(static_cast<size_t>(threads));
+  std::atomic<bool> failed{false};
+  auto work = [&](int t) {
+    try {
+      space::SpaceEvaluator eval(s, gpu, runtime, dtype, batch);
+      for (uint64_t k = uint64_t(t); k < mine; k += uint64_t(threads)) {
+        Row& r = rows[k];
+        r.index = shard + k * shards;
+        const space::Candidate c = space::sample(s, n.seed, r.index);
+        r.encoding = space::encode(s, c);
+        try {
+          r.cost = eval.evaluate(c);
+        } catch (const InputError& e) {
+          r.error = e.what();
+        }
+        done.fetch_add(1, std::memory_order_relaxed);
+      }
+    } catch (const std::exception& e) {
+      failures[size_t(t)] = e.what();
+      failed = true;
+    }
+  };
+  // Workers draw the candidates; this thread reports progress meanwhile.
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) pool.emplace_back(work, t);
+  Progress progress(mine);
+  while (done.load() < mine && !failed.load()) {
+    progress.update(done.load());
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  for (auto& th : pool) th.join();
+  progress.update(done.load());
+  progress.finish();
+  for (const auto& f : failures)
+    if (!f.empty()) throw InputError(n.space, f);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  uint64_t invalid = 0;
+  std::vector<Row> kept;
+  for (auto& r : rows) {
+    if (!r.error.empty()) {
+      if (invalid++ == 0) fmt::print(std::cerr, "tilewave: note: {}\n", r.error);
+      continue;
+    }
+    if (r.cost.utilization < n.min_utilization) continue;
+    kept.push_back(std::move(r));
+  }
+  if (n.pareto) kept = pareto_front(std::move(kept));
+  fmt::print(std::cerr, "tilewave: nas: {} candidates in {:.3f} s ({:.0f}/s on {} thread{}), {} written{}\n", mine,
+             seconds, seconds > 0 ? double(mine) / seconds : 0.0, threads, threads == 1 ? "" : "s", kept.size(),
+             invalid ? fmt::format(", {} not buildable (left out)", invalid) : "");
+
+  const json header = {{"header", true},         {"tool", "tilewave nas"},
+                       {"space", s.name},        {"space_file", n.space},
+                       {"seed", n.seed},         {"samples", n.samples},
+                       {"shard", fmt::format("{}/{}", shard, shards)},
+                       {"gpu", gpu.id},          {"batch", batch},
+                       {"dtype", o.dtype},       {"runtime", runtime.name()},
+                       {"min_utilization", n.min_utilization}, {"pareto", n.pareto},
+                       {"not_buildable", invalid}};
+  write_output(o.output, [&](std::ostream& os) { write_rows(os, header, kept, o.format); });
+
+  if (!n.export_dir.empty()) {
+    std::vector<Row> top = kept;
+    std::sort(top.begin(), top.end(), [](const Row& a, const Row& b) { return a.cost.time_us < b.cost.time_us; });
+    if (top.size() > size_t(n.top)) top.resize(size_t(n.top));
+    std::filesystem::create_directories(n.export_dir);
+    for (const auto& r : top) {
+      const space::Candidate c = space::decode(s, r.encoding);
+      const auto written =
+          space::write_blocks(s, space::blocks_of(s, c), {batch, s.channels, s.height, s.width});
+      const std::string file = (std::filesystem::path(n.export_dir) / fmt::format("{}_{}.onnx", s.name, r.index)).string();
+      write_output(file, [&](std::ostream& os) { os << written.proto->SerializeAsString(); });
+    }
+    fmt::print(std::cerr, "tilewave: nas: wrote the {} fastest candidates to {}\n", top.size(), n.export_dir);
+  }
+  return 0;
+}
+
+int cmd_nas_merge(const CommonOptions& o, const std::vector<std::string>& files) {
+  json first_header;
+  std::string format;
+  std::set<uint64_t> shards_seen;
+  uint64_t shard_count = 0;
+  std::map<uint64_t, Row> rows;
+  std::map<uint64_t, std::string> row_text;
+  uint64_t not_buildable = 0;
+  for (const auto& path : files) {
+    std::ifstream f(path);
+    if (!f || std::filesystem::is_directory(path)) throw InputError(path, "cannot open nas output");
+    std::string line;
+    std::getline(f, line);
+    const bool csv = line.rfind("# ", 0) == 0;
+    const json header = parse_json_text(csv ? line.substr(2) : line, path + ":1");
+    if (!header.is_object() || !header.value("header", false) || !header.contains("shard") ||
+        !header["shard"].is_string())
+      throw InputError(path, "not a `tilewave nas` output (its first line is not the header)");
+    const auto [i, n] = parse_shard(header["shard"].get<std::string>());
+    json comparable = header;
+    comparable.erase("shard");
+    comparable.erase("not_buildable");
+    if (first_header.is_null()) {
+      first_header = comparable, shard_count = n, format = csv ? "csv" : "json";
+    } else if (comparable != first_header || n != shard_count || (csv ? "csv" : "json") != format) {
+      throw InputError(path, "its run differs from the first file's (space, seed, samples, GPU, batch, dtype, "
+                             "runtime, filters, shard count or format)");
+    }
+    if (!shards_seen.insert(i).second) throw InputError(path, fmt::format("shard {}/{} given twice", i, n));
+    if (csv) std::getline(f, line);  // column names
+    not_buildable += header.value("not_buildable", uint64_t(0));
+    for (int number = csv ? 3 : 2; std::getline(f, line); ++number) {
+      if (line.empty()) continue;
+      const std::string where = fmt::format("{}:{}", path, number);
+      try {
+      uint64_t index = 0;
+      if (csv) {
+        index = std::stoull(line.substr(0, line.find(',')));
+      } else {
+        const json j = parse_json_text(line, fmt::format("{}:{}", path, number));
+        if (!j.contains("index") || !j["index"].is_number_unsigned())
+          throw InputError(fmt::format("{}:{}", path, number), "row without an index");
+        index = j["index"].get<uint64_t>();
+        Row r;
+        r.index = index;
+        r.cost.time_us = j.value("latency_us", 0.0);
+        r.cost.flops = j.value("flops", int64_t(0));
+        rows[index] = r;
+      }
+      if (index % shard_count != i)
+        throw InputError(fmt::format("{}:{}", path, number), fmt::format("candidate {} does not belong to shard {}/{}",
+                                                                         index, i, n));
+      if (!row_text.emplace(index, line).second)
+        throw InputError(fmt::format("{}:{}", path, number), fmt::format("candidate {} appears twice", index));
+      if (csv) {
+        std::stringstream ss(line);
+        std::string cell;
+        std::vector<std::string> cells;
+        while (std::getline(ss, cell, ',')) cells.push_back(cell);
+        if (cells.size() != std::size(kColumns))
+          throw InputError(fmt::format("{}:{}", path, number), "row does not have the nas columns");
+        Row r;
+        r.index = index;
+        r.cost.flops = std::stoll(cells[2]);
+        r.cost.time_us = std::stod(cells[4]);
+        rows[index] = r;
+      }
+      } catch (const std::logic_error&) {  // stoull/stod on a cell that is not a number
+        throw InputError(where, "row is not a `tilewave nas` row");
+      }
+    }
+  }
+  for (uint64_t i = 0; i < shard_count; ++i)
+    if (!shards_seen.count(i)) throw InputError("nas-merge", fmt::format("shard {}/{} is missing", i, shard_count));
+  // Shards each kept their own front; the merged front is recomputed.
+  std::set<uint64_t> keep;
+  if (first_header.value("pareto", false)) {
+    std::vector<Row> all;
+    for (auto& [i, r] : rows) all.push_back(r);
+    for (const auto& r : pareto_front(std::move(all))) keep.insert(r.index);
+  }
+  json header = first_header;
+  header["shard"] = "0/1";
+  header["merged_shards"] = shard_count;
+  header["not_buildable"] = not_buildable;
+  write_output(o.output, [&](std::ostream& os) {
+    if (format == "csv") {
+      os << "# " << header.dump() << "\n";
+      for (size_t i = 0; i < std::size(kColumns); ++i) os << (i ? "," : "") << kColumns[i];
+      os << "\n";
+    } else {
+      os << header.dump() << "\n";
+    }
+    for (const auto& [index, text] : row_text)
+      if (keep.empty() || keep.count(index)) os << text << "\n";
+  });
+  fmt::print(std::cerr, "tilewave: nas-merge: {} shards, {} candidates\n", shard_count, row_text.size());
+  return 0;
+}
+
+}  // namespace tilewave::cli

@@ -1,0 +1,86 @@
+// Search spaces as data (docs/nas.md): a JSON file names a family of
+// networks and, per stage, the options of each choice. A candidate is one
+// option per choice; it becomes a chain of blocks, each written as a small
+// ONNX graph once (the same form torch.onnx exports: BatchNorm folded into
+// the conv's bias) and lowered by the runtime profile's own rules, so that a
+// search costs candidates with the rules analysis uses and no ONNX per
+// candidate (space_cost.h).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tilewave {
+namespace onnx { class ModelProto; }
+
+namespace space {
+
+enum class Family { mbconv, regnet, resnet };
+
+// One choice of a stage (or of the whole network, for regnet): its options.
+struct Choice {
+  std::string name;
+  std::vector<double> options;
+};
+
+struct Stage {
+  std::vector<Choice> choices;
+  const Choice* find(const std::string& name) const;
+};
+
+struct SearchSpace {
+  std::string name;
+  std::string source_file;
+  Family family = Family::mbconv;
+  int64_t channels = 3, height = 224, width = 224;  // the input image
+  int64_t classes = 1000;
+  int64_t stem_width = 32;
+  int64_t head_width = 0;   // mbconv: the 1x1 conv before pooling (0: none)
+  std::string activation = "relu";  // relu | relu6 | silu
+  std::vector<Stage> stages;        // regnet: one stage holding the generator's choices
+  // Options multiplied out: how many distinct encodings the space holds (capped at 1e300).
+  double size() const;
+};
+
+// Reads and checks a space file; InputError naming the file and field.
+SearchSpace load_space(const std::string& path);
+
+// One option per choice, stage by stage, in the file's order.
+struct Candidate {
+  uint64_t index = 0;                       // position in the sampling sequence
+  std::vector<std::vector<double>> values;  // [stage][choice]
+};
+
+// Deterministic for (seed, index), whatever the thread or shard that draws it.
+Candidate sample(const SearchSpace& s, uint64_t seed, uint64_t index);
+// "d2-w24-e6-k5-se0-s2_..." : stages joined by '_', choices by '-'.
+std::string encode(const SearchSpace& s, const Candidate& c);
+Candidate decode(const SearchSpace& s, const std::string& encoding);  // InputError if it does not fit
+
+// A block of the candidate's chain: its kind and integer parameters. The
+// parameters with the input shape make the block's memo key.
+struct Block {
+  enum class Kind { stem, mbconv, xblock, bottleneck, basic, resnet_stem, head } kind;
+  std::vector<int64_t> params;
+};
+std::vector<Block> blocks_of(const SearchSpace& s, const Candidate& c);
+
+// The input shape a block reads: N, C, H, W.
+struct Shape4 {
+  int64_t n = 1, c = 0, h = 0, w = 0;
+  bool operator==(const Shape4& o) const { return n == o.n && c == o.c && h == o.h && w == o.w; }
+};
+
+// Writes blocks as one ONNX graph (a whole candidate, or one block with the
+// input shape given). `params` gets the weights' element count.
+struct WrittenModel {
+  std::shared_ptr<onnx::ModelProto> proto;
+  std::string input_name, output_name;
+  Shape4 output;
+  int64_t params = 0;
+};
+WrittenModel write_blocks(const SearchSpace& s, const std::vector<Block>& blocks, const Shape4& input);
+
+}  // namespace space
+}  // namespace tilewave

@@ -1,0 +1,61 @@
+// Costing search-space candidates fast (docs/nas.md "How a candidate is
+// costed"). Each distinct block (kind, parameters, input shape) is written,
+// lowered by the runtime profile and costed by cost_network() once, in the
+// context every block of a chain has: its input just written by the kernel
+// before it (unless it is the first block) and its output read first by the
+// kernel after it (unless it is the last). A candidate's cost is then a sum over its blocks, equal
+// to cost_network() of the whole candidate's kernel graph (tests/test_space.cpp
+// checks it), at the price of a few table look-ups.
+#pragma once
+#include <string>
+#include <unordered_map>
+
+#include "tilewave/dtype.h"
+#include "tilewave/gpu_model.h"
+#include "tilewave/kernel_cost.h"
+#include "tilewave/lowering.h"
+#include "tilewave/network_cost.h"
+#include "tilewave/search_space.h"
+
+namespace tilewave::space {
+
+struct CandidateCost {
+  double time_us = 0;
+  int64_t flops = 0, bytes = 0, params = 0;
+  int kernels = 0;
+  double utilization = 0;       // useful FLOPs / (time x peak)
+  double throughput_per_s = 0;  // samples per second
+  Losses losses;                // time-weighted shares
+  const char* main_loss = "";   // the largest share: tile, wave, efficiency, memory or fixed
+};
+
+// One per thread: it keeps its own block table.
+class SpaceEvaluator {
+ public:
+  // `gpu` is specialised to the runtime here (gpu_for).
+  SpaceEvaluator(const SearchSpace& space, const GpuModel& gpu, const RuntimeProfile& runtime, DType dtype,
+                 int64_t batch);
+  CandidateCost evaluate(const Candidate& c);
+  size_t distinct_blocks() const { return memo_.size(); }
+
+ private:
+  struct BlockCost {
+    NetworkTotals totals;
+    Shape4 output;
+    int64_t params = 0;
+  };
+  // One block, or a block with the head after it (space_cost.cpp says when).
+  const BlockCost& segment_cost(const Block* blocks, size_t count, const Shape4& in, bool first, bool last);
+
+  const SearchSpace& space_;
+  GpuModel gpu_;
+  CostModel cost_model_;
+  const RuntimeProfile& runtime_;
+  DType dtype_;
+  int64_t batch_;
+  double peak_flops_;
+  std::unordered_map<std::string, BlockCost> memo_;
+  std::string key_;  // reused buffer
+};
+
+}  // namespace tilewave::space

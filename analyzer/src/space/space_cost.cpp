@@ -1,0 +1,121 @@
+#include "tilewave/space_cost.h"
+
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "tilewave/analysis.h"
+#include "tilewave/error.h"
+#include "tilewave/layer_graph.h"
+
+namespace tilewave::space {
+
+SpaceEvaluator::SpaceEvaluator(const SearchSpace& space, const GpuModel& gpu, const RuntimeProfile& runtime,
+                               DType dtype, int64_t batch)
+    : space_(space),
+      gpu_(gpu_for(gpu, runtime)),
+      cost_model_(gpu_),
+      runtime_(runtime),
+      dtype_(dtype),
+      batch_(batch),
+      peak_flops_(gpu_.peak_flops(dtype)) {}
+
+const SpaceEvaluator::BlockCost& SpaceEvaluator::segment_cost(const Block* blocks, size_t count, const Shape4& in,
+                                                               bool first, bool last) {
+  // The key: raw bytes of the block's kind, parameters, input shape and place.
+  key_.clear();
+  auto put = [&](int64_t v) { key_.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  put(first);
+  put(last);
+  for (int64_t v : {in.n, in.c, in.h, in.w}) put(v);
+  for (size_t i = 0; i < count; ++i) {
+    put(int64_t(blocks[i].kind));
+    put(int64_t(blocks[i].params.size()));
+    for (int64_t v : blocks[i].params) put(v);
+  }
+  auto it = memo_.find(key_);
+  if (it != memo_.end()) return it->second;
+
+  const WrittenModel written = write_blocks(space_, std::vector<Block>(blocks, blocks + count), in);
+  LoadOptions load;
+  const Model model = load_onnx_proto(written.proto, space_.source_file, load);
+  const LayerGraph graph = build_layer_graph(model);
+  Lowering lowered = lower_model(model, graph, runtime_, dtype_);
+  // The chain's context (docs/nas.md): a kernel before that wrote the input
+  // (none for the first block: the network's input comes from DRAM), and one
+  // after that reads the output first. Neither is costed.
+  auto bytes_of = [&](const std::string& tensor) {
+    for (const auto& k : lowered.kernels)
+      for (const auto* refs : {&k.reads, &k.writes})
+        for (const auto& r : *refs)
+          if (r.name == tensor) return r.bytes;
+    return int64_t(0);
+  };
+  Kernel before, after;
+  before.name = "(previous block)";
+  before.writes.push_back({written.input_name, bytes_of(written.input_name)});
+  after.name = "(next block)";
+  after.reads.push_back({written.output_name, bytes_of(written.output_name)});
+  if (!first) lowered.kernels.insert(lowered.kernels.begin(), std::move(before));
+  if (!last) lowered.kernels.push_back(std::move(after));
+  BlockCost cost;
+  cost.totals = cost_network(lowered, cost_model_, nullptr, space_.source_file);
+  const int context_kernels = (first ? 0 : 1) + (last ? 0 : 1);
+  if (cost.totals.unmodelled != context_kernels)
+    for (const auto& k : lowered.kernels)
+      if (!k.layer && !k.reads.empty() && !k.writes.empty())
+        throw InputError(space_.source_file, fmt::format("a block's kernel {} ({}) cannot be modelled: {}", k.name,
+                                                         k.ops, k.unmodelled_reason));
+  cost.output = written.output;
+  cost.params = written.params;
+  return memo_.emplace(key_, cost).first->second;
+}
+
+CandidateCost SpaceEvaluator::evaluate(const Candidate& c) {
+  const std::vector<Block> blocks = blocks_of(space_, c);
+  Shape4 shape{batch_, space_.channels, space_.height, space_.width};
+  NetworkTotals sum;
+  CandidateCost out;
+  for (size_t i = 0; i < blocks.size();) {
+    if (shape.h < 1 || shape.w < 1)
+      throw InputError(space_.source_file, fmt::format("candidate '{}' shrinks its feature map below 1x1",
+                                                       encode(space_, c)));
+    // A segment ends where the next block starts with a convolution: no
+    // runtime fuses across that. A head without a conv (pooling first) is
+    // costed with the block before it, since inductor fuses that block's
+    // last pointwise ops into the pooling.
+    size_t count = 1;
+    if (i + 2 == blocks.size() && blocks[i + 1].kind == Block::Kind::head && blocks[i + 1].params[0] == 0) count = 2;
+    const BlockCost& b = segment_cost(&blocks[i], count, shape, i == 0, i + count == blocks.size());
+    i += count;
+    sum.time_us += b.totals.time_us;
+    sum.flops += b.totals.flops;
+    sum.bytes += b.totals.bytes;
+    sum.kernels += b.totals.kernels;
+    sum.weighted_us.tile += b.totals.weighted_us.tile;
+    sum.weighted_us.wave += b.totals.weighted_us.wave;
+    sum.weighted_us.efficiency += b.totals.weighted_us.efficiency;
+    sum.weighted_us.memory += b.totals.weighted_us.memory;
+    sum.weighted_us.fixed += b.totals.weighted_us.fixed;
+    out.params += b.params;
+    shape = b.output;
+  }
+  out.time_us = sum.time_us;
+  out.flops = sum.flops;
+  out.bytes = sum.bytes;
+  out.kernels = sum.kernels;
+  out.losses = sum.losses();
+  if (sum.time_us > 0) {
+    out.utilization = double(sum.flops) / (sum.time_us * 1e-6 * peak_flops_);
+    out.throughput_per_s = double(batch_) / (sum.time_us * 1e-6);
+  }
+  const std::pair<double, const char*> shares[] = {{out.losses.tile, "tile"},
+                                                   {out.losses.wave, "wave"},
+                                                   {out.losses.efficiency, "efficiency"},
+                                                   {out.losses.memory, "memory"},
+                                                   {out.losses.fixed, "fixed"}};
+  out.main_loss = std::max_element(std::begin(shares), std::end(shares))->second;
+  return out;
+}
+
+}  // namespace tilewave::space

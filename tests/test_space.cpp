@@ -1,0 +1,112 @@
+// Search spaces (docs/nas.md): the files, sampling, encodings, and the
+// block-sum cost against the whole candidate's analysis.
+#include <cmath>
+#include <fstream>
+
+#include <doctest/doctest.h>
+
+#include "tilewave/analysis.h"
+#include "tilewave/error.h"
+#include "tilewave/search_space.h"
+#include "tilewave/space_cost.h"
+#include "tilewave_onnx.pb.h"
+
+using namespace tilewave;
+
+namespace {
+
+const char* const kSpaces[] = {"mobilenetv2", "regnet", "resnet"};
+
+std::string space_path(const char* name) { return std::string(TILEWAVE_ONNX_MODELS) + "/spaces/" + name + ".json"; }
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  std::ofstream(name) << text;
+  return name;
+}
+
+}  // namespace
+
+TEST_CASE("a seed gives the same candidates, whatever the order they are drawn in") {
+  const space::SearchSpace s = space::load_space(space_path("mobilenetv2"));
+  CHECK(s.stages.size() == 7);
+  CHECK(s.size() > 1e9);
+  const auto a = space::sample(s, 7, 123), b = space::sample(s, 7, 123), c = space::sample(s, 8, 123);
+  CHECK(space::encode(s, a) == space::encode(s, b));
+  CHECK(space::encode(s, a) != space::encode(s, c));
+  // Encodings round-trip, and every sampled option is one the file offers.
+  for (const char* name : kSpaces) {
+    const space::SearchSpace sp = space::load_space(space_path(name));
+    for (uint64_t i = 0; i < 50; ++i) {
+      const auto cand = space::sample(sp, 1, i);
+      CHECK(space::encode(sp, space::decode(sp, space::encode(sp, cand))) == space::encode(sp, cand));
+      for (size_t st = 0; st < cand.values.size(); ++st)
+        for (size_t k = 0; k < cand.values[st].size(); ++k) {
+          const auto& opts = sp.stages[st].choices[k].options;
+          CHECK(std::find(opts.begin(), opts.end(), cand.values[st][k]) != opts.end());
+        }
+    }
+  }
+}
+
+TEST_CASE("a candidate's block-sum cost equals the analysis of the whole candidate, under every runtime") {
+  const GpuModel gpu = load_gpu("h200", TILEWAVE_GPU_DIR);
+  for (const char* name : kSpaces) {
+    const space::SearchSpace s = space::load_space(space_path(name));
+    for (const RuntimeProfile* runtime : builtin_runtimes()) {
+      if (std::string(runtime->name()) == "eager-folded") continue;
+      space::SpaceEvaluator eval(s, gpu, *runtime, DType::fp16, 2);
+      for (uint64_t i = 0; i < 3; ++i) {
+        const auto c = space::sample(s, 5, i);
+        CAPTURE(name);
+        CAPTURE(runtime->name());
+        CAPTURE(space::encode(s, c));
+        const space::CandidateCost fast = eval.evaluate(c);
+        const auto written = space::write_blocks(s, space::blocks_of(s, c), {2, s.channels, s.height, s.width});
+        AnalyzeOptions options;
+        options.runtime = runtime;
+        const Analysis full = analyze_model(load_onnx_proto(written.proto, "candidate.onnx"), gpu, options);
+        CHECK(fast.flops == full.total.flops);
+        CHECK(fast.kernels == full.total.kernels);
+        CHECK(fast.params == written.params);
+        CHECK(std::abs(fast.time_us / full.total.time_us - 1) < 1e-9);
+        CHECK(std::abs(fast.utilization / full.total.utilization - 1) < 1e-9);
+      }
+    }
+  }
+}
+
+TEST_CASE("the blocks follow torchvision's: MobileNetV2's stages, RegNet's generator") {
+  // MobileNetV2 itself is a point of the space: its FLOPs are torchvision's (300.8 MMACs at 224x224).
+  const space::SearchSpace s = space::load_space(space_path("mobilenetv2"));
+  const auto mbv2 = space::decode(s, "d1-w16-e1-k3-se0-s1_d2-w24-e6-k3-se0-s2_d3-w32-e6-k3-se0-s2_d4-w64-e6-k3-se0-s2_"
+                                     "d3-w96-e6-k3-se0-s1_d3-w160-e6-k3-se0-s2_d1-w320-e6-k3-se0-s1");
+  const auto written = space::write_blocks(s, space::blocks_of(s, mbv2), {1, 3, 224, 224});
+  CHECK(written.params == 3504872);  // torchvision mobilenet_v2: 3,504,872 parameters
+  // RegNetY-400MF: depth 16, w0 48, wa 27.89, wm 2.09, group width 8, SE (torchvision: 4,344,144 parameters).
+  const std::string regnet = write_temp("test_regnet_space.json", R"({"name": "r", "family": "regnet",
+    "stages": [{"depth": [16], "w0": [48], "wa": [27.89], "wm": [2.09], "group_width": [8], "bottleneck": [1], "se": [1]}]})");
+  const space::SearchSpace r = space::load_space(regnet);
+  const auto y400 = space::sample(r, 1, 0);
+  CHECK(space::write_blocks(r, space::blocks_of(r, y400), {1, 3, 224, 224}).params == 4344144);
+}
+
+TEST_CASE("space files are checked: family, choices, ranges, unknown keys") {
+  auto error_of = [](const std::string& text) {
+    try {
+      space::load_space(write_temp("test_space_bad.json", text));
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("loaded");
+  };
+  CHECK(error_of(R"({"family": "vit", "stages": []})").find("family") != std::string::npos);
+  CHECK(error_of(R"({"family": "resnet", "stages": [{"depth": [1], "width": [64], "bottleneck": [1]}]})")
+            .find("missing choice 'stride'") != std::string::npos);
+  CHECK(error_of(R"({"family": "resnet", "stages": [{"depth": [0], "width": [64], "bottleneck": [1], "stride": [1]}]})")
+            .find("outside") != std::string::npos);
+  CHECK(error_of(R"({"family": "resnet", "stages": [{"depth": [1], "width": [64], "bottleneck": [1], "stride": [1],
+                     "kernel": [3]}]})")
+            .find("unknown choice 'kernel'") != std::string::npos);
+  CHECK(error_of(R"({"family": "resnet", "stage": []})").find("stages") != std::string::npos);
+  CHECK(error_of("[1,2") .find("not valid JSON") != std::string::npos);
+}
