@@ -87,6 +87,8 @@ def runtime_split(seed=RUNTIME_SPLIT_SEED, held_out_share=0.4):
 
 
 def family_of(name):
+    if name.startswith("space/"):   # a search-space candidate: space/<space>/<encoding>
+        return "/".join(name.split("/")[:2])
     for fam, members in RUNTIME_FAMILIES.items():
         if name in members:
             return fam
@@ -130,14 +132,29 @@ def file_stem(name):
 def input_size(name, model=None):
     """Square input side the network is run at: timm's own default for timm
     networks, torchvision's (224, inception_v3 299) otherwise."""
+    if name.startswith("space/"):
+        import space_models
+        return int(space_models.load_space(_space_file(name))["input"][2])
     if name.startswith("timm/") and model is not None:
         cfg = getattr(model, "pretrained_cfg", None) or getattr(model, "default_cfg", {})
         return int(cfg.get("input_size", (3, 224, 224))[-1])
     return INPUT_SIZE.get(name, 224)
 
 
+def _space_file(name):
+    import os
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "spaces", name.split("/")[1] + ".json")
+
+
 def build(name):
-    """Random-init torchvision or timm model; no weight download ever happens."""
+    """Random-init torchvision or timm model; no weight download ever happens.
+    space/<space>/<encoding>: a candidate of onnx_models/spaces/<space>.json."""
+    if name.startswith("space/"):
+        import os
+        import sys
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "spaces"))
+        import space_models
+        return space_models.build(_space_file(name), name.split("/", 2)[2])
     if name.startswith("timm/"):
         import timm
         return timm.create_model(name[len("timm/"):], pretrained=False)

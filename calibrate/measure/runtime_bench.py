@@ -287,9 +287,11 @@ def export_all(names, out_dir, logf, deadline):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
-    ap.add_argument("--models", required=True, help="comma list, or set names of onnx_models/zoo.py joined by +")
+    ap.add_argument("--models", help="comma list, or set names of onnx_models/zoo.py joined by +")
+    ap.add_argument("--models-file", help="one network name per line (e.g. space/<space>/<encoding>)")
     ap.add_argument("--runtimes", default="eager,inductor")
-    ap.add_argument("--inductor-models", default=None, help="subset timed under inductor (default: all)")
+    ap.add_argument("--inductor-models", default=None,
+                    help="subset timed under inductor, as --models or a file like --models-file (default: all)")
     ap.add_argument("--batch", default="1,16,128")
     ap.add_argument("--workers-per-gpu", type=int, default=4)
     ap.add_argument("--timed-s", type=float, default=0.6, help="timed seconds per configuration")
@@ -307,8 +309,13 @@ def main():
             out += zoo.VALIDATION_SETS[part] if part in zoo.VALIDATION_SETS else [m for m in part.split(",") if m]
         return out
 
-    names = expand(args.models)
-    ind_names = expand(args.inductor_models) if args.inductor_models else names
+    names = expand(args.models) if args.models else []
+    if args.models_file:
+        names += [l.strip() for l in open(args.models_file) if l.strip()]
+    if args.inductor_models and os.path.isfile(args.inductor_models):
+        ind_names = [l.strip() for l in open(args.inductor_models) if l.strip()]
+    else:
+        ind_names = expand(args.inductor_models) if args.inductor_models else names
     runtimes = args.runtimes.split(",")
     os.makedirs(args.out, exist_ok=True)
     logf = os.path.join(args.out, "log.txt")
