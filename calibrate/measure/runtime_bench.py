@@ -167,7 +167,7 @@ def worker(wid, gpu, locks, eager_q, inductor_q, args, result_path, kernel_path,
                     res.flush()
                     log(logf, "w%d %s %s build failed: %s" % (wid, runtime, name, e))
                     continue
-                for b in args.batches:
+                for b in (args.inductor_batches if runtime == "inductor" else args.batches):
                     rec = {"model": name, "family": zoo.family_of(name), "runtime": runtime, "batch": b,
                            "input": [b, 3, size, size], "params": params, "gpu_index": gpu, "worker": wid}
                     if time.time() > deadline:
@@ -293,6 +293,7 @@ def main():
     ap.add_argument("--inductor-models", default=None,
                     help="subset timed under inductor, as --models or a file like --models-file (default: all)")
     ap.add_argument("--batch", default="1,16,128")
+    ap.add_argument("--inductor-batch", default=None, help="batches timed under inductor (default: --batch)")
     ap.add_argument("--workers-per-gpu", type=int, default=4)
     ap.add_argument("--timed-s", type=float, default=0.6, help="timed seconds per configuration")
     ap.add_argument("--deadline-s", type=float, default=420, help="no new configuration after this")
@@ -302,6 +303,7 @@ def main():
                     help="every GPU's workers take eager jobs before compiling (default: GPU 0's only)")
     args = ap.parse_args()
     args.batches = [int(b) for b in args.batch.split(",")]
+    args.inductor_batches = [int(b) for b in args.inductor_batch.split(",")] if args.inductor_batch else args.batches
 
     def expand(spec):
         out = []
