@@ -117,7 +117,8 @@ int cmd_nas(const CommonOptions& o, const NasOptions& n) {
   const DType dtype = *parse_dtype(o.dtype);
   const int64_t batch = o.batch > 0 ? o.batch : 1;
   if (n.samples == 0) throw InputError("--samples", "give at least one candidate");
-  const auto [shard, shards] = parse_shard(n.shard);
+  const auto shard_spec = parse_shard(n.shard);
+  const uint64_t shard = shard_spec.first, shards = shard_spec.second;  // named: the workers' lambda captures them
   const int threads = std::max(1, n.threads);
 
   // This shard's candidates: every n-th index of the whole sampling.

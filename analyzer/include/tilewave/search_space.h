@@ -6,6 +6,7 @@
 // search costs candidates with the rules analysis uses and no ONNX per
 // candidate (space_cost.h).
 #pragma once
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -22,6 +23,7 @@ enum class Family { mbconv, regnet, resnet };
 struct Choice {
   std::string name;
   std::vector<double> options;
+  std::vector<std::string> texts;  // each option as encodings write it ("d2"), made once
 };
 
 struct Stage {
@@ -62,7 +64,7 @@ Candidate decode(const SearchSpace& s, const std::string& encoding);  // InputEr
 // parameters with the input shape make the block's memo key.
 struct Block {
   enum class Kind { stem, mbconv, xblock, bottleneck, basic, resnet_stem, head } kind;
-  std::vector<int64_t> params;
+  std::array<int64_t, 5> params{};  // fixed size: a candidate's blocks are made without allocating
 };
 std::vector<Block> blocks_of(const SearchSpace& s, const Candidate& c);
 

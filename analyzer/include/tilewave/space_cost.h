@@ -7,6 +7,7 @@
 // to cost_network() of the whole candidate's kernel graph (tests/test_space.cpp
 // checks it), at the price of a few table look-ups.
 #pragma once
+#include <array>
 #include <string>
 #include <unordered_map>
 
@@ -39,6 +40,18 @@ class SpaceEvaluator {
   size_t distinct_blocks() const { return memo_.size(); }
 
  private:
+  // A segment's memo key: place, input shape, and up to two blocks' kinds and parameters.
+  struct SegmentKey {
+    std::array<int64_t, 18> v{};
+    bool operator==(const SegmentKey& o) const { return v == o.v; }
+  };
+  struct SegmentKeyHash {
+    size_t operator()(const SegmentKey& k) const {
+      uint64_t h = 0xcbf29ce484222325ULL;
+      for (int64_t x : k.v) h = (h ^ uint64_t(x)) * 0x100000001b3ULL, h ^= h >> 29;
+      return size_t(h);
+    }
+  };
   struct BlockCost {
     NetworkTotals totals;
     Shape4 output;
@@ -54,8 +67,7 @@ class SpaceEvaluator {
   DType dtype_;
   int64_t batch_;
   double peak_flops_;
-  std::unordered_map<std::string, BlockCost> memo_;
-  std::string key_;  // reused buffer
+  std::unordered_map<SegmentKey, BlockCost, SegmentKeyHash> memo_;
 };
 
 }  // namespace tilewave::space

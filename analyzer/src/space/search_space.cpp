@@ -1,6 +1,7 @@
 // Space files, sampling and encodings (docs/nas.md "Space files").
 #include "tilewave/search_space.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <iterator>
@@ -170,6 +171,7 @@ SearchSpace load_space(const std::string& path) {
           throw InputError(where, fmt::format("choice '{}' has option {}, outside [{}, {}]{}", rule.name, v, rule.min,
                                               rule.max, rule.integer ? " (integers)" : ""));
         c.options.push_back(v);
+        c.texts.push_back(rule.token + number_text(v));
       }
       stage.choices.push_back(std::move(c));
     }
@@ -200,8 +202,15 @@ std::string encode(const SearchSpace& s, const Candidate& c) {
     if (i) out += '_';
     for (size_t k = 0; k < c.values[i].size(); ++k) {
       if (k) out += '-';
-      out += rules[k].token;
-      out += number_text(c.values[i][k]);
+      // The option's text made at load; a decoded value the file lacks is formatted here.
+      const Choice& choice = s.stages[i].choices[k];
+      const auto at = std::find(choice.options.begin(), choice.options.end(), c.values[i][k]);
+      if (at != choice.options.end()) {
+        out += choice.texts[size_t(at - choice.options.begin())];
+      } else {
+        out += rules[k].token;
+        out += number_text(c.values[i][k]);
+      }
     }
   }
   return out;

@@ -22,18 +22,14 @@ SpaceEvaluator::SpaceEvaluator(const SearchSpace& space, const GpuModel& gpu, co
 
 const SpaceEvaluator::BlockCost& SpaceEvaluator::segment_cost(const Block* blocks, size_t count, const Shape4& in,
                                                                bool first, bool last) {
-  // The key: raw bytes of the block's kind, parameters, input shape and place.
-  key_.clear();
-  auto put = [&](int64_t v) { key_.append(reinterpret_cast<const char*>(&v), sizeof v); };
-  put(first);
-  put(last);
-  for (int64_t v : {in.n, in.c, in.h, in.w}) put(v);
+  SegmentKey key;
+  size_t at = 0;
+  for (int64_t v : {int64_t(first), int64_t(last), in.n, in.c, in.h, in.w}) key.v[at++] = v;
   for (size_t i = 0; i < count; ++i) {
-    put(int64_t(blocks[i].kind));
-    put(int64_t(blocks[i].params.size()));
-    for (int64_t v : blocks[i].params) put(v);
+    key.v[at++] = int64_t(blocks[i].kind) + 1;
+    for (int64_t v : blocks[i].params) key.v[at++] = v;
   }
-  auto it = memo_.find(key_);
+  auto it = memo_.find(key);
   if (it != memo_.end()) return it->second;
 
   const WrittenModel written = write_blocks(space_, std::vector<Block>(blocks, blocks + count), in);
@@ -68,7 +64,7 @@ const SpaceEvaluator::BlockCost& SpaceEvaluator::segment_cost(const Block* block
                                                          k.ops, k.unmodelled_reason));
   cost.output = written.output;
   cost.params = written.params;
-  return memo_.emplace(key_, cost).first->second;
+  return memo_.emplace(key, cost).first->second;
 }
 
 CandidateCost SpaceEvaluator::evaluate(const Candidate& c) {
