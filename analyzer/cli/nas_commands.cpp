@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -66,16 +67,15 @@ std::vector<Row> pareto_front(std::vector<Row> rows) {
   return front;
 }
 
+// The header (and CSV's column names) when `header` is not null, then the rows.
 void write_rows(std::ostream& os, const json& header, const std::vector<Row>& rows, const std::string& format) {
-  if (format == "csv") {
-    os << "# " << header.dump() << "\n";
-    for (size_t i = 0; i < std::size(kColumns); ++i) os << (i ? "," : "") << kColumns[i];
-    os << "\n";
-    for (const auto& r : rows) os << csv_row(r) << "\n";
-  } else {
-    os << header.dump() << "\n";
-    for (const auto& r : rows) os << json_row(r).dump() << "\n";
+  const bool csv = format == "csv";
+  if (!header.is_null()) {
+    os << (csv ? "# " : "") << header.dump() << "\n";
+    if (csv)
+      for (size_t i = 0; i < std::size(kColumns); ++i) os << (i ? "," : "") << kColumns[i] << (i + 1 == std::size(kColumns) ? "\n" : "");
   }
+  for (const auto& r : rows) os << (csv ? csv_row(r) : json_row(r).dump()) << "\n";
 }
 
 std::pair<uint64_t, uint64_t> parse_shard(const std::string& s) {
@@ -121,22 +121,29 @@ int cmd_nas(const CommonOptions& o, const NasOptions& n) {
   const uint64_t shard = shard_spec.first, shards = shard_spec.second;  // named: the workers' lambda captures them
   const int threads = std::max(1, n.threads);
 
-  // This shard's candidates: every n-th index of the whole sampling.
+  // This shard's candidates: every n-th index of the whole sampling, drawn
+  // in chunks so that memory stays flat however many there are: workers fill
+  // a chunk, this thread writes it (or folds it into the front) and reports
+  // progress. Each worker keeps its evaluator, and so its block table.
   const uint64_t mine = n.samples / shards + (shard < n.samples % shards ? 1 : 0);
-  std::vector<Row> rows(mine);
+  const uint64_t chunk = 16384 * uint64_t(threads);
+  std::vector<std::unique_ptr<space::SpaceEvaluator>> evaluators;
+  for (int t = 0; t < threads; ++t)
+    evaluators.push_back(std::make_unique<space::SpaceEvaluator>(s, gpu, runtime, dtype, batch));
+  std::vector<Row> rows;
   std::atomic<uint64_t> done{0};
   std::vector<std::string> failures(static_cast<size_t>(threads));
   std::atomic<bool> failed{false};
-  auto work = [&](int t) {
+  auto work = [&](int t, uint64_t first, uint64_t count) {
     try {
-      space::SpaceEvaluator eval(s, gpu, runtime, dtype, batch);
-      for (uint64_t k = uint64_t(t); k < mine; k += uint64_t(threads)) {
+      for (uint64_t k = uint64_t(t); k < count; k += uint64_t(threads)) {
         Row& r = rows[k];
-        r.index = shard + k * shards;
+        r = Row{};
+        r.index = shard + (first + k) * shards;
         const space::Candidate c = space::sample(s, n.seed, r.index);
         r.encoding = space::encode(s, c);
         try {
-          r.cost = eval.evaluate(c);
+          r.cost = evaluators[size_t(t)]->evaluate(c);
         } catch (const InputError& e) {
           r.error = e.what();
         }
@@ -147,36 +154,6 @@ int cmd_nas(const CommonOptions& o, const NasOptions& n) {
       failed = true;
     }
   };
-  // Workers draw the candidates; this thread reports progress meanwhile.
-  const auto start = std::chrono::steady_clock::now();
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t) pool.emplace_back(work, t);
-  Progress progress(mine);
-  while (done.load() < mine && !failed.load()) {
-    progress.update(done.load());
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  for (auto& th : pool) th.join();
-  progress.update(done.load());
-  progress.finish();
-  for (const auto& f : failures)
-    if (!f.empty()) throw InputError(n.space, f);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-
-  uint64_t invalid = 0;
-  std::vector<Row> kept;
-  for (auto& r : rows) {
-    if (!r.error.empty()) {
-      if (invalid++ == 0) fmt::print(std::cerr, "tilewave: note: {}\n", r.error);
-      continue;
-    }
-    if (r.cost.utilization < n.min_utilization) continue;
-    kept.push_back(std::move(r));
-  }
-  if (n.pareto) kept = pareto_front(std::move(kept));
-  fmt::print(std::cerr, "tilewave: nas: {} candidates in {:.3f} s ({:.0f}/s on {} thread{}), {} written{}\n", mine,
-             seconds, seconds > 0 ? double(mine) / seconds : 0.0, threads, threads == 1 ? "" : "s", kept.size(),
-             invalid ? fmt::format(", {} not buildable (left out)", invalid) : "");
 
   const json header = {{"header", true},         {"tool", "tilewave nas"},
                        {"space", s.name},        {"space_file", n.space},
@@ -184,14 +161,61 @@ int cmd_nas(const CommonOptions& o, const NasOptions& n) {
                        {"shard", fmt::format("{}/{}", shard, shards)},
                        {"gpu", gpu.id},          {"batch", batch},
                        {"dtype", o.dtype},       {"runtime", runtime.name()},
-                       {"min_utilization", n.min_utilization}, {"pareto", n.pareto},
-                       {"not_buildable", invalid}};
-  write_output(o.output, [&](std::ostream& os) { write_rows(os, header, kept, o.format); });
+                       {"min_utilization", n.min_utilization}, {"pareto", n.pareto}};
+  const auto start = std::chrono::steady_clock::now();
+  uint64_t invalid = 0, written = 0;
+  std::vector<Row> front, top;  // --pareto's front so far; --export-onnx's fastest so far
+  auto by_time = [](const Row& a, const Row& b) { return a.cost.time_us < b.cost.time_us; };
+  Progress progress(mine);
+  write_output(o.output, [&](std::ostream& os) {
+    write_rows(os, header, {}, o.format);
+    for (uint64_t first = 0; first < mine; first += chunk) {
+      const uint64_t count = std::min(chunk, mine - first);
+      rows.resize(count);
+      std::vector<std::thread> pool;
+      for (int t = 0; t < threads; ++t) pool.emplace_back(work, t, first, count);
+      while (done.load() < first + count && !failed.load()) {
+        progress.update(done.load());
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+      for (auto& th : pool) th.join();
+      for (const auto& f : failures)
+        if (!f.empty()) throw InputError(n.space, f);
+      std::vector<Row> kept;
+      for (auto& r : rows) {
+        if (!r.error.empty()) {
+          if (invalid++ == 0) fmt::print(std::cerr, "tilewave: note: {}\n", r.error);
+          continue;
+        }
+        if (r.cost.utilization < n.min_utilization) continue;
+        kept.push_back(std::move(r));
+      }
+      if (!n.export_dir.empty()) {
+        top.insert(top.end(), kept.begin(), kept.end());
+        std::sort(top.begin(), top.end(), by_time);
+        if (top.size() > size_t(n.top)) top.resize(size_t(n.top));
+      }
+      if (n.pareto) {
+        front.insert(front.end(), std::make_move_iterator(kept.begin()), std::make_move_iterator(kept.end()));
+        front = pareto_front(std::move(front));
+      } else {
+        write_rows(os, nullptr, kept, o.format);
+        written += kept.size();
+      }
+    }
+    if (n.pareto) {
+      write_rows(os, nullptr, front, o.format);
+      written = front.size();
+    }
+  });
+  progress.update(done.load());
+  progress.finish();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  fmt::print(std::cerr, "tilewave: nas: {} candidates in {:.3f} s ({:.0f}/s on {} thread{}, written rows included), "
+             "{} written{}\n", mine, seconds, seconds > 0 ? double(mine) / seconds : 0.0, threads,
+             threads == 1 ? "" : "s", written, invalid ? fmt::format(", {} not buildable (left out)", invalid) : "");
 
   if (!n.export_dir.empty()) {
-    std::vector<Row> top = kept;
-    std::sort(top.begin(), top.end(), [](const Row& a, const Row& b) { return a.cost.time_us < b.cost.time_us; });
-    if (top.size() > size_t(n.top)) top.resize(size_t(n.top));
     std::filesystem::create_directories(n.export_dir);
     for (const auto& r : top) {
       const space::Candidate c = space::decode(s, r.encoding);
@@ -212,7 +236,6 @@ int cmd_nas_merge(const CommonOptions& o, const std::vector<std::string>& files)
   uint64_t shard_count = 0;
   std::map<uint64_t, Row> rows;
   std::map<uint64_t, std::string> row_text;
-  uint64_t not_buildable = 0;
   for (const auto& path : files) {
     std::ifstream f(path);
     if (!f || std::filesystem::is_directory(path)) throw InputError(path, "cannot open nas output");
@@ -226,7 +249,6 @@ int cmd_nas_merge(const CommonOptions& o, const std::vector<std::string>& files)
     const auto [i, n] = parse_shard(header["shard"].get<std::string>());
     json comparable = header;
     comparable.erase("shard");
-    comparable.erase("not_buildable");
     if (first_header.is_null()) {
       first_header = comparable, shard_count = n, format = csv ? "csv" : "json";
     } else if (comparable != first_header || n != shard_count || (csv ? "csv" : "json") != format) {
@@ -235,7 +257,6 @@ int cmd_nas_merge(const CommonOptions& o, const std::vector<std::string>& files)
     }
     if (!shards_seen.insert(i).second) throw InputError(path, fmt::format("shard {}/{} given twice", i, n));
     if (csv) std::getline(f, line);  // column names
-    not_buildable += header.value("not_buildable", uint64_t(0));
     for (int number = csv ? 3 : 2; std::getline(f, line); ++number) {
       if (line.empty()) continue;
       const std::string where = fmt::format("{}:{}", path, number);
@@ -289,7 +310,6 @@ int cmd_nas_merge(const CommonOptions& o, const std::vector<std::string>& files)
   json header = first_header;
   header["shard"] = "0/1";
   header["merged_shards"] = shard_count;
-  header["not_buildable"] = not_buildable;
   write_output(o.output, [&](std::ostream& os) {
     if (format == "csv") {
       os << "# " << header.dump() << "\n";

@@ -36,6 +36,9 @@ class SpaceEvaluator {
   // `gpu` is specialised to the runtime here (gpu_for).
   SpaceEvaluator(const SearchSpace& space, const GpuModel& gpu, const RuntimeProfile& runtime, DType dtype,
                  int64_t batch);
+  // Its CostModel refers to its own GpuModel: it stays where it was made.
+  SpaceEvaluator(const SpaceEvaluator&) = delete;
+  SpaceEvaluator& operator=(const SpaceEvaluator&) = delete;
   CandidateCost evaluate(const Candidate& c);
   size_t distinct_blocks() const { return memo_.size(); }
 
