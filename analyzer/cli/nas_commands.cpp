@@ -211,6 +211,7 @@ int cmd_nas(const CommonOptions& o, const NasOptions& n) {
   progress.update(done.load());
   progress.finish();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  fmt::print(std::cerr, "tilewave: nas: space '{}' holds {:.4g} candidates\n", s.name, s.size());
   fmt::print(std::cerr, "tilewave: nas: {} candidates in {:.3f} s ({:.0f}/s on {} thread{}, written rows included), "
              "{} written{}\n", mine, seconds, seconds > 0 ? double(mine) / seconds : 0.0, threads,
              threads == 1 ? "" : "s", written, invalid ? fmt::format(", {} not buildable (left out)", invalid) : "");

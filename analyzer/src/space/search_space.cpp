@@ -112,6 +112,11 @@ SearchSpace load_space(const std::string& path) {
   const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   const json j = parse_json_text(text, path);
   if (!j.is_object()) throw InputError(path, "a search space is a JSON object");
+  for (const auto& item : j.items()) {
+    static const std::set<std::string> known = {"name",      "family",     "description", "input", "classes",
+                                                "activation", "stem_width", "head_width",  "stages"};
+    if (!known.count(item.key())) throw InputError(path, fmt::format("unknown field '{}'", item.key()));
+  }
   SearchSpace s;
   s.source_file = path;
   auto str = [&](const char* key, const std::string& fallback) {
