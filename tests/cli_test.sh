@@ -161,6 +161,20 @@ for f in "$root"/tests/fuzz/corpus/onnx/*; do either "$f" "$tw" analyze "$f" --f
 for f in "$root"/tests/fuzz/corpus/gpu/*; do either "$f" "$tw" analyze "$data/tiny_cnn.onnx" --gpu "$f"; done
 for f in "$root"/tests/fuzz/corpus/layer_set/*; do either "$f" "$tw" layers "$f"; done
 
+# rank: files, folders and list files; a bad model is a row saying why, not a stop.
+abs_root=$(cd "$root" && pwd)
+printf '%s\n' "# one good, one broken" "$abs_root/onnx_models/resnet18.onnx" "$abs_root/tests/data/cycle.onnx" >"$tmp/models.txt"
+expect 0 "" -- "$tw" rank "$tmp/models.txt" "$root/onnx_models/unseen" "$data/conv3d.onnx" --threads 2 --format json -o "$tmp/rank.json"
+python3 - "$tmp/rank.json" <<'PY' || { echo "FAIL: rank over a list, a folder and bad models"; fails=$((fails + 1)); }
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert len(d["models"]) == 17, len(d["models"])
+failed = {f["model"].rsplit("/", 1)[-1]: f["error"] for f in d["failed"]}
+assert set(failed) == {"cycle.onnx", "conv3d.onnx"}, failed
+assert "cycle" in failed["cycle.onnx"] and "tensor-core work" in failed["conv3d.onnx"]
+PY
+expect 1 "no model could be ranked" -- "$tw" rank "$data/cycle.onnx"
+
 # nas (docs/nas.md): shards merged are the unsharded run, row for row; so are
 # several threads; a missing or doubled shard is an error.
 sp=$root/onnx_models/spaces/mobilenetv2.json

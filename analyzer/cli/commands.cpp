@@ -1,7 +1,15 @@
 #include "commands.h"
 #include "tilewave/op_registry.h"
 
+#include <unistd.h>
+
+#include <atomic>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <set>
+#include <thread>
 #include <iostream>
 #include <sstream>
 
@@ -140,20 +148,98 @@ int cmd_extract(const CommonOptions& o, const std::string& model_path) {
   return 0;
 }
 
-int cmd_rank(const CommonOptions& o, const std::vector<std::string>& models) {
+namespace {
+
+// rank's inputs: ONNX files, folders (their *.onnx, recursively) and list
+// files (one path per line, '#' comments; relative paths from the list's
+// folder), in the order given, each model once.
+std::vector<std::string> expand_model_args(const std::vector<std::string>& args) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  auto add = [&](const std::string& p) {
+    if (seen.insert(p).second) out.push_back(p);
+  };
+  for (const auto& arg : args) {
+    std::error_code ec;
+    if (fs::is_directory(arg, ec)) {
+      std::vector<std::string> found;
+      for (const auto& e : fs::recursive_directory_iterator(arg, fs::directory_options::skip_permission_denied, ec))
+        if (e.is_regular_file(ec) && e.path().extension() == ".onnx") found.push_back(e.path().string());
+      std::sort(found.begin(), found.end());
+      if (found.empty()) throw InputError(arg, "folder holds no .onnx file");
+      for (const auto& f : found) add(f);
+    } else if (fs::path(arg).extension() == ".txt" || fs::path(arg).extension() == ".list") {
+      std::ifstream list(arg);
+      if (!list) throw InputError(arg, "cannot open model list");
+      std::string line;
+      while (std::getline(list, line)) {
+        const auto b = line.find_first_not_of(" \t\r"), e = line.find_last_not_of(" \t\r");
+        if (b == std::string::npos || line[b] == '#') continue;
+        const fs::path p = line.substr(b, e - b + 1);
+        add(p.is_absolute() ? p.string() : (fs::path(arg).parent_path() / p).lexically_normal().string());
+      }
+    } else {
+      add(arg);
+    }
+  }
+  if (out.empty()) throw InputError("rank", "no models given");
+  return out;
+}
+
+}  // namespace
+
+int cmd_rank(const CommonOptions& o, const std::vector<std::string>& args, int threads) {
   const GpuModel gpu = gpu_of(o);
   CommonOptions with_batch = o;
   if (with_batch.batch == 0) with_batch.batch = 1;
   const AnalyzeOptions opt = analyze_options(with_batch);
-  std::vector<Analysis> as;
-  for (size_t i = 0; i < models.size(); ++i) {
-    if (models.size() > 4) fmt::print(std::cerr, "\r[{}/{}] {}\x1b[K", i + 1, models.size(), models[i]);
-    as.push_back(analyze_file(models[i], gpu, opt));
+  const std::vector<std::string> models = expand_model_args(args);
+  // Each model on its own: a bad one becomes a failure row, never a stop.
+  std::vector<std::optional<Analysis>> results(models.size());
+  std::vector<std::string> reasons(models.size());
+  std::atomic<size_t> next{0}, done{0};
+  auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < models.size(); done.fetch_add(1)) {
+      try {
+        Analysis a = analyze_file(models[i], gpu, opt);
+        if (!o.allow_unmodelled)
+          if (auto why = incomplete_reason(a)) {
+            reasons[i] = *why + " (--allow-unmodelled gives partial totals)";
+            continue;
+          }
+        results[i] = std::move(a);
+      } catch (const InputError& e) {
+        const std::string what = e.what();
+        // The message starts with the file; the row names it already.
+        reasons[i] = what.rfind(models[i] + ": ", 0) == 0 ? what.substr(models[i].size() + 2) : what;
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 0; t < std::max(1, threads); ++t) pool.emplace_back(work);
+  const bool progress = ::isatty(2) && models.size() > 4;
+  while (done.load() < models.size()) {
+    if (progress) fmt::print(std::cerr, "\r  {} / {} models\x1b[K", done.load(), models.size());
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  if (models.size() > 4) std::cerr << "\r\x1b[K";
-  for (const auto& a : as) warn_unmodelled(a, o);
-  if (o.format == "json") std::cout << rank_to_json(as).dump(2) << "\n";
-  else write_rank_table(std::cout, as);
+  for (auto& th : pool) th.join();
+  if (progress) std::cerr << "\r\x1b[K";
+  std::vector<Analysis> as;
+  std::vector<RankFailure> failed;
+  for (size_t i = 0; i < models.size(); ++i) {
+    if (results[i]) {
+      warn_unmodelled(*results[i], o);
+      as.push_back(std::move(*results[i]));
+    } else {
+      failed.push_back({models[i], reasons[i]});
+    }
+  }
+  if (as.empty()) throw InputError(models.front(), fmt::format("no model could be ranked; the first: {}", reasons.front()));
+  write_output(o.output, [&](std::ostream& os) {
+    if (o.format == "json") os << rank_to_json(as, failed).dump(2) << "\n";
+    else write_rank_table(os, as, failed);
+  });
   return 0;
 }
 

@@ -42,7 +42,7 @@ const RuntimeProfile& runtime_of(const CommonOptions& o);
 int cmd_analyze(const CommonOptions& o, const std::string& model, int worst);
 int cmd_layers(const CommonOptions& o, const std::string& layer_set);
 int cmd_extract(const CommonOptions& o, const std::string& model);
-int cmd_rank(const CommonOptions& o, const std::vector<std::string>& models);
+int cmd_rank(const CommonOptions& o, const std::vector<std::string>& models, int threads);
 int cmd_sweep(const CommonOptions& o, const std::string& model, const std::string& batches);
 int cmd_gpus(const CommonOptions& o);
 int cmd_nas(const CommonOptions& o, const NasOptions& n);

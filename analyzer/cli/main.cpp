@@ -1,6 +1,7 @@
 // tilewave: a thin driver over the analyzer library (analyzer/include).
 #include <cstdio>
 #include <iostream>
+#include <thread>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -82,7 +83,11 @@ int main(int argc, char** argv) {
   layers->add_option("-o,--output", o.output, "output file (default: stdout)");
 
   auto* rank = app.add_subcommand("rank", "order models by predicted latency, beside the FLOPs order");
-  rank->add_option("models", models, "ONNX files")->required();
+  rank->add_option("models", models, "ONNX files, folders of them, or list files (.txt/.list, one path per line)")
+      ->required();
+  int rank_threads = int(std::max(1u, std::thread::hardware_concurrency()));
+  rank->add_option("--threads", rank_threads, "models analysed at once (default: the cores)")->check(CLI::Range(1, 1024));
+  rank->add_option("-o,--output", o.output, "output file (default: stdout)");
   add_model_options(rank, o);
   rank->add_option("--batch", o.batch, "batch size")->capture_default_str();
   rank->add_option("--format", o.format, "table or json")->check(CLI::IsMember({"table", "json"}));
@@ -224,7 +229,7 @@ int main(int argc, char** argv) {
       if (layers->count("--format") == 0) o.format = "jsonl";
       return extract.empty() ? cli::cmd_layers(o, layer_set) : cli::cmd_extract(o, extract);
     }
-    if (*rank) return cli::cmd_rank(o, models);
+    if (*rank) return cli::cmd_rank(o, models, rank_threads);
     if (*sweep) return cli::cmd_sweep(o, model, batches);
     if (*gpus) return cli::cmd_gpus(o);
     if (*nas) {

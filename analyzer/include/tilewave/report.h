@@ -16,9 +16,14 @@ void write_csv(std::ostream& os, const Analysis& a);
 // A person's view: summary, where the time goes, the worst layers.
 void write_table(std::ostream& os, const Analysis& a, int worst_layers = 15);
 
-// Several models side by side (`tilewave rank`).
-void write_rank_table(std::ostream& os, const std::vector<Analysis>& analyses);
-nlohmann::json rank_to_json(const std::vector<Analysis>& analyses);
+// Several models side by side (`tilewave rank`); `failed` lists the models
+// that could not be analysed, as (file, reason), shown after the ranking.
+struct RankFailure {
+  std::string model_path, reason;
+};
+void write_rank_table(std::ostream& os, const std::vector<Analysis>& analyses,
+                      const std::vector<RankFailure>& failed = {});
+nlohmann::json rank_to_json(const std::vector<Analysis>& analyses, const std::vector<RankFailure>& failed = {});
 // One model over batch sizes (`tilewave sweep`).
 void write_sweep_table(std::ostream& os, const std::vector<Analysis>& analyses);
 nlohmann::json sweep_to_json(const std::vector<Analysis>& analyses);

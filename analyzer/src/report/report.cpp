@@ -218,7 +218,7 @@ double kendall_tau(const std::vector<double>& x, const std::vector<double>& y) {
 
 }  // namespace
 
-json rank_to_json(const std::vector<Analysis>& as) {
+json rank_to_json(const std::vector<Analysis>& as, const std::vector<RankFailure>& failed) {
   json rows = json::array();
   std::vector<double> time, flops;
   for (const auto& a : as) {
@@ -236,10 +236,15 @@ json rank_to_json(const std::vector<Analysis>& as) {
   return {{"gpu", as.empty() ? "" : as[0].gpu_id},
           {"batch", as.empty() ? 0 : as[0].batch},
           {"models", rows},
+          {"failed", [&] {
+             json f = json::array();
+             for (const auto& x : failed) f.push_back({{"model", x.model_path}, {"error", x.reason}});
+             return f;
+           }()},
           {"kendall_tau_flops_vs_predicted", kendall_tau(time, flops)}};
 }
 
-void write_rank_table(std::ostream& os, const std::vector<Analysis>& as) {
+void write_rank_table(std::ostream& os, const std::vector<Analysis>& as, const std::vector<RankFailure>& failed) {
   std::vector<size_t> by_time(as.size()), by_flops(as.size());
   std::iota(by_time.begin(), by_time.end(), 0);
   std::iota(by_flops.begin(), by_flops.end(), 0);
@@ -262,6 +267,8 @@ void write_rank_table(std::ostream& os, const std::vector<Analysis>& as) {
   json j = rank_to_json(as);
   fmt::print(os, "Kendall tau between the FLOPs order and the predicted-latency order: {:.3f}\n",
              j["kendall_tau_flops_vs_predicted"].get<double>());
+  if (!failed.empty()) fmt::print(os, "{} model{} not ranked:\n", failed.size(), failed.size() == 1 ? "" : "s");
+  for (const auto& f : failed) fmt::print(os, "   {}: {}\n", f.model_path, f.reason);
 }
 
 json sweep_to_json(const std::vector<Analysis>& as) {
