@@ -55,7 +55,7 @@ void add_model_options(CLI::App* cmd, cli::CommonOptions& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"tilewave: predicts how well a neural network uses a GPU (tile, wave and roofline model)"};
+  CLI::App app{"tilewave: predicts how well a neural network uses a GPU (tile, wave and roofline model)", "tilewave"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "tilewave 0.1.0");
   cli::CommonOptions o;

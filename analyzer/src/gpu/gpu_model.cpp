@@ -304,7 +304,15 @@ GpuModel gpu_from_json(const json& j, const std::string& id, const std::string& 
 
 std::string default_gpu_dir() {
   if (const char* env = std::getenv("TILEWAVE_GPU_DIR")) return env;
-  if (fs::is_directory(TILEWAVE_SOURCE_GPU_DIR)) return TILEWAVE_SOURCE_GPU_DIR;
+  if (const char* data = std::getenv("TILEWAVE_DATA")) return (fs::path(data) / "gpu_models").string();
+  // Installed: <prefix>/bin/tilewave finds <prefix>/share/tilewave/gpu_models.
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const fs::path installed = exe.parent_path().parent_path() / "share" / "tilewave" / "gpu_models";
+    if (fs::is_directory(installed, ec)) return installed.string();
+  }
+  if (fs::is_directory(TILEWAVE_SOURCE_GPU_DIR, ec)) return TILEWAVE_SOURCE_GPU_DIR;
   return "gpu_models";
 }
 
