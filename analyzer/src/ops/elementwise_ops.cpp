@@ -6,6 +6,8 @@
 #include <cmath>
 #include <functional>
 
+#include <fmt/format.h>
+
 #include "op_families.h"
 #include "shape_helpers.h"
 #include "tilewave/op_registry.h"
@@ -83,9 +85,14 @@ std::vector<std::vector<int64_t>> input_shapes(const ShapeContext& ctx, size_t f
   return shapes;
 }
 
-// out_type 0: the type of the first input.
-ShapeFn broadcast(ValueRule rule = {}, int32_t out_type = 0) {
-  return [rule, out_type](ShapeContext& ctx) {
+// out_type 0: the type of the first input. `binary`: the op takes exactly two
+// inputs (Add, Pow, Less...), and its value rules read both; the variadic
+// ones (Sum, Max...) take one or more.
+ShapeFn broadcast(ValueRule rule = {}, int32_t out_type = 0, bool binary = true) {
+  return [rule, out_type, binary](ShapeContext& ctx) {
+    const size_t given = input_shapes(ctx).size();
+    if (binary ? given != 2 || !ctx.has_input(0) || !ctx.has_input(1) : given == 0)
+      ctx.fail(fmt::format("{} inputs given; the op takes {}", given, binary ? "2" : "1 or more"));
     const auto dims = broadcast_shapes(ctx, input_shapes(ctx));
     const int32_t type = out_type ? out_type : ctx.elem_type(0);
     ctx.set_output(0, dims, type);
@@ -231,13 +238,13 @@ void register_elementwise_ops(OpRegistry& r) {
                [fmod](const auto& v) { return fmod ? c_mod(v[0], v[1]) : python_mod(v[0], v[1]); }})(ctx);
   });
   add("Max", broadcast({[](const auto& v) { return *std::max_element(v.begin(), v.end()); },
-                        [](const auto& v) { return *std::max_element(v.begin(), v.end()); }}));
+                        [](const auto& v) { return *std::max_element(v.begin(), v.end()); }}, 0, false));
   add("Min", broadcast({[](const auto& v) { return *std::min_element(v.begin(), v.end()); },
-                        [](const auto& v) { return *std::min_element(v.begin(), v.end()); }}));
+                        [](const auto& v) { return *std::min_element(v.begin(), v.end()); }}, 0, false));
   add("Sum", broadcast({[](const auto& v) { double s = 0; for (double x : v) s += x; return s; },
-                        [](const auto& v) { int64_t s = 0; for (int64_t x : v) s = checked_add(s, x); return s; }}));
+                        [](const auto& v) { int64_t s = 0; for (int64_t x : v) s = checked_add(s, x); return s; }}, 0, false));
   add("Mean", broadcast({[](const auto& v) { double s = 0; for (double x : v) s += x; return s / v.size(); },
-                         nullptr}));
+                         nullptr}, 0, false));
   auto compare = [&](const char* op, std::function<bool(double, double)> pred) {
     add(op, broadcast({nullptr, nullptr, [pred](const auto& v) { return pred(v[0], v[1]); }}, elem::kBool));
   };
