@@ -305,6 +305,17 @@ TEST_CASE("shape arithmetic that overflows 64 bits leaves the value unknown inst
   CHECK(saturating_int64(std::nan("")) == 0);
 }
 
+TEST_CASE("a binary op needs two inputs, a variadic one at least one") {
+  OnnxBuilder b(13);
+  b.ints("a", {1, 2});
+  b.node("Add", {"a"}, {"y"});
+  CHECK_THROWS_WITH_AS(b.load(), doctest::Contains("1 inputs given; the op takes 2"), InputError);
+  OnnxBuilder sum(13);
+  sum.ints("a", {1, 2});
+  sum.node("Sum", {"a"}, {"y"});
+  CHECK(sum.load().values.at("y").ints == V{1, 2});
+}
+
 TEST_CASE("compute ops are checked before costing: zero-sized operands, kernel_shape, weight rank, pads") {
   auto conv = [](V x, V w, const char* attr = nullptr, V value = {}) {
     OnnxBuilder b(13);
