@@ -103,6 +103,21 @@ def main():
     # Transformers are seeds (tests/fuzz/CMakeLists.txt), not copied here:
     # the working tree travels to the GPU machine under a size limit.
 
+    d = OUT / "space"
+    bad_variants(rng, "mobilenetv2", (ROOT / "onnx_models" / "spaces" / "mobilenetv2.json").read_bytes(), d)
+    edge = {
+        # 8x8 input and four stride-2 stages: candidates shrink below 1x1.
+        "shrinks": {"family": "resnet", "input": [3, 8, 8], "stages": [
+            {"depth": [1], "width": [8], "bottleneck": [0], "stride": [2]}] * 4},
+        "unknown_family": {"family": "vit", "stages": [{}]},
+        "fractional_depth": {"family": "regnet", "stages": [{"depth": [2.5], "w0": [24], "wa": [8], "wm": [2],
+                                                             "group_width": [8], "bottleneck": [1], "se": [0]}]},
+        "huge_width": {"family": "mbconv", "stages": [{"depth": [16], "width": [4096], "expansion": [16],
+                                                       "kernel": [9], "se": [1], "stride": [1]}]},
+    }
+    for name, obj in edge.items():
+        (d / f"{name}.json").write_text(json.dumps(obj))
+
 
 if __name__ == "__main__":
     main()

@@ -47,6 +47,8 @@ struct SearchSpace {
 
 // Reads and checks a space file; InputError naming the file and field.
 SearchSpace load_space(const std::string& path);
+// The same from text in memory; `path` names it in errors.
+SearchSpace space_from_text(const std::string& text, const std::string& path);
 
 // One option per choice, stage by stage, in the file's order.
 struct Candidate {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -107,9 +108,15 @@ double SearchSpace::size() const {
 }
 
 SearchSpace load_space(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw InputError(path, "is a directory, not a search space");
   std::ifstream f(path, std::ios::binary);
   if (!f) throw InputError(path, "cannot open search space");
   const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  return space_from_text(text, path);
+}
+
+SearchSpace space_from_text(const std::string& text, const std::string& path) {
   const json j = parse_json_text(text, path);
   if (!j.is_object()) throw InputError(path, "a search space is a JSON object");
   for (const auto& item : j.items()) {
