@@ -61,6 +61,15 @@ expect 1 "more than 2^50 elements" -- "$tw" sweep "$root/onnx_models/resnet50.on
 expect 0 "" -- "$tw" analyze "$data/odd_names.onnx" --format json
 python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$tmp/out" 2>/dev/null ||
   { command -v python3 >/dev/null && { echo "FAIL: JSON with odd names does not parse"; fails=$((fails + 1)); }; }
+# Names with control characters stay escaped in the table and the warnings too.
+"$tw" analyze "$data/odd_names.onnx" --allow-unmodelled >"$tmp/out" 2>"$tmp/err"
+"$tw" analyze "$root/tests/fuzz/corpus/onnx/found_binary_op_one_input" >>"$tmp/out" 2>>"$tmp/err"
+python3 - "$tmp/out" "$tmp/err" <<'PY' || { echo "FAIL: a control character reached the terminal"; fails=$((fails + 1)); }
+import sys
+for path in sys.argv[1:]:
+    data = open(path, "rb").read()
+    assert not any(b < 0x20 and b not in (0x0a, 0x09) or b == 0x7f for b in data), path
+PY
 expect 1 "x0a.x07na2!*' (Conv): input has 4 channels" -- "$tw" analyze "$data/odd_names_mismatch.onnx"
 [ "$(wc -l <"$tmp/err")" = 1 ] || { echo "FAIL: an error with a newline in a name is not one line"; fails=$((fails + 1)); }
 printf '{"header":1}\n' >"$tmp/header.jsonl"

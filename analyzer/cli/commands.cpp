@@ -22,6 +22,7 @@
 #include "tilewave/error.h"
 #include "tilewave/layer_set.h"
 #include "tilewave/report.h"
+#include "tilewave/text.h"
 
 using nlohmann::json;
 
@@ -70,10 +71,10 @@ void warn_unmodelled(const Analysis& a, const CommonOptions& o, bool print = tru
     if (auto why = incomplete_reason(a))
       throw InputError(a.model_path, *why + " (--allow-unmodelled gives partial totals)");
   if (!print) return;
-  for (const auto& n : a.notes) fmt::print(std::cerr, "tilewave: note: {}: {}\n", a.model_path, n);
+  for (const auto& n : a.notes) fmt::print(std::cerr, "tilewave: note: {}: {}\n", printable(a.model_path), printable(n));
   for (const auto& c : a.unmodelled_causes)
     fmt::print(std::cerr, "tilewave: warning: {}: {} kernel{} unmodelled and left out of the totals (first: {}): {}\n",
-               a.model_path, c.kernels, c.kernels == 1 ? "" : "s", c.first, c.reason);
+               printable(a.model_path), c.kernels, c.kernels == 1 ? "" : "s", printable(c.first), printable(c.reason));
 }
 
 std::vector<int64_t> parse_batches(const std::string& s) {

@@ -8,21 +8,11 @@
 
 #include "commands.h"
 #include "tilewave/error.h"
+#include "tilewave/text.h"
 
 using namespace tilewave;
 
 namespace {
-
-// Names from the input may hold control characters or newlines: escaped, so
-// that an error stays one line (docs/errors.md).
-std::string one_line(const std::string& s) {
-  std::string out;
-  for (unsigned char c : s) {
-    if (c < 0x20 || c == 0x7f) out += fmt::format("\\x{:02x}", c);
-    else out += char(c);
-  }
-  return out;
-}
 
 void add_gpu_options(CLI::App* cmd, cli::CommonOptions& o) {
   cmd->add_option("--gpu", o.gpu, "GPU id (a file stem in the database) or path to a GPU .json")->capture_default_str();
@@ -247,7 +237,7 @@ int main(int argc, char** argv) {
     if (*carry) return cli::cmd_calibrate_carry(o, carry_to);
     if (*validate) return cli::cmd_calibrate_validate(o, measured_files, fit_dtype, seed, holdout);
   } catch (const InputError& e) {
-    std::cerr << "tilewave: error: " << one_line(e.what()) << "\n";
+    std::cerr << "tilewave: error: " << printable(e.what()) << "\n";
     return 1;
   } catch (const std::exception& e) {
     // Reaching this is a bug (every bad input should be an InputError), but
@@ -255,8 +245,8 @@ int main(int argc, char** argv) {
     // fail on the words "internal error" (docs/errors.md).
     std::string input = model.empty() ? (layer_set.empty() ? extract : layer_set) : model;
     if (input.empty() && !models.empty()) input = models.front();
-    std::cerr << "tilewave: error: " << one_line(input.empty() ? o.gpu : input)
-              << ": internal error, please report it: " << one_line(e.what()) << "\n";
+    std::cerr << "tilewave: error: " << printable(input.empty() ? o.gpu : input)
+              << ": internal error, please report it: " << printable(e.what()) << "\n";
     return 1;
   }
   return 2;

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include "tilewave_onnx.pb.h"
 
 #include "tilewave/error.h"
@@ -23,7 +24,7 @@ bool TensorInfo::fully_known() const {
 int64_t TensorInfo::numel() const {
   if (!fully_known()) return -1;
   int64_t n = 1;
-  for (int64_t d : dims) n *= d;
+  for (int64_t d : dims) n = saturating_mul(n, d);  // dims straight from the file, unchecked as yet
   return n;
 }
 
@@ -188,6 +189,10 @@ void collect_tensors(Model& model) {
     info.has_shape = true;
     info.elem_type = t.data_type();
     info.dims.assign(t.dims().begin(), t.dims().end());
+    // Checked here: no shape function ever sees an initializer's dims before they are used.
+    if (!info.fully_known() || info.numel() > kMaxTensorElems)
+      throw InputError(model.path, fmt::format("initializer '{}' has dims {}: negative, or more than 2^50 elements",
+                                               t.name(), fmt::join(info.dims, "x")));
     model.tensors[t.name()] = info;
     model.initializers.insert(t.name());
   }

@@ -1,4 +1,5 @@
 #include "tilewave/report.h"
+#include "tilewave/text.h"
 
 #include <algorithm>
 #include <numeric>
@@ -144,7 +145,7 @@ void write_csv(std::ostream& os, const Analysis& a) {
 
 void write_table(std::ostream& os, const Analysis& a, int worst_layers) {
   const Totals& t = a.total;
-  fmt::print(os, "{} on {} ({}), batch {}, {}, runtime {}{}\n", a.model_name, a.gpu_name, a.gpu_id, a.batch,
+  fmt::print(os, "{} on {} ({}), batch {}, {}, runtime {}{}\n", printable(a.model_name), a.gpu_name, a.gpu_id, a.batch,
              dtype_name(a.dtype), a.runtime, a.runtime_calibrated ? "" : " (no parameters fitted on this runtime)");
   fmt::print(os, "  {} ONNX nodes -> {} kernels ({} nodes launch nothing){}\n", a.nodes, a.kernels.size(),
              a.free_nodes, a.unmodelled.empty() ? "" : fmt::format(", {} UNMODELLED", a.unmodelled.size()));
@@ -184,15 +185,16 @@ void write_table(std::ostream& os, const Analysis& a, int worst_layers) {
     const auto& r = *rows[i];
     const KernelCost& c = *r.cost;
     const bool gemm = c.path == CostPath::tensor_gemm || c.path == CostPath::cuda_gemm;
-    fmt::print(os, "{:<28.28} {:<18.18} {:<26.26} {:>9.1f} {:>6} {:>6} {:>6} {:>6} {:>8}  {}\n", r.kernel.name,
-               r.kernel.ops, shape_text(r.kernel), c.time_us, pct(t.time_us > 0 ? c.time_us / t.time_us : 0),
+    fmt::print(os, "{:<28.28} {:<18.18} {:<26.26} {:>9.1f} {:>6} {:>6} {:>6} {:>6} {:>8}  {}\n", printable(r.kernel.name),
+               printable(r.kernel.ops), shape_text(r.kernel), c.time_us, pct(t.time_us > 0 ? c.time_us / t.time_us : 0),
                pct(c.utilization), gemm ? pct(c.tile_eff) : "-", gemm ? pct(c.wave_eff) : "-", bound_name(c.bound),
                main_loss(c));
   }
   if (!a.unmodelled.empty()) {
     fmt::print(os, "\nPARTIAL: {} kernels are unmodelled and left out of the totals, by cause:\n", a.unmodelled.size());
     for (const auto& c : a.unmodelled_causes)
-      fmt::print(os, "  {} kernel{} (first: {}): {}\n", c.kernels, c.kernels == 1 ? "" : "s", c.first, c.reason);
+      fmt::print(os, "  {} kernel{} (first: {}): {}\n", c.kernels, c.kernels == 1 ? "" : "s", printable(c.first),
+                 printable(c.reason));
   }
   fmt::print(os, "\nutil = useful FLOPs / (time x peak); tile/wave = tile and wave quantization efficiency;\n"
                  "docs/model.md explains every number. --format json gives all kernels.\n");
@@ -260,15 +262,15 @@ void write_rank_table(std::ostream& os, const std::vector<Analysis>& as, const s
   for (size_t i = 0; i < by_time.size(); ++i) {
     const Analysis& a = as[by_time[i]];
     const Analysis& f = as[by_flops[i]];
-    fmt::print(os, "{:>4} {:<24.24} {:>11.1f} {:>12} {:>7} {:>14.0f} {:>10}   {}\n", i + 1, a.model_name,
+    fmt::print(os, "{:>4} {:<24.24} {:>11.1f} {:>12} {:>7} {:>14.0f} {:>10}   {}\n", i + 1, printable(a.model_name),
                a.total.time_us, si(double(a.total.flops), ""), pct(a.total.utilization), a.total.throughput_per_s,
-               flops_rank[by_time[i]], f.model_name);
+               flops_rank[by_time[i]], printable(f.model_name));
   }
   json j = rank_to_json(as);
   fmt::print(os, "Kendall tau between the FLOPs order and the predicted-latency order: {:.3f}\n",
              j["kendall_tau_flops_vs_predicted"].get<double>());
   if (!failed.empty()) fmt::print(os, "{} model{} not ranked:\n", failed.size(), failed.size() == 1 ? "" : "s");
-  for (const auto& f : failed) fmt::print(os, "   {}: {}\n", f.model_path, f.reason);
+  for (const auto& f : failed) fmt::print(os, "   {}: {}\n", printable(f.model_path), printable(f.reason));
 }
 
 json sweep_to_json(const std::vector<Analysis>& as) {
@@ -284,7 +286,7 @@ json sweep_to_json(const std::vector<Analysis>& as) {
 
 void write_sweep_table(std::ostream& os, const std::vector<Analysis>& as) {
   if (as.empty()) return;
-  fmt::print(os, "{} on {}, {}, runtime {}\n", as[0].model_name, as[0].gpu_name, dtype_name(as[0].dtype),
+  fmt::print(os, "{} on {}, {}, runtime {}\n", printable(as[0].model_name), as[0].gpu_name, dtype_name(as[0].dtype),
              as[0].runtime);
   fmt::print(os, "{:>6} {:>12} {:>14} {:>7}  {:>6} {:>6} {:>6} {:>6} {:>6}  {}\n", "batch", "latency_us", "samples/s",
              "util", "tile", "wave", "eff", "mem", "fixed", "utilization bar");
