@@ -36,6 +36,7 @@ struct Row {
   std::string encoding;
   space::CandidateCost cost;
   std::string error;  // a candidate the space cannot build (feature map below 1x1)
+  std::string text;   // the row as written, formatted by the worker that costed it
 };
 
 const char* const kColumns[] = {"index", "encoding", "flops", "params", "latency_us", "throughput_per_s",
@@ -75,7 +76,7 @@ void write_rows(std::ostream& os, const json& header, const std::vector<Row>& ro
     if (csv)
       for (size_t i = 0; i < std::size(kColumns); ++i) os << (i ? "," : "") << kColumns[i] << (i + 1 == std::size(kColumns) ? "\n" : "");
   }
-  for (const auto& r : rows) os << (csv ? csv_row(r) : json_row(r).dump()) << "\n";
+  for (const auto& r : rows) os << (r.text.empty() ? (csv ? csv_row(r) : json_row(r).dump()) : r.text) << "\n";
 }
 
 std::pair<uint64_t, uint64_t> parse_shard(const std::string& s) {
@@ -144,6 +145,8 @@ int cmd_nas(const CommonOptions& o, const NasOptions& n) {
         r.encoding = space::encode(s, c);
         try {
           r.cost = evaluators[size_t(t)]->evaluate(c);
+          // Formatted here, in parallel: the writing thread only copies bytes.
+          r.text = o.format == "csv" ? csv_row(r) : json_row(r).dump();
         } catch (const InputError& e) {
           r.error = e.what();
         }
