@@ -15,26 +15,7 @@ import json
 import os
 import statistics
 
-
-def kendall_tau(xs, ys):
-    """Kendall's tau-b (ties in either list counted as neither)."""
-    n = len(xs)
-    conc = disc = tx = ty = 0
-    for i in range(n):
-        for j in range(i + 1, n):
-            dx, dy = xs[i] - xs[j], ys[i] - ys[j]
-            if dx == 0 and dy == 0:
-                continue
-            if dx == 0:
-                tx += 1
-            elif dy == 0:
-                ty += 1
-            elif (dx > 0) == (dy > 0):
-                conc += 1
-            else:
-                disc += 1
-    denom = ((conc + disc + tx) * (conc + disc + ty)) ** 0.5
-    return (conc - disc) / denom if denom else float("nan")
+from compare_networks import kendall_tau  # tau-b, as the network validation computes it
 
 
 def main():
