@@ -68,7 +68,8 @@ std::vector<Row> pareto_front(std::vector<Row> rows) {
   return front;
 }
 
-// The header (and CSV's column names) when `header` is not null, then the rows.
+// The header (and CSV's column names) when `header` is not null, then the
+// rows as their workers formatted them.
 void write_rows(std::ostream& os, const json& header, const std::vector<Row>& rows, const std::string& format) {
   const bool csv = format == "csv";
   if (!header.is_null()) {
@@ -76,7 +77,7 @@ void write_rows(std::ostream& os, const json& header, const std::vector<Row>& ro
     if (csv)
       for (size_t i = 0; i < std::size(kColumns); ++i) os << (i ? "," : "") << kColumns[i] << (i + 1 == std::size(kColumns) ? "\n" : "");
   }
-  for (const auto& r : rows) os << (r.text.empty() ? (csv ? csv_row(r) : json_row(r).dump()) : r.text) << "\n";
+  for (const auto& r : rows) os << r.text << "\n";
 }
 
 std::pair<uint64_t, uint64_t> parse_shard(const std::string& s) {
