@@ -2,10 +2,13 @@
 # Installs the build into a temporary prefix and runs the installed tilewave
 # from outside the checkout: it must use the installed GPU database (a mark
 # put into the installed copy shows in its output), and the manual and the
-# search spaces must be in place. Usage: install_test.sh BUILD_DIR REPO_ROOT
+# search spaces must be in place. With PYTHON given, the installed Python
+# module must import from outside the checkout and read the same installed
+# data. Usage: install_test.sh BUILD_DIR REPO_ROOT [PYTHON]
 set -eu
 build=$(cd "$1" && pwd)
 root=$(cd "$2" && pwd)
+python=${3:-}
 prefix=$(mktemp -d)
 trap 'rm -rf "$prefix"' EXIT
 cmake --install "$build" --prefix "$prefix" >/dev/null
@@ -23,8 +26,21 @@ for f in share/doc/tilewave/tilewave-help.txt share/tilewave/spaces/mobilenetv2.
   [ -s "$prefix/$f" ] || { echo "FAIL: $f not installed"; exit 1; }
 done
 "$prefix/bin/tilewave" nas "$prefix/share/tilewave/spaces/resnet.json" --samples 10 -o /dev/null 2>/dev/null
+if [ -n "$python" ]; then
+  env -u TILEWAVE_GPU_DIR -u TILEWAVE_DATA PYTHONPATH="$prefix/lib/python3/dist-packages" "$python" -c '
+import sys, tilewave
+assert tilewave.__file__.startswith(sys.argv[1]), tilewave.__file__
+r = tilewave.analyze(sys.argv[2], gpu="h200")
+assert r["gpu_name"] == "H200 from the installed database", r["gpu_name"]
+assert tilewave.Space("resnet").scorer().score(tilewave.Space("resnet").sample(1, 0))["latency_us"] > 0
+' "$prefix" "$root/onnx_models/resnet50.onnx" || { echo "FAIL: the installed Python module"; exit 1; }
+fi
 # The .deb: the same files, depending on Debian's packages.
 (cd "$build" && cpack -G DEB -B "$prefix/deb" >/dev/null)
 dpkg-deb -c "$prefix"/deb/tilewave_*.deb | grep -q "usr/share/tilewave/gpu_models/h200.json" ||
   { echo "FAIL: the .deb lacks the GPU database"; exit 1; }
+if [ -n "$python" ]; then
+  dpkg-deb -c "$prefix"/deb/tilewave_*.deb | grep -q "usr/lib/python3/dist-packages/tilewave" ||
+    { echo "FAIL: the .deb lacks the Python module"; exit 1; }
+fi
 echo "installed tilewave works from $prefix; the .deb holds it"

@@ -100,19 +100,9 @@ TEST_CASE("Spearman rank correlation") {
   CHECK(spearman({1, 2, 3}, {1, 3, 2}) == doctest::Approx(0.5));
 }
 
-namespace {
-
-std::string write_temp(const std::string& name, const std::string& text) {
-  const std::string path = (std::filesystem::temp_directory_path() / name).string();
-  std::ofstream(path) << text;
-  return path;
-}
-
-}  // namespace
-
 TEST_CASE("network runs: one runtime's ok lines, '/' in names maps to '_', bad lines name file and line") {
   const std::string dir = std::string(TILEWAVE_ONNX_MODELS) + "/runtime";
-  const std::string good = write_temp(
+  const std::string good = test::write_temp(
       "tw_runs.jsonl",
       "{\"header\": true}\n"
       "{\"model\": \"timm/dla34\", \"runtime\": \"eager\", \"batch\": 16, \"status\": \"ok\", \"latency_ms\": 1.3}\n"
@@ -127,10 +117,10 @@ TEST_CASE("network runs: one runtime's ok lines, '/' in names maps to '_', bad l
   CHECK(runs[0].measured_us == doctest::Approx(1300));
   REQUIRE(skipped.size() == 1);
   CHECK(skipped[0].find("no_such_net") != std::string::npos);
-  const std::string bad = write_temp("tw_runs_bad.jsonl", "{\"model\": \"x\", \"status\": \"ok\"}\n");
+  const std::string bad = test::write_temp("tw_runs_bad.jsonl", "{\"model\": \"x\", \"status\": \"ok\"}\n");
   CHECK_THROWS_WITH_AS(read_network_runs(bad, dir, "", nullptr),
                        (bad + ":1: needs model (a string), batch and latency_ms (numbers)").c_str(), InputError);
-  const std::string not_json = write_temp("tw_runs_nj.jsonl", "\n[1, 2]\n");
+  const std::string not_json = test::write_temp("tw_runs_nj.jsonl", "\n[1, 2]\n");
   CHECK_THROWS_WITH_AS(read_network_runs(not_json, dir, "", nullptr), (not_json + ":2: not a JSON object").c_str(),
                        InputError);
 }
@@ -155,7 +145,7 @@ TEST_CASE("fit-runtime recovers a known launch gap, starting from the base set w
       lines += fmt::format("{{\"model\": \"{}\", \"runtime\": \"eager\", \"batch\": {}, \"status\": \"ok\", "
                            "\"latency_ms\": {}}}\n", net, b, us / 1e3);
     }
-  const auto runs = read_network_runs(write_temp("tw_synth.jsonl", lines), dir, "eager", nullptr);
+  const auto runs = read_network_runs(test::write_temp("tw_synth.jsonl", lines), dir, "eager", nullptr);
   REQUIRE(runs.size() == 6);
   const RuntimeFit r = fit_runtime(gpu, eager, runs, {}, {"launch_gap_us"});
   CHECK(r.fit.params.at("launch_gap_us") == doctest::Approx(3.0).epsilon(0.01));

@@ -10,6 +10,7 @@
 #include "tilewave/search_space.h"
 #include "tilewave/space_cost.h"
 #include "tilewave_onnx.pb.h"
+#include "test_helpers.h"
 
 using namespace tilewave;
 
@@ -19,10 +20,6 @@ const char* const kSpaces[] = {"mobilenetv2", "regnet", "resnet"};
 
 std::string space_path(const char* name) { return std::string(TILEWAVE_ONNX_MODELS) + "/spaces/" + name + ".json"; }
 
-std::string write_temp(const std::string& name, const std::string& text) {
-  std::ofstream(name) << text;
-  return name;
-}
 
 }  // namespace
 
@@ -83,7 +80,7 @@ TEST_CASE("the blocks follow torchvision's: MobileNetV2's stages, RegNet's gener
   const auto written = space::write_blocks(s, space::blocks_of(s, mbv2), {1, 3, 224, 224});
   CHECK(written.params == 3504872);  // torchvision mobilenet_v2: 3,504,872 parameters
   // RegNetY-400MF: depth 16, w0 48, wa 27.89, wm 2.09, group width 8, SE (torchvision: 4,344,144 parameters).
-  const std::string regnet = write_temp("test_regnet_space.json", R"({"name": "r", "family": "regnet",
+  const std::string regnet = test::write_temp("test_regnet_space.json", R"({"name": "r", "family": "regnet",
     "stages": [{"depth": [16], "w0": [48], "wa": [27.89], "wm": [2.09], "group_width": [8], "bottleneck": [1], "se": [1]}]})");
   const space::SearchSpace r = space::load_space(regnet);
   const auto y400 = space::sample(r, 1, 0);
@@ -93,7 +90,7 @@ TEST_CASE("the blocks follow torchvision's: MobileNetV2's stages, RegNet's gener
 TEST_CASE("space files are checked: family, choices, ranges, unknown keys") {
   auto error_of = [](const std::string& text) {
     try {
-      space::load_space(write_temp("test_space_bad.json", text));
+      space::load_space(test::write_temp("test_space_bad.json", text));
     } catch (const InputError& e) {
       return std::string(e.what());
     }

@@ -22,6 +22,7 @@
 #include "output.h"
 #include "tilewave/error.h"
 #include "tilewave/json_input.h"
+#include "tilewave/report.h"
 #include "tilewave/space_cost.h"
 #include "tilewave_onnx.pb.h"
 
@@ -49,10 +50,10 @@ std::string csv_row(const Row& r) {
 }
 
 json json_row(const Row& r) {
-  const auto& c = r.cost;
-  return {{"index", r.index},          {"encoding", r.encoding},  {"flops", c.flops},
-          {"params", c.params},        {"latency_us", c.time_us}, {"throughput_per_s", c.throughput_per_s},
-          {"utilization", c.utilization}, {"main_loss", c.main_loss}, {"kernels", c.kernels}};
+  json j = candidate_to_json(r.cost);
+  j["index"] = r.index;
+  j["encoding"] = r.encoding;
+  return j;
 }
 
 // The latency-FLOPs front: no other candidate is as fast with more FLOPs.

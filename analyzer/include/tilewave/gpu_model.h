@@ -90,9 +90,13 @@ GpuModel load_gpu(const std::string& id_or_path, const std::string& db_dir);
 GpuModel gpu_from_json(const nlohmann::json& j, const std::string& id, const std::string& where,
                        const std::string& arch_dir);
 // The GPU database directory: $TILEWAVE_GPU_DIR, else $TILEWAVE_DATA/gpu_models,
-// else <prefix>/share/tilewave/gpu_models beside an installed binary, else
-// the source tree's (compiled in), else ./gpu_models. --gpu-dir overrides all.
+// else <prefix>/share/tilewave/gpu_models of the installed copy this code was
+// loaded from (the CLI or the Python module), else the source tree's
+// (compiled in), else ./gpu_models. --gpu-dir overrides all.
 std::string default_gpu_dir();
+// The search spaces' directory, found the same way ($TILEWAVE_DATA/spaces,
+// <prefix>/share/tilewave/spaces, the source tree's onnx_models/spaces).
+std::string default_space_dir();
 std::vector<std::string> list_gpu_ids(const std::string& db_dir);
 
 }  // namespace tilewave

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tilewave/analysis.h"
+#include "tilewave/space_cost.h"
 
 namespace tilewave {
 
@@ -24,6 +25,9 @@ struct RankFailure {
 void write_rank_table(std::ostream& os, const std::vector<Analysis>& analyses,
                       const std::vector<RankFailure>& failed = {});
 nlohmann::json rank_to_json(const std::vector<Analysis>& analyses, const std::vector<RankFailure>& failed = {});
+// A search-space candidate's predicted figures (`tilewave nas` rows, the
+// Python module's scores); `with_losses` adds the loss split.
+nlohmann::json candidate_to_json(const space::CandidateCost& c, bool with_losses = false);
 // One model over batch sizes (`tilewave sweep`).
 void write_sweep_table(std::ostream& os, const std::vector<Analysis>& analyses);
 nlohmann::json sweep_to_json(const std::vector<Analysis>& analyses);

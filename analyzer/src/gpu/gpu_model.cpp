@@ -11,10 +11,6 @@
 #include "tilewave/error.h"
 #include "tilewave/json_input.h"
 
-#ifndef TILEWAVE_SOURCE_GPU_DIR
-#define TILEWAVE_SOURCE_GPU_DIR "gpu_models"
-#endif
-
 namespace fs = std::filesystem;
 using nlohmann::json;
 
@@ -300,20 +296,6 @@ GpuModel gpu_from_json(const json& j, const std::string& id, const std::string& 
   }
   for (auto& [k, v] : object_field(j, "sources", where).items()) g.sources[k] = v.is_string() ? v.get<std::string>() : v.dump();
   return g;
-}
-
-std::string default_gpu_dir() {
-  if (const char* env = std::getenv("TILEWAVE_GPU_DIR")) return env;
-  if (const char* data = std::getenv("TILEWAVE_DATA")) return (fs::path(data) / "gpu_models").string();
-  // Installed: <prefix>/bin/tilewave finds <prefix>/share/tilewave/gpu_models.
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    const fs::path installed = exe.parent_path().parent_path() / "share" / "tilewave" / "gpu_models";
-    if (fs::is_directory(installed, ec)) return installed.string();
-  }
-  if (fs::is_directory(TILEWAVE_SOURCE_GPU_DIR, ec)) return TILEWAVE_SOURCE_GPU_DIR;
-  return "gpu_models";
 }
 
 GpuModel load_gpu(const std::string& id_or_path, const std::string& db_dir) {

@@ -106,6 +106,14 @@ json analysis_to_json(const Analysis& a, bool with_layers) {
   return out;
 }
 
+json candidate_to_json(const space::CandidateCost& c, bool with_losses) {
+  json j = {{"flops", c.flops},   {"params", c.params},     {"latency_us", c.time_us},
+            {"throughput_per_s", c.throughput_per_s}, {"utilization", c.utilization},
+            {"main_loss", c.main_loss}, {"kernels", c.kernels}};
+  if (with_losses) j["loss"] = loss_json(c.losses);
+  return j;
+}
+
 // The same document as analysis_to_json(a).dump(2), written without
 // building a json value per kernel, and streamed kernel by kernel: for a
 // network of hundreds of kernels that took most of a call's time

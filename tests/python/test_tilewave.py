@@ -1,0 +1,187 @@
+"""The Python module against the CLI (docs/python.md): the same numbers for the
+same question, clear errors for bad input. Run by ctest (`python` test) with
+PYTHONPATH at the built module and TILEWAVE_CLI at the built CLI."""
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+import threading
+
+import pytest
+
+import tilewave
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
+CLI = os.environ.get("TILEWAVE_CLI", os.path.join(ROOT, "build", "analyzer", "tilewave"))
+RESNET50 = os.path.join(ROOT, "onnx_models", "resnet50.onnx")
+
+
+def cli(*args):
+    return subprocess.run([CLI, *args], check=True, capture_output=True, text=True).stdout
+
+
+def test_analyze_equals_the_cli_json():
+    for runtime in ("eager", "inductor", "tensorrt"):
+        ours = tilewave.analyze(RESNET50, gpu="h200", batch=16, runtime=runtime)
+        theirs = json.loads(cli("analyze", RESNET50, "--gpu", "h200", "--batch", "16", "--runtime", runtime,
+                                "--format", "json"))
+        assert ours["total"] == theirs["total"]
+        assert ours["layers"] == theirs["layers"]
+        assert {k: v for k, v in ours.items() if k != "notes"} == theirs
+        assert ours["runtime"] == runtime and ours["batch"] == 16
+
+
+SMALL_NET = [
+    {"op": "conv", "out": 32, "kernel": 3, "stride": 2, "act": "relu", "name": "stem"},
+    {"op": "conv", "out": 32, "kernel": 3, "groups": 32, "act": "relu6"},
+    {"op": "se", "squeeze": 8},
+    {"op": "conv", "out": 32, "kernel": 1},
+    {"op": "add", "inputs": ["stem"]},
+    {"op": "conv", "out": 60, "kernel": 3, "stride": 2, "act": "silu", "name": "a"},
+    {"op": "conv", "out": 4, "kernel": 1, "input": "stem", "stride": 2, "bn": False, "bias": True, "name": "b"},
+    {"op": "concat", "inputs": ["a", "b"]},
+    {"op": "batchnorm"},
+    {"op": "max_pool", "kernel": 3, "stride": 2, "padding": 1},
+    {"op": "avg_pool", "kernel": 2},
+    {"op": "global_avg_pool"},
+    {"op": "linear", "out": 128, "act": "gelu"},
+    {"op": "linear", "out": 10},
+]
+
+
+def test_a_layer_list_is_costed_as_its_onnx_export(tmp_path):
+    path = str(tmp_path / "small.onnx")
+    params = tilewave.layers_to_onnx(SMALL_NET, path, input=[3, 64, 64], batch=8)
+    # conv 3x3x3x32 + BN(32 scale, 32 shift): 864 + 64 = 928, and so on; the
+    # total, counted by hand from the list above:
+    expected = (3 * 9 * 32 + 64) + (32 * 9 + 64) + (32 * 8 + 8 + 8 * 32 + 32) + (32 * 32 + 64) \
+        + (32 * 9 * 60 + 120) + (32 * 4 + 4) + 64 * 2 + (64 * 128 + 128) + (128 * 10 + 10)
+    assert params == expected
+    for runtime in ("eager", "inductor", "tensorrt"):
+        from_list = tilewave.analyze_layers(SMALL_NET, input=[3, 64, 64], batch=8, runtime=runtime)
+        from_file = tilewave.analyze(path, batch=8, runtime=runtime)
+        assert from_list["total"] == from_file["total"]
+        assert from_list["total"]["flops"] > 0 and 0 < from_list["total"]["utilization"] < 1
+        theirs = json.loads(cli("analyze", path, "--batch", "8", "--runtime", runtime, "--format", "json"))
+        assert from_list["total"] == theirs["total"]
+
+
+@pytest.mark.parametrize("layers, message", [
+    ([{"op": "conv"}], "layer 0 (conv): needs \"out\""),
+    ([{"op": "conv", "out": 8, "groups": 3}], "groups 3 must divide its input channels 3 and \"out\" 8"),
+    ([{"op": "conv", "out": 8, "kernal": 3}], "unknown field \"kernal\""),
+    ([{"op": "conv", "out": 8}, {"op": "dropout"}], "layer 1 (dropout): unknown op"),
+    ([{"op": "conv", "out": 8, "act": "swish"}], "unknown activation \"swish\""),
+    ([{"op": "max_pool", "kernel": 2, "stride": 2}] * 9, "layer 5 (max_pool): its output would be 0x0"),
+    ([{"op": "add", "inputs": ["nope"]}], "no earlier layer is named \"nope\""),
+    ([{"op": "conv", "out": 8, "stride": 2, "name": "x"}, {"op": "add", "inputs": ["input"]}],
+     "cannot combine shapes"),
+    ([{"op": "linear", "out": 10}, {"op": "conv", "out": 8}], "follows a linear layer"),
+    ([{"op": "conv", "out": 2 ** 40}], "\"out\" must be in 1..1048576"),
+    ([], "non-empty list"),
+    ("conv", "non-empty list"),
+    ([{"op": "conv", "out": float("nan")}], "not finite"),
+    ([{"op": "conv", "out": object()}], "a object where dicts"),
+    ([{"op": "conv", "out": 8.5}], "\"out\" must be an integer"),
+])
+def test_a_bad_layer_list_is_one_clear_error(layers, message):
+    with pytest.raises(tilewave.InputError) as e:
+        tilewave.analyze_layers(layers, input=[3, 32, 32])
+    assert message in str(e.value)
+    assert "\n" not in str(e.value)
+    assert isinstance(e.value, ValueError)
+
+
+def test_predict_layers_equals_tilewave_layers():
+    path = os.path.join(ROOT, "calibrate", "runner", "smoke.jsonl")
+    dicts = [json.loads(l) for l in open(path) if l.strip() and not l.startswith("#")]
+    ours = tilewave.predict_layers(dicts, gpu="h200")
+    theirs = [json.loads(l) for l in cli("layers", path, "--gpu", "h200").splitlines()
+              if l.strip()]
+    assert len(ours) == len(dicts) == len(theirs)
+    for a, b in zip(ours, theirs):
+        assert a == b
+    with pytest.raises(tilewave.InputError, match=r"layers\[1\]"):
+        tilewave.predict_layers([dicts[0], {"op": "gemm", "M": 4}])
+
+
+def test_space_scores_equal_nas_rows(tmp_path):
+    rows = list(csv.DictReader(io.StringIO("\n".join(
+        l for l in cli("nas", os.path.join(ROOT, "onnx_models", "spaces", "mobilenetv2.json"), "--samples", "40",
+                       "--seed", "5", "--batch", "16", "--runtime", "inductor").splitlines()
+        if not l.startswith("#")))))
+    space = tilewave.Space("mobilenetv2")
+    assert space.name == "mobilenetv2" and space.size > 1e9
+    scorer = space.scorer(gpu="h200", batch=16, runtime="inductor")
+    scores = scorer.score_many([r["encoding"] for r in rows])
+    for r, s in zip(rows, scores):
+        assert space.sample(5, int(r["index"])) == r["encoding"]
+        assert f"{s['latency_us']:.4f}" == r["latency_us"]
+        assert s["flops"] == int(r["flops"]) and s["params"] == int(r["params"])
+        assert s["main_loss"] == r["main_loss"]
+        assert abs(sum(s["loss"].values()) + s["utilization"] - 1) < 1e-9  # time is useful or lost
+    assert scorer.score(rows[0]["encoding"]) == scores[0]
+    assert scorer.distinct_blocks > 0
+    # The exported ONNX, analysed whole, costs what the block sum said.
+    path = str(tmp_path / "cand.onnx")
+    space.export_onnx(rows[0]["encoding"], path, batch=16)
+    whole = tilewave.analyze(path, batch=16, runtime="inductor")
+    assert whole["total"]["time_us"] == pytest.approx(scores[0]["latency_us"], rel=1e-9)
+
+
+def test_space_options_rebuild_its_encodings():
+    space = tilewave.Space("regnet")
+    options = space.options()
+    enc = space.sample(1, 0)
+    stages = enc.split("_")
+    assert len(stages) == len(options)
+    for stage, choices in zip(stages, options):
+        for token, (name, texts) in zip(stage.split("-"), choices.items()):
+            assert token in texts
+
+
+def test_bad_arguments_raise_input_error():
+    with pytest.raises(tilewave.InputError, match="unknown GPU 'h999'"):
+        tilewave.analyze(RESNET50, gpu="h999")
+    with pytest.raises(tilewave.InputError, match="batch must be positive"):
+        tilewave.analyze(RESNET50, batch=0)
+    with pytest.raises(tilewave.InputError, match="unknown runtime 'onnxruntime'"):
+        tilewave.analyze(RESNET50, runtime="onnxruntime")
+    with pytest.raises(tilewave.InputError, match="unknown dtype"):
+        tilewave.analyze(RESNET50, dtype="fp13")
+    with pytest.raises(tilewave.InputError, match="no_such.onnx"):
+        tilewave.analyze("no_such.onnx")
+    with pytest.raises(tilewave.InputError):
+        tilewave.Space("mobilenetv2").scorer().score("d9-zz")
+    with pytest.raises(tilewave.InputError, match="nope.json"):
+        tilewave.Space("nope")
+
+
+def test_threads_score_in_parallel_with_the_same_results():
+    space = tilewave.Space("resnet")
+    encodings = [space.sample(3, i) for i in range(200)]
+    expected = space.scorer(batch=4).score_many(encodings)
+    results = [None] * 4
+
+    def work(t):
+        results[t] = space.scorer(batch=4).score_many(encodings)
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert all(r == expected for r in results)
+
+
+def test_lists_of_gpus_and_runtimes():
+    assert "h200" in tilewave.gpus()
+    assert [name for name, _ in tilewave.runtimes()][:3] == ["eager", "inductor", "tensorrt"]
+
+
+def test_the_evolution_example_runs():
+    example = os.path.join(ROOT, "docs", "examples", "evolution.py")
+    out = subprocess.run([sys.executable, example, "--generations", "3", "--population", "16", "--seed", "1"],
+                         check=True, capture_output=True, text=True, env=os.environ).stdout
+    assert "best" in out
