@@ -1,0 +1,30 @@
+#!/bin/sh
+# Session 6 on the 2-GPU H200 machine, from the repository root (docs/nas.md
+# "Validation on the H200"). Predictions for every configuration were
+# committed before any of these ran (pred_*.jsonl). One call of the device
+# tool each:
+#   part 1: the eager configurations runs 1-3 left at their deadline
+#           (models_eager_rest.txt), then torch.compile at batch 1 and 128 for
+#           the first 50 candidates per space (batch 16 was run 2), then
+#           candidates 51-100 at batch 1, 16 and 128 until the call's time is spent;
+#   part 2: LIST (written after part 1: what part 1 did not reach) at
+#           batch 1, 16 and 128.
+# Usage: sh calibrate/data/h200/nas/run_session6.sh 1|2 [LIST]
+set -u
+out=${OUT:?run on the device machine, which sets OUT}
+nas=calibrate/data/h200/nas
+bench="python3 calibrate/measure/runtime_bench.py --workers-per-gpu 10 --timed-s 0.3 --profile-s 3 --no-export"
+start=$(date +%s)
+left() { echo $(( $1 - ($(date +%s) - start) )); }
+if [ "$1" = 1 ]; then
+  $bench --out "$out/eager_fill" --models-file $nas/models_eager_rest.txt --runtimes eager --batch 1,16,128 \
+    --eager-everywhere --deadline-s 45 > "$out/log_eager_fill.txt" 2>&1
+  $bench --out "$out/ind_first50" --models-file $nas/models_inductor.txt --runtimes inductor --batch 1,128 \
+    --deadline-s 190 > "$out/log_ind_first50.txt" 2>&1
+  $bench --out "$out/ind_51_100" --models-file $nas/models_inductor_51_100.txt --runtimes inductor --batch 1,16,128 \
+    --deadline-s "$(left 520)" > "$out/log_ind_51_100.txt" 2>&1
+else
+  $bench --out "$out/ind_part2" --models-file "$2" --runtimes inductor --batch 1,16,128 \
+    --deadline-s "$(left 520)" > "$out/log_ind_part2.txt" 2>&1
+fi
+echo "part $1 done in $(( $(date +%s) - start )) s"
