@@ -7,8 +7,8 @@
 #           (models_eager_rest.txt), then torch.compile at batch 1 and 128 for
 #           the first 50 candidates per space (batch 16 was run 2), then
 #           candidates 51-100 at batch 1, 16 and 128 until the call's time is spent;
-#   part 2: LIST (written after part 1: what part 1 did not reach) at
-#           batch 1, 16 and 128.
+#   part 2: LIST at batch 1, 16 and 128: candidates 101-150
+#           (models_inductor_101_150.txt), which part 1 did not reach.
 # Usage: sh calibrate/data/h200/nas/run_session6.sh 1|2 [LIST]
 set -u
 out=${OUT:?run on the device machine, which sets OUT}
@@ -27,4 +27,7 @@ else
   $bench --out "$out/ind_part2" --models-file "$2" --runtimes inductor --batch 1,16,128 \
     --deadline-s "$(left 520)" > "$out/log_ind_part2.txt" 2>&1
 fi
+# One archive: the device tool brings back at most 8 files (part 1 lost
+# ind_first50/bench.jsonl that way; its latencies are in its log).
+(cd "$out" && tar czf "part$1.tar.gz" --remove-files ./*/ ./log_*.txt)
 echo "part $1 done in $(( $(date +%s) - start )) s"
