@@ -43,10 +43,11 @@ struct Row {
 const char* const kColumns[] = {"index", "encoding", "flops", "params", "latency_us", "throughput_per_s",
                                 "utilization", "main_loss", "kernels"};
 
-std::string csv_row(const Row& r) {
+// Appends the row to `out` (a worker's reused buffer).
+void csv_row(const Row& r, std::string& out) {
   const auto& c = r.cost;
-  return fmt::format("{},{},{},{},{:.4f},{:.2f},{:.6f},{},{}", r.index, r.encoding, c.flops, c.params, c.time_us,
-                     c.throughput_per_s, c.utilization, c.main_loss, c.kernels);
+  fmt::format_to(std::back_inserter(out), "{},{},{},{},{:.4f},{:.2f},{:.6f},{},{}", r.index, r.encoding, c.flops,
+                 c.params, c.time_us, c.throughput_per_s, c.utilization, c.main_loss, c.kernels);
 }
 
 json json_row(const Row& r) {
@@ -125,39 +126,55 @@ int cmd_nas(const CommonOptions& o, const NasOptions& n) {
   const int threads = std::max(1, n.threads);
 
   // This shard's candidates: every n-th index of the whole sampling, drawn
-  // in chunks so that memory stays flat however many there are: workers fill
-  // a chunk, this thread writes it (or folds it into the front) and reports
-  // progress. Each worker keeps its evaluator, and so its block table.
+  // in chunks so that memory stays flat however many there are. Two chunk
+  // buffers: while the workers fill one, this thread writes the other (or
+  // folds it into the front) and reports progress. Each worker has its own
+  // evaluator; they share one table of costed blocks.
   const uint64_t mine = n.samples / shards + (shard < n.samples % shards ? 1 : 0);
   const uint64_t chunk = 16384 * uint64_t(threads);
   std::vector<std::unique_ptr<space::SpaceEvaluator>> evaluators;
-  for (int t = 0; t < threads; ++t)
-    evaluators.push_back(std::make_unique<space::SpaceEvaluator>(s, gpu, runtime, dtype, batch));
-  std::vector<Row> rows;
+  evaluators.push_back(std::make_unique<space::SpaceEvaluator>(s, gpu, runtime, dtype, batch));
+  for (int t = 1; t < threads; ++t) evaluators.push_back(evaluators.front()->sibling());
+  std::vector<Row> buffers[2];
   std::atomic<uint64_t> done{0};
   std::vector<std::string> failures(static_cast<size_t>(threads));
   std::atomic<bool> failed{false};
-  auto work = [&](int t, uint64_t first, uint64_t count) {
+  const bool csv = o.format == "csv";
+  // Worker t fills its contiguous part of the chunk, reusing the rows' storage.
+  auto work = [&](int t, std::vector<Row>* rows, uint64_t first, uint64_t count) {
     try {
-      for (uint64_t k = uint64_t(t); k < count; k += uint64_t(threads)) {
-        Row& r = rows[k];
-        r = Row{};
+      space::Candidate c;
+      const uint64_t begin = count * uint64_t(t) / uint64_t(threads), end = count * uint64_t(t + 1) / uint64_t(threads);
+      for (uint64_t k = begin; k < end; ++k) {
+        Row& r = (*rows)[k];
         r.index = shard + (first + k) * shards;
-        const space::Candidate c = space::sample(s, n.seed, r.index);
-        r.encoding = space::encode(s, c);
+        space::sample(s, n.seed, r.index, c);
+        space::encode(s, c, r.encoding);
+        r.error.clear();
+        r.text.clear();
         try {
           r.cost = evaluators[size_t(t)]->evaluate(c);
           // Formatted here, in parallel: the writing thread only copies bytes.
-          r.text = o.format == "csv" ? csv_row(r) : json_row(r).dump();
+          if (csv) csv_row(r, r.text);
+          else r.text = json_row(r).dump();
         } catch (const InputError& e) {
+          r.cost = {};
           r.error = e.what();
         }
-        done.fetch_add(1, std::memory_order_relaxed);
+        if ((k - begin) % 1024 == 1023) done.fetch_add(1024, std::memory_order_relaxed);
       }
+      done.fetch_add((end - begin) % 1024, std::memory_order_relaxed);
     } catch (const std::exception& e) {
       failures[size_t(t)] = e.what();
       failed = true;
     }
+  };
+  auto launch = [&](std::vector<Row>* rows, uint64_t first) {
+    const uint64_t count = std::min(chunk, mine - first);
+    rows->resize(count);
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) pool.emplace_back(work, t, rows, first, count);
+    return pool;
   };
 
   const json header = {{"header", true},         {"tool", "tilewave nas"},
@@ -174,26 +191,37 @@ int cmd_nas(const CommonOptions& o, const NasOptions& n) {
   Progress progress(mine);
   write_output(o.output, [&](std::ostream& os) {
     write_rows(os, header, {}, o.format);
-    for (uint64_t first = 0; first < mine; first += chunk) {
-      const uint64_t count = std::min(chunk, mine - first);
-      rows.resize(count);
-      std::vector<std::thread> pool;
-      for (int t = 0; t < threads; ++t) pool.emplace_back(work, t, first, count);
-      while (done.load() < first + count && !failed.load()) {
+    std::vector<std::thread> pool = launch(&buffers[0], 0);
+    struct JoinAll {  // no worker outlives an error here
+      std::vector<std::thread>& pool;
+      ~JoinAll() {
+        for (auto& th : pool)
+          if (th.joinable()) th.join();
+      }
+    } join_all{pool};
+    for (uint64_t first = 0, b = 0; first < mine; first += chunk, b ^= 1) {
+      const uint64_t target = std::min(mine, first + chunk);
+      while (done.load() < target && !failed.load()) {
         progress.update(done.load());
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
       }
       for (auto& th : pool) th.join();
       for (const auto& f : failures)
         if (!f.empty()) throw InputError(n.space, f);
-      std::vector<Row> kept;
-      for (auto& r : rows) {
+      if (first + chunk < mine) pool = launch(&buffers[b ^ 1], first + chunk);  // the next chunk, while this one is written
+      else pool.clear();
+      std::vector<Row> kept;  // rows for --pareto and --export-onnx (copies: the buffer's storage is reused)
+      for (const Row& r : buffers[b]) {
         if (!r.error.empty()) {
           if (invalid++ == 0) fmt::print(std::cerr, "tilewave: note: {}\n", r.error);
           continue;
         }
         if (r.cost.utilization < n.min_utilization) continue;
-        kept.push_back(std::move(r));
+        if (n.pareto || !n.export_dir.empty()) kept.push_back(r);
+        if (!n.pareto) {
+          os << r.text << '\n';
+          ++written;
+        }
       }
       if (!n.export_dir.empty()) {
         top.insert(top.end(), kept.begin(), kept.end());
@@ -203,9 +231,6 @@ int cmd_nas(const CommonOptions& o, const NasOptions& n) {
       if (n.pareto) {
         front.insert(front.end(), std::make_move_iterator(kept.begin()), std::make_move_iterator(kept.end()));
         front = pareto_front(std::move(front));
-      } else {
-        write_rows(os, nullptr, kept, o.format);
-        written += kept.size();
       }
     }
     if (n.pareto) {

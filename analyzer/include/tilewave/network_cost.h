@@ -22,6 +22,8 @@ struct NetworkTotals {
   Losses weighted_us;      // each loss share times its kernel's time, summed (µs)
   // The time-weighted loss split of the network (fractions of time_us).
   Losses losses() const;
+  // Two parts of one network (search-space blocks) add up.
+  NetworkTotals& operator+=(const NetworkTotals& o);
 };
 
 // `per_kernel`, when given, gets each kernel's cost in the network (nullopt

@@ -58,8 +58,11 @@ struct Candidate {
 
 // Deterministic for (seed, index), whatever the thread or shard that draws it.
 Candidate sample(const SearchSpace& s, uint64_t seed, uint64_t index);
+// The same into `out`, reusing its storage (a search's hot loop allocates nothing).
+void sample(const SearchSpace& s, uint64_t seed, uint64_t index, Candidate& out);
 // "d2-w24-e6-k5-se0-s2_..." : stages joined by '_', choices by '-'.
 std::string encode(const SearchSpace& s, const Candidate& c);
+void encode(const SearchSpace& s, const Candidate& c, std::string& out);
 Candidate decode(const SearchSpace& s, const std::string& encoding);  // InputError if it does not fit
 
 // A block of the candidate's chain: its kind and integer parameters. The
@@ -69,6 +72,7 @@ struct Block {
   std::array<int64_t, 5> params{};  // fixed size: a candidate's blocks are made without allocating
 };
 std::vector<Block> blocks_of(const SearchSpace& s, const Candidate& c);
+void blocks_of(const SearchSpace& s, const Candidate& c, std::vector<Block>& out);
 
 // The input shape a block reads: N, C, H, W.
 struct Shape4 {

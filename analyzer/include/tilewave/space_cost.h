@@ -8,6 +8,8 @@
 // checks it), at the price of a few table look-ups.
 #pragma once
 #include <array>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 
@@ -30,7 +32,28 @@ struct CandidateCost {
   const char* main_loss = "";   // the largest share: tile, wave, efficiency, memory or fixed
 };
 
-// One per thread: it keeps its own block table.
+// A segment's memo key: place, input shape, and up to two blocks' kinds and parameters.
+struct SegmentKey {
+  std::array<int64_t, 18> v{};
+  bool operator==(const SegmentKey& o) const { return v == o.v; }
+};
+struct SegmentKeyHash {
+  size_t operator()(const SegmentKey& k) const {
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (int64_t x : k.v) h = (h ^ uint64_t(x)) * 0x100000001b3ULL, h ^= h >> 29;
+    return size_t(h);
+  }
+};
+struct SegmentCost {
+  NetworkTotals totals;
+  Shape4 output;
+  int64_t params = 0;
+};
+
+// One per thread. Each keeps its own block table, read without locks; a
+// block it has not seen is taken from the table its siblings share (so that
+// each block is lowered once per run, whatever the thread count) or costed
+// and put there.
 class SpaceEvaluator {
  public:
   // `gpu` is specialised to the runtime here (gpu_for).
@@ -39,29 +62,22 @@ class SpaceEvaluator {
   // Its CostModel refers to its own GpuModel: it stays where it was made.
   SpaceEvaluator(const SpaceEvaluator&) = delete;
   SpaceEvaluator& operator=(const SpaceEvaluator&) = delete;
+  // Another evaluator of the same space, GPU, runtime, dtype and batch,
+  // sharing this one's table of costed blocks: one per further thread.
+  std::unique_ptr<SpaceEvaluator> sibling() const;
   CandidateCost evaluate(const Candidate& c);
   size_t distinct_blocks() const { return memo_.size(); }
 
  private:
-  // A segment's memo key: place, input shape, and up to two blocks' kinds and parameters.
-  struct SegmentKey {
-    std::array<int64_t, 18> v{};
-    bool operator==(const SegmentKey& o) const { return v == o.v; }
+  struct SharedTable {
+    std::mutex mutex;
+    std::unordered_map<SegmentKey, SegmentCost, SegmentKeyHash> segments;
   };
-  struct SegmentKeyHash {
-    size_t operator()(const SegmentKey& k) const {
-      uint64_t h = 0xcbf29ce484222325ULL;
-      for (int64_t x : k.v) h = (h ^ uint64_t(x)) * 0x100000001b3ULL, h ^= h >> 29;
-      return size_t(h);
-    }
-  };
-  struct BlockCost {
-    NetworkTotals totals;
-    Shape4 output;
-    int64_t params = 0;
-  };
+  SpaceEvaluator(const SearchSpace& space, const GpuModel& gpu, const RuntimeProfile& runtime, DType dtype,
+                 int64_t batch, std::shared_ptr<SharedTable> shared);
   // One block, or a block with the head after it (space_cost.cpp says when).
-  const BlockCost& segment_cost(const Block* blocks, size_t count, const Shape4& in, bool first, bool last);
+  const SegmentCost& segment_cost(const Block* blocks, size_t count, const Shape4& in, bool first, bool last);
+  SegmentCost cost_segment(const Block* blocks, size_t count, const Shape4& in, bool first, bool last) const;
 
   const SearchSpace& space_;
   GpuModel gpu_;
@@ -70,7 +86,9 @@ class SpaceEvaluator {
   DType dtype_;
   int64_t batch_;
   double peak_flops_;
-  std::unordered_map<SegmentKey, BlockCost, SegmentKeyHash> memo_;
+  std::unordered_map<SegmentKey, SegmentCost, SegmentKeyHash> memo_;
+  std::shared_ptr<SharedTable> shared_;
+  std::vector<Block> blocks_;  // the candidate's, reused
 };
 
 }  // namespace tilewave::space

@@ -45,6 +45,20 @@ std::vector<double> l2_hit_bytes(const Lowering& graph, const CostModel& model) 
 
 }  // namespace
 
+NetworkTotals& NetworkTotals::operator+=(const NetworkTotals& o) {
+  time_us += o.time_us;
+  flops += o.flops;
+  bytes += o.bytes;
+  kernels += o.kernels;
+  unmodelled += o.unmodelled;
+  weighted_us.tile += o.weighted_us.tile;
+  weighted_us.wave += o.weighted_us.wave;
+  weighted_us.efficiency += o.weighted_us.efficiency;
+  weighted_us.memory += o.weighted_us.memory;
+  weighted_us.fixed += o.weighted_us.fixed;
+  return *this;
+}
+
 Losses NetworkTotals::losses() const {
   if (time_us <= 0) return {};
   const Losses& w = weighted_us;

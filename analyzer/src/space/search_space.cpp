@@ -175,7 +175,7 @@ SearchSpace space_from_text(const std::string& text, const std::string& path) {
       const json& opts = st.at(rule.name);
       if (!opts.is_array() || opts.empty() || opts.size() > 64)
         throw InputError(where, fmt::format("choice '{}' must be a list of 1 to 64 options", rule.name));
-      Choice c{rule.name, {}};
+      Choice c{rule.name, {}, {}};
       for (const auto& o : opts) {
         if (!o.is_number()) throw InputError(where, fmt::format("choice '{}' has a non-number option", rule.name));
         const double v = o.get<double>();
@@ -194,22 +194,29 @@ SearchSpace space_from_text(const std::string& text, const std::string& path) {
   return s;
 }
 
-Candidate sample(const SearchSpace& s, uint64_t seed, uint64_t index) {
+void sample(const SearchSpace& s, uint64_t seed, uint64_t index, Candidate& c) {
   uint64_t state = seed * 0xd1b54a32d192ed03ULL ^ index;
   splitmix64(state);
-  Candidate c;
   c.index = index;
-  for (const auto& st : s.stages) {
-    std::vector<double> values;
-    for (const auto& ch : st.choices) values.push_back(ch.options[splitmix64(state) % ch.options.size()]);
-    c.values.push_back(std::move(values));
+  c.values.resize(s.stages.size());
+  for (size_t i = 0; i < s.stages.size(); ++i) {
+    const auto& choices = s.stages[i].choices;
+    auto& values = c.values[i];
+    values.resize(choices.size());
+    for (size_t k = 0; k < choices.size(); ++k)
+      values[k] = choices[k].options[splitmix64(state) % choices[k].options.size()];
   }
+}
+
+Candidate sample(const SearchSpace& s, uint64_t seed, uint64_t index) {
+  Candidate c;
+  sample(s, seed, index, c);
   return c;
 }
 
-std::string encode(const SearchSpace& s, const Candidate& c) {
+void encode(const SearchSpace& s, const Candidate& c, std::string& out) {
   const auto& rules = rules_of(s.family);
-  std::string out;
+  out.clear();
   for (size_t i = 0; i < c.values.size(); ++i) {
     if (i) out += '_';
     for (size_t k = 0; k < c.values[i].size(); ++k) {
@@ -225,6 +232,11 @@ std::string encode(const SearchSpace& s, const Candidate& c) {
       }
     }
   }
+}
+
+std::string encode(const SearchSpace& s, const Candidate& c) {
+  std::string out;
+  encode(s, c, out);
   return out;
 }
 
@@ -257,9 +269,9 @@ Candidate decode(const SearchSpace& s, const std::string& encoding) {
   return c;
 }
 
-std::vector<Block> blocks_of(const SearchSpace& s, const Candidate& c) {
+void blocks_of(const SearchSpace& s, const Candidate& c, std::vector<Block>& blocks) {
   using K = Block::Kind;
-  std::vector<Block> blocks;
+  blocks.clear();
   if (s.family == Family::mbconv) {
     blocks.push_back({K::stem, {s.stem_width}});
     for (const auto& v : c.values)  // depth, width, expansion, kernel, se, stride
@@ -280,6 +292,11 @@ std::vector<Block> blocks_of(const SearchSpace& s, const Candidate& c) {
         blocks.push_back({v[2] != 0 ? K::bottleneck : K::basic, {int64_t(v[1]), d == 0 ? int64_t(v[3]) : 1}});
   }
   blocks.push_back({K::head, {s.head_width, s.classes}});
+}
+
+std::vector<Block> blocks_of(const SearchSpace& s, const Candidate& c) {
+  std::vector<Block> blocks;
+  blocks_of(s, c, blocks);
   return blocks;
 }
 

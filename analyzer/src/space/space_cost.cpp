@@ -12,16 +12,26 @@ namespace tilewave::space {
 
 SpaceEvaluator::SpaceEvaluator(const SearchSpace& space, const GpuModel& gpu, const RuntimeProfile& runtime,
                                DType dtype, int64_t batch)
+    : SpaceEvaluator(space, gpu, runtime, dtype, batch, std::make_shared<SharedTable>()) {}
+
+SpaceEvaluator::SpaceEvaluator(const SearchSpace& space, const GpuModel& gpu, const RuntimeProfile& runtime,
+                               DType dtype, int64_t batch, std::shared_ptr<SharedTable> shared)
     : space_(space),
       gpu_(gpu_for(gpu, runtime)),
       cost_model_(gpu_),
       runtime_(runtime),
       dtype_(dtype),
       batch_(batch),
-      peak_flops_(gpu_.peak_flops(dtype)) {}
+      peak_flops_(gpu_.peak_flops(dtype)),
+      shared_(std::move(shared)) {}
 
-const SpaceEvaluator::BlockCost& SpaceEvaluator::segment_cost(const Block* blocks, size_t count, const Shape4& in,
-                                                               bool first, bool last) {
+std::unique_ptr<SpaceEvaluator> SpaceEvaluator::sibling() const {
+  // gpu_ is already specialised: gpu_for leaves it as it is.
+  return std::unique_ptr<SpaceEvaluator>(new SpaceEvaluator(space_, gpu_, runtime_, dtype_, batch_, shared_));
+}
+
+const SegmentCost& SpaceEvaluator::segment_cost(const Block* blocks, size_t count, const Shape4& in, bool first,
+                                                bool last) {
   SegmentKey key;
   size_t at = 0;
   for (int64_t v : {int64_t(first), int64_t(last), in.n, in.c, in.h, in.w}) key.v[at++] = v;
@@ -31,7 +41,22 @@ const SpaceEvaluator::BlockCost& SpaceEvaluator::segment_cost(const Block* block
   }
   auto it = memo_.find(key);
   if (it != memo_.end()) return it->second;
+  {
+    std::lock_guard<std::mutex> lock(shared_->mutex);
+    const auto at = shared_->segments.find(key);
+    if (at != shared_->segments.end()) return memo_.emplace(key, at->second).first->second;
+  }
+  // Costed outside the lock: two threads may cost one block at once, with equal results.
+  const SegmentCost cost = cost_segment(blocks, count, in, first, last);
+  {
+    std::lock_guard<std::mutex> lock(shared_->mutex);
+    shared_->segments.emplace(key, cost);
+  }
+  return memo_.emplace(key, cost).first->second;
+}
 
+SegmentCost SpaceEvaluator::cost_segment(const Block* blocks, size_t count, const Shape4& in, bool first,
+                                         bool last) const {
   const WrittenModel written = write_blocks(space_, std::vector<Block>(blocks, blocks + count), in);
   LoadOptions load;
   const Model model = load_onnx_proto(written.proto, space_.source_file, load);
@@ -54,7 +79,7 @@ const SpaceEvaluator::BlockCost& SpaceEvaluator::segment_cost(const Block* block
   after.reads.push_back({written.output_name, bytes_of(written.output_name)});
   if (!first) lowered.kernels.insert(lowered.kernels.begin(), std::move(before));
   if (!last) lowered.kernels.push_back(std::move(after));
-  BlockCost cost;
+  SegmentCost cost;
   cost.totals = cost_network(lowered, cost_model_, nullptr, space_.source_file);
   const int context_kernels = (first ? 0 : 1) + (last ? 0 : 1);
   if (cost.totals.unmodelled != context_kernels)
@@ -64,11 +89,12 @@ const SpaceEvaluator::BlockCost& SpaceEvaluator::segment_cost(const Block* block
                                                          k.ops, k.unmodelled_reason));
   cost.output = written.output;
   cost.params = written.params;
-  return memo_.emplace(key, cost).first->second;
+  return cost;
 }
 
 CandidateCost SpaceEvaluator::evaluate(const Candidate& c) {
-  const std::vector<Block> blocks = blocks_of(space_, c);
+  blocks_of(space_, c, blocks_);
+  const std::vector<Block>& blocks = blocks_;
   Shape4 shape{batch_, space_.channels, space_.height, space_.width};
   NetworkTotals sum;
   CandidateCost out;
@@ -82,17 +108,9 @@ CandidateCost SpaceEvaluator::evaluate(const Candidate& c) {
     // last pointwise ops into the pooling.
     size_t count = 1;
     if (i + 2 == blocks.size() && blocks[i + 1].kind == Block::Kind::head && blocks[i + 1].params[0] == 0) count = 2;
-    const BlockCost& b = segment_cost(&blocks[i], count, shape, i == 0, i + count == blocks.size());
+    const SegmentCost& b = segment_cost(&blocks[i], count, shape, i == 0, i + count == blocks.size());
     i += count;
-    sum.time_us += b.totals.time_us;
-    sum.flops += b.totals.flops;
-    sum.bytes += b.totals.bytes;
-    sum.kernels += b.totals.kernels;
-    sum.weighted_us.tile += b.totals.weighted_us.tile;
-    sum.weighted_us.wave += b.totals.weighted_us.wave;
-    sum.weighted_us.efficiency += b.totals.weighted_us.efficiency;
-    sum.weighted_us.memory += b.totals.weighted_us.memory;
-    sum.weighted_us.fixed += b.totals.weighted_us.fixed;
+    sum += b.totals;
     out.params += b.params;
     shape = b.output;
   }
