@@ -6,7 +6,13 @@ latency error. Predictions were written (and committed) before the
 measurement: calibrate/data/h200/nas/pred_<space>_<runtime>_b<batch>.jsonl,
 by `tilewave nas onnx_models/spaces/<space>.json --samples 150 --seed 1
 --batch B --runtime R --format json`. Also checks that each PyTorch network
-has the parameter count tilewave gives its candidate (the same network).
+has the parameter count tilewave gives its candidate (the same network), and
+says what `--min-utilization` would do: with the threshold at the 25th and
+50th percentile of the cell's predicted utilization, how many candidates it
+drops and what share of the measured latency-vs-FLOPs Pareto front it keeps.
+
+Measurements: bench.jsonl (runs 1-3) and session 6's files (BENCH_FILES);
+a configuration measured twice keeps its first measurement.
 
 usage: python3 calibrate/validate/nas_rank.py [--data calibrate/data/h200/nas]
 """
@@ -17,24 +23,49 @@ import statistics
 
 from compare_networks import kendall_tau  # tau-b, as the network validation computes it
 
+BENCH_FILES = ["bench.jsonl", "session6/part1/eager_fill/bench.jsonl", "session6/part1/ind_first50_from_log.jsonl",
+               "session6/part1/ind_51_100/bench.jsonl", "session6/part2/ind_part2/bench.jsonl"]
+
+
+def pareto(points):
+    """Indices of (latency, flops) points no other point beats: as fast or faster with as many FLOPs or more."""
+    return {i for i, (t, f) in enumerate(points)
+            if not any((t2 <= t and f2 >= f) and (t2 < t or f2 > f) for t2, f2 in points)}
+
+
+def min_utilization_effect(rows, measured, quantile):
+    """(threshold, dropped, share of the measured front kept) for a threshold at this quantile of predicted utilization."""
+    utils = sorted(r["utilization"] for r in rows)
+    threshold = utils[int(quantile * (len(utils) - 1))]
+    front = pareto([(m, r["flops"]) for r, m in zip(rows, measured)])
+    kept = {i for i, r in enumerate(rows) if r["utilization"] >= threshold}
+    return threshold, len(rows) - len(kept), len(front & kept) / len(front)
+
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default="calibrate/data/h200/nas")
     args = ap.parse_args()
-    bench = [json.loads(l) for l in open(os.path.join(args.data, "bench.jsonl"))]
-    header = bench[0]
+    header = json.loads(open(os.path.join(args.data, "bench.jsonl")).readline())
     measured = {}
     params = {}
-    for r in bench[1:]:
-        if r.get("status") != "ok" or not r["model"].startswith("space/"):
+    for name in BENCH_FILES:
+        path = os.path.join(args.data, name)
+        if not os.path.exists(path):
+            print("(missing: %s)" % path)
             continue
-        _, space, enc = r["model"].split("/", 2)
-        measured[(space, r["runtime"], r["batch"], enc)] = r["latency_ms"] * 1e3
-        params[(space, enc)] = r["params"]
+        for line in open(path):
+            r = json.loads(line)
+            if r.get("status") != "ok" or not r["model"].startswith("space/"):
+                continue
+            _, space, enc = r["model"].split("/", 2)
+            measured.setdefault((space, r["runtime"], r["batch"], enc), r["latency_ms"] * 1e3)
+            if "params" in r:
+                params.setdefault((space, enc), r["params"])
     print("measured on %s, torch %s, %s" % (header.get("gpu"), header.get("torch"), header.get("date")))
-    print("%-12s %-9s %5s %4s %9s %9s %12s %10s" % ("space", "runtime", "batch", "n", "tau pred", "tau FLOPs",
-                                                    "median err", "params ok"))
+    print("%-12s %-9s %5s %4s %9s %9s %11s %10s  %s" % ("space", "runtime", "batch", "n", "tau pred", "tau FLOPs",
+                                                          "median err", "params ok",
+                                                          "min-util at p25 / p50: dropped, front kept"))
     for space in ("mobilenetv2", "regnet", "resnet"):
         for runtime in ("eager", "inductor"):
             for batch in (1, 16, 128):
@@ -49,9 +80,12 @@ def main():
                 tau = kendall_tau([r["latency_us"] for r, _ in pairs], meas)
                 tau_flops = kendall_tau([r["flops"] for r, _ in pairs], meas)
                 err = statistics.median(abs(r["latency_us"] / m - 1) for r, m in pairs)
-                same = sum(params.get((space, r["encoding"])) == r["params"] for r, _ in pairs)
-                print("%-12s %-9s %5d %4d %9.3f %9.3f %11.1f%% %6d/%d" % (space, runtime, batch, len(pairs), tau,
-                                                                         tau_flops, 100 * err, same, len(pairs)))
+                checked = [(r, _) for r, _ in pairs if (space, r["encoding"]) in params]
+                same = sum(params[(space, r["encoding"])] == r["params"] for r, _ in checked)
+                drops = [min_utilization_effect([r for r, _ in pairs], meas, q) for q in (0.25, 0.5)]
+                print("%-12s %-9s %5d %4d %9.3f %9.3f %10.1f%% %6d/%-3d  %s" % (
+                    space, runtime, batch, len(pairs), tau, tau_flops, 100 * err, same, len(checked),
+                    " / ".join("U>=%.4f: %d, %.0f%%" % (u, d, 100 * k) for u, d, k in drops)))
 
 
 if __name__ == "__main__":

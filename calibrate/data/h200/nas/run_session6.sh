@@ -8,8 +8,11 @@
 #           the first 50 candidates per space (batch 16 was run 2), then
 #           candidates 51-100 at batch 1, 16 and 128 until the call's time is spent;
 #   part 2: LIST at batch 1, 16 and 128: candidates 101-150
-#           (models_inductor_101_150.txt), which part 1 did not reach.
-# Usage: sh calibrate/data/h200/nas/run_session6.sh 1|2 [LIST]
+#           (models_inductor_101_150.txt), which part 1 did not reach;
+#   part 3: the torch.compile configurations parts 1-2 and run 2 left
+#           (session6/part3_b<batches>.txt, written after part 2: each
+#           list at the batches its candidates still lacked).
+# Usage: sh calibrate/data/h200/nas/run_session6.sh 1|2|3 [LIST]
 set -u
 out=${OUT:?run on the device machine, which sets OUT}
 nas=calibrate/data/h200/nas
@@ -23,6 +26,11 @@ if [ "$1" = 1 ]; then
     --deadline-s 190 > "$out/log_ind_first50.txt" 2>&1
   $bench --out "$out/ind_51_100" --models-file $nas/models_inductor_51_100.txt --runtimes inductor --batch 1,16,128 \
     --deadline-s "$(left 520)" > "$out/log_ind_51_100.txt" 2>&1
+elif [ "$1" = 3 ]; then
+  for batches in 1_16_128 1_128 128 16_128; do
+    $bench --out "$out/ind_part3_b$batches" --models-file $nas/session6/part3_b$batches.txt --runtimes inductor \
+      --batch "$(echo $batches | tr _ ,)" --deadline-s "$(left 480)" > "$out/log_ind_part3_b$batches.txt" 2>&1
+  done
 else
   $bench --out "$out/ind_part2" --models-file "$2" --runtimes inductor --batch 1,16,128 \
     --deadline-s "$(left 520)" > "$out/log_ind_part2.txt" 2>&1
