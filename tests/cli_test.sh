@@ -89,6 +89,20 @@ expect 2 "" -- "$tw" analyze "$data/tiny_cnn.onnx" --runtime jax
 expect 2 "" -- "$tw" analyze "$data/tiny_cnn.onnx" --runtime eager --fusion trt
 expect 0 "" -- "$tw" gpus
 expect 0 "" -- "$tw" sweep "$data/tiny_cnn.onnx" --batch 1,8,64
+# report and compare (docs/report.md).
+expect 0 "" -- "$tw" report "$data/tiny_cnn.onnx" --batches 1,4 --compare a100 -o "$tmp/r.html"
+grep -q '<svg id="roofline"' "$tmp/r.html" && grep -q 'id="compare"' "$tmp/r.html" ||
+  { echo "FAIL: the report lacks its roofline or comparison"; fails=$((fails + 1)); }
+expect 2 "" -- "$tw" report "$data/tiny_cnn.onnx"
+expect 1 "unknown GPU 'z9'" -- "$tw" report "$data/tiny_cnn.onnx" --compare a100,z9 -o "$tmp/r2.html"
+[ ! -e "$tmp/r2.html" ] || { echo "FAIL: a failed report left a file"; fails=$((fails + 1)); }
+expect 1 "conv3d.onnx" -- "$tw" report "$data/conv3d.onnx" -o "$tmp/r3.html"
+expect 0 "" -- "$tw" compare "$data/tiny_cnn.onnx" --gpu h200,a100 --runtime eager,inductor --batch 1,8
+[ "$(grep -c '^h200\|^a100' "$tmp/out")" = 8 ] || { echo "FAIL: compare lacks a row"; fails=$((fails + 1)); }
+expect 0 "" -- "$tw" compare "$data/tiny_cnn.onnx" --gpu h200,a100 --format json
+grep -q '"gpu_trust"' "$tmp/out" || { echo "FAIL: compare json lacks the trust"; fails=$((fails + 1)); }
+expect 1 "unknown dtype 'fp13'" -- "$tw" compare "$data/tiny_cnn.onnx" --dtype fp13
+expect 1 "names nothing" -- "$tw" compare "$data/tiny_cnn.onnx" --gpu ,
 expect 0 "" -- "$tw" rank "$root/onnx_models/resnet18.onnx" "$root/onnx_models/mobilenet_v2.onnx" --batch 4
 expect 0 "unmodelled" -- "$tw" analyze "$data/unknown_op.onnx" --batch 1
 

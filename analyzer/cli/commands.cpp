@@ -20,6 +20,7 @@
 
 #include "output.h"
 #include "tilewave/error.h"
+#include "tilewave/html_report.h"
 #include "tilewave/layer_set.h"
 #include "tilewave/report.h"
 #include "tilewave/text.h"
@@ -255,6 +256,63 @@ int cmd_sweep(const CommonOptions& o, const std::string& model_path, const std::
   for (size_t i = 0; i < as.size(); ++i) warn_unmodelled(as[i], o, i == 0);  // the same causes at every batch
   if (o.format == "json") std::cout << sweep_to_json(as).dump(2) << "\n";
   else write_sweep_table(std::cout, as);
+  return 0;
+}
+
+namespace {
+
+std::vector<std::string> split_list(const std::string& s, const char* what) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string part;
+  while (std::getline(ss, part, ','))
+    if (!part.empty()) out.push_back(part);
+  if (out.empty()) throw InputError(what, fmt::format("'{}' names nothing (give a comma-separated list)", s));
+  return out;
+}
+
+}  // namespace
+
+int cmd_report(const CommonOptions& o, const std::string& model_path, const std::string& compare,
+               const std::string& batches) {
+  const GpuModel gpu = gpu_of(o);
+  ReportInput in;
+  in.main = analyze_file(model_path, gpu, analyze_options(o));
+  warn_unmodelled(in.main, o);
+  for (int64_t b : parse_batches(batches)) {
+    CommonOptions ob = o;
+    ob.batch = b;
+    in.batch_sweep.push_back(analyze_file(model_path, gpu, analyze_options(ob)));
+  }
+  std::sort(in.batch_sweep.begin(), in.batch_sweep.end(), [](const Analysis& a, const Analysis& b) { return a.batch < b.batch; });
+  if (!compare.empty())
+    for (const auto& id : split_list(compare, "--compare")) {
+      CommonOptions og = o;
+      og.gpu = id;
+      const GpuModel other = gpu_of(og);
+      if (other.id != gpu.id) in.other_gpus.push_back(analyze_file(model_path, other, analyze_options(o)));
+    }
+  write_output(o.output, [&](std::ostream& os) { write_html_report(os, in); });
+  return 0;
+}
+
+int cmd_compare(const CommonOptions& o, const std::string& model_path, const std::string& gpus,
+                const std::string& runtimes, const std::string& dtypes, const std::string& batches) {
+  std::vector<Analysis> as;
+  for (const auto& gpu_id : split_list(gpus, "--gpu"))
+    for (const auto& runtime : split_list(runtimes, "--runtime"))
+      for (const auto& dtype : split_list(dtypes, "--dtype"))
+        for (int64_t b : batches.empty() ? std::vector<int64_t>{0} : parse_batches(batches)) {
+          CommonOptions oc = o;
+          oc.gpu = gpu_id, oc.runtime = runtime, oc.dtype = dtype, oc.batch = b;
+          if (!parse_dtype(dtype)) throw InputError("--dtype", fmt::format("unknown dtype '{}'", dtype));
+          as.push_back(analyze_file(model_path, gpu_of(oc), analyze_options(oc)));
+          warn_unmodelled(as.back(), o, as.size() == 1);
+        }
+  write_output(o.output, [&](std::ostream& os) {
+    if (o.format == "json") os << compare_to_json(as).dump(2) << "\n";
+    else write_compare_table(os, as);
+  });
   return 0;
 }
 

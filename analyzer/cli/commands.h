@@ -45,6 +45,11 @@ int cmd_extract(const CommonOptions& o, const std::string& model);
 int cmd_rank(const CommonOptions& o, const std::vector<std::string>& models, int threads);
 int cmd_sweep(const CommonOptions& o, const std::string& model, const std::string& batches);
 int cmd_gpus(const CommonOptions& o);
+// The HTML report (docs/report.md); `compare`: GPU ids, `batches`: the batch chart's sizes.
+int cmd_report(const CommonOptions& o, const std::string& model, const std::string& compare, const std::string& batches);
+// The model on every combination of the listed GPUs, runtimes, dtypes and batches.
+int cmd_compare(const CommonOptions& o, const std::string& model, const std::string& gpus, const std::string& runtimes,
+                const std::string& dtypes, const std::string& batches);
 int cmd_nas(const CommonOptions& o, const NasOptions& n);
 int cmd_nas_merge(const CommonOptions& o, const std::vector<std::string>& files);
 int cmd_ops(const CommonOptions& o);

@@ -88,6 +88,28 @@ int main(int argc, char** argv) {
   sweep->add_option("--batch", batches, "comma-separated batch sizes")->capture_default_str();
   sweep->add_option("--format", o.format, "table or json")->check(CLI::IsMember({"table", "json"}));
 
+  std::string compare_gpus, report_batches = "1,2,4,8,16,32,64,128,256";
+  auto* report = app.add_subcommand("report", "write a self-contained HTML report with plots (docs/report.md)");
+  report->add_option("model", model, "ONNX file")->required();
+  add_model_options(report, o);
+  report->add_option("--batch", o.batch, "batch size (default: as in the file)");
+  report->add_option("--compare", compare_gpus, "also these GPUs, comma-separated (e.g. a100,l4)");
+  report->add_option("--batches", report_batches, "batch sizes of the batch chart")->capture_default_str();
+  report->add_option("-o,--output", o.output, "the HTML file")->required();
+
+  std::string cmp_gpus = "h200,a100,l4", cmp_runtimes = "eager", cmp_dtypes = "fp16", cmp_batches;
+  auto* compare = app.add_subcommand("compare", "one model side by side on several GPUs, runtimes, dtypes or batches");
+  compare->add_option("model", model, "ONNX file")->required();
+  compare->add_option("--gpu", cmp_gpus, "GPU ids, comma-separated")->capture_default_str();
+  compare->add_option("--gpu-dir", o.gpu_dir, "GPU database directory (default: the bundled one)");
+  compare->add_option("--runtime", cmp_runtimes, "runtimes, comma-separated (eager, inductor, tensorrt)")->capture_default_str();
+  compare->add_option("--dtype", cmp_dtypes, "dtypes, comma-separated")->capture_default_str();
+  compare->add_option("--batch", cmp_batches, "batch sizes, comma-separated (default: as in the file)");
+  compare->add_option("--input", o.inputs, "set a whole input shape, NAME=1x3x224x224 (repeatable)");
+  compare->add_flag("--allow-unmodelled", o.allow_unmodelled, "give totals marked partial instead of exit 1");
+  compare->add_option("--format", o.format, "table or json")->check(CLI::IsMember({"table", "json"}));
+  compare->add_option("-o,--output", o.output, "output file (default: stdout)");
+
   cli::NasOptions nas_opt;
   auto* nas = app.add_subcommand("nas", "sample a search space (onnx_models/spaces) and predict every candidate");
   nas->add_option("space", nas_opt.space, "search-space JSON (docs/nas.md)")->required();
@@ -221,6 +243,8 @@ int main(int argc, char** argv) {
     }
     if (*rank) return cli::cmd_rank(o, models, rank_threads);
     if (*sweep) return cli::cmd_sweep(o, model, batches);
+    if (*report) return cli::cmd_report(o, model, compare_gpus, report_batches);
+    if (*compare) return cli::cmd_compare(o, model, cmp_gpus, cmp_runtimes, cmp_dtypes, cmp_batches);
     if (*gpus) return cli::cmd_gpus(o);
     if (*nas) {
       if (nas->count("--format") == 0) o.format = "csv";

@@ -32,6 +32,8 @@ struct Analysis {
   std::string model_name;  // file stem
   std::string gpu_id, gpu_name;
   double peak_tflops = 0;
+  double dram_gbs = 0;       // the GPU's DRAM bandwidth: the roofline's slope
+  std::string gpu_trust;     // calibrated | carried-over | datasheet
   int64_t batch = 0;
   DType dtype = DType::fp16;
   std::string runtime;       // the runtime profile's name

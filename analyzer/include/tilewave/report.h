@@ -10,6 +10,12 @@
 
 namespace tilewave {
 
+// Facts every view shows the same way: the largest loss of a kernel (why it
+// is slow), and its problem in one line (conv NxCxHxW->K RxS/stride gG, GEMM
+// MxNxK, memory kernels by elements moved).
+std::string main_loss(const KernelCost& c);
+std::string shape_text(const Kernel& k);
+
 // with_layers false: the document without its per-kernel rows (write_json streams them).
 nlohmann::json analysis_to_json(const Analysis& a, bool with_layers = true);
 void write_json(std::ostream& os, const Analysis& a);
@@ -28,6 +34,9 @@ nlohmann::json rank_to_json(const std::vector<Analysis>& analyses, const std::ve
 // A search-space candidate's predicted figures (`tilewave nas` rows, the
 // Python module's scores); `with_losses` adds the loss split.
 nlohmann::json candidate_to_json(const space::CandidateCost& c, bool with_losses = false);
+// One model on several GPUs, runtimes, dtypes or batches (`tilewave compare`).
+void write_compare_table(std::ostream& os, const std::vector<Analysis>& analyses);
+nlohmann::json compare_to_json(const std::vector<Analysis>& analyses);
 // One model over batch sizes (`tilewave sweep`).
 void write_sweep_table(std::ostream& os, const std::vector<Analysis>& analyses);
 nlohmann::json sweep_to_json(const std::vector<Analysis>& analyses);

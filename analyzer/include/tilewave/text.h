@@ -7,5 +7,10 @@
 namespace tilewave {
 
 std::string printable(const std::string& s);
+// At most `width` characters (UTF-8 code points), shortened in the middle
+// ("/features/fea…/conv/Conv") so that names differing at the end stay apart.
+std::string middle_ellipsis(const std::string& s, size_t width);
+// Text for HTML and SVG: & < > " escaped, control characters as in printable().
+std::string html_escape(const std::string& s);
 
 }  // namespace tilewave

@@ -30,6 +30,8 @@ Analysis analyze_model(const Model& model, const GpuModel& base_gpu, const Analy
   a.gpu_id = gpu.id;
   a.gpu_name = gpu.name;
   a.peak_tflops = gpu.peak_flops(options.dtype) / 1e12;
+  a.dram_gbs = gpu.dram_bandwidth_gbs;
+  a.gpu_trust = gpu.trust;
   a.batch = model.batch;
   a.dtype = options.dtype;
   a.runtime = runtime.name();

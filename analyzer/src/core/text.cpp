@@ -1,5 +1,7 @@
 #include "tilewave/text.h"
 
+#include <vector>
+
 #include <fmt/format.h>
 
 namespace tilewave {
@@ -10,6 +12,31 @@ std::string printable(const std::string& s) {
   for (unsigned char c : s) {
     if (c < 0x20 || c == 0x7f) out += fmt::format("\\x{:02x}", c);
     else out += char(c);
+  }
+  return out;
+}
+
+std::string middle_ellipsis(const std::string& s, size_t width) {
+  // Code point starts, so that a cut never splits a UTF-8 sequence.
+  std::vector<size_t> starts;
+  for (size_t i = 0; i < s.size(); ++i)
+    if ((static_cast<unsigned char>(s[i]) & 0xc0) != 0x80) starts.push_back(i);
+  if (starts.size() <= width || width < 3) return s.substr(0, width < 3 && starts.size() > width ? starts[width] : s.size());
+  const size_t tail = (width - 1) / 2, head = width - 1 - tail;
+  return s.substr(0, starts[head]) + "\u2026" + s.substr(starts[starts.size() - tail]);
+}
+
+std::string html_escape(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : printable(s)) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
   }
   return out;
 }

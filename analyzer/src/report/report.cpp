@@ -27,6 +27,8 @@ std::string si(double v, const char* unit) {
 
 std::string pct(double f) { return fmt::format("{:.1f}%", 100 * f); }
 
+}  // namespace
+
 // The biggest loss names the reason a layer is slow.
 std::string main_loss(const KernelCost& c) {
   const std::pair<double, const char*> parts[] = {{c.losses.tile, "tile quantization"},
@@ -49,8 +51,12 @@ std::string shape_text(const Kernel& k) {
   if (auto* a = std::get_if<AttentionProblem>(&l.problem))
     return fmt::format("attn {}x{}x{} d{} b{}", a->q_len, a->kv_len, a->v_head_dim, a->head_dim, a->batch_heads);
   const auto& m = std::get<MemoryProblem>(l.problem);
-  return si(double(m.elems_read() + m.elems_written()), "el");
+  std::string n = si(double(m.elems_read() + m.elems_written()), "");
+  n.erase(std::remove(n.begin(), n.end(), ' '), n.end());
+  return "mem " + n + " elems";
 }
+
+namespace {
 
 json loss_json(const Losses& l) {
   return {{"tile", l.tile}, {"wave", l.wave}, {"efficiency", l.efficiency}, {"memory", l.memory}, {"fixed", l.fixed}};

@@ -1,0 +1,58 @@
+// `tilewave compare`: one model under several GPUs, runtimes, dtypes or
+// batches, one row each, at 80 columns; JSON with the same fields.
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include "tilewave/report.h"
+#include "tilewave/text.h"
+
+using nlohmann::json;
+
+namespace tilewave {
+
+namespace {
+
+// A GPU's trust in one letter beside its id; the legend says what each means.
+const char* trust_mark(const std::string& trust) {
+  if (trust == "calibrated") return "";
+  if (trust == "carried-over") return "*";
+  return "**";
+}
+
+}  // namespace
+
+void write_compare_table(std::ostream& os, const std::vector<Analysis>& as) {
+  if (as.empty()) return;
+  fmt::print(os, "{}: predicted on {} configuration{}\n\n", printable(as.front().model_name), as.size(),
+             as.size() == 1 ? "" : "s");
+  fmt::print(os, "{:<9} {:<9} {:<5} {:>5} {:>10} {:>10} {:>6}  {}\n", "gpu", "runtime", "dtype", "batch", "latency",
+             "samples/s", "util", "time lost: tile/wave/eff/mem/fixed");
+  bool carried = false, datasheet = false;
+  for (const auto& a : as) {
+    const Losses& l = a.total.losses;
+    const std::string mark = trust_mark(a.gpu_trust);
+    carried |= mark == "*", datasheet |= mark == "**";
+    const std::string latency =
+        a.total.time_us >= 1000 ? fmt::format("{:.2f} ms", a.total.time_us / 1000) : fmt::format("{:.1f} us", a.total.time_us);
+    fmt::print(os, "{:<9} {:<9} {:<5} {:>5} {:>10} {:>10.0f} {:>5.1f}%  {:.0f}/{:.0f}/{:.0f}/{:.0f}/{:.0f}%{}\n",
+               middle_ellipsis(printable(a.gpu_id) + mark, 9), a.runtime, dtype_name(a.dtype), a.batch, latency,
+               a.total.throughput_per_s, 100 * a.total.utilization, 100 * l.tile, 100 * l.wave, 100 * l.efficiency,
+               100 * l.memory, 100 * l.fixed, a.partial ? " PARTIAL" : "");
+  }
+  if (carried) os << "\n*  carried-over: the H200's fitted constants on this GPU's datasheet; not measured here\n";
+  if (datasheet) os << (carried ? "" : "\n") << "** datasheet only: defaults, never measured; expect larger errors\n";
+  os << "util = useful FLOPs / (time x peak); docs/model.md explains the losses.\n";
+}
+
+json compare_to_json(const std::vector<Analysis>& as) {
+  json rows = json::array();
+  for (const auto& a : as) {
+    json r = analysis_to_json(a, false);
+    r.erase("layers");
+    r["gpu_trust"] = a.gpu_trust;
+    rows.push_back(std::move(r));
+  }
+  return {{"model", as.empty() ? "" : as.front().model_name}, {"configurations", rows}};
+}
+
+}  // namespace tilewave
