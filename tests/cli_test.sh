@@ -103,6 +103,12 @@ expect 0 "" -- "$tw" compare "$data/tiny_cnn.onnx" --gpu h200,a100 --format json
 grep -q '"gpu_trust"' "$tmp/out" || { echo "FAIL: compare json lacks the trust"; fails=$((fails + 1)); }
 expect 1 "unknown dtype 'fp13'" -- "$tw" compare "$data/tiny_cnn.onnx" --dtype fp13
 expect 1 "names nothing" -- "$tw" compare "$data/tiny_cnn.onnx" --gpu ,
+expect 0 "" -- "$tw" annotate "$data/tiny_cnn.onnx" --batch 4 -o "$tmp/a.onnx"
+grep -aq "\[tilewave\] predicted on" "$tmp/a.onnx" || { echo "FAIL: annotate wrote no doc strings"; fails=$((fails + 1)); }
+expect 0 "" -- "$tw" analyze "$tmp/a.onnx" --batch 4
+expect 2 "" -- "$tw" annotate "$data/tiny_cnn.onnx"
+expect 1 "truncated.onnx" -- "$tw" annotate "$data/truncated.onnx" -o "$tmp/a2.onnx"
+[ ! -e "$tmp/a2.onnx" ] || { echo "FAIL: a failed annotate left a file"; fails=$((fails + 1)); }
 expect 0 "" -- "$tw" rank "$root/onnx_models/resnet18.onnx" "$root/onnx_models/mobilenet_v2.onnx" --batch 4
 expect 0 "unmodelled" -- "$tw" analyze "$data/unknown_op.onnx" --batch 1
 

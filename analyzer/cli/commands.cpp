@@ -316,6 +316,14 @@ int cmd_compare(const CommonOptions& o, const std::string& model_path, const std
   return 0;
 }
 
+int cmd_annotate(const CommonOptions& o, const std::string& model_path) {
+  const Analysis a = analyze_file(model_path, gpu_of(o), analyze_options(o));
+  warn_unmodelled(a, o);
+  const std::string bytes = annotated_onnx(model_path, a);
+  write_output(o.output, [&](std::ostream& os) { os << bytes; });
+  return 0;
+}
+
 int cmd_gpus(const CommonOptions& o) {
   const std::string dir = o.gpu_dir.empty() ? default_gpu_dir() : o.gpu_dir;
   const auto ids = list_gpu_ids(dir);

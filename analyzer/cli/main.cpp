@@ -110,6 +110,12 @@ int main(int argc, char** argv) {
   compare->add_option("--format", o.format, "table or json")->check(CLI::IsMember({"table", "json"}));
   compare->add_option("-o,--output", o.output, "output file (default: stdout)");
 
+  auto* annotate = app.add_subcommand("annotate", "write the model with each node's prediction in its doc string (Netron shows it)");
+  annotate->add_option("model", model, "ONNX file")->required();
+  add_model_options(annotate, o);
+  annotate->add_option("--batch", o.batch, "batch size (default: as in the file)");
+  annotate->add_option("-o,--output", o.output, "the annotated ONNX file")->required();
+
   cli::NasOptions nas_opt;
   auto* nas = app.add_subcommand("nas", "sample a search space (onnx_models/spaces) and predict every candidate");
   nas->add_option("space", nas_opt.space, "search-space JSON (docs/nas.md)")->required();
@@ -243,6 +249,7 @@ int main(int argc, char** argv) {
     }
     if (*rank) return cli::cmd_rank(o, models, rank_threads);
     if (*sweep) return cli::cmd_sweep(o, model, batches);
+    if (*annotate) return cli::cmd_annotate(o, model);
     if (*report) return cli::cmd_report(o, model, compare_gpus, report_batches);
     if (*compare) return cli::cmd_compare(o, model, cmp_gpus, cmp_runtimes, cmp_dtypes, cmp_batches);
     if (*gpus) return cli::cmd_gpus(o);

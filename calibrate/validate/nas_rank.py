@@ -24,7 +24,9 @@ import statistics
 from compare_networks import kendall_tau  # tau-b, as the network validation computes it
 
 BENCH_FILES = ["bench.jsonl", "session6/part1/eager_fill/bench.jsonl", "session6/part1/ind_first50_from_log.jsonl",
-               "session6/part1/ind_51_100/bench.jsonl", "session6/part2/ind_part2/bench.jsonl"]
+               "session6/part1/ind_51_100/bench.jsonl", "session6/part2/ind_part2/bench.jsonl",
+               "session6/part3/ind_part3_b1_16_128/bench.jsonl", "session6/part3/ind_part3_b1_128/bench.jsonl",
+               "session6/part3/ind_part3_b128/bench.jsonl", "session6/part3/ind_part3_b16_128/bench.jsonl"]
 
 
 def pareto(points):

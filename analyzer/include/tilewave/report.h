@@ -37,6 +37,10 @@ nlohmann::json candidate_to_json(const space::CandidateCost& c, bool with_losses
 // One model on several GPUs, runtimes, dtypes or batches (`tilewave compare`).
 void write_compare_table(std::ostream& os, const std::vector<Analysis>& analyses);
 nlohmann::json compare_to_json(const std::vector<Analysis>& analyses);
+// The model file at `path` with each node's prediction in its doc_string
+// (Netron shows it) and the network's in metadata_props["tilewave"];
+// nothing else changes, weights included. Serialized bytes.
+std::string annotated_onnx(const std::string& path, const Analysis& a);
 // One model over batch sizes (`tilewave sweep`).
 void write_sweep_table(std::ostream& os, const std::vector<Analysis>& analyses);
 nlohmann::json sweep_to_json(const std::vector<Analysis>& analyses);

@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""A PyTorch profiler trace of one forward, as users make them (test data for
+`tilewave check --trace`, docs/report.md): a torchvision network with random
+weights, eval mode, fp16, channels-last, cudnn.benchmark, torch.randn input,
+eager PyTorch; three warm-up forwards, then one profiled forward exported
+with torch.profiler's export_chrome_trace.
+
+usage (GPU machine): python3 calibrate/measure/capture_trace.py --model resnet18 --batch 1 --out DIR
+"""
+import argparse
+import gzip
+import json
+import os
+import shutil
+
+import torch
+import torchvision
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", default="resnet18")
+    ap.add_argument("--batch", type=int, default=1)
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+    torch.backends.cudnn.benchmark = True
+    torch.manual_seed(0)
+    m = getattr(torchvision.models, a.model)().eval().to("cuda", dtype=torch.float16)
+    m = m.to(memory_format=torch.channels_last)
+    x = torch.randn(a.batch, 3, 224, 224, device="cuda", dtype=torch.float16).contiguous(memory_format=torch.channels_last)
+    with torch.no_grad():
+        for _ in range(3):
+            m(x)
+        torch.cuda.synchronize()
+        acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+        with torch.profiler.profile(activities=acts) as prof:
+            m(x)
+            torch.cuda.synchronize()
+    os.makedirs(a.out, exist_ok=True)
+    name = "%s_b%d_eager" % (a.model, a.batch)
+    path = os.path.join(a.out, name + ".json")
+    prof.export_chrome_trace(path)
+    with open(path, "rb") as f, gzip.open(path + ".gz", "wb") as g:
+        shutil.copyfileobj(f, g)
+    os.remove(path)
+    meta = {"model": "torchvision." + a.model, "batch": a.batch, "runtime": "eager", "dtype": "fp16",
+            "layout": "channels_last", "input": "torch.randn", "torch": torch.__version__,
+            "gpu": torch.cuda.get_device_name(), "driver_cuda": torch.version.cuda,
+            "kernels": sum(1 for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA)}
+    with open(os.path.join(a.out, name + ".meta.json"), "w") as f:
+        json.dump(meta, f, indent=1)
+    print(json.dumps(meta))
+
+
+if __name__ == "__main__":
+    main()

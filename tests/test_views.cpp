@@ -1,0 +1,75 @@
+// Views that write files: the annotated ONNX keeps the model's weights and
+// structure, and carries every node's prediction (docs/report.md).
+#include <fstream>
+#include <sstream>
+
+#include <doctest/doctest.h>
+#include <onnx/onnx_pb.h>
+
+#include "test_helpers.h"
+#include "tilewave/analysis.h"
+#include "tilewave/report.h"
+#include "tilewave/text.h"
+
+using namespace tilewave;
+
+namespace {
+
+::onnx::ModelProto parse(const std::string& bytes) {
+  ::onnx::ModelProto m;
+  REQUIRE(m.ParseFromString(bytes));
+  return m;
+}
+
+std::string file_bytes(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+TEST_CASE("annotate: every node gets its prediction, weights and graph stay byte for byte") {
+  const std::string path = test::data("tiny_cnn.onnx");
+  AnalyzeOptions o;
+  o.load.batch = 8;
+  const Analysis a = analyze_file(path, test::gpu("h200"), o);
+  const ::onnx::ModelProto before = parse(file_bytes(path));
+  const std::string once = annotated_onnx(path, a);
+  ::onnx::ModelProto after = parse(once);
+  REQUIRE(after.graph().node_size() == before.graph().node_size());
+  REQUIRE(after.graph().initializer_size() == before.graph().initializer_size());
+  for (int i = 0; i < before.graph().initializer_size(); ++i)
+    CHECK(after.graph().initializer(i).SerializeAsString() == before.graph().initializer(i).SerializeAsString());
+  int with_kernel = 0;
+  for (int i = 0; i < after.graph().node_size(); ++i) {
+    const std::string& doc = after.graph().node(i).doc_string();
+    CHECK(doc.find("[tilewave] predicted on NVIDIA H200") != std::string::npos);
+    with_kernel += doc.find(" us, utilization ") != std::string::npos;
+    // Apart from doc strings the nodes are unchanged.
+    ::onnx::NodeProto n = after.graph().node(i);
+    n.clear_doc_string();
+    ::onnx::NodeProto m = before.graph().node(i);
+    m.clear_doc_string();
+    CHECK(n.SerializeAsString() == m.SerializeAsString());
+  }
+  CHECK(with_kernel > 0);
+  bool meta = false;
+  for (const auto& e : after.metadata_props()) meta |= e.key() == "tilewave" && e.value().find("utilization") != std::string::npos;
+  CHECK(meta);
+
+  // Annotating the annotated file replaces the annotation instead of adding one.
+  const std::string tmp = test::write_temp("tw_annotated.onnx", once);
+  const ::onnx::ModelProto twice = parse(annotated_onnx(tmp, a));
+  for (int i = 0; i < twice.graph().node_size(); ++i)
+    CHECK(twice.graph().node(i).doc_string() == after.graph().node(i).doc_string());
+  CHECK(twice.metadata_props_size() == after.metadata_props_size());
+}
+
+TEST_CASE("names are shortened in the middle, on code points") {
+  CHECK(middle_ellipsis("short", 10) == "short");
+  CHECK(middle_ellipsis("/features/features.2/block.0/Conv", 13) == "/featu\u20260/Conv");  // 6 + 1 + 6
+  CHECK(middle_ellipsis("\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9", 5) == "\u00e9\u00e9\u2026\u00e9\u00e9");
+  CHECK(html_escape("<a & \"b\">") == "&lt;a &amp; &quot;b&quot;&gt;");
+}
