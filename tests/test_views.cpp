@@ -71,5 +71,9 @@ TEST_CASE("names are shortened in the middle, on code points") {
   CHECK(middle_ellipsis("short", 10) == "short");
   CHECK(middle_ellipsis("/features/features.2/block.0/Conv", 13) == "/featu\u20260/Conv");  // 6 + 1 + 6
   CHECK(middle_ellipsis("\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9", 5) == "\u00e9\u00e9\u2026\u00e9\u00e9");
+  CHECK(compact_name("/features/features.1/features.1.2/block/block.2/Conv") == "/features.1.2/block.2/Conv");
+  CHECK(compact_name("/layer1/layer1.0/conv3/Conv/bias") == "/layer1.0/conv3/Conv/bias");
+  CHECK(compact_name("plain") == "plain");
+  CHECK(compact_name("a/a.b") == "a.b");
   CHECK(html_escape("<a & \"b\">") == "&lt;a &amp; &quot;b&quot;&gt;");
 }

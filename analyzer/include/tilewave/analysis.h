@@ -27,6 +27,17 @@ struct Totals {
   Losses losses;
 };
 
+// Kernels grouped by what they run (the head op, as `ops` names it) or by
+// what bounds them: counts, time, FLOPs, utilization and share of the time.
+struct KernelGroup {
+  std::string name;
+  int kernels = 0;
+  double time_us = 0;
+  int64_t flops = 0;
+  double utilization = 0;  // the group's FLOPs / (its time x peak)
+  double share = 0;        // of the network's time
+};
+
 struct Analysis {
   std::string model_path;
   std::string model_name;  // file stem
@@ -52,6 +63,8 @@ struct Analysis {
   bool partial = false;  // some kernels are left out of the totals
   std::vector<std::string> notes;       // assumptions made while loading
   Totals total;
+  std::vector<KernelGroup> by_op;     // by time, longest first
+  std::vector<KernelGroup> by_bound;  // compute, latency, memory
 };
 
 // More unmodelled kernels than this (or any compute kernel) make a model's

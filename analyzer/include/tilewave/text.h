@@ -10,6 +10,10 @@ std::string printable(const std::string& s);
 // At most `width` characters (UTF-8 code points), shortened in the middle
 // ("/features/fea…/conv/Conv") so that names differing at the end stay apart.
 std::string middle_ellipsis(const std::string& s, size_t width);
+// An exporter's node name without the path parts the next part repeats:
+// "/features/features.1/features.1.2/block/block.2/Conv" becomes
+// "/features.1.2/block.2/Conv" (PyTorch names each module by its full path).
+std::string compact_name(const std::string& name);
 // Text for HTML and SVG: & < > " escaped, control characters as in printable().
 std::string html_escape(const std::string& s);
 

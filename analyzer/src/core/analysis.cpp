@@ -19,6 +19,32 @@ double network_time_us(const Lowering& lowered, const GpuModel& gpu) {
   return cost_network(lowered, CostModel(gpu)).time_us;
 }
 
+namespace {
+
+// Costed kernels grouped by `key`, longest total time first.
+template <class Key>
+std::vector<KernelGroup> group_kernels(const Analysis& a, Key key) {
+  std::vector<KernelGroup> groups;
+  for (const auto& r : a.kernels) {
+    if (!r.cost) continue;
+    const std::string name = key(r);
+    auto g = std::find_if(groups.begin(), groups.end(), [&](const KernelGroup& x) { return x.name == name; });
+    if (g == groups.end()) g = groups.insert(groups.end(), KernelGroup{name});
+    ++g->kernels;
+    g->time_us += r.cost->time_us;
+    g->flops += r.cost->flops;
+  }
+  const double peak = a.peak_tflops * 1e12;
+  for (auto& g : groups) {
+    g.utilization = g.time_us > 0 && peak > 0 ? double(g.flops) / (g.time_us * 1e-6 * peak) : 0;
+    g.share = a.total.time_us > 0 ? g.time_us / a.total.time_us : 0;
+  }
+  std::stable_sort(groups.begin(), groups.end(), [](const auto& x, const auto& y) { return x.time_us > y.time_us; });
+  return groups;
+}
+
+}  // namespace
+
 Analysis analyze_model(const Model& model, const GpuModel& base_gpu, const AnalyzeOptions& options) {
   const LayerGraph graph = build_layer_graph(model);
   const RuntimeProfile& runtime = *options.runtime;
@@ -67,6 +93,9 @@ Analysis analyze_model(const Model& model, const GpuModel& base_gpu, const Analy
     a.total.throughput_per_s = double(a.batch) / (t * 1e-6);
     a.total.losses = totals.losses();
   }
+  a.by_op = group_kernels(a, [](const KernelResult& r) { return r.kernel.ops.substr(0, r.kernel.ops.find('+')); });
+  a.by_bound = group_kernels(a, [](const KernelResult& r) { return std::string(bound_name(r.cost->bound)); });
+  std::sort(a.by_bound.begin(), a.by_bound.end(), [](const auto& x, const auto& y) { return x.name < y.name; });
   return a;
 }
 

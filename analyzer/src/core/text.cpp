@@ -26,6 +26,25 @@ std::string middle_ellipsis(const std::string& s, size_t width) {
   return s.substr(0, starts[head]) + "\u2026" + s.substr(starts[starts.size() - tail]);
 }
 
+std::string compact_name(const std::string& name) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (size_t slash; (slash = name.find('/', start)) != std::string::npos; start = slash + 1)
+    parts.push_back(name.substr(start, slash - start));
+  parts.push_back(name.substr(start));
+  std::string out;
+  bool first = true;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const bool repeated = !parts[i].empty() && i + 1 < parts.size() &&
+                          parts[i + 1].compare(0, parts[i].size() + 1, parts[i] + ".") == 0;
+    if (repeated) continue;
+    if (!first) out += '/';
+    out += parts[i];
+    first = false;
+  }
+  return out;
+}
+
 std::string html_escape(const std::string& s) {
   std::string out;
   out.reserve(s.size());

@@ -137,23 +137,32 @@ void write_json(std::ostream& os, const Analysis& a) {
 }
 
 void write_csv(std::ostream& os, const Analysis& a) {
-  os << "name,op,kernel,flops,bytes,intensity,time_us,utilization,bound,tile_eff,wave_eff,tiles,waves,"
-        "loss_tile,loss_wave,loss_efficiency,loss_memory,loss_fixed,unmodelled\n";
+  // The run's facts first, as one JSON comment line (the same convention as `nas`).
+  json meta = analysis_to_json(a, false);
+  meta.erase("layers");
+  os << "# " << meta.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
+  os << "name,op,shape,kernel,flops,bytes,l2_hit_bytes,intensity,time_us,compute_us,memory_us,fixed_us,utilization,"
+        "bound,tile,split_k,tile_eff,wave_eff,tiles,waves,loss_tile,loss_wave,loss_efficiency,loss_memory,loss_fixed,"
+        "unmodelled\n";
   auto quote = [](const std::string& s) {
     std::string q = "\"";
     for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
     return q + "\"";
   };
   for (const auto& r : a.kernels) {
-    os << quote(r.kernel.name) << ',' << quote(r.kernel.ops) << ',';
+    os << quote(r.kernel.name) << ',' << quote(r.kernel.ops) << ',' << quote(shape_text(r.kernel)) << ',';
     if (!r.cost) {
-      os << ",,,,,,,,,,,,,,,," << quote(r.kernel.unmodelled_reason) << "\n";
+      os << ",,,,,,,,,,,,,,,,,,,,,," << quote(r.kernel.unmodelled_reason) << "\n";
       continue;
     }
     const KernelCost& c = *r.cost;
-    fmt::print(os, "{},{},{},{:.4g},{:.4f},{:.6f},{},{:.4f},{:.4f},{},{},{:.4f},{:.4f},{:.4f},{:.4f},{:.4f},\n", c.kernel,
-               c.flops, c.bytes, c.intensity, c.time_us, c.utilization, bound_name(c.bound), c.tile_eff, c.wave_eff,
-               c.tiles, c.waves, c.losses.tile, c.losses.wave, c.losses.efficiency, c.losses.memory, c.losses.fixed);
+    const bool gemm = c.path == CostPath::tensor_gemm || c.path == CostPath::cuda_gemm;
+    fmt::print(os, "{},{},{},{},{:.4g},{:.4f},{:.4f},{:.4f},{:.4f},{:.6f},{},{},{},{:.4f},{:.4f},{},{},{:.4f},{:.4f},{:.4f},"
+                   "{:.4f},{:.4f},\n",
+               c.kernel, c.flops, c.bytes, c.l2_hit_bytes, c.intensity, c.time_us, c.compute_us, c.memory_us, c.fixed_us,
+               c.utilization, bound_name(c.bound), gemm ? c.tile.name() : "", gemm ? c.split_k : 0, c.tile_eff,
+               c.wave_eff, c.tiles, c.waves, c.losses.tile, c.losses.wave, c.losses.efficiency, c.losses.memory,
+               c.losses.fixed);
   }
 }
 
@@ -169,40 +178,41 @@ void write_table(std::ostream& os, const Analysis& a, int worst_layers) {
              si(double(t.bytes), "B"), t.bytes ? double(t.flops) / t.bytes : 0.0);
   fmt::print(os, "  utilization        {} of the {:.0f} TFLOP/s {} peak\n", pct(t.utilization), a.peak_tflops,
              dtype_name(a.dtype));
-  fmt::print(os, "  time lost to       tile quantization {}, wave quantization {}, main-loop efficiency {}, "
-                 "memory {}, fixed cost {}\n",
+  fmt::print(os, "  time lost to       tile quantization {}, wave quantization {},\n"
+                 "                     main-loop efficiency {}, memory {}, fixed cost {}\n",
              pct(t.losses.tile), pct(t.losses.wave), pct(t.losses.efficiency), pct(t.losses.memory),
              pct(t.losses.fixed));
+  for (size_t i = 0; i < a.by_bound.size(); ++i)
+    fmt::print(os, "  {:<19}{}-bound: {} kernels, {} of time\n", i ? "" : "kernels by bound", a.by_bound[i].name,
+               a.by_bound[i].kernels, pct(a.by_bound[i].share));
 
-  std::map<std::string, std::pair<double, int>> by_bound;
-  for (const auto& r : a.kernels)
-    if (r.cost) {
-      auto& e = by_bound[bound_name(r.cost->bound)];
-      e.first += r.cost->time_us;
-      ++e.second;
-    }
-  std::string bounds;
-  for (const auto& [b, e] : by_bound)
-    bounds += fmt::format("{}{}: {} kernels, {} of time", bounds.empty() ? "" : "; ", b, e.second,
-                          pct(t.time_us > 0 ? e.first / t.time_us : 0));
-  fmt::print(os, "  kernels by bound   {}\n\n", bounds);
+  const size_t ops_shown = std::min<size_t>(10, a.by_op.size());
+  fmt::print(os, "\nBy op ({} of {} kinds, by time):\n", ops_shown, a.by_op.size());
+  fmt::print(os, "  {:<24} {:>7} {:>11} {:>7} {:>11} {:>7}\n", "op", "kernels", "time_us", "share", "FLOP", "util");
+  for (size_t i = 0; i < ops_shown; ++i) {
+    const KernelGroup& g = a.by_op[i];
+    fmt::print(os, "  {:<24} {:>7} {:>11.1f} {:>7} {:>11} {:>7}\n", middle_ellipsis(printable(g.name), 24), g.kernels,
+               g.time_us, pct(g.share), si(double(g.flops), ""), pct(g.utilization));
+  }
 
   std::vector<const KernelResult*> rows;
   for (const auto& r : a.kernels)
     if (r.cost) rows.push_back(&r);
-  std::sort(rows.begin(), rows.end(), [](auto* x, auto* y) { return x->cost->time_us > y->cost->time_us; });
+  std::stable_sort(rows.begin(), rows.end(), [](auto* x, auto* y) { return x->cost->time_us > y->cost->time_us; });
   const int shown = std::min<int>(worst_layers, int(rows.size()));
-  fmt::print(os, "Slowest {} of {} kernels (time share, then why):\n", shown, rows.size());
-  fmt::print(os, "{:<28} {:<18} {:<26} {:>9} {:>6} {:>6} {:>6} {:>6} {:>8}  {}\n", "layer", "op", "shape", "time_us",
-             "share", "util", "tile", "wave", "bound", "main loss");
+  fmt::print(os, "\nSlowest {} of {} kernels: name, bound and main loss; then op, shape, time, share\n"
+                 "of the network, utilization, tile/wave efficiency in % (GEMM-like kernels):\n", shown, rows.size());
   for (int i = 0; i < shown; ++i) {
     const auto& r = *rows[i];
     const KernelCost& c = *r.cost;
     const bool gemm = c.path == CostPath::tensor_gemm || c.path == CostPath::cuda_gemm;
-    fmt::print(os, "{:<28.28} {:<18.18} {:<26.26} {:>9.1f} {:>6} {:>6} {:>6} {:>6} {:>8}  {}\n", printable(r.kernel.name),
-               printable(r.kernel.ops), shape_text(r.kernel), c.time_us, pct(t.time_us > 0 ? c.time_us / t.time_us : 0),
-               pct(c.utilization), gemm ? pct(c.tile_eff) : "-", gemm ? pct(c.wave_eff) : "-", bound_name(c.bound),
-               main_loss(c));
+    const std::string why = fmt::format("{}-bound: {}", bound_name(c.bound), main_loss(c));
+    fmt::print(os, "{:>3} {:<{}} {}\n", i + 1, middle_ellipsis(printable(compact_name(r.kernel.name)), 75 - why.size()),
+               75 - why.size(), why);
+    fmt::print(os, "    {:<10} {:<28} {:>8.1f} us {:>6} {:>6} {:>7}\n", middle_ellipsis(printable(r.kernel.ops), 10),
+               middle_ellipsis(shape_text(r.kernel), 28), c.time_us, pct(t.time_us > 0 ? c.time_us / t.time_us : 0),
+               pct(c.utilization),
+               gemm ? fmt::format("{:.0f}/{:.0f}", 100 * c.tile_eff, 100 * c.wave_eff) : std::string("-"));
   }
   if (!a.unmodelled.empty()) {
     fmt::print(os, "\nPARTIAL: {} kernels are unmodelled and left out of the totals, by cause:\n", a.unmodelled.size());
@@ -210,8 +220,11 @@ void write_table(std::ostream& os, const Analysis& a, int worst_layers) {
       fmt::print(os, "  {} kernel{} (first: {}): {}\n", c.kernels, c.kernels == 1 ? "" : "s", printable(c.first),
                  printable(c.reason));
   }
-  fmt::print(os, "\nutil = useful FLOPs / (time x peak); tile/wave = tile and wave quantization efficiency;\n"
-                 "docs/model.md explains every number. --format json gives all kernels.\n");
+  fmt::print(os, "\nKernel times are inside the network: L2 reuse between kernels and the {:.1f} us\n"
+                 "launch gap included (`tilewave layers` costs a kernel alone).\n"
+                 "util = useful FLOPs / (time x peak); docs/model.md explains every number;\n"
+                 "--format json or csv gives all kernels.\n",
+             a.launch_gap_us);
 }
 
 namespace {

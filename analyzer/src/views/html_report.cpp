@@ -145,7 +145,7 @@ void layer_bars(std::ostream& os, const Analysis& a) {
     const KernelCost& c = *k.cost;
     const double yy = 5 + row * double(i);
     fmt::print(os, R"~(<text x="{:.0f}" y="{:.1f}" class="label" text-anchor="end">{}</text>)~", label_w - 6, yy + 12,
-               html_escape(middle_ellipsis(k.kernel.name + " " + k.kernel.ops, 48)));
+               html_escape(middle_ellipsis(compact_name(k.kernel.name) + " " + k.kernel.ops, 48)));
     fmt::print(os, R"~(<rect x="{:.0f}" y="{:.1f}" width="{:.1f}" height="{:.0f}" fill="{}"><title>{}: {} ({}), {}, {}-bound, main loss: {}</title></rect>)~",
                label_w, yy + 2, std::max(1.0, bar_w * c.time_us / longest), row - 4, bound_colour(c.bound),
                html_escape(k.kernel.name), html_escape(k.kernel.ops), html_escape(shape_text(k.kernel)), fmt_us(c.time_us),
@@ -177,7 +177,7 @@ void loss_bars(std::ostream& os, const Analysis& a) {
   };
   bar(4, "whole network", a.total.utilization, a.total.losses);
   for (size_t i = 0; i < ks.size(); ++i)
-    bar(10 + row * double(i + 1), middle_ellipsis(ks[i]->kernel.name, 48), ks[i]->cost->utilization, ks[i]->cost->losses);
+    bar(10 + row * double(i + 1), middle_ellipsis(compact_name(ks[i]->kernel.name), 48), ks[i]->cost->utilization, ks[i]->cost->losses);
   double at = 10;
   const double yy = h - 18;
   for (const auto& s : kShares) {
