@@ -107,6 +107,18 @@ expect 0 "" -- "$tw" annotate "$data/tiny_cnn.onnx" --batch 4 -o "$tmp/a.onnx"
 grep -aq "\[tilewave\] predicted on" "$tmp/a.onnx" || { echo "FAIL: annotate wrote no doc strings"; fails=$((fails + 1)); }
 expect 0 "" -- "$tw" analyze "$tmp/a.onnx" --batch 4
 expect 2 "" -- "$tw" annotate "$data/tiny_cnn.onnx"
+trace=$data/traces/resnet18_b1_eager_h200.trace.json
+expect 0 "" -- "$tw" check "$root/onnx_models/runtime/resnet18.onnx" --trace "$trace" --batch 1
+grep -q "108 kernels paired" "$tmp/out" || { echo "FAIL: check did not pair the ResNet-18 trace"; fails=$((fails + 1)); }
+expect 0 "" -- "$tw" check "$root/onnx_models/runtime/resnet18.onnx" --trace "$trace" --batch 1 --format json
+grep -q '"measured_kernels": 108' "$tmp/out" || { echo "FAIL: check json lacks the count"; fails=$((fails + 1)); }
+expect 2 "" -- "$tw" check "$root/onnx_models/runtime/resnet18.onnx"
+expect 1 "not_onnx.onnx" -- "$tw" check "$root/onnx_models/runtime/resnet18.onnx" --trace "$data/not_onnx.onnx"
+expect 1 "is a directory, not a trace" -- "$tw" check "$root/onnx_models/runtime/resnet18.onnx" --trace "$data"
+echo '{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::conv2d", "ts": 1, "dur": 2}]}' > "$tmp/cpu.json"
+expect 1 "no GPU kernel events" -- "$tw" check "$root/onnx_models/runtime/resnet18.onnx" --trace "$tmp/cpu.json"
+echo '{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": -2}]}' > "$tmp/neg.json"
+expect 1 "negative or non-finite duration" -- "$tw" check "$root/onnx_models/runtime/resnet18.onnx" --trace "$tmp/neg.json"
 expect 1 "truncated.onnx" -- "$tw" annotate "$data/truncated.onnx" -o "$tmp/a2.onnx"
 [ ! -e "$tmp/a2.onnx" ] || { echo "FAIL: a failed annotate left a file"; fails=$((fails + 1)); }
 expect 0 "" -- "$tw" rank "$root/onnx_models/resnet18.onnx" "$root/onnx_models/mobilenet_v2.onnx" --batch 4

@@ -10,6 +10,7 @@
 #include "tilewave/analysis.h"
 #include "tilewave/report.h"
 #include "tilewave/text.h"
+#include "tilewave/trace_check.h"
 
 using namespace tilewave;
 
@@ -76,4 +77,26 @@ TEST_CASE("names are shortened in the middle, on code points") {
   CHECK(compact_name("plain") == "plain");
   CHECK(compact_name("a/a.b") == "a.b");
   CHECK(html_escape("<a & \"b\">") == "&lt;a &amp; &quot;b&quot;&gt;");
+}
+
+TEST_CASE("check: the H200 trace of ResNet-18 pairs every convolution with a measured convolution") {
+  AnalyzeOptions o;
+  o.load.batch = 1;
+  const Analysis a = analyze_file(test::zoo("runtime/resnet18.onnx"), test::gpu("h200"), o);
+  const MeasuredTrace t = read_trace(test::data("traces/resnet18_b1_eager_h200.trace.json"));
+  CHECK(t.kernels.size() == 108);
+  const TraceCheck c = check_against_trace(a, t);
+  int convs = 0;
+  for (const auto& p : c.pairs) {
+    if (p.predicted < 0 || std::string(kernel_kind(a.kernels[size_t(p.predicted)])) != "compute") continue;
+    ++convs;
+    REQUIRE(p.measured >= 0);
+    CHECK(std::string(kernel_kind(t.kernels[size_t(p.measured)].name)) == "compute");
+  }
+  CHECK(convs == 21);  // 20 convolutions and the classifier's GEMM
+  CHECK(c.paired >= 100);
+  CHECK(c.measured_device_us == doctest::Approx(327.25).epsilon(0.001));
+  CHECK(kernel_kind("triton_poi_fused_add_relu_3") == std::string("elementwise"));
+  CHECK(kernel_kind("sm90_xmma_gemm_f16f16_f16f32") == std::string("compute"));
+  CHECK(kernel_kind("void at::native::(anonymous namespace)::max_pool_forward_nhwc") == std::string("pool"));
 }

@@ -324,6 +324,18 @@ int cmd_annotate(const CommonOptions& o, const std::string& model_path) {
   return 0;
 }
 
+int cmd_check(const CommonOptions& o, const std::string& model_path, const std::string& trace, int rows) {
+  const MeasuredTrace t = read_trace(trace);
+  const Analysis a = analyze_file(model_path, gpu_of(o), analyze_options(o));
+  warn_unmodelled(a, o);
+  const TraceCheck c = check_against_trace(a, t);
+  write_output(o.output, [&](std::ostream& os) {
+    if (o.format == "json") os << check_to_json(a, t, c).dump(2) << "\n";
+    else write_check_table(os, a, t, c, rows);
+  });
+  return 0;
+}
+
 int cmd_gpus(const CommonOptions& o) {
   const std::string dir = o.gpu_dir.empty() ? default_gpu_dir() : o.gpu_dir;
   const auto ids = list_gpu_ids(dir);

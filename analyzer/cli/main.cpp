@@ -116,6 +116,16 @@ int main(int argc, char** argv) {
   annotate->add_option("--batch", o.batch, "batch size (default: as in the file)");
   annotate->add_option("-o,--output", o.output, "the annotated ONNX file")->required();
 
+  std::string trace;
+  auto* check = app.add_subcommand("check", "hold the prediction against a measured PyTorch profiler trace");
+  check->add_option("model", model, "ONNX file of the network that was profiled")->required();
+  check->add_option("--trace", trace, "Chrome trace JSON (torch.profiler export_chrome_trace)")->required();
+  add_model_options(check, o);
+  check->add_option("--batch", o.batch, "batch size the trace ran at (default: as in the file)");
+  check->add_option("--top", worst, "pairs shown, furthest apart first")->capture_default_str();
+  check->add_option("--format", o.format, "table or json")->check(CLI::IsMember({"table", "json"}));
+  check->add_option("-o,--output", o.output, "output file (default: stdout)");
+
   cli::NasOptions nas_opt;
   auto* nas = app.add_subcommand("nas", "sample a search space (onnx_models/spaces) and predict every candidate");
   nas->add_option("space", nas_opt.space, "search-space JSON (docs/nas.md)")->required();
@@ -249,6 +259,7 @@ int main(int argc, char** argv) {
     }
     if (*rank) return cli::cmd_rank(o, models, rank_threads);
     if (*sweep) return cli::cmd_sweep(o, model, batches);
+    if (*check) return cli::cmd_check(o, model, trace, worst);
     if (*annotate) return cli::cmd_annotate(o, model);
     if (*report) return cli::cmd_report(o, model, compare_gpus, report_batches);
     if (*compare) return cli::cmd_compare(o, model, cmp_gpus, cmp_runtimes, cmp_dtypes, cmp_batches);

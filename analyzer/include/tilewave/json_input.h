@@ -13,5 +13,8 @@ namespace tilewave {
 constexpr int kMaxJsonNesting = 32;
 
 nlohmann::json parse_json_text(const std::string& text, const std::string& where);
+// A whole file read, then parsed; InputError naming the file, with `what` it
+// should have been ("GPU file", "trace") when it is a folder or cannot be opened.
+nlohmann::json read_json_file(const std::string& path, const std::string& what);
 
 }  // namespace tilewave

@@ -7,6 +7,7 @@
 
 #include "tilewave/analysis.h"
 #include "tilewave/space_cost.h"
+#include "tilewave/trace_check.h"
 
 namespace tilewave {
 
@@ -41,6 +42,10 @@ nlohmann::json compare_to_json(const std::vector<Analysis>& analyses);
 // (Netron shows it) and the network's in metadata_props["tilewave"];
 // nothing else changes, weights included. Serialized bytes.
 std::string annotated_onnx(const std::string& path, const Analysis& a);
+// `tilewave check --trace`: the totals, the `rows` pairs furthest apart and
+// the unpaired kernels; JSON with every pair.
+void write_check_table(std::ostream& os, const Analysis& a, const MeasuredTrace& t, const TraceCheck& c, int rows);
+nlohmann::json check_to_json(const Analysis& a, const MeasuredTrace& t, const TraceCheck& c);
 // One model over batch sizes (`tilewave sweep`).
 void write_sweep_table(std::ostream& os, const std::vector<Analysis>& analyses);
 nlohmann::json sweep_to_json(const std::vector<Analysis>& analyses);

@@ -1,5 +1,8 @@
 #include "tilewave/json_input.h"
 
+#include <filesystem>
+#include <fstream>
+
 #include <fmt/format.h>
 
 #include "tilewave/error.h"
@@ -36,6 +39,16 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& where
   } catch (const nlohmann::json::exception& e) {
     throw InputError(where, fmt::format("not valid JSON: {}", e.what()));
   }
+}
+
+// Read whole, then parsed: parsing from the stream took most of `tilewave gpus`.
+nlohmann::json read_json_file(const std::string& path, const std::string& what) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw InputError(path, "is a directory, not a " + what);
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw InputError(path, "cannot open " + what);
+  const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  return parse_json_text(text, path);
 }
 
 }  // namespace tilewave

@@ -124,21 +124,11 @@ double GpuModel::cuda_core_peak_flops(DType d) const {
 
 namespace {
 
-// Read whole, then parsed: parsing from the stream took most of `tilewave gpus`.
-json read_json_file(const std::string& path) {
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) throw InputError(path, "is a directory, not a GPU file");
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw InputError(path, "cannot open GPU file");
-  const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  return parse_json_text(text, path);
-}
-
 // Architecture files are shared by many GPU files; each is parsed once.
 const json& read_arch_file(const std::string& path) {
   static std::map<std::string, json> parsed;
   auto it = parsed.find(path);
-  if (it == parsed.end()) it = parsed.emplace(path, read_json_file(path)).first;
+  if (it == parsed.end()) it = parsed.emplace(path, read_json_file(path, "GPU file")).first;
   return it->second;
 }
 
@@ -309,7 +299,7 @@ GpuModel load_gpu(const std::string& id_or_path, const std::string& db_dir) {
     throw InputError("--gpu", fmt::format("unknown GPU '{}' (known: {}; or pass a path to a .json file)",
                                           id_or_path, known));
   }
-  const json j = read_json_file(path);
+  const json j = read_json_file(path, "GPU file");
   // A GPU file outside the database still finds its architecture file in the
   // database, so a user's own file needs only datasheet facts.
   fs::path arch_dir = fs::path(path).parent_path() / "arch";

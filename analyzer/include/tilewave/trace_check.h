@@ -1,0 +1,51 @@
+// A prediction held against a measured run (`tilewave check --trace`,
+// docs/report.md): the kernels of a PyTorch profiler / Chrome trace paired
+// with the predicted ones in launch order, by kind.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "tilewave/analysis.h"
+
+namespace tilewave {
+
+struct TraceKernel {
+  std::string name;
+  double start_us = 0, duration_us = 0;
+};
+
+struct MeasuredTrace {
+  std::string path;
+  std::vector<TraceKernel> kernels;  // GPU kernels, in start order
+  int copies = 0;                    // memcpy / memset events, not kernels
+};
+
+// Reads the JSON torch.profiler's export_chrome_trace writes (an object with
+// "traceEvents", or a bare array): complete events ("ph": "X") of category
+// "kernel". InputError naming the file for anything else.
+MeasuredTrace read_trace(const std::string& path);
+
+// What a kernel does, coarsely, from its name or its predicted problem:
+// compute (convolution, GEMM, attention), pool, reduce, norm, copy, elementwise.
+const char* kernel_kind(const std::string& measured_name);
+const char* kernel_kind(const KernelResult& predicted);
+
+struct TracePair {
+  int predicted = -1, measured = -1;  // indices; -1: no partner
+  double predicted_us = 0, measured_us = 0;
+};
+
+struct TraceCheck {
+  std::vector<TracePair> pairs;      // in launch order, unpaired ones included
+  int paired = 0;
+  double predicted_device_us = 0;    // the predicted kernels' own times (launch gaps excluded)
+  double measured_device_us = 0;     // the trace's kernel durations
+  double median_abs_error = 0;       // over paired kernels, |pred / measured - 1|
+  double paired_predicted_us = 0, paired_measured_us = 0;
+};
+
+// Pairs the two sequences by dynamic programming (an edit distance in which
+// kernels of one kind pair best, compute kernels never pair with others).
+TraceCheck check_against_trace(const Analysis& a, const MeasuredTrace& t);
+
+}  // namespace tilewave

@@ -1,0 +1,134 @@
+// docs/report.md "`tilewave check`".
+#include "tilewave/trace_check.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "tilewave/error.h"
+#include "tilewave/json_input.h"
+
+using nlohmann::json;
+
+namespace tilewave {
+
+MeasuredTrace read_trace(const std::string& path) {
+  const json doc = read_json_file(path, "trace");
+  const json* events = &doc;
+  if (doc.is_object()) {
+    const auto it = doc.find("traceEvents");
+    if (it == doc.end()) throw InputError(path, "not a Chrome trace: no \"traceEvents\"");
+    events = &*it;
+  }
+  if (!events->is_array()) throw InputError(path, "not a Chrome trace: \"traceEvents\" is not a list");
+  MeasuredTrace t;
+  t.path = path;
+  for (const auto& e : *events) {
+    if (!e.is_object() || e.value("ph", "") != "X") continue;
+    const std::string cat = e.value("cat", "");
+    if (cat == "gpu_memcpy" || cat == "gpu_memset") ++t.copies;
+    if (cat != "kernel") continue;
+    const auto ts = e.find("ts"), dur = e.find("dur"), name = e.find("name");
+    if (ts == e.end() || dur == e.end() || name == e.end() || !ts->is_number() || !dur->is_number() ||
+        !name->is_string())
+      throw InputError(path, "a kernel event lacks a numeric \"ts\" or \"dur\", or a \"name\"");
+    const double d = dur->get<double>();
+    if (!std::isfinite(d) || d < 0 || !std::isfinite(ts->get<double>()))
+      throw InputError(path, fmt::format("kernel '{}' has a negative or non-finite duration", name->get<std::string>()));
+    t.kernels.push_back({name->get<std::string>(), ts->get<double>(), d});
+  }
+  if (t.kernels.empty()) throw InputError(path, "no GPU kernel events (\"cat\": \"kernel\"): was CUDA profiled?");
+  std::stable_sort(t.kernels.begin(), t.kernels.end(),
+                   [](const TraceKernel& x, const TraceKernel& y) { return x.start_us < y.start_us; });
+  return t;
+}
+
+const char* kernel_kind(const std::string& name) {
+  std::string n = name;
+  std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  auto has = [&](const char* s) { return n.find(s) != std::string::npos; };
+  if (has("triton_per") || has("triton_red")) return "reduce";
+  if (has("triton_poi")) return "elementwise";
+  if (has("gemm") || has("xmma") || has("cutlass") || has("conv") || has("fprop") || has("implicit") ||
+      has("flash") || has("fmha") || has("attention") || has("triton_tem") || has("sm90_") || has("sm80_"))
+    return "compute";
+  if (has("pool")) return "pool";
+  if (has("norm")) return "norm";
+  if (has("softmax") || has("reduce")) return "reduce";
+  if (has("copy") || has("cat") || has("transpose") || has("permute") || has("pad")) return "copy";
+  return "elementwise";
+}
+
+const char* kernel_kind(const KernelResult& r) {
+  if (!r.kernel.layer) return r.kernel.compute ? "compute" : "elementwise";
+  const auto& p = r.kernel.layer->problem;
+  if (!std::holds_alternative<MemoryProblem>(p)) return "compute";
+  if (r.kernel.ops == "bn_prep" || r.kernel.ops == "bias") return "norm";
+  switch (std::get<MemoryProblem>(p).op) {
+    case MemoryOp::pool: return "pool";
+    case MemoryOp::reduce:
+    case MemoryOp::softmax: return "reduce";
+    case MemoryOp::norm: return "norm";
+    case MemoryOp::copy:
+    case MemoryOp::transform: return "copy";
+    default: return "elementwise";
+  }
+}
+
+TraceCheck check_against_trace(const Analysis& a, const MeasuredTrace& t) {
+  std::vector<int> pred;  // costed kernels only
+  for (size_t i = 0; i < a.kernels.size(); ++i)
+    if (a.kernels[i].cost) pred.push_back(int(i));
+  const size_t n = pred.size(), m = t.kernels.size();
+  std::vector<std::string> pk(n), mk(m);
+  for (size_t i = 0; i < n; ++i) pk[i] = kernel_kind(a.kernels[size_t(pred[i])]);
+  for (size_t j = 0; j < m; ++j) mk[j] = kernel_kind(t.kernels[j].name);
+  // Scores: same kind 3, two memory kinds 1, compute with memory never; a gap costs 1.
+  auto score = [&](size_t i, size_t j) {
+    if (pk[i] == mk[j]) return 3;
+    if (pk[i] == std::string("compute") || mk[j] == std::string("compute")) return -1000;
+    return 1;
+  };
+  std::vector<int> best((n + 1) * (m + 1), 0);
+  auto at = [&](size_t i, size_t j) -> int& { return best[i * (m + 1) + j]; };
+  for (size_t i = 1; i <= n; ++i) at(i, 0) = -int(i);
+  for (size_t j = 1; j <= m; ++j) at(0, j) = -int(j);
+  for (size_t i = 1; i <= n; ++i)
+    for (size_t j = 1; j <= m; ++j)
+      at(i, j) = std::max({at(i - 1, j - 1) + score(i - 1, j - 1), at(i - 1, j) - 1, at(i, j - 1) - 1});
+  TraceCheck c;
+  const double gap = a.launch_gap_us;
+  auto device_us = [&](size_t i) { return std::max(0.0, a.kernels[size_t(pred[i])].cost->time_us - gap); };
+  std::vector<TracePair> reversed;
+  for (size_t i = n, j = m; i > 0 || j > 0;) {
+    if (i > 0 && j > 0 && at(i, j) == at(i - 1, j - 1) + score(i - 1, j - 1)) {
+      reversed.push_back({pred[i - 1], int(j - 1), device_us(i - 1), t.kernels[j - 1].duration_us});
+      --i, --j;
+    } else if (i > 0 && (j == 0 || at(i, j) == at(i - 1, j) - 1)) {
+      reversed.push_back({pred[i - 1], -1, device_us(i - 1), 0});
+      --i;
+    } else {
+      reversed.push_back({-1, int(j - 1), 0, t.kernels[j - 1].duration_us});
+      --j;
+    }
+  }
+  c.pairs.assign(reversed.rbegin(), reversed.rend());
+  std::vector<double> errors;
+  for (const auto& p : c.pairs) {
+    c.predicted_device_us += p.predicted_us;
+    c.measured_device_us += p.measured_us;
+    if (p.predicted >= 0 && p.measured >= 0) {
+      ++c.paired;
+      c.paired_predicted_us += p.predicted_us, c.paired_measured_us += p.measured_us;
+      if (p.measured_us > 0) errors.push_back(std::fabs(p.predicted_us / p.measured_us - 1));
+    }
+  }
+  if (!errors.empty()) {
+    std::nth_element(errors.begin(), errors.begin() + long(errors.size() / 2), errors.end());
+    c.median_abs_error = errors[errors.size() / 2];
+  }
+  return c;
+}
+
+}  // namespace tilewave

@@ -1,0 +1,89 @@
+// `tilewave check --trace` (docs/report.md): the pairing of trace_check.h
+// shown at 80 columns, or as JSON with every pair.
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include "tilewave/report.h"
+#include "tilewave/text.h"
+
+using nlohmann::json;
+
+namespace tilewave {
+
+void write_check_table(std::ostream& os, const Analysis& a, const MeasuredTrace& t, const TraceCheck& c, int rows) {
+  const double err = c.measured_device_us > 0 ? c.predicted_device_us / c.measured_device_us - 1 : 0;
+  fmt::print(os, "{} on {}, batch {}, {}, runtime {}: prediction against {}\n", printable(a.model_name), a.gpu_id,
+             a.batch, dtype_name(a.dtype), a.runtime, printable(t.path));
+  fmt::print(os, "  measured   {} kernels, {:.1f} us of kernel time{}\n", t.kernels.size(), c.measured_device_us,
+             t.copies ? fmt::format(" ({} memcpy/memset events not counted)", t.copies) : "");
+  fmt::print(os, "  predicted  {} kernels, {:.1f} us of kernel time (launch gaps left out)\n",
+             std::count_if(c.pairs.begin(), c.pairs.end(), [](const TracePair& p) { return p.predicted >= 0; }),
+             c.predicted_device_us);
+  fmt::print(os, "  total kernel time off by {:+.1f}%; {} kernels paired, median |error| {:.1f}%\n", 100 * err, c.paired,
+             100 * c.median_abs_error);
+  std::vector<const TracePair*> paired, pred_only, meas_only;
+  for (const auto& p : c.pairs)
+    (p.predicted >= 0 && p.measured >= 0 ? paired : p.predicted >= 0 ? pred_only : meas_only).push_back(&p);
+  std::stable_sort(paired.begin(), paired.end(), [](auto* x, auto* y) {
+    return std::fabs(x->predicted_us - x->measured_us) > std::fabs(y->predicted_us - y->measured_us);
+  });
+  const size_t shown = std::min(paired.size(), size_t(std::max(0, rows)));
+  fmt::print(os, "\nThe {} pairs furthest apart (predicted kernel / measured kernel):\n", shown);
+  fmt::print(os, "  {:>9} {:>9} {:>7}\n", "pred_us", "meas_us", "error");
+  for (size_t i = 0; i < shown; ++i) {
+    const TracePair& p = *paired[i];
+    const auto& k = a.kernels[size_t(p.predicted)];
+    fmt::print(os, "  {:>9.2f} {:>9.2f} {:>+6.0f}%  {}\n", p.predicted_us, p.measured_us,
+               p.measured_us > 0 ? 100 * (p.predicted_us / p.measured_us - 1) : 0.0,
+               middle_ellipsis(printable(compact_name(k.kernel.name) + " [" + k.kernel.ops + "]"), 50));
+    fmt::print(os, "  {:>27}  {}\n", "", middle_ellipsis(printable(t.kernels[size_t(p.measured)].name), 50));
+  }
+  auto list = [&](const char* title, const std::vector<const TracePair*>& ps, bool predicted) {
+    if (ps.empty()) return;
+    fmt::print(os, "\n{} ({}):\n", title, ps.size());
+    for (size_t i = 0; i < ps.size() && i < 10; ++i) {
+      const TracePair& p = *ps[i];
+      const std::string name = predicted ? compact_name(a.kernels[size_t(p.predicted)].kernel.name) + " [" +
+                                               a.kernels[size_t(p.predicted)].kernel.ops + "]"
+                                         : t.kernels[size_t(p.measured)].name;
+      fmt::print(os, "  {:>9.2f} us  {}\n", predicted ? p.predicted_us : p.measured_us,
+                 middle_ellipsis(printable(name), 64));
+    }
+    if (ps.size() > 10) fmt::print(os, "  ... and {} more (--format json lists all)\n", ps.size() - 10);
+  };
+  list("Predicted, but nothing like it ran", pred_only, true);
+  list("Ran, but not predicted", meas_only, false);
+  os << "\nPairs follow launch order and kernel kind (compute, pool, reduce, norm, copy,\n"
+        "elementwise); docs/report.md says how. Times are each kernel's own duration.\n";
+}
+
+json check_to_json(const Analysis& a, const MeasuredTrace& t, const TraceCheck& c) {
+  json pairs = json::array();
+  for (const auto& p : c.pairs) {
+    json j = {{"predicted_us", p.predicted_us}, {"measured_us", p.measured_us}};
+    if (p.predicted >= 0) {
+      const auto& k = a.kernels[size_t(p.predicted)];
+      j["predicted"] = k.kernel.name, j["predicted_op"] = k.kernel.ops, j["predicted_kind"] = kernel_kind(k);
+    }
+    if (p.measured >= 0)
+      j["measured"] = t.kernels[size_t(p.measured)].name, j["measured_kind"] = kernel_kind(t.kernels[size_t(p.measured)].name);
+    pairs.push_back(std::move(j));
+  }
+  return {{"model", a.model_name},
+          {"gpu", a.gpu_id},
+          {"batch", a.batch},
+          {"dtype", dtype_name(a.dtype)},
+          {"runtime", a.runtime},
+          {"trace", t.path},
+          {"measured_kernels", t.kernels.size()},
+          {"measured_kernel_us", c.measured_device_us},
+          {"predicted_kernel_us", c.predicted_device_us},
+          {"paired", c.paired},
+          {"median_abs_error", c.median_abs_error},
+          {"pairs", std::move(pairs)}};
+}
+
+}  // namespace tilewave
