@@ -107,6 +107,12 @@ expect 0 "" -- "$tw" annotate "$data/tiny_cnn.onnx" --batch 4 -o "$tmp/a.onnx"
 grep -aq "\[tilewave\] predicted on" "$tmp/a.onnx" || { echo "FAIL: annotate wrote no doc strings"; fails=$((fails + 1)); }
 expect 0 "" -- "$tw" analyze "$tmp/a.onnx" --batch 4
 expect 2 "" -- "$tw" annotate "$data/tiny_cnn.onnx"
+expect 0 "" -- "$tw" advise "$root/onnx_models/resnet50.onnx" --batch 16
+grep -q "run it with tensorrt instead of eager: predicted +" "$tmp/out" || { echo "FAIL: advise gave no runtime advice"; fails=$((fails + 1)); }
+expect 0 "" -- "$tw" advise "$root/onnx_models/regnet_y_400mf.onnx" --batch 16 --format json
+grep -q '"kind": "channels"' "$tmp/out" || { echo "FAIL: advise found no channels to pad in RegNetY"; fails=$((fails + 1)); }
+grep -q '"gain": -' "$tmp/out" && { echo "FAIL: advise advised a change predicted slower"; fails=$((fails + 1)); }
+expect 1 "conv3d.onnx" -- "$tw" advise "$data/conv3d.onnx"
 trace=$data/traces/resnet18_b1_eager_h200.trace.json
 expect 0 "" -- "$tw" check "$root/onnx_models/runtime/resnet18.onnx" --trace "$trace" --batch 1
 grep -q "108 kernels paired" "$tmp/out" || { echo "FAIL: check did not pair the ResNet-18 trace"; fails=$((fails + 1)); }

@@ -11,6 +11,9 @@
 #include "tilewave/report.h"
 #include "tilewave/text.h"
 #include "tilewave/trace_check.h"
+#include "tilewave/layer_list.h"
+#include "tilewave/advise.h"
+#include "tilewave_onnx.pb.h"
 
 using namespace tilewave;
 
@@ -99,4 +102,31 @@ TEST_CASE("check: the H200 trace of ResNet-18 pairs every convolution with a mea
   CHECK(kernel_kind("triton_poi_fused_add_relu_3") == std::string("elementwise"));
   CHECK(kernel_kind("sm90_xmma_gemm_f16f16_f16f32") == std::string("compute"));
   CHECK(kernel_kind("void at::native::(anonymous namespace)::max_pool_forward_nhwc") == std::string("pool"));
+}
+
+TEST_CASE("advise: padding 60 channels to 64 is found, re-predicted, and nothing slower is advised") {
+  const nlohmann::json layers = nlohmann::json::parse(R"([
+    {"op": "conv", "out": 60, "kernel": 3, "stride": 2, "act": "relu"},
+    {"op": "conv", "out": 60, "kernel": 3, "act": "relu"},
+    {"op": "conv", "out": 128, "kernel": 3, "stride": 2, "act": "relu"},
+    {"op": "global_avg_pool"}, {"op": "linear", "out": 10}])");
+  const auto written = space::network_from_layers(layers, {16, 3, 112, 112}, "test");
+  const std::string path = test::write_temp("tw_advise_60.onnx", written.proto->SerializeAsString());
+  AnalyzeOptions o;
+  const GpuModel gpu = test::gpu("h200");
+  const Analysis base = analyze_file(path, gpu, o);
+  const std::vector<Advice> advice = advise(path, gpu, o, base);
+  const Advice* channels = nullptr;
+  for (const auto& a : advice) {
+    CHECK(a.gain > 0.01);
+    CHECK(a.after.throughput_per_s > a.before.throughput_per_s);
+    if (a.kind == "channels") channels = &a;
+  }
+  REQUIRE(channels);
+  CHECK(channels->detail.find("60->64") != std::string::npos);
+  CHECK(channels->change.find("2 convolutions") != std::string::npos);
+  CHECK(channels->after.flops > channels->before.flops);
+  for (size_t i = 1; i < advice.size(); ++i) CHECK(advice[i - 1].gain >= advice[i].gain);
+  // With a gain threshold no change reaches, nothing is advised.
+  CHECK(tilewave::advise(path, gpu, o, base, 100.0).empty());
 }

@@ -336,6 +336,19 @@ int cmd_check(const CommonOptions& o, const std::string& model_path, const std::
   return 0;
 }
 
+int cmd_advise(const CommonOptions& o, const std::string& model_path) {
+  const GpuModel gpu = gpu_of(o);
+  const AnalyzeOptions options = analyze_options(o);
+  const Analysis a = analyze_file(model_path, gpu, options);
+  warn_unmodelled(a, o);
+  const std::vector<Advice> advice = advise(model_path, gpu, options, a);
+  write_output(o.output, [&](std::ostream& os) {
+    if (o.format == "json") os << advice_to_json(a, advice).dump(2) << "\n";
+    else write_advice_table(os, a, advice);
+  });
+  return 0;
+}
+
 int cmd_gpus(const CommonOptions& o) {
   const std::string dir = o.gpu_dir.empty() ? default_gpu_dir() : o.gpu_dir;
   const auto ids = list_gpu_ids(dir);

@@ -45,6 +45,8 @@ int cmd_extract(const CommonOptions& o, const std::string& model);
 int cmd_rank(const CommonOptions& o, const std::vector<std::string>& models, int threads);
 int cmd_sweep(const CommonOptions& o, const std::string& model, const std::string& batches);
 int cmd_gpus(const CommonOptions& o);
+// Concrete changes with predicted gains (docs/report.md).
+int cmd_advise(const CommonOptions& o, const std::string& model);
 // The prediction against a measured PyTorch profiler trace (docs/report.md).
 int cmd_check(const CommonOptions& o, const std::string& model, const std::string& trace, int rows);
 // The model with each node's prediction in its doc_string (docs/report.md).

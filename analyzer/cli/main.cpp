@@ -116,6 +116,13 @@ int main(int argc, char** argv) {
   annotate->add_option("--batch", o.batch, "batch size (default: as in the file)");
   annotate->add_option("-o,--output", o.output, "the annotated ONNX file")->required();
 
+  auto* advise = app.add_subcommand("advise", "suggest changes, each with its gain predicted on the changed model");
+  advise->add_option("model", model, "ONNX file")->required();
+  add_model_options(advise, o);
+  advise->add_option("--batch", o.batch, "batch size (default: as in the file)");
+  advise->add_option("--format", o.format, "table or json")->check(CLI::IsMember({"table", "json"}));
+  advise->add_option("-o,--output", o.output, "output file (default: stdout)");
+
   std::string trace;
   auto* check = app.add_subcommand("check", "hold the prediction against a measured PyTorch profiler trace");
   check->add_option("model", model, "ONNX file of the network that was profiled")->required();
@@ -259,6 +266,7 @@ int main(int argc, char** argv) {
     }
     if (*rank) return cli::cmd_rank(o, models, rank_threads);
     if (*sweep) return cli::cmd_sweep(o, model, batches);
+    if (*advise) return cli::cmd_advise(o, model);
     if (*check) return cli::cmd_check(o, model, trace, worst);
     if (*annotate) return cli::cmd_annotate(o, model);
     if (*report) return cli::cmd_report(o, model, compare_gpus, report_batches);

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tilewave/advise.h"
 #include "tilewave/analysis.h"
 #include "tilewave/space_cost.h"
 #include "tilewave/trace_check.h"
@@ -46,6 +47,9 @@ std::string annotated_onnx(const std::string& path, const Analysis& a);
 // the unpaired kernels; JSON with every pair.
 void write_check_table(std::ostream& os, const Analysis& a, const MeasuredTrace& t, const TraceCheck& c, int rows);
 nlohmann::json check_to_json(const Analysis& a, const MeasuredTrace& t, const TraceCheck& c);
+// `tilewave advise`: the suggestions, best first, with their predicted gains.
+void write_advice_table(std::ostream& os, const Analysis& a, const std::vector<Advice>& advice);
+nlohmann::json advice_to_json(const Analysis& a, const std::vector<Advice>& advice);
 // One model over batch sizes (`tilewave sweep`).
 void write_sweep_table(std::ostream& os, const std::vector<Analysis>& analyses);
 nlohmann::json sweep_to_json(const std::vector<Analysis>& analyses);

@@ -1,0 +1,25 @@
+// `tilewave advise` (docs/report.md): concrete changes, each with its gain
+// predicted by analysing the changed model, never one predicted slower.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "tilewave/analysis.h"
+
+namespace tilewave {
+
+struct Advice {
+  std::string kind;    // channels | batch | runtime | dtype
+  std::string change;  // what to do
+  std::string detail;  // where, and what it changes
+  Totals before, after;
+  double gain = 0;     // throughput after / before - 1: always > min_gain
+};
+
+// Tries each kind of change on the model at `path` (analysed as `base`),
+// keeps those predicted at least `min_gain` faster (in samples per second),
+// best first.
+std::vector<Advice> advise(const std::string& path, const GpuModel& gpu, const AnalyzeOptions& options,
+                           const Analysis& base, double min_gain = 0.01);
+
+}  // namespace tilewave

@@ -1,0 +1,44 @@
+// `tilewave advise` (docs/report.md): the suggestions of advise.h, best first.
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include "tilewave/report.h"
+#include "tilewave/text.h"
+
+using nlohmann::json;
+
+namespace tilewave {
+
+void write_advice_table(std::ostream& os, const Analysis& a, const std::vector<Advice>& advice) {
+  fmt::print(os, "{} on {} ({}), batch {}, {}, runtime {}: {:.1f} us, {:.0f} samples/s, utilization {:.2f}%\n",
+             printable(a.model_name), a.gpu_name, a.gpu_id, a.batch, dtype_name(a.dtype), a.runtime, a.total.time_us,
+             a.total.throughput_per_s, 100 * a.total.utilization);
+  if (advice.empty()) {
+    os << "\nNo change tried is predicted to make it faster (docs/report.md lists what is tried).\n";
+    return;
+  }
+  os << "\nChanges predicted to help, best first (each analysed as a changed model):\n";
+  for (size_t i = 0; i < advice.size(); ++i) {
+    const Advice& x = advice[i];
+    fmt::print(os, "\n{:>2}. {}: predicted {:+.1f}% throughput ({:.0f} -> {:.0f} samples/s, utilization {:.2f}% -> "
+                   "{:.2f}%)\n",
+               i + 1, x.change, 100 * x.gain, x.before.throughput_per_s, x.after.throughput_per_s,
+               100 * x.before.utilization, 100 * x.after.utilization);
+    fmt::print(os, "    {}\n", printable(x.detail));
+  }
+}
+
+json advice_to_json(const Analysis& a, const std::vector<Advice>& advice) {
+  json rows = json::array();
+  auto totals = [](const Totals& t) {
+    return json{{"time_us", t.time_us}, {"throughput_per_s", t.throughput_per_s}, {"utilization", t.utilization},
+                {"flops", t.flops}, {"kernels", t.kernels}};
+  };
+  for (const auto& x : advice)
+    rows.push_back({{"kind", x.kind}, {"change", x.change}, {"detail", x.detail}, {"gain", x.gain},
+                    {"before", totals(x.before)}, {"after", totals(x.after)}});
+  return {{"model", a.model_name}, {"gpu", a.gpu_id}, {"batch", a.batch}, {"dtype", dtype_name(a.dtype)},
+          {"runtime", a.runtime}, {"advice", rows}};
+}
+
+}  // namespace tilewave
