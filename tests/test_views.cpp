@@ -130,3 +130,28 @@ TEST_CASE("advise: padding 60 channels to 64 is found, re-predicted, and nothing
   // With a gain threshold no change reaches, nothing is advised.
   CHECK(tilewave::advise(path, gpu, o, base, 100.0).empty());
 }
+
+TEST_CASE("every ONNX node's fate is recorded: its kernels, fused, or free") {
+  for (const char* runtime : {"eager", "inductor", "tensorrt"}) {
+    AnalyzeOptions o;
+    o.runtime = find_runtime(runtime);
+    const Analysis a = analyze_file(test::zoo("efficientnet_b0.onnx"), test::gpu("h200"), o);
+    REQUIRE(int(a.nodes_fate.size()) == a.nodes);
+    int free = 0;
+    std::vector<int> seen(a.kernels.size(), 0);
+    for (const auto& f : a.nodes_fate) {
+      free += f.fate == "free";
+      CHECK((f.fate == "free") == f.kernels.empty());
+      for (int k : f.kernels) {
+        ++seen[size_t(k)];
+        // A "kernel" node heads one of its kernels; a "fused" one heads none.
+        const bool heads = std::any_of(f.kernels.begin(), f.kernels.end(), [&](int x) {
+          return a.nodes_fate[size_t(a.kernels[size_t(x)].kernel.nodes.front())].name == f.name;
+        });
+        CHECK(heads == (f.fate == "kernel"));
+      }
+    }
+    CHECK(free == a.free_nodes);
+    for (size_t k = 0; k < seen.size(); ++k) CHECK(seen[k] == int(a.kernels[k].kernel.nodes.size()));
+  }
+}

@@ -97,11 +97,9 @@ int cmd_analyze(const CommonOptions& o, const std::string& model, int worst) {
   const GpuModel gpu = gpu_of(o);
   const Analysis a = analyze_file(model, gpu, analyze_options(o));
   warn_unmodelled(a, o);
-  write_output(o.output, [&](std::ostream& os) {
-    if (o.format == "json") write_json(os, a);
-    else if (o.format == "csv") write_csv(os, a);
-    else write_table(os, a, worst);
-  });
+  const AnalysisView* view = find_analysis_view(o.format);
+  if (!view) throw InputError("--format", fmt::format("unknown format '{}'", o.format));
+  write_output(o.output, [&](std::ostream& os) { view->write(os, a, ViewOptions{worst}); });
   return 0;
 }
 

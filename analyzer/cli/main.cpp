@@ -8,6 +8,7 @@
 
 #include "commands.h"
 #include "tilewave/error.h"
+#include "tilewave/report.h"
 #include "tilewave/text.h"
 
 using namespace tilewave;
@@ -60,7 +61,9 @@ int main(int argc, char** argv) {
   analyze->add_option("model", model, "ONNX file")->required();
   add_model_options(analyze, o);
   analyze->add_option("--batch", o.batch, "batch size for every graph input (default: as in the file)");
-  analyze->add_option("--format", o.format, "table, json or csv")->check(CLI::IsMember({"table", "json", "csv"}));
+  std::vector<std::string> formats;
+  for (const auto& v : analysis_views()) formats.push_back(v.format);
+  analyze->add_option("--format", o.format, "table, json or csv")->check(CLI::IsMember(formats));
   analyze->add_option("--top", worst, "layers shown in the table")->capture_default_str();
   analyze->add_option("-o,--output", o.output, "output file (default: stdout)");
 

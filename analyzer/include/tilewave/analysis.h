@@ -38,6 +38,16 @@ struct KernelGroup {
   double share = 0;        // of the network's time
 };
 
+// What became of one ONNX node: it heads kernels of its own, is fused into
+// a kernel another node heads, launches nothing (shape arithmetic, folded
+// constants), or sits in an unmodelled kernel. `kernels` indexes
+// Analysis::kernels.
+struct NodeFate {
+  std::string name, op;
+  std::string fate;  // kernel | fused | free | unmodelled
+  std::vector<int> kernels;
+};
+
 struct Analysis {
   std::string model_path;
   std::string model_name;  // file stem
@@ -63,6 +73,7 @@ struct Analysis {
   bool partial = false;  // some kernels are left out of the totals
   std::vector<std::string> notes;       // assumptions made while loading
   Totals total;
+  std::vector<NodeFate> nodes_fate;   // per ONNX node, in graph order
   std::vector<KernelGroup> by_op;     // by time, longest first
   std::vector<KernelGroup> by_bound;  // compute, latency, memory
 };

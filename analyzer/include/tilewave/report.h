@@ -1,4 +1,5 @@
-// Stage 6: views over an Analysis. Each writes to a stream; none computes.
+// Stage 6: views over an Analysis (analyzer/src/views/, one file per view).
+// Each writes to a stream; none computes: every figure comes from the result.
 #pragma once
 #include <ostream>
 #include <vector>
@@ -17,6 +18,18 @@ namespace tilewave {
 // MxNxK, memory kernels by elements moved).
 std::string main_loss(const KernelCost& c);
 std::string shape_text(const Kernel& k);
+
+// The formats of one analysis (table, json, csv), looked up by name.
+struct ViewOptions {
+  int worst_layers = 15;  // the table's slowest kernels
+};
+struct AnalysisView {
+  const char* format;
+  const char* summary;
+  void (*write)(std::ostream& os, const Analysis& a, const ViewOptions& options);
+};
+const std::vector<AnalysisView>& analysis_views();
+const AnalysisView* find_analysis_view(const std::string& format);  // nullptr if unknown
 
 // with_layers false: the document without its per-kernel rows (write_json streams them).
 nlohmann::json analysis_to_json(const Analysis& a, bool with_layers = true);

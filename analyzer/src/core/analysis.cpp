@@ -93,6 +93,20 @@ Analysis analyze_model(const Model& model, const GpuModel& base_gpu, const Analy
     a.total.throughput_per_s = double(a.batch) / (t * 1e-6);
     a.total.losses = totals.losses();
   }
+  a.nodes_fate.resize(model.nodes.size());
+  for (size_t i = 0; i < model.nodes.size(); ++i)
+    a.nodes_fate[i] = {model.nodes[i].name, model.nodes[i].op_type, "free", {}};
+  for (size_t k = 0; k < a.kernels.size(); ++k) {
+    const Kernel& kernel = a.kernels[k].kernel;
+    for (size_t j = 0; j < kernel.nodes.size(); ++j) {
+      if (kernel.nodes[j] < 0 || size_t(kernel.nodes[j]) >= a.nodes_fate.size()) continue;
+      NodeFate& f = a.nodes_fate[size_t(kernel.nodes[j])];
+      f.kernels.push_back(int(k));
+      const std::string fate = !a.kernels[k].cost ? "unmodelled" : j == 0 ? "kernel" : "fused";
+      // A node that heads any kernel is a "kernel" node; unmodelled wins over fused.
+      if (f.fate == "free" || fate == "kernel" || (fate == "unmodelled" && f.fate == "fused")) f.fate = fate;
+    }
+  }
   a.by_op = group_kernels(a, [](const KernelResult& r) { return r.kernel.ops.substr(0, r.kernel.ops.find('+')); });
   a.by_bound = group_kernels(a, [](const KernelResult& r) { return std::string(bound_name(r.cost->bound)); });
   std::sort(a.by_bound.begin(), a.by_bound.end(), [](const auto& x, const auto& y) { return x.name < y.name; });

@@ -41,18 +41,15 @@ std::string annotated_onnx(const std::string& path, const Analysis& a) {
   if (!f || !proto.ParseFromString(bytes.str())) throw InputError(path, "cannot re-read the model to annotate it");
   auto* g = proto.mutable_graph();
   const int nodes = g->node_size();
-  std::vector<std::vector<const KernelResult*>> by_node(static_cast<size_t>(nodes));
-  for (const auto& k : a.kernels)
-    for (int n : k.kernel.nodes)
-      if (n >= 0 && n < nodes) by_node[size_t(n)].push_back(&k);
+  if (size_t(nodes) != a.nodes_fate.size()) throw InputError(path, "the file changed while it was analysed");
   const std::string target = fmt::format("{} ({}), batch {}, {}, runtime {}", a.gpu_name, a.gpu_id, a.batch,
                                          dtype_name(a.dtype), a.runtime);
   for (int i = 0; i < nodes; ++i) {
     std::string text = fmt::format("{}predicted on {}: ", kMark, target);
-    const auto& ks = by_node[size_t(i)];
-    if (ks.empty()) text += "launches no kernel (shape arithmetic, or a constant the runtime folds)";
-    for (size_t j = 0; j < ks.size(); ++j) {
-      const KernelResult& k = *ks[j];
+    const NodeFate& fate = a.nodes_fate[size_t(i)];
+    if (fate.kernels.empty()) text += "launches no kernel (shape arithmetic, or a constant the runtime folds)";
+    for (size_t j = 0; j < fate.kernels.size(); ++j) {
+      const KernelResult& k = a.kernels[size_t(fate.kernels[j])];
       if (j) text += "\n";
       if (k.kernel.nodes.front() == i) text += kernel_line(k);
       else text += fmt::format("fused into kernel {} [{}], whose head is node {}", k.kernel.name, k.kernel.ops,

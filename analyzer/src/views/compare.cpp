@@ -49,6 +49,7 @@ json compare_to_json(const std::vector<Analysis>& as) {
   for (const auto& a : as) {
     json r = analysis_to_json(a, false);
     r.erase("layers");
+    r.erase("node_fates");
     r["gpu_trust"] = a.gpu_trust;
     rows.push_back(std::move(r));
   }

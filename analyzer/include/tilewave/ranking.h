@@ -1,0 +1,22 @@
+// Several analysed models ordered (`tilewave rank`): by predicted latency,
+// by FLOPs, and how well the two orders agree. Computed before any view.
+#pragma once
+#include <cstddef>
+#include <vector>
+
+#include "tilewave/analysis.h"
+
+namespace tilewave {
+
+struct Ranking {
+  std::vector<size_t> by_time;     // indices, fastest first
+  std::vector<size_t> by_flops;    // indices, fewest FLOPs first
+  std::vector<size_t> flops_rank;  // per model, its 1-based place in by_flops
+  double kendall_tau_flops = 0;    // tau-b of the FLOPs order against the predicted-latency order
+};
+
+Ranking rank_models(const std::vector<Analysis>& models);
+// Kendall's tau-b between two orderings of the same items.
+double kendall_tau(const std::vector<double>& x, const std::vector<double>& y);
+
+}  // namespace tilewave

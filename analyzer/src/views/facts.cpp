@@ -1,0 +1,46 @@
+// Facts every view shows the same way (report.h): why a kernel is slow, its problem in a line.
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include "format.h"
+#include "tilewave/report.h"
+#include "tilewave/text.h"
+
+using nlohmann::json;
+
+namespace tilewave {
+
+using views::loss_json;
+using views::pct;
+using views::si;
+
+// The biggest loss names the reason a layer is slow.
+std::string main_loss(const KernelCost& c) {
+  const std::pair<double, const char*> parts[] = {{c.losses.tile, "tile quantization"},
+                                                  {c.losses.wave, "wave quantization"},
+                                                  {c.losses.efficiency, "main-loop efficiency"},
+                                                  {c.losses.memory, "memory bound"},
+                                                  {c.losses.fixed, "fixed per-kernel cost"}};
+  auto best = std::max_element(std::begin(parts), std::end(parts));
+  return best->first > 0 ? best->second : "-";
+}
+
+std::string shape_text(const Kernel& k) {
+  if (!k.layer) return "";
+  const Layer& l = *k.layer;
+  if (auto* c = std::get_if<ConvProblem>(&l.problem))
+    return fmt::format("{}x{}x{}x{}->{} {}x{}/{}{}", c->N, c->C, c->H, c->W, c->K, c->R, c->S, c->stride[0],
+                       c->groups > 1 ? fmt::format(" g{}", c->groups) : "");
+  if (auto* g = std::get_if<GemmProblem>(&l.problem))
+    return fmt::format("{}x{}x{}{}", g->M, g->N, g->K, g->batch > 1 ? fmt::format(" b{}", g->batch) : "");
+  if (auto* a = std::get_if<AttentionProblem>(&l.problem))
+    return fmt::format("attn {}x{}x{} d{} b{}", a->q_len, a->kv_len, a->v_head_dim, a->head_dim, a->batch_heads);
+  const auto& m = std::get<MemoryProblem>(l.problem);
+  std::string n = si(double(m.elems_read() + m.elems_written()), "");
+  n.erase(std::remove(n.begin(), n.end(), ' '), n.end());
+  return "mem " + n + " elems";
+}
+
+}  // namespace tilewave

@@ -1,0 +1,30 @@
+// Number formatting the views share (internal to views/).
+#pragma once
+#include <cmath>
+#include <string>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "tilewave/kernel_cost.h"
+
+namespace tilewave::views {
+
+// 12.3 GFLOP, 1.54 GB: three significant digits and an SI prefix.
+inline std::string si(double v, const char* unit) {
+  const char* prefixes[] = {"", "K", "M", "G", "T", "P"};
+  int i = 0;
+  while (std::abs(v) >= 1000 && i < 5) {
+    v /= 1000;
+    ++i;
+  }
+  return fmt::format("{:.3g} {}{}", v, prefixes[i], unit);
+}
+
+inline std::string pct(double f) { return fmt::format("{:.1f}%", 100 * f); }
+
+inline nlohmann::json loss_json(const Losses& l) {
+  return {{"tile", l.tile}, {"wave", l.wave}, {"efficiency", l.efficiency}, {"memory", l.memory}, {"fixed", l.fixed}};
+}
+
+}  // namespace tilewave::views

@@ -1,0 +1,94 @@
+// The JSON view of an analysis (--format json), and of a search candidate.
+#include "tilewave/layer_set.h"
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include "format.h"
+#include "tilewave/report.h"
+#include "tilewave/text.h"
+
+using nlohmann::json;
+
+namespace tilewave {
+
+using views::loss_json;
+using views::pct;
+using views::si;
+
+// One kernel's row of the JSON document, as text: the one definition of its
+// fields, which write_json streams and analysis_to_json parses back.
+std::string kernel_json(const KernelResult& r) {
+  // Names from the file need not be valid UTF-8: replaced, not fatal.
+  const auto text = [](const std::string& v) { return json(v).dump(-1, ' ', false, json::error_handler_t::replace); };
+  std::string row = fmt::format("{{\"name\":{},\"op\":{},\"nodes\":{},", text(r.kernel.name), text(r.kernel.ops),
+                                r.kernel.nodes.size());
+  if (r.cost) {
+    std::string fields = cost_fields(*r.cost);  // starts with "pred_us", which the analysis calls time_us
+    fields.replace(0, std::string("\"pred_us\"").size(), "\"time_us\"");
+    row += "\"layer\":" + layer_to_json(*r.kernel.layer).dump() + "," + fields;
+  } else {
+    row += "\"unmodelled\":" + text(r.kernel.unmodelled_reason);
+  }
+  return row + '}';
+}
+
+json analysis_to_json(const Analysis& a, bool with_layers) {
+  json layers = json::array();
+  if (with_layers)
+    for (const auto& r : a.kernels) layers.push_back(json::parse(kernel_json(r)));
+  // Built without the layers, which are moved in: an initializer list would copy them.
+  json out = {{"model", a.model_name},
+          {"model_path", a.model_path},
+          {"gpu", a.gpu_id},
+          {"gpu_name", a.gpu_name},
+          {"peak_tflops", a.peak_tflops},
+          {"batch", a.batch},
+          {"dtype", dtype_name(a.dtype)},
+          {"runtime", a.runtime},
+          {"runtime_calibrated", a.runtime_calibrated},
+          {"launch_gap_us", a.launch_gap_us},
+          {"nodes", a.nodes},
+          {"free_nodes", a.free_nodes},
+          {"total",
+           {{"flops", a.total.flops},
+            {"bytes", a.total.bytes},
+            {"time_us", a.total.time_us},
+            {"utilization", a.total.utilization},
+            {"throughput_per_s", a.total.throughput_per_s},
+            {"kernels", a.total.kernels},
+            {"loss", loss_json(a.total.losses)}}},
+          {"unmodelled", a.unmodelled},
+          {"partial", a.partial}};
+  json nodes = json::array();
+  for (const auto& f : a.nodes_fate)
+    nodes.push_back({{"name", f.name}, {"op", f.op}, {"fate", f.fate}, {"kernels", f.kernels}});
+  out["node_fates"] = std::move(nodes);
+  out["layers"] = std::move(layers);
+  return out;
+}
+
+json candidate_to_json(const space::CandidateCost& c, bool with_losses) {
+  json j = {{"flops", c.flops},   {"params", c.params},     {"latency_us", c.time_us},
+            {"throughput_per_s", c.throughput_per_s}, {"utilization", c.utilization},
+            {"main_loss", c.main_loss}, {"kernels", c.kernels}};
+  if (with_losses) j["loss"] = loss_json(c.losses);
+  return j;
+}
+
+// The same document as analysis_to_json(a).dump(2), written without
+// building a json value per kernel, and streamed kernel by kernel: for a
+// network of hundreds of kernels that took most of a call's time
+// (docs/performance.md "Start-up").
+void write_json(std::ostream& os, const Analysis& a) {
+  const std::string top = analysis_to_json(a, false).dump(2, ' ', false, json::error_handler_t::replace);
+  const std::string placeholder = "\"layers\": []";
+  const auto at = top.find(placeholder);
+  os.write(top.data(), std::streamsize(at));
+  os << "\"layers\": [";
+  for (size_t i = 0; i < a.kernels.size(); ++i) os << (i ? ",\n    " : "\n    ") << kernel_json(a.kernels[i]);
+  os << (a.kernels.empty() ? "]" : "\n  ]");
+  os.write(top.data() + at + placeholder.size(), std::streamsize(top.size() - at - placeholder.size()));
+  os << "\n";
+}
+
+}  // namespace tilewave

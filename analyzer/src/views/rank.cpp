@@ -1,0 +1,66 @@
+// `tilewave rank`: models side by side, fastest first, beside the FLOPs order.
+#include <algorithm>
+
+#include "tilewave/ranking.h"
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include "format.h"
+#include "tilewave/report.h"
+#include "tilewave/text.h"
+
+using nlohmann::json;
+
+namespace tilewave {
+
+using views::loss_json;
+using views::pct;
+using views::si;
+
+json rank_to_json(const std::vector<Analysis>& as, const std::vector<RankFailure>& failed) {
+  json rows = json::array();
+  for (const auto& a : as) {
+    rows.push_back({{"model", a.model_name},
+                    {"time_us", a.total.time_us},
+                    {"flops", a.total.flops},
+                    {"utilization", a.total.utilization},
+                    {"throughput_per_s", a.total.throughput_per_s},
+                    {"unmodelled", a.unmodelled.size()},
+                    {"partial", a.partial}});
+  }
+  std::sort(rows.begin(), rows.end(), [](const json& x, const json& y) { return x["time_us"] < y["time_us"]; });
+  return {{"gpu", as.empty() ? "" : as[0].gpu_id},
+          {"batch", as.empty() ? 0 : as[0].batch},
+          {"models", rows},
+          {"failed", [&] {
+             json f = json::array();
+             for (const auto& x : failed) f.push_back({{"model", x.model_path}, {"error", x.reason}});
+             return f;
+           }()},
+          {"kendall_tau_flops_vs_predicted", rank_models(as).kendall_tau_flops}};
+}
+
+void write_rank_table(std::ostream& os, const std::vector<Analysis>& as, const std::vector<RankFailure>& failed) {
+  const Ranking ranking = rank_models(as);
+  const auto& by_time = ranking.by_time;
+  const auto& by_flops = ranking.by_flops;
+  const auto& flops_rank = ranking.flops_rank;
+  if (!as.empty())
+    fmt::print(os, "{} models on {}, batch {}, {}, runtime {} (fastest first)\n", as.size(), as[0].gpu_name,
+               as[0].batch, dtype_name(as[0].dtype), as[0].runtime);
+  fmt::print(os, "{:>4} {:<24} {:>11} {:>12} {:>7} {:>14} {:>10}   {}\n", "rank", "model", "latency_us", "FLOPs", "util",
+             "samples/s", "FLOPs rank", "FLOPs-only order");
+  for (size_t i = 0; i < by_time.size(); ++i) {
+    const Analysis& a = as[by_time[i]];
+    const Analysis& f = as[by_flops[i]];
+    fmt::print(os, "{:>4} {:<24.24} {:>11.1f} {:>12} {:>7} {:>14.0f} {:>10}   {}\n", i + 1, printable(a.model_name),
+               a.total.time_us, si(double(a.total.flops), ""), pct(a.total.utilization), a.total.throughput_per_s,
+               flops_rank[by_time[i]], printable(f.model_name));
+  }
+  fmt::print(os, "Kendall tau between the FLOPs order and the predicted-latency order: {:.3f}\n",
+             ranking.kendall_tau_flops);
+  if (!failed.empty()) fmt::print(os, "{} model{} not ranked:\n", failed.size(), failed.size() == 1 ? "" : "s");
+  for (const auto& f : failed) fmt::print(os, "   {}: {}\n", printable(f.model_path), printable(f.reason));
+}
+
+}  // namespace tilewave

@@ -1,0 +1,49 @@
+// `tilewave sweep`: one model over batch sizes.
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include "format.h"
+#include "tilewave/report.h"
+#include "tilewave/text.h"
+
+using nlohmann::json;
+
+namespace tilewave {
+
+using views::loss_json;
+using views::pct;
+using views::si;
+
+json sweep_to_json(const std::vector<Analysis>& as) {
+  json rows = json::array();
+  for (const auto& a : as)
+    rows.push_back({{"batch", a.batch},
+                    {"time_us", a.total.time_us},
+                    {"utilization", a.total.utilization},
+                    {"throughput_per_s", a.total.throughput_per_s},
+                    {"loss", loss_json(a.total.losses)}});
+  return {{"model", as.empty() ? "" : as[0].model_name}, {"gpu", as.empty() ? "" : as[0].gpu_id}, {"points", rows}};
+}
+
+void write_sweep_table(std::ostream& os, const std::vector<Analysis>& as) {
+  if (as.empty()) return;
+  fmt::print(os, "{} on {}, {}, runtime {}\n", printable(as[0].model_name), as[0].gpu_name, dtype_name(as[0].dtype),
+             as[0].runtime);
+  fmt::print(os, "{:>6} {:>12} {:>14} {:>7}  {:>6} {:>6} {:>6} {:>6} {:>6}  {}\n", "batch", "latency_us", "samples/s",
+             "util", "tile", "wave", "eff", "mem", "fixed", "utilization bar");
+  double max_u = 0;
+  for (const auto& a : as) max_u = std::max(max_u, a.total.utilization);
+  for (const auto& a : as) {
+    const Losses& l = a.total.losses;
+    const int bar = max_u > 0 ? int(std::round(30 * a.total.utilization / max_u)) : 0;
+    fmt::print(os, "{:>6} {:>12.1f} {:>14.0f} {:>7}  {:>6} {:>6} {:>6} {:>6} {:>6}  {}\n", a.batch, a.total.time_us,
+               a.total.throughput_per_s, pct(a.total.utilization), pct(l.tile), pct(l.wave), pct(l.efficiency),
+               pct(l.memory), pct(l.fixed), std::string(bar, '#'));
+  }
+  fmt::print(os, "tile/wave/eff/mem/fixed: share of time lost to each cause (docs/model.md)\n");
+}
+
+}  // namespace tilewave

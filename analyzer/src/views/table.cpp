@@ -1,0 +1,80 @@
+// The terminal table (--format table, docs/report.md): 80 columns.
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include "format.h"
+#include "tilewave/report.h"
+#include "tilewave/text.h"
+
+using nlohmann::json;
+
+namespace tilewave {
+
+using views::loss_json;
+using views::pct;
+using views::si;
+
+void write_table(std::ostream& os, const Analysis& a, int worst_layers) {
+  const Totals& t = a.total;
+  fmt::print(os, "{} on {} ({}), batch {}, {}, runtime {}{}\n", printable(a.model_name), a.gpu_name, a.gpu_id, a.batch,
+             dtype_name(a.dtype), a.runtime, a.runtime_calibrated ? "" : " (no parameters fitted on this runtime)");
+  fmt::print(os, "  {} ONNX nodes -> {} kernels ({} nodes launch nothing){}\n", a.nodes, a.kernels.size(),
+             a.free_nodes, a.unmodelled.empty() ? "" : fmt::format(", {} UNMODELLED", a.unmodelled.size()));
+  fmt::print(os, "  predicted latency  {:.1f} us   throughput {:.0f} samples/s{}\n", t.time_us, t.throughput_per_s,
+             a.partial ? "   (PARTIAL: unmodelled kernels left out)" : "");
+  fmt::print(os, "  useful work        {}   DRAM traffic {}   intensity {:.1f} FLOP/B\n", si(double(t.flops), "FLOP"),
+             si(double(t.bytes), "B"), t.bytes ? double(t.flops) / t.bytes : 0.0);
+  fmt::print(os, "  utilization        {} of the {:.0f} TFLOP/s {} peak\n", pct(t.utilization), a.peak_tflops,
+             dtype_name(a.dtype));
+  fmt::print(os, "  time lost to       tile quantization {}, wave quantization {},\n"
+                 "                     main-loop efficiency {}, memory {}, fixed cost {}\n",
+             pct(t.losses.tile), pct(t.losses.wave), pct(t.losses.efficiency), pct(t.losses.memory),
+             pct(t.losses.fixed));
+  for (size_t i = 0; i < a.by_bound.size(); ++i)
+    fmt::print(os, "  {:<19}{}-bound: {} kernels, {} of time\n", i ? "" : "kernels by bound", a.by_bound[i].name,
+               a.by_bound[i].kernels, pct(a.by_bound[i].share));
+
+  const size_t ops_shown = std::min<size_t>(10, a.by_op.size());
+  fmt::print(os, "\nBy op ({} of {} kinds, by time):\n", ops_shown, a.by_op.size());
+  fmt::print(os, "  {:<24} {:>7} {:>11} {:>7} {:>11} {:>7}\n", "op", "kernels", "time_us", "share", "FLOP", "util");
+  for (size_t i = 0; i < ops_shown; ++i) {
+    const KernelGroup& g = a.by_op[i];
+    fmt::print(os, "  {:<24} {:>7} {:>11.1f} {:>7} {:>11} {:>7}\n", middle_ellipsis(printable(g.name), 24), g.kernels,
+               g.time_us, pct(g.share), si(double(g.flops), ""), pct(g.utilization));
+  }
+
+  std::vector<const KernelResult*> rows;
+  for (const auto& r : a.kernels)
+    if (r.cost) rows.push_back(&r);
+  std::stable_sort(rows.begin(), rows.end(), [](auto* x, auto* y) { return x->cost->time_us > y->cost->time_us; });
+  const int shown = std::min<int>(worst_layers, int(rows.size()));
+  fmt::print(os, "\nSlowest {} of {} kernels: name, bound and main loss; then op, shape, time, share\n"
+                 "of the network, utilization, tile/wave efficiency in % (GEMM-like kernels):\n", shown, rows.size());
+  for (int i = 0; i < shown; ++i) {
+    const auto& r = *rows[i];
+    const KernelCost& c = *r.cost;
+    const bool gemm = c.path == CostPath::tensor_gemm || c.path == CostPath::cuda_gemm;
+    const std::string why = fmt::format("{}-bound: {}", bound_name(c.bound), main_loss(c));
+    fmt::print(os, "{:>3} {:<{}} {}\n", i + 1, middle_ellipsis(printable(compact_name(r.kernel.name)), 75 - why.size()),
+               75 - why.size(), why);
+    fmt::print(os, "    {:<10} {:<28} {:>8.1f} us {:>6} {:>6} {:>7}\n", middle_ellipsis(printable(r.kernel.ops), 10),
+               middle_ellipsis(shape_text(r.kernel), 28), c.time_us, pct(t.time_us > 0 ? c.time_us / t.time_us : 0),
+               pct(c.utilization),
+               gemm ? fmt::format("{:.0f}/{:.0f}", 100 * c.tile_eff, 100 * c.wave_eff) : std::string("-"));
+  }
+  if (!a.unmodelled.empty()) {
+    fmt::print(os, "\nPARTIAL: {} kernels are unmodelled and left out of the totals, by cause:\n", a.unmodelled.size());
+    for (const auto& c : a.unmodelled_causes)
+      fmt::print(os, "  {} kernel{} (first: {}): {}\n", c.kernels, c.kernels == 1 ? "" : "s", printable(c.first),
+                 printable(c.reason));
+  }
+  fmt::print(os, "\nKernel times are inside the network: L2 reuse between kernels and the {:.1f} us\n"
+                 "launch gap included (`tilewave layers` costs a kernel alone).\n"
+                 "util = useful FLOPs / (time x peak); docs/model.md explains every number;\n"
+                 "--format json or csv gives all kernels.\n",
+             a.launch_gap_us);
+}
+
+}  // namespace tilewave

@@ -1,0 +1,43 @@
+#!/bin/sh
+# Golden outputs of every view (docs/report.md): each command's output on
+# the small models in tests/data must equal tests/data/golden/<view>.txt
+# byte for byte. After an intended change, regenerate them with
+#   TILEWAVE_UPDATE_GOLDEN=1 tests/golden_test.sh build/analyzer/tilewave .
+# and review the diff in git.
+# Usage: golden_test.sh TILEWAVE REPO_ROOT
+set -u
+tw=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+cd "$2"
+golden=tests/data/golden
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+m=tests/data/tiny_cnn.onnx
+check() {
+  view=$1
+  shift
+  if ! "$tw" "$@" > "$tmp/$view.txt" 2> "$tmp/$view.err"; then
+    echo "FAIL: $view: tilewave $* exited $?"; cat "$tmp/$view.err"; fails=$((fails + 1)); return
+  fi
+  if [ "${TILEWAVE_UPDATE_GOLDEN:-}" = 1 ]; then cp "$tmp/$view.txt" "$golden/$view.txt"; return; fi
+  if ! diff -u "$golden/$view.txt" "$tmp/$view.txt" > "$tmp/$view.diff"; then
+    echo "FAIL: $view differs from $golden/$view.txt:"; head -40 "$tmp/$view.diff"; fails=$((fails + 1))
+  fi
+}
+check analyze_table analyze "$m" --batch 4
+check analyze_json analyze "$m" --batch 4 --format json
+check analyze_csv analyze "$m" --batch 4 --format csv
+check rank_table rank "$m" tests/data/depthwise.onnx --batch 4 --threads 1
+check rank_json rank "$m" tests/data/depthwise.onnx --batch 4 --threads 1 --format json
+check sweep_table sweep "$m" --batch 1,8
+check sweep_json sweep "$m" --batch 1,8 --format json
+check compare_table compare "$m" --gpu h200,a100 --runtime eager,tensorrt --batch 4
+check compare_json compare "$m" --gpu h200 --batch 4 --format json
+check advise_table advise "$m" --batch 4
+check advise_json advise "$m" --batch 4 --format json
+check check_table check onnx_models/runtime/resnet18.onnx --trace tests/data/traces/resnet18_b1_eager_h200.trace.json --batch 1
+check report_html report "$m" --batch 4 --batches 1,4 --compare a100 -o -
+check layers_jsonl layers calibrate/runner/smoke.jsonl
+check nas_csv nas onnx_models/spaces/resnet.json --samples 5 --seed 2
+[ "$fails" = 0 ] && echo "all views equal their golden outputs"
+exit $((fails > 0))
