@@ -155,3 +155,18 @@ TEST_CASE("every ONNX node's fate is recorded: its kernels, fused, or free") {
     for (size_t k = 0; k < seen.size(); ++k) CHECK(seen[k] == int(a.kernels[k].kernel.nodes.size()));
   }
 }
+
+TEST_CASE("advise: MobileNetV2's expansion + depthwise blocks fused into dense convolutions, each only if faster") {
+  AnalyzeOptions o;
+  o.load.batch = 16;
+  const GpuModel gpu = test::gpu("h200");
+  const std::string path = test::zoo("mobilenet_v2.onnx");
+  const Analysis base = analyze_file(path, gpu, o);
+  const auto advice = advise(path, gpu, o, base);
+  const auto it = std::find_if(advice.begin(), advice.end(), [](const Advice& a) { return a.kind == "depthwise"; });
+  REQUIRE(it != advice.end());
+  CHECK(it->change.find("of 16 expansion + depthwise blocks") != std::string::npos);  // the blocks with expansion 6
+  CHECK(it->after.kernels < it->before.kernels);
+  CHECK(it->after.flops > it->before.flops);
+  CHECK(it->gain > 0);
+}

@@ -115,6 +115,9 @@ struct LoadOptions {
 // registry's shape functions (infer_shapes). Throws InputError naming the
 // file on any problem.
 Model load_onnx(const std::string& path, const LoadOptions& options = {});
+// The file as ONNX's protobuf, unchanged (size and parse checks as load_onnx):
+// for tools that rewrite a model (annotate, advise).
+std::shared_ptr<onnx::ModelProto> read_onnx_file(const std::string& path);
 // The same for a model already in memory; `path` names it in errors.
 Model load_onnx_proto(std::shared_ptr<onnx::ModelProto> proto, const std::string& path,
                       const LoadOptions& options = {});

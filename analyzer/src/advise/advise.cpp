@@ -104,11 +104,7 @@ bool pad_conv_outputs(onnx::GraphProto& g, int index, int64_t to) {
 
 std::optional<Advice> pad_channels(const std::string& path, const GpuModel& gpu, const AnalyzeOptions& options,
                                    const Analysis& base) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream bytes;
-  bytes << f.rdbuf();
-  auto proto = std::make_shared<onnx::ModelProto>();
-  if (!f || !proto->ParseFromString(bytes.str())) return std::nullopt;
+  const auto proto = read_onnx_file(path);
   auto& g = *proto->mutable_graph();
   const int align = gpu.precision(options.dtype).align;
   // Every convolution whose output channels miss the alignment, where the
@@ -138,6 +134,133 @@ std::optional<Advice> pad_channels(const std::string& path, const GpuModel& gpu,
   if (padded.size() > 6) list += fmt::format(", and {} more", padded.size() - 6);
   a.detail = fmt::format("{} (the {}-element alignment tensor-core kernels need for {}); FLOPs grow {:.1f}%", list,
                          align, dtype_name(options.dtype),
+                         base.total.flops > 0 ? 100.0 * (double(after.total.flops) / double(base.total.flops) - 1) : 0.0);
+  a.before = base.total;
+  a.after = after.total;
+  a.gain = gain_of(base.total, after.total);
+  return a;
+}
+
+// --- Depthwise blocks fused into one dense convolution -------------------
+
+const onnx::AttributeProto* attribute(const onnx::NodeProto& n, const char* name) {
+  for (const auto& a : n.attribute())
+    if (a.name() == name) return &a;
+  return nullptr;
+}
+
+// 1x1 expansion conv -> activation -> depthwise kxk conv -> activation
+// becomes one dense kxk conv (the expansion's, with the depthwise conv's
+// window and stride) -> activation: EfficientNetV2's Fused-MBConv. Where
+// the depthwise convolution is mostly fixed cost, the dense one does more
+// FLOPs in fewer, fuller kernels. Single-node activations only.
+struct DepthwiseBlock {
+  int expand = -1, depthwise = -1, act_after = -1;
+  std::string act_before_output, name;
+};
+
+std::vector<DepthwiseBlock> depthwise_blocks(const onnx::GraphProto& g) {
+  std::map<std::string, int> producer, uses;
+  for (int i = 0; i < g.node_size(); ++i) {
+    for (const auto& o : g.node(i).output()) producer[o] = i;
+    for (const auto& in : g.node(i).input()) ++uses[in];
+  }
+  for (const auto& o : g.output()) ++uses[o.name()];
+  const std::set<std::string> activations = {"Relu", "Clip", "HardSwish", "LeakyRelu", "Sigmoid", "Tanh", "Gelu"};
+  auto init = [&](const std::string& name) -> const onnx::TensorProto* {
+    for (const auto& t : g.initializer())
+      if (t.name() == name) return &t;
+    return nullptr;
+  };
+  std::vector<DepthwiseBlock> blocks;
+  for (int d = 0; d < g.node_size(); ++d) {
+    const auto& dw = g.node(d);
+    if (dw.op_type() != "Conv" || dw.input_size() < 2) continue;
+    const onnx::TensorProto* w = init(dw.input(1));
+    if (!w || w->dims_size() != 4 || w->dims(1) != 1 || group_of(dw) != w->dims(0) || w->dims(0) < 2) continue;
+    // Its input: one activation, fed by a 1x1 ungrouped conv, each used once.
+    const auto a1 = producer.find(dw.input(0));
+    if (a1 == producer.end() || !activations.count(g.node(a1->second).op_type()) || uses[dw.input(0)] != 1) continue;
+    const auto& act1 = g.node(a1->second);
+    const auto x = producer.find(act1.input(0));
+    if (x == producer.end() || uses[act1.input(0)] != 1) continue;
+    const auto& expand = g.node(x->second);
+    const onnx::TensorProto* we = expand.input_size() > 1 ? init(expand.input(1)) : nullptr;
+    if (expand.op_type() != "Conv" || group_of(expand) != 1 || !we || we->dims_size() != 4 || we->dims(2) != 1 ||
+        we->dims(3) != 1 || we->dims(0) != w->dims(0) || uses[expand.input(1)] != 1)
+      continue;
+    // And its output: one activation of the same kind.
+    int a2 = -1;
+    for (int i = 0; i < g.node_size(); ++i)
+      if (g.node(i).input_size() > 0 && g.node(i).input(0) == dw.output(0)) a2 = i;
+    if (a2 < 0 || uses[dw.output(0)] != 1 || g.node(a2).op_type() != act1.op_type()) continue;
+    blocks.push_back({x->second, d, a2, act1.output(0), compact_name(dw.name().empty() ? dw.output(0) : dw.name())});
+  }
+  return blocks;
+}
+
+// The graph with these blocks fused: each expansion takes its depthwise
+// conv's window and stride; the depthwise conv and the activation after it
+// go, their readers reading the first activation's output.
+onnx::GraphProto fuse_blocks(const onnx::GraphProto& g, const std::vector<const DepthwiseBlock*>& blocks) {
+  onnx::GraphProto out = g;
+  std::set<int> removed;
+  std::map<int, const DepthwiseBlock*> by_expand;
+  std::map<std::string, std::string> renamed;  // tensor -> the tensor that replaces it
+  for (const DepthwiseBlock* b : blocks) {
+    const onnx::TensorProto* w = initializer(out, g.node(b->depthwise).input(1));
+    onnx::TensorProto* wt = initializer(out, g.node(b->expand).input(1));
+    const int64_t r = w->dims(2), k = w->dims(3);
+    wt->set_dims(2, r);
+    wt->set_dims(3, k);
+    shape_only(wt);
+    removed.insert(b->depthwise);
+    removed.insert(b->act_after);
+    by_expand[b->expand] = b;
+    renamed[g.node(b->act_after).output(0)] = b->act_before_output;
+  }
+  out.clear_node();
+  for (int i = 0; i < g.node_size(); ++i) {
+    if (removed.count(i)) continue;
+    onnx::NodeProto n = g.node(i);
+    if (const auto it = by_expand.find(i); it != by_expand.end()) {
+      n.clear_attribute();
+      for (const char* name : {"kernel_shape", "strides", "pads", "dilations"})
+        if (const auto* a = attribute(g.node(it->second->depthwise), name)) *n.add_attribute() = *a;
+    }
+    for (auto& in : *n.mutable_input())
+      if (renamed.count(in)) in = renamed[in];
+    *out.add_node() = std::move(n);
+  }
+  for (auto& o : *out.mutable_output())
+    if (renamed.count(o.name())) o.set_name(renamed[o.name()]);
+  return out;
+}
+
+std::optional<Advice> fuse_depthwise(const std::string& path, const GpuModel& gpu, const AnalyzeOptions& options,
+                                     const Analysis& base) {
+  const onnx::ModelProto original = *read_onnx_file(path);
+  const std::vector<DepthwiseBlock> blocks = depthwise_blocks(original.graph());
+  auto analysed = [&](const std::vector<const DepthwiseBlock*>& set) {
+    auto proto = std::make_shared<onnx::ModelProto>(original);
+    *proto->mutable_graph() = fuse_blocks(original.graph(), set);
+    return analyze_model(load_onnx_proto(proto, path, options.load), gpu, options);
+  };
+  // Each block alone first: only those predicted faster on their own are fused.
+  std::vector<const DepthwiseBlock*> faster;
+  for (const auto& b : blocks)
+    if (analysed({&b}).total.time_us < base.total.time_us) faster.push_back(&b);
+  if (faster.empty()) return std::nullopt;
+  const Analysis after = analysed(faster);
+  Advice a;
+  a.kind = "depthwise";
+  a.change = fmt::format("replace {} of {} expansion + depthwise blocks by one dense convolution each (Fused-MBConv)",
+                         faster.size(), blocks.size());
+  std::string list;
+  for (size_t i = 0; i < faster.size() && i < 4; ++i) list += (i ? ", " : "") + faster[i]->name;
+  if (faster.size() > 4) list += fmt::format(", and {} more", faster.size() - 4);
+  a.detail = fmt::format("{}: {} kernels instead of {}, FLOPs {:+.0f}%; changes the architecture: retrain", list,
+                         after.total.kernels, base.total.kernels,
                          base.total.flops > 0 ? 100.0 * (double(after.total.flops) / double(base.total.flops) - 1) : 0.0);
   a.before = base.total;
   a.after = after.total;
@@ -203,6 +326,7 @@ std::vector<Advice> advise(const std::string& path, const GpuModel& gpu, const A
             base.total, best->total});
   }
   if (auto a = pad_channels(path, gpu, options, base)) keep(std::move(*a));
+  if (auto a = fuse_depthwise(path, gpu, options, base)) keep(std::move(*a));
   std::stable_sort(out.begin(), out.end(), [](const Advice& x, const Advice& y) { return x.gain > y.gain; });
   return out;
 }

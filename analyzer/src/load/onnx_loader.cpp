@@ -103,9 +103,7 @@ std::vector<float> attr_floats(const Node& n, const std::string& name) {
   return {a->floats().begin(), a->floats().end()};
 }
 
-namespace {
-
-std::shared_ptr<onnx::ModelProto> read_proto(const std::string& path) {
+std::shared_ptr<onnx::ModelProto> read_onnx_file(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) throw InputError(path, "is a directory, not an ONNX file");
   const auto file_bytes = std::filesystem::file_size(path, ec);
@@ -122,6 +120,8 @@ std::shared_ptr<onnx::ModelProto> read_proto(const std::string& path) {
     throw InputError(path, "not an ONNX model (no graph or no nodes)");
   return m;
 }
+
+namespace {
 
 void set_shape(onnx::ValueInfoProto& v, const std::vector<int64_t>& dims) {
   auto* shape = v.mutable_type()->mutable_tensor_type()->mutable_shape();
@@ -260,7 +260,7 @@ std::string unknown_dim(const onnx::ModelProto& proto, const std::string& input)
 }  // namespace
 
 Model load_onnx(const std::string& path, const LoadOptions& options) {
-  return load_onnx_proto(read_proto(path), path, options);
+  return load_onnx_proto(read_onnx_file(path), path, options);
 }
 
 Model load_onnx_proto(std::shared_ptr<onnx::ModelProto> proto, const std::string& path, const LoadOptions& options) {

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "tilewave/error.h"
+#include "tilewave/model.h"
 #include "tilewave/report.h"
 #include "tilewave/text.h"
 #include "tilewave_onnx.pb.h"
@@ -34,11 +35,7 @@ std::string kernel_line(const KernelResult& k) {
 }  // namespace
 
 std::string annotated_onnx(const std::string& path, const Analysis& a) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream bytes;
-  bytes << f.rdbuf();
-  onnx::ModelProto proto;
-  if (!f || !proto.ParseFromString(bytes.str())) throw InputError(path, "cannot re-read the model to annotate it");
+  onnx::ModelProto proto = *read_onnx_file(path);
   auto* g = proto.mutable_graph();
   const int nodes = g->node_size();
   if (size_t(nodes) != a.nodes_fate.size()) throw InputError(path, "the file changed while it was analysed");
