@@ -11,6 +11,7 @@
 
 #include "tilewave/analysis.h"
 #include "tilewave/error.h"
+#include "tilewave/html_report.h"
 #include "tilewave/kernel_cost.h"
 #include "tilewave/report.h"
 
@@ -49,6 +50,8 @@ inline void check_analysis(const Analysis& a) {
   write_json(out, a);
   write_csv(out, a);
   write_table(out, a);
+  write_compare_table(out, {a});
+  write_html_report(out, ReportInput{a, {}, {}});
 }
 
 // Runs one input through `fn`: InputError is the contract's "bad input, exit 1".
