@@ -18,7 +18,7 @@ profile=$(mktemp -d)
 trap 'rm -rf "$profile"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 run_browser() {
-  timeout 120 "$browser" --headless --no-sandbox --disable-gpu --no-first-run --user-data-dir="$profile" \
+  timeout 120 "$browser" --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run --user-data-dir="$profile" \
     --enable-logging=stderr --v=0 "$@"
 }
 for m in resnet50 efficientnet_b0; do
