@@ -124,6 +124,8 @@ expect 1 "is a directory, not a trace" -- "$tw" check "$root/onnx_models/runtime
 echo '{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::conv2d", "ts": 1, "dur": 2}]}' > "$tmp/cpu.json"
 expect 1 "no GPU kernel events" -- "$tw" check "$root/onnx_models/runtime/resnet18.onnx" --trace "$tmp/cpu.json"
 echo '{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": -2}]}' > "$tmp/neg.json"
+awk 'BEGIN { printf "{\"traceEvents\": ["; for (i = 0; i < 200000; i++) printf "%s{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": %d, \"dur\": 1}", (i ? "," : ""), i; print "]}" }' > "$tmp/many.json"
+expect 1 "too many to pair" -- "$tw" check "$root/onnx_models/resnet50.onnx" --trace "$tmp/many.json"
 expect 1 "negative or non-finite duration" -- "$tw" check "$root/onnx_models/runtime/resnet18.onnx" --trace "$tmp/neg.json"
 expect 1 "truncated.onnx" -- "$tw" annotate "$data/truncated.onnx" -o "$tmp/a2.onnx"
 [ ! -e "$tmp/a2.onnx" ] || { echo "FAIL: a failed annotate left a file"; fails=$((fails + 1)); }

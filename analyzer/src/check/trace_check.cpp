@@ -90,6 +90,12 @@ TraceCheck check_against_trace(const Analysis& a, const MeasuredTrace& t) {
     if (pk[i] == std::string("compute") || mk[j] == std::string("compute")) return -1000;
     return 1;
   };
+  // The table has (n+1)(m+1) cells: one forward of a CNN is far below the
+  // cap; a trace of many forwards is not what `check` pairs.
+  constexpr double kMaxCells = 5e7;
+  if (double(n + 1) * double(m + 1) > kMaxCells)
+    throw InputError(t.path, fmt::format("{} measured and {} predicted kernels are too many to pair (at most {:g} "
+                                         "pairs); profile one forward of the model", m, n, kMaxCells));
   std::vector<int> best((n + 1) * (m + 1), 0);
   auto at = [&](size_t i, size_t j) -> int& { return best[i * (m + 1) + j]; };
   for (size_t i = 1; i <= n; ++i) at(i, 0) = -int(i);

@@ -54,7 +54,7 @@ struct LogScale {
 void log_ticks(std::ostream& os, const LogScale& s, bool x, double other_a, double other_b, const char* unit) {
   for (double d = std::pow(10.0, std::ceil(std::log10(s.lo))); d <= s.hi * 1.0001; d *= 10) {
     const double p = s(d);
-    const std::string label = d >= 1 ? fmt::format("{:g}", d) : fmt::format("{:g}", d);
+    const std::string label = fmt::format("{:g}", d);
     if (x)
       fmt::print(os, R"~(<line x1="{0:.1f}" x2="{0:.1f}" y1="{1:.1f}" y2="{2:.1f}" class="grid"/><text x="{0:.1f}" y="{3:.1f}" class="tick" text-anchor="middle">{4}{5}</text>)~",
                  p, other_a, other_b, other_b + 14, label, unit);
