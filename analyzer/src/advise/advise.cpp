@@ -30,6 +30,34 @@ onnx::TensorProto* initializer(onnx::GraphProto& g, const std::string& name) {
     if (t.name() == name) return &t;
   return nullptr;
 }
+const onnx::TensorProto* initializer(const onnx::GraphProto& g, const std::string& name) {
+  return initializer(const_cast<onnx::GraphProto&>(g), name);
+}
+
+// Who writes and who reads each tensor, built once per graph: the rewrites
+// below change initializers' shapes and drop nodes, never the wiring they look at.
+struct GraphIndex {
+  std::map<std::string, int> producer;
+  std::map<std::string, std::vector<std::pair<int, int>>> consumers;  // tensor -> (node, input slot)
+  std::set<std::string> outputs;                                      // graph outputs
+  explicit GraphIndex(const onnx::GraphProto& g) {
+    for (int i = 0; i < g.node_size(); ++i) {
+      for (const auto& o : g.node(i).output()) producer[o] = i;
+      for (int s = 0; s < g.node(i).input_size(); ++s) consumers[g.node(i).input(s)].push_back({i, s});
+    }
+    for (const auto& o : g.output()) outputs.insert(o.name());
+  }
+  // Readers, a graph output counting as one.
+  size_t uses(const std::string& tensor) const {
+    const auto it = consumers.find(tensor);
+    return (it == consumers.end() ? 0 : it->second.size()) + outputs.count(tensor);
+  }
+  const std::vector<std::pair<int, int>>& readers(const std::string& tensor) const {
+    static const std::vector<std::pair<int, int>> none;
+    const auto it = consumers.find(tensor);
+    return it == consumers.end() ? none : it->second;
+  }
+};
 
 int64_t group_of(const onnx::NodeProto& n) {
   for (const auto& a : n.attribute())
@@ -60,12 +88,7 @@ const std::set<std::string> kPassThrough = {"Relu", "Clip", "LeakyRelu", "Sigmoi
 // they reach: through pass-through ops (BatchNorm's parameters padded too)
 // to convolutions that read them (their input channels padded). False, and
 // nothing changed, if the channels reach anything else.
-bool pad_conv_outputs(onnx::GraphProto& g, int index, int64_t to) {
-  std::map<std::string, std::vector<std::pair<int, int>>> consumers;
-  for (int i = 0; i < g.node_size(); ++i)
-    for (int s = 0; s < g.node(i).input_size(); ++s) consumers[g.node(i).input(s)].push_back({i, s});
-  std::set<std::string> outputs;
-  for (const auto& o : g.output()) outputs.insert(o.name());
+bool pad_conv_outputs(onnx::GraphProto& g, const GraphIndex& index_of, int index, int64_t to) {
   std::vector<std::pair<std::string, int>> edits;  // initializer, dim to set to `to`
   const auto& conv = g.node(index);
   if (conv.input_size() < 2) return false;
@@ -75,8 +98,8 @@ bool pad_conv_outputs(onnx::GraphProto& g, int index, int64_t to) {
   while (!frontier.empty()) {
     const std::string tensor = frontier.back();
     frontier.pop_back();
-    if (outputs.count(tensor) || consumers[tensor].empty()) return false;
-    for (const auto& [node, slot] : consumers[tensor]) {
+    if (index_of.outputs.count(tensor) || index_of.readers(tensor).empty()) return false;
+    for (const auto& [node, slot] : index_of.readers(tensor)) {
       const auto& n = g.node(node);
       if (slot != 0) return false;
       if (n.op_type() == "Conv" && group_of(n) == 1 && n.input_size() > 1) {
@@ -92,7 +115,7 @@ bool pad_conv_outputs(onnx::GraphProto& g, int index, int64_t to) {
   }
   for (const auto& [name, dim] : edits) {
     const onnx::TensorProto* t = initializer(g, name);
-    if (!t || t->dims_size() <= dim || consumers[name].size() != 1) return false;
+    if (!t || t->dims_size() <= dim || index_of.uses(name) != 1) return false;
   }
   for (const auto& [name, dim] : edits) {
     onnx::TensorProto* t = initializer(g, name);
@@ -110,6 +133,7 @@ std::optional<Advice> pad_channels(const std::string& path, const GpuModel& gpu,
   // Every convolution whose output channels miss the alignment, where the
   // padding stays local (pad_conv_outputs); the whole change is kept only if
   // the model predicts it faster.
+  const GraphIndex index(g);
   std::vector<std::string> padded;
   for (int i = 0; i < g.node_size(); ++i) {
     const auto& n = g.node(i);
@@ -118,9 +142,7 @@ std::optional<Advice> pad_channels(const std::string& path, const GpuModel& gpu,
     if (!w || w->dims_size() != 4 || w->dims(0) % align == 0) continue;
     const int64_t k = w->dims(0), to = (k + align - 1) / align * align;
     const std::string name = n.name().empty() ? n.output(0) : n.name();
-    onnx::GraphProto trial = g;
-    if (!pad_conv_outputs(trial, i, to)) continue;
-    g = std::move(trial);
+    if (!pad_conv_outputs(g, index, i, to)) continue;  // it changes nothing when it fails
     padded.push_back(fmt::format("{} {}->{}", compact_name(name), k, to));
   }
   if (padded.empty()) return std::nullopt;
@@ -160,18 +182,11 @@ struct DepthwiseBlock {
 };
 
 std::vector<DepthwiseBlock> depthwise_blocks(const onnx::GraphProto& g) {
-  std::map<std::string, int> producer, uses;
-  for (int i = 0; i < g.node_size(); ++i) {
-    for (const auto& o : g.node(i).output()) producer[o] = i;
-    for (const auto& in : g.node(i).input()) ++uses[in];
-  }
-  for (const auto& o : g.output()) ++uses[o.name()];
+  const GraphIndex index(g);
+  const auto& producer = index.producer;
+  auto uses = [&](const std::string& tensor) { return index.uses(tensor); };
+  auto init = [&](const std::string& name) { return initializer(g, name); };
   const std::set<std::string> activations = {"Relu", "Clip", "HardSwish", "LeakyRelu", "Sigmoid", "Tanh", "Gelu"};
-  auto init = [&](const std::string& name) -> const onnx::TensorProto* {
-    for (const auto& t : g.initializer())
-      if (t.name() == name) return &t;
-    return nullptr;
-  };
   std::vector<DepthwiseBlock> blocks;
   for (int d = 0; d < g.node_size(); ++d) {
     const auto& dw = g.node(d);
@@ -180,20 +195,19 @@ std::vector<DepthwiseBlock> depthwise_blocks(const onnx::GraphProto& g) {
     if (!w || w->dims_size() != 4 || w->dims(1) != 1 || group_of(dw) != w->dims(0) || w->dims(0) < 2) continue;
     // Its input: one activation, fed by a 1x1 ungrouped conv, each used once.
     const auto a1 = producer.find(dw.input(0));
-    if (a1 == producer.end() || !activations.count(g.node(a1->second).op_type()) || uses[dw.input(0)] != 1) continue;
+    if (a1 == producer.end() || !activations.count(g.node(a1->second).op_type()) || uses(dw.input(0)) != 1) continue;
     const auto& act1 = g.node(a1->second);
     const auto x = producer.find(act1.input(0));
-    if (x == producer.end() || uses[act1.input(0)] != 1) continue;
+    if (x == producer.end() || uses(act1.input(0)) != 1) continue;
     const auto& expand = g.node(x->second);
     const onnx::TensorProto* we = expand.input_size() > 1 ? init(expand.input(1)) : nullptr;
     if (expand.op_type() != "Conv" || group_of(expand) != 1 || !we || we->dims_size() != 4 || we->dims(2) != 1 ||
-        we->dims(3) != 1 || we->dims(0) != w->dims(0) || uses[expand.input(1)] != 1)
+        we->dims(3) != 1 || we->dims(0) != w->dims(0) || uses(expand.input(1)) != 1)
       continue;
     // And its output: one activation of the same kind.
-    int a2 = -1;
-    for (int i = 0; i < g.node_size(); ++i)
-      if (g.node(i).input_size() > 0 && g.node(i).input(0) == dw.output(0)) a2 = i;
-    if (a2 < 0 || uses[dw.output(0)] != 1 || g.node(a2).op_type() != act1.op_type()) continue;
+    if (uses(dw.output(0)) != 1 || index.readers(dw.output(0)).size() != 1) continue;
+    const auto [a2, slot] = index.readers(dw.output(0)).front();
+    if (slot != 0 || g.node(a2).op_type() != act1.op_type()) continue;
     blocks.push_back({x->second, d, a2, act1.output(0), compact_name(dw.name().empty() ? dw.output(0) : dw.name())});
   }
   return blocks;
