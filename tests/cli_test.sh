@@ -116,6 +116,9 @@ expect 1 "conv3d.onnx" -- "$tw" advise "$data/conv3d.onnx"
 trace=$data/traces/resnet18_b1_eager_h200.trace.json
 expect 0 "" -- "$tw" check "$root/onnx_models/runtime/resnet18.onnx" --trace "$trace" --batch 1
 grep -q "108 kernels paired" "$tmp/out" || { echo "FAIL: check did not pair the ResNet-18 trace"; fails=$((fails + 1)); }
+gzip -c "$trace" > "$tmp/trace.json.gz"
+expect 0 "" -- "$tw" check "$root/onnx_models/runtime/resnet18.onnx" --trace "$tmp/trace.json.gz" --batch 1
+grep -q "108 kernels paired" "$tmp/out" || { echo "FAIL: check did not read the gzipped trace"; fails=$((fails + 1)); }
 expect 0 "" -- "$tw" check "$root/onnx_models/runtime/resnet18.onnx" --trace "$trace" --batch 1 --format json
 grep -q '"measured_kernels": 108' "$tmp/out" || { echo "FAIL: check json lacks the count"; fails=$((fails + 1)); }
 expect 2 "" -- "$tw" check "$root/onnx_models/runtime/resnet18.onnx"

@@ -726,3 +726,20 @@ TEST_CASE("a future opset loads with a note that says which forms are read") {
   REQUIRE(m.notes.size() == 1);
   CHECK(m.notes[0].find("opset 25, newer than the 23") != std::string::npos);
 }
+
+TEST_CASE("a node output that reuses an initializer's name drops the initializer's value (CI fuzz finding)") {
+  // The stale two-element value of "s" once met the node's five-element shape
+  // in Gather, which read past the value's end.
+  OnnxBuilder b(13);
+  b.input("x", {5}, tilewave::onnx::TensorProto::INT64);
+  b.ints("s", {7, 7});
+  b.ints("i4", {4}, true);
+  b.node("Neg", {"x"}, {"s"});
+  b.node("Gather", {"s", "i4"}, {"g"});
+  b.output("g");
+  const Model m = b.load();
+  CHECK(dims_of(m, "s") == V{5});
+  CHECK(dims_of(m, "g") == V{});
+  CHECK_FALSE(m.values.count("s"));
+  CHECK_FALSE(m.values.count("g"));
+}

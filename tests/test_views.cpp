@@ -1,13 +1,17 @@
 // Views that write files: the annotated ONNX keeps the model's weights and
 // structure, and carries every node's prediction (docs/report.md).
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
+#include <zlib.h>
 #include <onnx/onnx_pb.h>
 
 #include "test_helpers.h"
 #include "tilewave/analysis.h"
+#include "tilewave/error.h"
 #include "tilewave/report.h"
 #include "tilewave/text.h"
 #include "tilewave/trace_check.h"
@@ -102,6 +106,58 @@ TEST_CASE("check: the H200 trace of ResNet-18 pairs every convolution with a mea
   CHECK(kernel_kind("triton_poi_fused_add_relu_3") == std::string("elementwise"));
   CHECK(kernel_kind("sm90_xmma_gemm_f16f16_f16f32") == std::string("compute"));
   CHECK(kernel_kind("void at::native::(anonymous namespace)::max_pool_forward_nhwc") == std::string("pool"));
+}
+
+TEST_CASE("check: a scheduled profile of several steps compares the last; Kineto's older names and gzip read too") {
+  // Kineto's shape: CPU step annotations, launch calls and kernels tied by
+  // args.correlation, flow and metadata events in between.
+  const MeasuredTrace one = read_trace(test::data("traces/resnet18_b1_eager_h200.trace.json"));
+  nlohmann::json events = nlohmann::json::array();
+  events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", 0}, {"args", {{"name", "python"}}}});
+  int64_t corr = 1;
+  double cpu_us = 0, gpu_us = 1000;
+  for (int step = 1; step <= 3; ++step) {
+    const double step_start = cpu_us;
+    const size_t n = step == 3 ? one.kernels.size() : 4;  // earlier steps: other work
+    for (size_t k = 0; k < n; ++k, ++corr) {
+      const std::string name = step == 3 ? one.kernels[k].name : "void warmup_kernel<float>()";
+      const double dur = step == 3 ? one.kernels[k].duration_us : 5.0;
+      events.push_back({{"ph", "X"}, {"cat", step == 2 ? "Runtime" : "cuda_runtime"}, {"name", "cudaLaunchKernel"},
+                        {"ts", cpu_us}, {"dur", 3}, {"args", {{"correlation", corr}}}});
+      events.push_back({{"ph", "s"}, {"id", corr}, {"cat", "ac2g"}, {"ts", cpu_us}});
+      events.push_back({{"ph", "X"}, {"cat", step == 2 ? "Kernel" : "kernel"}, {"name", name}, {"ts", gpu_us},
+                        {"dur", dur}, {"args", {{"correlation", corr}, {"device", 0}}}});
+      cpu_us += 4, gpu_us += dur;
+    }
+    events.push_back({{"ph", "X"}, {"cat", "user_annotation"}, {"name", fmt::format("ProfilerStep#{}", step)},
+                      {"ts", step_start}, {"dur", cpu_us - step_start}});
+    events.push_back({{"ph", "X"}, {"cat", "gpu_user_annotation"}, {"name", fmt::format("ProfilerStep#{}", step)},
+                      {"ts", 0}, {"dur", 1e9}});
+    cpu_us += 100;
+  }
+  const std::string text = nlohmann::json{{"schemaVersion", 1}, {"traceEvents", events}}.dump();
+  const std::string plain = test::write_temp("tilewave_steps.trace.json", text);
+  const std::string packed = (std::filesystem::temp_directory_path() / "tilewave_steps.trace.json.gz").string();
+  gzFile gz = gzopen(packed.c_str(), "wb");
+  REQUIRE(gz);
+  REQUIRE(gzwrite(gz, text.data(), unsigned(text.size())) == int(text.size()));
+  gzclose(gz);
+  for (const std::string& path : {plain, packed}) {
+    CAPTURE(path);
+    const MeasuredTrace t = read_trace(path);
+    CHECK(t.steps == 3);
+    CHECK(t.step == "ProfilerStep#3");
+    CHECK(t.kernels_in_trace == int(one.kernels.size()) + 8);
+    REQUIRE(t.kernels.size() == one.kernels.size());
+    for (size_t k = 0; k < t.kernels.size(); ++k) CHECK(t.kernels[k].name == one.kernels[k].name);
+  }
+  // A gzip file cut short is an error naming it, not a partial trace.
+  const std::string whole = file_bytes(packed);
+  const std::string cut = test::write_temp("tilewave_cut.trace.json.gz", whole.substr(0, whole.size() / 2));
+  CHECK_THROWS_WITH_AS(read_trace(cut), doctest::Contains("gzip data is corrupt or cut short"), InputError);
+  std::filesystem::remove(plain);
+  std::filesystem::remove(packed);
+  std::filesystem::remove(cut);
 }
 
 TEST_CASE("advise: padding 60 channels to 64 is found, re-predicted, and nothing slower is advised") {

@@ -15,6 +15,8 @@ constexpr int kMaxJsonNesting = 32;
 nlohmann::json parse_json_text(const std::string& text, const std::string& where);
 // A whole file read, then parsed; InputError naming the file, with `what` it
 // should have been ("GPU file", "trace") when it is a folder or cannot be opened.
+// A gzip-compressed file (as torch.profiler's trace handler can write) is
+// inflated first.
 nlohmann::json read_json_file(const std::string& path, const std::string& what);
 
 }  // namespace tilewave

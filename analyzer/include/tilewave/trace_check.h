@@ -16,13 +16,18 @@ struct TraceKernel {
 
 struct MeasuredTrace {
   std::string path;
-  std::vector<TraceKernel> kernels;  // GPU kernels, in start order
+  std::vector<TraceKernel> kernels;  // GPU kernels compared, in start order
   int copies = 0;                    // memcpy / memset events, not kernels
+  int kernels_in_trace = 0;          // all kernel events, every step
+  int steps = 0;                     // ProfilerStep#N annotations in the trace
+  std::string step;                  // the step compared when there are several, else ""
 };
 
 // Reads the JSON torch.profiler's export_chrome_trace writes (an object with
 // "traceEvents", or a bare array): complete events ("ph": "X") of category
-// "kernel". InputError naming the file for anything else.
+// "kernel" (any case). When a profiler schedule recorded several steps
+// (ProfilerStep#N), only the last step's kernels are kept. InputError naming
+// the file for anything else.
 MeasuredTrace read_trace(const std::string& path);
 
 // What a kernel does, coarsely, from its name or its predicted problem:

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -12,6 +13,29 @@
 using nlohmann::json;
 
 namespace tilewave {
+
+namespace {
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  return s;
+}
+
+// args.correlation of a Kineto event: it ties a kernel to the CPU call that
+// launched it. -1 where absent.
+int64_t correlation_of(const json& e) {
+  const auto args = e.find("args");
+  if (args == e.end() || !args->is_object()) return -1;
+  const auto c = args->find("correlation");
+  return c != args->end() && c->is_number_integer() ? c->get<int64_t>() : -1;
+}
+
+double number_or(const json& e, const char* key, double otherwise) {
+  const auto it = e.find(key);
+  return it != e.end() && it->is_number() ? it->get<double>() : otherwise;
+}
+
+}  // namespace
 
 MeasuredTrace read_trace(const std::string& path) {
   const json doc = read_json_file(path, "trace");
@@ -24,12 +48,32 @@ MeasuredTrace read_trace(const std::string& path) {
   if (!events->is_array()) throw InputError(path, "not a Chrome trace: \"traceEvents\" is not a list");
   MeasuredTrace t;
   t.path = path;
+  struct Step {
+    std::string name;
+    double start_us, end_us;
+  };
+  std::vector<Step> steps;
+  std::unordered_map<int64_t, double> launch_us;  // correlation -> CPU launch time
+  std::vector<int64_t> kernel_correlation;
   for (const auto& e : *events) {
     if (!e.is_object() || e.value("ph", "") != "X") continue;
-    const std::string cat = e.value("cat", "");
+    // Older Kineto writes "Kernel" and "Runtime", newer "kernel" and "cuda_runtime".
+    const std::string cat = lower(e.value("cat", ""));
     if (cat == "gpu_memcpy" || cat == "gpu_memset") ++t.copies;
-    if (cat != "kernel") continue;
-    const auto ts = e.find("ts"), dur = e.find("dur"), name = e.find("name");
+    const auto name = e.find("name");
+    if (cat != "kernel") {
+      if (name == e.end() || !name->is_string()) continue;
+      const std::string& n = name->get_ref<const std::string&>();
+      const double ts = number_or(e, "ts", NAN), dur = number_or(e, "dur", NAN);
+      if (!std::isfinite(ts) || !std::isfinite(dur)) continue;
+      if (n.rfind("ProfilerStep#", 0) == 0 && cat != "gpu_user_annotation") steps.push_back({n, ts, ts + dur});
+      if (cat == "cuda_runtime" || cat == "cuda_driver" || cat == "runtime") {
+        const int64_t corr = correlation_of(e);
+        if (corr >= 0) launch_us[corr] = ts;
+      }
+      continue;
+    }
+    const auto ts = e.find("ts"), dur = e.find("dur");
     if (ts == e.end() || dur == e.end() || name == e.end() || !ts->is_number() || !dur->is_number() ||
         !name->is_string())
       throw InputError(path, "a kernel event lacks a numeric \"ts\" or \"dur\", or a \"name\"");
@@ -37,16 +81,36 @@ MeasuredTrace read_trace(const std::string& path) {
     if (!std::isfinite(d) || d < 0 || !std::isfinite(ts->get<double>()))
       throw InputError(path, fmt::format("kernel '{}' has a negative or non-finite duration", name->get<std::string>()));
     t.kernels.push_back({name->get<std::string>(), ts->get<double>(), d});
+    kernel_correlation.push_back(correlation_of(e));
   }
   if (t.kernels.empty()) throw InputError(path, "no GPU kernel events (\"cat\": \"kernel\"): was CUDA profiled?");
+  t.kernels_in_trace = int(t.kernels.size());
+  t.steps = int(steps.size());
+  // A schedule that records several steps gives several forwards: the last
+  // step is compared, its kernels found through the calls that launched them.
+  if (steps.size() > 1) {
+    const Step& last = *std::max_element(steps.begin(), steps.end(),
+                                         [](const Step& x, const Step& y) { return x.start_us < y.start_us; });
+    std::vector<TraceKernel> in_step;
+    for (size_t k = 0; k < t.kernels.size(); ++k) {
+      const auto launch = launch_us.find(kernel_correlation[k]);
+      if (launch != launch_us.end() && launch->second >= last.start_us && launch->second <= last.end_us)
+        in_step.push_back(t.kernels[k]);
+    }
+    if (in_step.empty())
+      throw InputError(path, fmt::format("the trace holds {} profiler steps, but no kernel's launch (args.correlation "
+                                         "against a cuda_runtime event) falls in the last, {}",
+                                         steps.size(), last.name));
+    t.kernels = std::move(in_step);
+    t.step = last.name;
+  }
   std::stable_sort(t.kernels.begin(), t.kernels.end(),
                    [](const TraceKernel& x, const TraceKernel& y) { return x.start_us < y.start_us; });
   return t;
 }
 
 const char* kernel_kind(const std::string& name) {
-  std::string n = name;
-  std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  const std::string n = lower(name);
   auto has = [&](const char* s) { return n.find(s) != std::string::npos; };
   if (has("triton_per") || has("triton_red")) return "reduce";
   if (has("triton_poi")) return "elementwise";

@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include <fmt/format.h>
+#include <zlib.h>
 
 #include "tilewave/error.h"
 
@@ -29,6 +30,32 @@ int max_nesting(const std::string& text) {
   return deepest;
 }
 
+// A gzip stream inflated whole, stopping past `limit` bytes so that a small
+// file cannot expand without bound.
+std::string gunzip(const std::string& packed, const std::string& path) {
+  constexpr size_t kLimit = size_t(1) << 30;
+  if (packed.size() > UINT32_MAX) throw InputError(path, "gzip file larger than 4 GiB");
+  z_stream z{};
+  if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) throw InputError(path, "cannot start gzip decompression");
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(packed.data()));
+  z.avail_in = uInt(packed.size());
+  std::string out;
+  char chunk[1 << 16];
+  int rc = Z_OK;
+  while (rc == Z_OK) {
+    z.next_out = reinterpret_cast<Bytef*>(chunk);
+    z.avail_out = sizeof chunk;
+    rc = inflate(&z, Z_NO_FLUSH);
+    out.append(chunk, sizeof chunk - z.avail_out);
+    if (out.size() > kLimit) rc = Z_MEM_ERROR;
+    else if (rc == Z_OK && z.avail_in == 0 && z.avail_out != 0) rc = Z_DATA_ERROR;  // input ended mid-stream
+  }
+  inflateEnd(&z);
+  if (out.size() > kLimit) throw InputError(path, "gzip content larger than 1 GiB");
+  if (rc != Z_STREAM_END) throw InputError(path, "gzip data is corrupt or cut short");
+  return out;
+}
+
 }  // namespace
 
 nlohmann::json parse_json_text(const std::string& text, const std::string& where) {
@@ -47,7 +74,8 @@ nlohmann::json read_json_file(const std::string& path, const std::string& what) 
   if (std::filesystem::is_directory(path, ec)) throw InputError(path, "is a directory, not a " + what);
   std::ifstream f(path, std::ios::binary);
   if (!f) throw InputError(path, "cannot open " + what);
-  const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  if (text.size() >= 2 && uint8_t(text[0]) == 0x1f && uint8_t(text[1]) == 0x8b) text = gunzip(text, path);
   return parse_json_text(text, path);
 }
 

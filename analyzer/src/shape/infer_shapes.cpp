@@ -19,6 +19,16 @@ namespace tilewave {
 
 namespace {
 std::string value_break(const Model& m, const std::string& tensor);
+
+// Elements of a value's dims; a negative (unknown) dim gives -1.
+int64_t value_elems(const std::vector<int64_t>& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    if (d < 0) return -1;
+    n = saturating_mul(n, d);
+  }
+  return n;
+}
 }  // namespace
 
 ShapeContext::ShapeContext(const Model& m, const Node& n)
@@ -38,7 +48,14 @@ const TensorInfo& ShapeContext::input(size_t i) const {
 const TensorValue* ShapeContext::value(size_t i) const {
   if (!has_input(i)) return nullptr;
   auto it = model.values.find(node.inputs[i]);
-  return it == model.values.end() ? nullptr : &it->second;
+  if (it == model.values.end()) return nullptr;
+  // Shape functions index a value by its tensor's dims: one that disagrees
+  // with them (a malformed file) counts as unknown rather than being read.
+  const TensorInfo* t = model.tensor(node.inputs[i]);
+  if (!t || !t->has_shape || t->dims != it->second.dims ||
+      int64_t(it->second.size()) != value_elems(it->second.dims))
+    return nullptr;
+  return &it->second;
 }
 
 std::vector<int64_t> ShapeContext::ints(size_t i, const char* what) const {
@@ -216,9 +233,13 @@ void infer_shapes(Model& model, const OpRegistry& registry) {
         model.tensors.erase(out);
         model.unknown_reason.emplace(out, fmt::format("{} infers no shape for its output {}", n.op_type, i));
       }
+      // A value left from an initializer of the same name would disagree
+      // with this node's shape: the node's own value, or none, replaces it.
       if (ctx.values[i]) {
         ctx.values[i]->dims = model.tensors.count(out) ? model.tensors[out].dims : std::vector<int64_t>{};
         model.values[out] = std::move(*ctx.values[i]);
+      } else {
+        model.values.erase(out);
       }
     }
   }

@@ -19,6 +19,9 @@ void write_check_table(std::ostream& os, const Analysis& a, const MeasuredTrace&
              a.batch, dtype_name(a.dtype), a.runtime, printable(t.path));
   fmt::print(os, "  measured   {} kernels, {:.1f} us of kernel time{}\n", t.kernels.size(), c.measured_device_us,
              t.copies ? fmt::format(" ({} memcpy/memset events not counted)", t.copies) : "");
+  if (!t.step.empty())
+    fmt::print(os, "             from {}, the last of the trace's {} profiler steps ({} kernels in all)\n",
+               printable(t.step), t.steps, t.kernels_in_trace);
   fmt::print(os, "  predicted  {} kernels, {:.1f} us of kernel time (launch gaps left out)\n",
              std::count_if(c.pairs.begin(), c.pairs.end(), [](const TracePair& p) { return p.predicted >= 0; }),
              c.predicted_device_us);
@@ -79,6 +82,9 @@ json check_to_json(const Analysis& a, const MeasuredTrace& t, const TraceCheck& 
           {"runtime", a.runtime},
           {"trace", t.path},
           {"measured_kernels", t.kernels.size()},
+          {"profiler_step", t.step},
+          {"profiler_steps", t.steps},
+          {"kernels_in_trace", t.kernels_in_trace},
           {"measured_kernel_us", c.measured_device_us},
           {"predicted_kernel_us", c.predicted_device_us},
           {"paired", c.paired},
