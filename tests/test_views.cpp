@@ -2,6 +2,7 @@
 // structure, and carries every node's prediction (docs/report.md).
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include <doctest/doctest.h>
@@ -179,12 +180,58 @@ TEST_CASE("advise: padding 60 channels to 64 is found, re-predicted, and nothing
     if (a.kind == "channels") channels = &a;
   }
   REQUIRE(channels);
+  CAPTURE(channels->change);
+  CAPTURE(channels->detail);
   CHECK(channels->detail.find("60->64") != std::string::npos);
   CHECK(channels->change.find("2 convolutions") != std::string::npos);
   CHECK(channels->after.flops > channels->before.flops);
   for (size_t i = 1; i < advice.size(); ++i) CHECK(advice[i - 1].gain >= advice[i].gain);
   // With a gain threshold no change reaches, nothing is advised.
   CHECK(tilewave::advise(path, gpu, o, base, 100.0).empty());
+}
+
+TEST_CASE("advise: padding follows a residual stream, a depthwise conv and an SE gate, and widens a concat") {
+  // Stem (60) + depthwise + SE + project (60), added to the stem: all four
+  // writers of the 60-channel stream, and the SE's gate conv, grow together.
+  const nlohmann::json residual = nlohmann::json::parse(R"([
+    {"op": "conv", "out": 60, "kernel": 3, "stride": 2, "act": "relu", "name": "stem"},
+    {"op": "conv", "out": 60, "kernel": 3, "groups": 60, "act": "relu"},
+    {"op": "se", "squeeze": 16},
+    {"op": "conv", "out": 60, "kernel": 1, "name": "project"},
+    {"op": "add", "inputs": ["stem"]},
+    {"op": "conv", "out": 128, "kernel": 3, "stride": 2, "act": "relu"},
+    {"op": "global_avg_pool"}, {"op": "linear", "out": 10}])");
+  AnalyzeOptions o;
+  const GpuModel gpu = test::gpu("h200");
+  auto channel_advice = [&](const nlohmann::json& layers, const char* file) -> std::optional<Advice> {
+    const auto written = space::network_from_layers(layers, {64, 3, 112, 112}, "test");
+    const std::string path = test::write_temp(file, written.proto->SerializeAsString());
+    const Analysis base = analyze_file(path, gpu, o);
+    for (const auto& a : advise(path, gpu, o, base))
+      if (a.kind == "channels") return a;
+    return std::nullopt;
+  };
+  const auto grown = channel_advice(residual, "tw_advise_residual.onnx");
+  REQUIRE(grown);
+  CAPTURE(grown->detail);
+  CHECK(grown->change.find("of 3 convolutions") != std::string::npos);  // stem, the SE's expanding fc, project
+  CHECK(grown->detail.find("60->64") != std::string::npos);
+  CHECK(grown->gain > 0.01);
+  // Into a channel concat: each input's growth widens the concat's output,
+  // and the conv reading it reads more channels.
+  const nlohmann::json concat = nlohmann::json::parse(R"([
+    {"op": "conv", "out": 64, "kernel": 3, "stride": 2, "act": "relu", "name": "x"},
+    {"op": "conv", "out": 60, "kernel": 3, "act": "relu", "name": "a"},
+    {"op": "conv", "out": 60, "kernel": 3, "act": "relu", "input": "x", "name": "b"},
+    {"op": "concat", "inputs": ["a", "b"]},
+    {"op": "conv", "out": 128, "kernel": 1, "act": "relu"},
+    {"op": "global_avg_pool"}, {"op": "linear", "out": 10}])");
+  const auto widened = channel_advice(concat, "tw_advise_concat.onnx");
+  REQUIRE(widened);
+  CAPTURE(widened->detail);
+  CHECK(widened->change.find("of 2 convolutions") != std::string::npos);
+  CHECK(widened->detail.find("_3 60->64") != std::string::npos);  // a
+  CHECK(widened->detail.find("_5 60->64") != std::string::npos);  // b
 }
 
 TEST_CASE("every ONNX node's fate is recorded: its kernels, fused, or free") {
@@ -212,17 +259,25 @@ TEST_CASE("every ONNX node's fate is recorded: its kernels, fused, or free") {
   }
 }
 
-TEST_CASE("advise: MobileNetV2's expansion + depthwise blocks fused into dense convolutions, each only if faster") {
-  AnalyzeOptions o;
-  o.load.batch = 16;
-  const GpuModel gpu = test::gpu("h200");
-  const std::string path = test::zoo("mobilenet_v2.onnx");
-  const Analysis base = analyze_file(path, gpu, o);
-  const auto advice = advise(path, gpu, o, base);
-  const auto it = std::find_if(advice.begin(), advice.end(), [](const Advice& a) { return a.kind == "depthwise"; });
-  REQUIRE(it != advice.end());
-  CHECK(it->change.find("of 16 expansion + depthwise blocks") != std::string::npos);  // the blocks with expansion 6
-  CHECK(it->after.kernels < it->before.kernels);
-  CHECK(it->after.flops > it->before.flops);
-  CHECK(it->gain > 0);
+TEST_CASE("advise: expansion + depthwise blocks fused into dense convolutions, each only if faster") {
+  // MobileNetV2's activations are one node (ReLU6 as Clip); EfficientNet-B0's
+  // are SiLU written as x * Sigmoid(x). Blocks with an expansion: 16 and 15.
+  for (const auto& [model, blocks] : {std::pair{"mobilenet_v2.onnx", "of 16 expansion + depthwise blocks"},
+                                      std::pair{"efficientnet_b0.onnx", "of 15 expansion + depthwise blocks"}}) {
+    CAPTURE(model);
+    AnalyzeOptions o;
+    o.load.batch = 16;
+    const GpuModel gpu = test::gpu("h200");
+    const std::string path = test::zoo(model);
+    const Analysis base = analyze_file(path, gpu, o);
+    const auto advice = advise(path, gpu, o, base);
+    const auto it = std::find_if(advice.begin(), advice.end(), [](const Advice& a) { return a.kind == "depthwise"; });
+    REQUIRE(it != advice.end());
+    CAPTURE(it->change);
+    CHECK(it->change.find(blocks) != std::string::npos);
+    // A fused block loses its depthwise conv and the activation after it.
+    CHECK(it->after.kernels < it->before.kernels);
+    CHECK(it->after.flops > it->before.flops);
+    CHECK(it->gain > 0.01);
+  }
 }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -80,49 +81,146 @@ void shape_only(onnx::TensorProto* t) {
   e->set_value("padded.bin");
 }
 
-// Ops a channel dimension passes through unchanged, reading it on input 0.
-const std::set<std::string> kPassThrough = {"Relu", "Clip", "LeakyRelu", "Sigmoid", "Tanh", "HardSwish",
-                                            "HardSigmoid", "Elu", "Gelu", "BatchNormalization"};
+// Ops whose output has their input 0's channels: activations, norms, pools.
+const std::set<std::string> kChannelCarriers = {
+    "Relu", "Clip", "LeakyRelu", "Sigmoid", "Tanh", "HardSwish", "HardSigmoid", "Elu", "Gelu", "Identity",
+    "BatchNormalization", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"};
+// Elementwise ops on two tensors: both operands carry the channels, unless one is a constant scalar.
+const std::set<std::string> kChannelBinary = {"Add", "Sub", "Mul", "Div"};
 
-// Pads the output channels of Conv node `index` to `to`, with every tensor
-// they reach: through pass-through ops (BatchNorm's parameters padded too)
-// to convolutions that read them (their input channels padded). False, and
-// nothing changed, if the channels reach anything else.
-bool pad_conv_outputs(onnx::GraphProto& g, const GraphIndex& index_of, int index, int64_t to) {
-  std::vector<std::pair<std::string, int>> edits;  // initializer, dim to set to `to`
-  const auto& conv = g.node(index);
-  if (conv.input_size() < 2) return false;
-  edits.push_back({conv.input(1), 0});
-  if (conv.input_size() > 2 && !conv.input(2).empty()) edits.push_back({conv.input(2), 0});
-  std::vector<std::string> frontier = {conv.output(0)};
-  while (!frontier.empty()) {
-    const std::string tensor = frontier.back();
-    frontier.pop_back();
-    if (index_of.outputs.count(tensor) || index_of.readers(tensor).empty()) return false;
-    for (const auto& [node, slot] : index_of.readers(tensor)) {
-      const auto& n = g.node(node);
-      if (slot != 0) return false;
-      if (n.op_type() == "Conv" && group_of(n) == 1 && n.input_size() > 1) {
-        edits.push_back({n.input(1), 1});
-      } else if (kPassThrough.count(n.op_type()) && n.output_size() > 0) {
-        if (n.op_type() == "BatchNormalization")
-          for (int s = 1; s < n.input_size(); ++s) edits.push_back({n.input(s), 0});
-        frontier.push_back(n.output(0));
-      } else {
-        return false;
+// A constant with at most one element (it broadcasts over any channel count).
+bool scalar_constant(const onnx::GraphProto& g, const GraphIndex& index, const std::string& tensor) {
+  auto elements = [](const onnx::TensorProto& t) {
+    int64_t n = 1;
+    for (int64_t d : t.dims()) n *= d;
+    return n;
+  };
+  if (const onnx::TensorProto* t = initializer(g, tensor)) return elements(*t) <= 1;
+  const auto p = index.producer.find(tensor);
+  if (p == index.producer.end() || g.node(p->second).op_type() != "Constant") return false;
+  for (const auto& a : g.node(p->second).attribute())
+    if (a.name() == "value") return elements(a.t()) <= 1;
+    else if (a.name() == "value_float" || a.name() == "value_int") return true;
+  return false;
+}
+
+// Every tensor that must grow by `delta` channels together with the output
+// of Conv `conv` (docs/report.md "`tilewave advise`"): through activations,
+// norms and pools, across additions and products (whose other operand then
+// grows too, back to the convolutions that write it: residual streams, SE
+// gates), through depthwise convolutions (their groups grow) and into
+// channel concatenations (whose output grows). Each ungrouped convolution it
+// reaches reads (or writes) `delta` more channels. The edits, or nothing if
+// the channels reach an op, a graph input or output, or a shared weight that
+// this cannot change.
+struct ChannelGrowth {
+  std::vector<std::pair<std::string, int>> dims;  // initializer, dim that grows
+  std::vector<int> groups;                        // depthwise convs whose group grows
+  std::vector<int> padded_convs;                  // convs that write more channels
+};
+
+std::optional<ChannelGrowth> channel_growth(const onnx::GraphProto& g, const GraphIndex& index, int conv) {
+  ChannelGrowth out;
+  std::set<std::string> joined, producer_done;
+  std::set<std::pair<int, int>> visited;  // (node, slot) ; slot -1: the node's output
+  std::vector<std::string> todo;
+  auto join = [&](const std::string& t, bool from_producer) {
+    if (from_producer) producer_done.insert(t);
+    if (joined.insert(t).second) todo.push_back(t);
+  };
+  auto grow_output = [&](int i) {
+    const auto& n = g.node(i);
+    out.dims.push_back({n.input(1), 0});
+    if (n.input_size() > 2 && !n.input(2).empty()) out.dims.push_back({n.input(2), 0});
+    out.padded_convs.push_back(i);
+  };
+  // One node met through one of its tensors; false where the growth cannot pass.
+  auto visit = [&](int i, int slot) -> bool {
+    const auto& n = g.node(i);
+    const std::string& op = n.op_type();
+    if (op == "Conv") {
+      const onnx::TensorProto* w = n.input_size() > 1 ? initializer(g, n.input(1)) : nullptr;
+      if (!w || w->dims_size() != 4 || slot > 0) return false;
+      const int64_t group = group_of(n);
+      if (group == 1) {
+        if (!visited.insert({i, slot}).second) return true;
+        if (slot < 0) grow_output(i);
+        else out.dims.push_back({n.input(1), 1});
+        return true;
       }
+      if (w->dims(1) != 1 || group != w->dims(0)) return false;  // grouped, not depthwise
+      if (!visited.insert({i, 0}).second) return true;
+      out.dims.push_back({n.input(1), 0});
+      if (n.input_size() > 2 && !n.input(2).empty()) out.dims.push_back({n.input(2), 0});
+      out.groups.push_back(i);
+      join(n.input(0), false);
+      join(n.output(0), true);
+      return true;
     }
+    if (n.output_size() < 1) return false;
+    for (int o = 1; o < n.output_size(); ++o)
+      if (index.uses(n.output(o))) return false;  // BatchNorm's training outputs, MaxPool's indices
+    if (kChannelCarriers.count(op)) {
+      if (slot > 0) return false;  // the channels feed a parameter
+      if (!visited.insert({i, 0}).second) return true;
+      if (op == "BatchNormalization")
+        for (int s = 1; s < n.input_size(); ++s) out.dims.push_back({n.input(s), 0});
+      join(n.input(0), false);
+      join(n.output(0), true);
+      return true;
+    }
+    if (kChannelBinary.count(op)) {
+      if (!visited.insert({i, 0}).second) return true;
+      for (const auto& in : n.input()) {
+        if (scalar_constant(g, index, in)) continue;
+        join(in, false);
+      }
+      join(n.output(0), true);
+      return true;
+    }
+    if (op == "Concat") {
+      const onnx::AttributeProto* axis = nullptr;
+      for (const auto& a : n.attribute())
+        if (a.name() == "axis") axis = &a;
+      // Which input should grow is not known from the output; and one input
+      // growing twice would grow the output by 2 * delta.
+      if (!axis || axis->i() != 1 || slot < 0 || !visited.insert({i, 0}).second) return false;
+      join(n.output(0), true);
+      return true;
+    }
+    return false;
+  };
+  grow_output(conv);
+  visited.insert({conv, -1});
+  join(g.node(conv).output(0), true);
+  while (!todo.empty()) {
+    const std::string t = todo.back();
+    todo.pop_back();
+    if (index.outputs.count(t)) return std::nullopt;  // the model's interface would change
+    if (!producer_done.count(t)) {
+      const auto p = index.producer.find(t);
+      if (p == index.producer.end() || !visit(p->second, -1)) return std::nullopt;
+    }
+    for (const auto& [node, slot] : index.readers(t))
+      if (!visit(node, slot)) return std::nullopt;
   }
-  for (const auto& [name, dim] : edits) {
+  for (const auto& [name, dim] : out.dims) {
     const onnx::TensorProto* t = initializer(g, name);
-    if (!t || t->dims_size() <= dim || index_of.uses(name) != 1) return false;
+    if (!t || t->dims_size() <= dim || index.uses(name) != 1) return std::nullopt;
   }
-  for (const auto& [name, dim] : edits) {
+  return out;
+}
+
+// Applies (sign +1) or undoes (-1) a growth on the analysed copy.
+void apply_growth(onnx::GraphProto& g, const ChannelGrowth& growth, int64_t delta) {
+  for (const auto& [name, dim] : growth.dims) {
     onnx::TensorProto* t = initializer(g, name);
-    t->set_dims(dim, to);
+    t->set_dims(dim, t->dims(dim) + delta);
     shape_only(t);
   }
-  return true;
+  for (int i : growth.groups)
+    for (auto& a : *g.mutable_node(i)->mutable_attribute())
+      if (a.name() == "group") a.set_i(a.i() + delta);
 }
 
 std::optional<Advice> pad_channels(const std::string& path, const GpuModel& gpu, const AnalyzeOptions& options,
@@ -130,23 +228,61 @@ std::optional<Advice> pad_channels(const std::string& path, const GpuModel& gpu,
   const auto proto = read_onnx_file(path);
   auto& g = *proto->mutable_graph();
   const int align = gpu.precision(options.dtype).align;
-  // Every convolution whose output channels miss the alignment, where the
-  // padding stays local (pad_conv_outputs); the whole change is kept only if
-  // the model predicts it faster.
+  auto analysed = [&] { return analyze_model(load_onnx_proto(proto, path, options.load), gpu, options); };
+  // Each convolution whose output channels miss the alignment, with all the
+  // tensors that must grow with it (channel_growth). A growth can pay only
+  // together with another (the convolution after both reads aligned
+  // channels), so two sets are tried: all growths at once, and each kept
+  // only if the network is predicted faster with it than without; the
+  // faster set is advised.
+  struct Candidate {
+    ChannelGrowth growth;
+    int64_t delta = 0;
+    std::vector<std::string> labels;  // "conv k->to" for each conv it pads
+  };
   const GraphIndex index(g);
-  std::vector<std::string> padded;
+  std::vector<Candidate> all;
   for (int i = 0; i < g.node_size(); ++i) {
     const auto& n = g.node(i);
     if (n.op_type() != "Conv" || group_of(n) != 1 || n.input_size() < 2) continue;
     const onnx::TensorProto* w = initializer(g, n.input(1));
     if (!w || w->dims_size() != 4 || w->dims(0) % align == 0) continue;
-    const int64_t k = w->dims(0), to = (k + align - 1) / align * align;
-    const std::string name = n.name().empty() ? n.output(0) : n.name();
-    if (!pad_conv_outputs(g, index, i, to)) continue;  // it changes nothing when it fails
-    padded.push_back(fmt::format("{} {}->{}", compact_name(name), k, to));
+    auto growth = channel_growth(g, index, i);
+    if (!growth) continue;
+    Candidate c{std::move(*growth), (w->dims(0) + align - 1) / align * align - w->dims(0), {}};
+    for (int conv : c.growth.padded_convs) {
+      const auto& pc = g.node(conv);
+      const int64_t k = initializer(g, pc.input(1))->dims(0);
+      c.labels.push_back(fmt::format("{} {}->{}", compact_name(pc.name().empty() ? pc.output(0) : pc.name()), k, k + c.delta));
+    }
+    apply_growth(g, c.growth, c.delta);  // later candidates see these convs aligned
+    all.push_back(std::move(c));
   }
-  if (padded.empty()) return std::nullopt;
-  const Analysis after = analyze_model(load_onnx_proto(proto, path, options.load), gpu, options);
+  if (all.empty()) return std::nullopt;
+  Analysis together = analysed();
+  for (auto c = all.rbegin(); c != all.rend(); ++c) apply_growth(g, c->growth, -c->delta);
+  std::vector<const Candidate*> kept;
+  std::optional<Analysis> one_by_one;
+  for (const Candidate& c : all) {
+    apply_growth(g, c.growth, c.delta);
+    Analysis after = analysed();
+    if (after.partial || after.total.time_us >= (one_by_one ? one_by_one->total : base.total).time_us) {
+      apply_growth(g, c.growth, -c.delta);
+      continue;
+    }
+    one_by_one = std::move(after);
+    kept.push_back(&c);
+  }
+  const bool all_faster = !together.partial && (!one_by_one || together.total.time_us < one_by_one->total.time_us);
+  if (!all_faster) {
+    if (!one_by_one) return std::nullopt;
+    together = std::move(*one_by_one);
+  } else {
+    kept.clear();
+    for (const Candidate& c : all) kept.push_back(&c);
+  }
+  std::vector<std::string> padded;
+  for (const Candidate* c : kept) padded.insert(padded.end(), c->labels.begin(), c->labels.end());
   Advice a;
   a.kind = "channels";
   a.change = fmt::format("pad the output channels of {} convolution{} to multiples of {}", padded.size(),
@@ -154,12 +290,13 @@ std::optional<Advice> pad_channels(const std::string& path, const GpuModel& gpu,
   std::string list;
   for (size_t i = 0; i < padded.size() && i < 6; ++i) list += (i ? ", " : "") + padded[i];
   if (padded.size() > 6) list += fmt::format(", and {} more", padded.size() - 6);
-  a.detail = fmt::format("{} (the {}-element alignment tensor-core kernels need for {}); FLOPs grow {:.1f}%", list,
-                         align, dtype_name(options.dtype),
-                         base.total.flops > 0 ? 100.0 * (double(after.total.flops) / double(base.total.flops) - 1) : 0.0);
+  a.detail = fmt::format("{} (the {}-element alignment tensor-core kernels need for {}; the tensors added to or "
+                         "multiplied with them grow too); FLOPs grow {:.1f}%",
+                         list, align, dtype_name(options.dtype),
+                         base.total.flops > 0 ? 100.0 * (double(together.total.flops) / double(base.total.flops) - 1) : 0.0);
   a.before = base.total;
-  a.after = after.total;
-  a.gain = gain_of(base.total, after.total);
+  a.after = together.total;
+  a.gain = gain_of(base.total, together.total);
   return a;
 }
 
@@ -175,18 +312,70 @@ const onnx::AttributeProto* attribute(const onnx::NodeProto& n, const char* name
 // becomes one dense kxk conv (the expansion's, with the depthwise conv's
 // window and stride) -> activation: EfficientNetV2's Fused-MBConv. Where
 // the depthwise convolution is mostly fixed cost, the dense one does more
-// FLOPs in fewer, fuller kernels. Single-node activations only.
+// FLOPs in fewer, fuller kernels. An activation is one node, or SiLU as
+// torch.onnx writes it: x * Sigmoid(x).
+struct Activation {
+  std::string kind, input, output;
+  std::vector<int> nodes;
+};
+
+const std::set<std::string> kActivations = {"Relu", "Clip", "HardSwish", "LeakyRelu", "Sigmoid", "Tanh", "Gelu"};
+
+// The activation that writes `tensor`, its input read by nothing else.
+std::optional<Activation> activation_writing(const onnx::GraphProto& g, const GraphIndex& index,
+                                             const std::string& tensor) {
+  const auto p = index.producer.find(tensor);
+  if (p == index.producer.end()) return std::nullopt;
+  const auto& n = g.node(p->second);
+  if (n.input_size() < 1) return std::nullopt;
+  if (kActivations.count(n.op_type()) && index.uses(n.input(0)) == 1)
+    return Activation{n.op_type(), n.input(0), tensor, {p->second}};
+  if (n.op_type() != "Mul" || n.input_size() != 2) return std::nullopt;
+  for (int s = 0; s < 2; ++s) {
+    const auto sig = index.producer.find(n.input(s));
+    if (sig == index.producer.end()) continue;
+    const auto& sn = g.node(sig->second);
+    const std::string& x = n.input(1 - s);
+    if (sn.op_type() == "Sigmoid" && sn.input_size() == 1 && sn.input(0) == x && index.uses(x) == 2 &&
+        index.uses(n.input(s)) == 1)
+      return Activation{"SiLU", x, tensor, {sig->second, p->second}};
+  }
+  return std::nullopt;
+}
+
+// The activation that is the only reader of `tensor`.
+std::optional<Activation> activation_reading(const onnx::GraphProto& g, const GraphIndex& index,
+                                             const std::string& tensor) {
+  const auto& readers = index.readers(tensor);
+  if (index.outputs.count(tensor)) return std::nullopt;
+  if (readers.size() == 1) {
+    const auto& n = g.node(readers[0].first);
+    if (readers[0].second == 0 && kActivations.count(n.op_type()) && n.output_size() > 0)
+      return Activation{n.op_type(), tensor, n.output(0), {readers[0].first}};
+    return std::nullopt;
+  }
+  if (readers.size() != 2) return std::nullopt;
+  for (int s = 0; s < 2; ++s) {
+    const auto& sig = g.node(readers[size_t(s)].first);
+    if (sig.op_type() != "Sigmoid" || sig.output_size() < 1) continue;
+    const int mul_index = readers[size_t(1 - s)].first;
+    const auto& mul = g.node(mul_index);
+    if (mul.op_type() != "Mul" || mul.input_size() != 2 || index.uses(sig.output(0)) != 1) continue;
+    const auto r = index.readers(sig.output(0)).front();
+    if (r.first == mul_index) return Activation{"SiLU", tensor, mul.output(0), {readers[size_t(s)].first, mul_index}};
+  }
+  return std::nullopt;
+}
+
 struct DepthwiseBlock {
-  int expand = -1, depthwise = -1, act_after = -1;
-  std::string act_before_output, name;
+  int expand = -1, depthwise = -1;
+  std::vector<int> act_after;  // its nodes
+  std::string act_before_output, act_after_output, name;
 };
 
 std::vector<DepthwiseBlock> depthwise_blocks(const onnx::GraphProto& g) {
   const GraphIndex index(g);
-  const auto& producer = index.producer;
-  auto uses = [&](const std::string& tensor) { return index.uses(tensor); };
   auto init = [&](const std::string& name) { return initializer(g, name); };
-  const std::set<std::string> activations = {"Relu", "Clip", "HardSwish", "LeakyRelu", "Sigmoid", "Tanh", "Gelu"};
   std::vector<DepthwiseBlock> blocks;
   for (int d = 0; d < g.node_size(); ++d) {
     const auto& dw = g.node(d);
@@ -194,21 +383,21 @@ std::vector<DepthwiseBlock> depthwise_blocks(const onnx::GraphProto& g) {
     const onnx::TensorProto* w = init(dw.input(1));
     if (!w || w->dims_size() != 4 || w->dims(1) != 1 || group_of(dw) != w->dims(0) || w->dims(0) < 2) continue;
     // Its input: one activation, fed by a 1x1 ungrouped conv, each used once.
-    const auto a1 = producer.find(dw.input(0));
-    if (a1 == producer.end() || !activations.count(g.node(a1->second).op_type()) || uses(dw.input(0)) != 1) continue;
-    const auto& act1 = g.node(a1->second);
-    const auto x = producer.find(act1.input(0));
-    if (x == producer.end() || uses(act1.input(0)) != 1) continue;
+    if (index.uses(dw.input(0)) != 1) continue;
+    const auto act1 = activation_writing(g, index, dw.input(0));
+    if (!act1) continue;
+    const auto x = index.producer.find(act1->input);
+    if (x == index.producer.end()) continue;
     const auto& expand = g.node(x->second);
     const onnx::TensorProto* we = expand.input_size() > 1 ? init(expand.input(1)) : nullptr;
     if (expand.op_type() != "Conv" || group_of(expand) != 1 || !we || we->dims_size() != 4 || we->dims(2) != 1 ||
-        we->dims(3) != 1 || we->dims(0) != w->dims(0) || uses(expand.input(1)) != 1)
+        we->dims(3) != 1 || we->dims(0) != w->dims(0) || index.uses(expand.input(1)) != 1)
       continue;
     // And its output: one activation of the same kind.
-    if (uses(dw.output(0)) != 1 || index.readers(dw.output(0)).size() != 1) continue;
-    const auto [a2, slot] = index.readers(dw.output(0)).front();
-    if (slot != 0 || g.node(a2).op_type() != act1.op_type()) continue;
-    blocks.push_back({x->second, d, a2, act1.output(0), compact_name(dw.name().empty() ? dw.output(0) : dw.name())});
+    const auto act2 = activation_reading(g, index, dw.output(0));
+    if (!act2 || act2->kind != act1->kind) continue;
+    blocks.push_back({x->second, d, act2->nodes, act1->output, act2->output,
+                      compact_name(dw.name().empty() ? dw.output(0) : dw.name())});
   }
   return blocks;
 }
@@ -229,9 +418,9 @@ onnx::GraphProto fuse_blocks(const onnx::GraphProto& g, const std::vector<const 
     wt->set_dims(3, k);
     shape_only(wt);
     removed.insert(b->depthwise);
-    removed.insert(b->act_after);
+    removed.insert(b->act_after.begin(), b->act_after.end());
     by_expand[b->expand] = b;
-    renamed[g.node(b->act_after).output(0)] = b->act_before_output;
+    renamed[b->act_after_output] = b->act_before_output;
   }
   out.clear_node();
   for (int i = 0; i < g.node_size(); ++i) {
