@@ -172,7 +172,7 @@ TEST_CASE("advise: padding 60 channels to 64 is found, re-predicted, and nothing
   AnalyzeOptions o;
   const GpuModel gpu = test::gpu("h200");
   const Analysis base = analyze_file(path, gpu, o);
-  const std::vector<Advice> advice = advise(path, gpu, o, base);
+  const std::vector<Advice> advice = advise(ModelFile(path), gpu, o, base);
   const Advice* channels = nullptr;
   for (const auto& a : advice) {
     CHECK(a.gain > 0.01);
@@ -187,7 +187,7 @@ TEST_CASE("advise: padding 60 channels to 64 is found, re-predicted, and nothing
   CHECK(channels->after.flops > channels->before.flops);
   for (size_t i = 1; i < advice.size(); ++i) CHECK(advice[i - 1].gain >= advice[i].gain);
   // With a gain threshold no change reaches, nothing is advised.
-  CHECK(tilewave::advise(path, gpu, o, base, 100.0).empty());
+  CHECK(tilewave::advise(ModelFile(path), gpu, o, base, 100.0).empty());
 }
 
 TEST_CASE("advise: padding follows a residual stream, a depthwise conv and an SE gate, and widens a concat") {
@@ -207,7 +207,7 @@ TEST_CASE("advise: padding follows a residual stream, a depthwise conv and an SE
     const auto written = space::network_from_layers(layers, {64, 3, 112, 112}, "test");
     const std::string path = test::write_temp(file, written.proto->SerializeAsString());
     const Analysis base = analyze_file(path, gpu, o);
-    for (const auto& a : advise(path, gpu, o, base))
+    for (const auto& a : advise(ModelFile(path), gpu, o, base))
       if (a.kind == "channels") return a;
     return std::nullopt;
   };
@@ -262,15 +262,16 @@ TEST_CASE("every ONNX node's fate is recorded: its kernels, fused, or free") {
 TEST_CASE("advise: expansion + depthwise blocks fused into dense convolutions, each only if faster") {
   // MobileNetV2's activations are one node (ReLU6 as Clip); EfficientNet-B0's
   // are SiLU written as x * Sigmoid(x). Blocks with an expansion: 16 and 15.
-  for (const auto& [model, blocks] : {std::pair{"mobilenet_v2.onnx", "of 16 expansion + depthwise blocks"},
-                                      std::pair{"efficientnet_b0.onnx", "of 15 expansion + depthwise blocks"}}) {
+  for (const auto& expected : {std::pair{"mobilenet_v2.onnx", "of 16 expansion + depthwise blocks"},
+                                std::pair{"efficientnet_b0.onnx", "of 15 expansion + depthwise blocks"}}) {
+    const std::string model = expected.first, blocks = expected.second;  // named, not bound: clang 14 captures these
     CAPTURE(model);
     AnalyzeOptions o;
     o.load.batch = 16;
     const GpuModel gpu = test::gpu("h200");
     const std::string path = test::zoo(model);
     const Analysis base = analyze_file(path, gpu, o);
-    const auto advice = advise(path, gpu, o, base);
+    const auto advice = advise(ModelFile(path), gpu, o, base);
     const auto it = std::find_if(advice.begin(), advice.end(), [](const Advice& a) { return a.kind == "depthwise"; });
     REQUIRE(it != advice.end());
     CAPTURE(it->change);

@@ -245,11 +245,12 @@ int cmd_rank(const CommonOptions& o, const std::vector<std::string>& args, int t
 
 int cmd_sweep(const CommonOptions& o, const std::string& model_path, const std::string& batches) {
   const GpuModel gpu = gpu_of(o);
+  const ModelFile model(model_path);
   std::vector<Analysis> as;
   for (int64_t b : parse_batches(batches)) {
     CommonOptions ob = o;
     ob.batch = b;
-    as.push_back(analyze_file(model_path, gpu, analyze_options(ob)));
+    as.push_back(model.analyze(gpu, analyze_options(ob)));
   }
   for (size_t i = 0; i < as.size(); ++i) warn_unmodelled(as[i], o, i == 0);  // the same causes at every batch
   if (o.format == "json") std::cout << sweep_to_json(as).dump(2) << "\n";
@@ -274,13 +275,14 @@ std::vector<std::string> split_list(const std::string& s, const char* what) {
 int cmd_report(const CommonOptions& o, const std::string& model_path, const std::string& compare,
                const std::string& batches) {
   const GpuModel gpu = gpu_of(o);
+  const ModelFile model(model_path);
   ReportInput in;
-  in.main = analyze_file(model_path, gpu, analyze_options(o));
+  in.main = model.analyze(gpu, analyze_options(o));
   warn_unmodelled(in.main, o);
   for (int64_t b : parse_batches(batches)) {
     CommonOptions ob = o;
     ob.batch = b;
-    in.batch_sweep.push_back(analyze_file(model_path, gpu, analyze_options(ob)));
+    in.batch_sweep.push_back(model.analyze(gpu, analyze_options(ob)));
   }
   std::sort(in.batch_sweep.begin(), in.batch_sweep.end(), [](const Analysis& a, const Analysis& b) { return a.batch < b.batch; });
   if (!compare.empty())
@@ -288,7 +290,7 @@ int cmd_report(const CommonOptions& o, const std::string& model_path, const std:
       CommonOptions og = o;
       og.gpu = id;
       const GpuModel other = gpu_of(og);
-      if (other.id != gpu.id) in.other_gpus.push_back(analyze_file(model_path, other, analyze_options(o)));
+      if (other.id != gpu.id) in.other_gpus.push_back(model.analyze(other, analyze_options(o)));
     }
   write_output(o.output, [&](std::ostream& os) { write_html_report(os, in); });
   return 0;
@@ -296,6 +298,7 @@ int cmd_report(const CommonOptions& o, const std::string& model_path, const std:
 
 int cmd_compare(const CommonOptions& o, const std::string& model_path, const std::string& gpus,
                 const std::string& runtimes, const std::string& dtypes, const std::string& batches) {
+  const ModelFile model(model_path);
   std::vector<Analysis> as;
   for (const auto& gpu_id : split_list(gpus, "--gpu"))
     for (const auto& runtime : split_list(runtimes, "--runtime"))
@@ -304,7 +307,7 @@ int cmd_compare(const CommonOptions& o, const std::string& model_path, const std
           CommonOptions oc = o;
           oc.gpu = gpu_id, oc.runtime = runtime, oc.dtype = dtype, oc.batch = b;
           if (!parse_dtype(dtype)) throw InputError("--dtype", fmt::format("unknown dtype '{}'", dtype));
-          as.push_back(analyze_file(model_path, gpu_of(oc), analyze_options(oc)));
+          as.push_back(model.analyze(gpu_of(oc), analyze_options(oc)));
           warn_unmodelled(as.back(), o, as.size() == 1);
         }
   write_output(o.output, [&](std::ostream& os) {
@@ -337,9 +340,10 @@ int cmd_check(const CommonOptions& o, const std::string& model_path, const std::
 int cmd_advise(const CommonOptions& o, const std::string& model_path) {
   const GpuModel gpu = gpu_of(o);
   const AnalyzeOptions options = analyze_options(o);
-  const Analysis a = analyze_file(model_path, gpu, options);
+  const ModelFile model(model_path);
+  const Analysis a = model.analyze(gpu, options);
   warn_unmodelled(a, o);
-  const std::vector<Advice> advice = advise(model_path, gpu, options, a);
+  const std::vector<Advice> advice = advise(model, gpu, options, a);
   write_output(o.output, [&](std::ostream& os) {
     if (o.format == "json") os << advice_to_json(a, advice).dump(2) << "\n";
     else write_advice_table(os, a, advice);

@@ -15,7 +15,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const Model model = load_onnx(TILEWAVE_TEST_DATA "/tiny_cnn.onnx");
   const std::string text(reinterpret_cast<const char*>(data), size);
   return fuzz::guarded([&] {
-    const GpuModel gpu = gpu_from_json(parse_json_text(text, "fuzz.json"), "fuzz", "fuzz.json", TILEWAVE_GPU_DIR "/arch");
+    const GpuModel gpu = gpu_from_json(parse_json_bytes(text, "fuzz.json"), "fuzz", "fuzz.json", TILEWAVE_GPU_DIR "/arch");
     for (const char* runtime : {"eager", "inductor", "tensorrt"}) {
       AnalyzeOptions options;
       options.runtime = find_runtime(runtime);

@@ -7,6 +7,7 @@ tests run every harness over these on every build (docs/robustness.md).
 usage: python3 tests/fuzz/make_corpus.py --tilewave build/analyzer/tilewave
 """
 import argparse
+import gzip
 import json
 import pathlib
 import random
@@ -96,6 +97,10 @@ def main():
     for name, obj in edge.items():
         (d / f"{name}.json").write_text(json.dumps(obj))
     (d / "deep_nesting.json").write_text('{"a":' * 10000 + "1" + "}" * 10000)
+    # Files may be gzip-compressed (json_input.h): whole, and cut short.
+    packed = gzip.compress(h200, mtime=0)
+    (d / "h200.json.gz").write_bytes(packed)
+    (d / "h200_cut.json.gz").write_bytes(packed[: len(packed) // 2])
 
     d = OUT / "onnx"
     tiny = (ROOT / "tests" / "data" / "tiny_cnn.onnx").read_bytes()

@@ -2,12 +2,15 @@
 # One bounded libFuzzer run of a harness (docs/robustness.md).
 # Usage: run_harness.sh HARNESS_BINARY SECONDS WORK_DIR SEED...
 # Fuzzes for SECONDS from the seeds, keeping new inputs in WORK_DIR/corpus and
-# any finding in WORK_DIR/findings; prints one summary line and exits 1 when
+# any finding in WORK_DIR/findings (both emptied first); prints one summary line and exits 1 when
 # an input crashed, hung (10 s), leaked or broke the contract.
 set -u
 bin=$1 seconds=$2 work=$3
 shift 3
 name=$(basename "$bin")
+# Each run starts from the seeds alone, as on a clean clone: inputs kept by an
+# earlier run would make this run differ from CI's with the same seed.
+rm -rf "$work/corpus" "$work/findings"
 mkdir -p "$work/corpus" "$work/findings"
 start=$(date +%s)
 "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 -max_len=262144 \

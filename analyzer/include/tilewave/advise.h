@@ -16,10 +16,9 @@ struct Advice {
   double gain = 0;     // throughput after / before - 1: always > min_gain
 };
 
-// Tries each kind of change on the model at `path` (analysed as `base`),
-// keeps those predicted at least `min_gain` faster (in samples per second),
-// best first.
-std::vector<Advice> advise(const std::string& path, const GpuModel& gpu, const AnalyzeOptions& options,
+// Tries each kind of change on `model` (analysed as `base`), keeps those
+// predicted at least `min_gain` faster (in samples per second), best first.
+std::vector<Advice> advise(const ModelFile& model, const GpuModel& gpu, const AnalyzeOptions& options,
                            const Analysis& base, double min_gain = 0.01);
 
 }  // namespace tilewave

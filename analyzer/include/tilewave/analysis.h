@@ -1,6 +1,7 @@
 // Stages 4-5: cost every kernel on a GPU and aggregate. The typed result all
 // views (table, JSON, CSV) read.
 #pragma once
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -105,5 +106,14 @@ std::optional<std::string> memory_fit_note(const Model& model, const Lowering& l
 std::optional<std::string> incomplete_reason(const Analysis& a);
 // Convenience: load + graph + lower + cost.
 Analysis analyze_file(const std::string& path, const GpuModel& gpu, const AnalyzeOptions& options);
+
+// A model file read and parsed once, then analysed under many
+// configurations (batches, GPUs, runtimes: sweep, report, compare, advise).
+struct ModelFile {
+  std::string path;
+  std::shared_ptr<const onnx::ModelProto> proto;  // never changed: each analysis loads a copy
+  explicit ModelFile(const std::string& path);    // InputError naming the file, as load_onnx
+  Analysis analyze(const GpuModel& gpu, const AnalyzeOptions& options) const;
+};
 
 }  // namespace tilewave

@@ -13,10 +13,12 @@ namespace tilewave {
 constexpr int kMaxJsonNesting = 32;
 
 nlohmann::json parse_json_text(const std::string& text, const std::string& where);
+// The same for a file's bytes, which may be gzip-compressed (as
+// torch.profiler's trace handler can write them): inflated first, to at most 1 GiB.
+nlohmann::json parse_json_bytes(const std::string& bytes, const std::string& where);
 // A whole file read, then parsed; InputError naming the file, with `what` it
 // should have been ("GPU file", "trace") when it is a folder or cannot be opened.
-// A gzip-compressed file (as torch.profiler's trace handler can write) is
-// inflated first.
+// Its bytes go through parse_json_bytes.
 nlohmann::json read_json_file(const std::string& path, const std::string& what);
 
 }  // namespace tilewave

@@ -31,8 +31,12 @@ struct AnalysisView {
 const std::vector<AnalysisView>& analysis_views();
 const AnalysisView* find_analysis_view(const std::string& format);  // nullptr if unknown
 
-// with_layers false: the document without its per-kernel rows (write_json streams them).
+// The JSON document of `analyze`; with_layers false: without its per-kernel
+// rows (write_json streams them).
 nlohmann::json analysis_to_json(const Analysis& a, bool with_layers = true);
+// Its run facts and totals alone, without node fates or kernels (CSV's
+// first line, compare's rows).
+nlohmann::json analysis_summary_json(const Analysis& a);
 void write_json(std::ostream& os, const Analysis& a);
 void write_csv(std::ostream& os, const Analysis& a);
 // A person's view: summary, where the time goes, the worst layers.

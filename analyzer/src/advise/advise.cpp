@@ -223,12 +223,12 @@ void apply_growth(onnx::GraphProto& g, const ChannelGrowth& growth, int64_t delt
       if (a.name() == "group") a.set_i(a.i() + delta);
 }
 
-std::optional<Advice> pad_channels(const std::string& path, const GpuModel& gpu, const AnalyzeOptions& options,
+std::optional<Advice> pad_channels(const ModelFile& model, const GpuModel& gpu, const AnalyzeOptions& options,
                                    const Analysis& base) {
-  const auto proto = read_onnx_file(path);
+  const auto proto = std::make_shared<onnx::ModelProto>(*model.proto);
   auto& g = *proto->mutable_graph();
   const int align = gpu.precision(options.dtype).align;
-  auto analysed = [&] { return analyze_model(load_onnx_proto(proto, path, options.load), gpu, options); };
+  auto analysed = [&] { return analyze_model(load_onnx_proto(proto, model.path, options.load), gpu, options); };
   // Each convolution whose output channels miss the alignment, with all the
   // tensors that must grow with it (channel_growth). A growth can pay only
   // together with another (the convolution after both reads aligned
@@ -440,14 +440,14 @@ onnx::GraphProto fuse_blocks(const onnx::GraphProto& g, const std::vector<const 
   return out;
 }
 
-std::optional<Advice> fuse_depthwise(const std::string& path, const GpuModel& gpu, const AnalyzeOptions& options,
+std::optional<Advice> fuse_depthwise(const ModelFile& model, const GpuModel& gpu, const AnalyzeOptions& options,
                                      const Analysis& base) {
-  const onnx::ModelProto original = *read_onnx_file(path);
+  const onnx::ModelProto& original = *model.proto;
   const std::vector<DepthwiseBlock> blocks = depthwise_blocks(original.graph());
   auto analysed = [&](const std::vector<const DepthwiseBlock*>& set) {
     auto proto = std::make_shared<onnx::ModelProto>(original);
     *proto->mutable_graph() = fuse_blocks(original.graph(), set);
-    return analyze_model(load_onnx_proto(proto, path, options.load), gpu, options);
+    return analyze_model(load_onnx_proto(proto, model.path, options.load), gpu, options);
   };
   // Each block alone first: only those predicted faster on their own are fused.
   std::vector<const DepthwiseBlock*> faster;
@@ -473,14 +473,14 @@ std::optional<Advice> fuse_depthwise(const std::string& path, const GpuModel& gp
 
 }  // namespace
 
-std::vector<Advice> advise(const std::string& path, const GpuModel& gpu, const AnalyzeOptions& options,
+std::vector<Advice> advise(const ModelFile& model, const GpuModel& gpu, const AnalyzeOptions& options,
                            const Analysis& base, double min_gain) {
   std::vector<Advice> out;
   auto keep = [&](Advice a) {
     a.gain = gain_of(a.before, a.after);
     if (a.gain > min_gain) out.push_back(std::move(a));
   };
-  auto analyse = [&](const AnalyzeOptions& o) { return analyze_file(path, gpu, o); };
+  auto analyse = [&](const AnalyzeOptions& o) { return model.analyze(gpu, o); };
 
   // Another runtime: what it fuses that this one does not.
   for (const RuntimeProfile* r : builtin_runtimes()) {
@@ -528,8 +528,8 @@ std::vector<Advice> advise(const std::string& path, const GpuModel& gpu, const A
                         "costs spread over more samples", base.total.time_us, best->total.time_us, best->batch, base.batch),
             base.total, best->total});
   }
-  if (auto a = pad_channels(path, gpu, options, base)) keep(std::move(*a));
-  if (auto a = fuse_depthwise(path, gpu, options, base)) keep(std::move(*a));
+  if (auto a = pad_channels(model, gpu, options, base)) keep(std::move(*a));
+  if (auto a = fuse_depthwise(model, gpu, options, base)) keep(std::move(*a));
   std::stable_sort(out.begin(), out.end(), [](const Advice& x, const Advice& y) { return x.gain > y.gain; });
   return out;
 }

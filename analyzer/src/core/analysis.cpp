@@ -1,5 +1,7 @@
 #include "tilewave/analysis.h"
 
+#include "tilewave_onnx.pb.h"
+
 #include "tilewave/error.h"
 #include "tilewave/network_cost.h"
 
@@ -150,6 +152,13 @@ std::optional<std::string> incomplete_reason(const Analysis& a) {
 
 Analysis analyze_file(const std::string& path, const GpuModel& gpu, const AnalyzeOptions& options) {
   return analyze_model(load_onnx(path, options.load), gpu, options);
+}
+
+ModelFile::ModelFile(const std::string& file) : path(file), proto(read_onnx_file(file)) {}
+
+Analysis ModelFile::analyze(const GpuModel& gpu, const AnalyzeOptions& options) const {
+  // A copy: loading writes the batch and input overrides into the protobuf.
+  return analyze_model(load_onnx_proto(std::make_shared<onnx::ModelProto>(*proto), path, options.load), gpu, options);
 }
 
 }  // namespace tilewave

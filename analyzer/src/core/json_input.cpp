@@ -68,15 +68,19 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& where
   }
 }
 
+nlohmann::json parse_json_bytes(const std::string& bytes, const std::string& where) {
+  if (bytes.size() >= 2 && uint8_t(bytes[0]) == 0x1f && uint8_t(bytes[1]) == 0x8b)
+    return parse_json_text(gunzip(bytes, where), where);
+  return parse_json_text(bytes, where);
+}
+
 // Read whole, then parsed: parsing from the stream took most of `tilewave gpus`.
 nlohmann::json read_json_file(const std::string& path, const std::string& what) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) throw InputError(path, "is a directory, not a " + what);
   std::ifstream f(path, std::ios::binary);
   if (!f) throw InputError(path, "cannot open " + what);
-  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  if (text.size() >= 2 && uint8_t(text[0]) == 0x1f && uint8_t(text[1]) == 0x8b) text = gunzip(text, path);
-  return parse_json_text(text, path);
+  return parse_json_bytes(std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>()), path);
 }
 
 }  // namespace tilewave

@@ -47,9 +47,7 @@ void write_compare_table(std::ostream& os, const std::vector<Analysis>& as) {
 json compare_to_json(const std::vector<Analysis>& as) {
   json rows = json::array();
   for (const auto& a : as) {
-    json r = analysis_to_json(a, false);
-    r.erase("layers");
-    r.erase("node_fates");
+    json r = analysis_summary_json(a);
     r["gpu_trust"] = a.gpu_trust;
     rows.push_back(std::move(r));
   }

@@ -16,10 +16,7 @@ using views::si;
 
 void write_csv(std::ostream& os, const Analysis& a) {
   // The run's facts first, as one JSON comment line (the same convention as `nas`).
-  json meta = analysis_to_json(a, false);
-  meta.erase("layers");
-  meta.erase("node_fates");
-  os << "# " << meta.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
+  os << "# " << analysis_summary_json(a).dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
   os << "name,op,shape,kernel,flops,bytes,l2_hit_bytes,intensity,time_us,compute_us,memory_us,fixed_us,utilization,"
         "bound,tile,split_k,tile_eff,wave_eff,tiles,waves,loss_tile,loss_wave,loss_efficiency,loss_memory,loss_fixed,"
         "unmodelled\n";

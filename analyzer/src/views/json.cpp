@@ -32,12 +32,8 @@ std::string kernel_json(const KernelResult& r) {
   return row + '}';
 }
 
-json analysis_to_json(const Analysis& a, bool with_layers) {
-  json layers = json::array();
-  if (with_layers)
-    for (const auto& r : a.kernels) layers.push_back(json::parse(kernel_json(r)));
-  // Built without the layers, which are moved in: an initializer list would copy them.
-  json out = {{"model", a.model_name},
+json analysis_summary_json(const Analysis& a) {
+  return {{"model", a.model_name},
           {"model_path", a.model_path},
           {"gpu", a.gpu_id},
           {"gpu_name", a.gpu_name},
@@ -59,6 +55,14 @@ json analysis_to_json(const Analysis& a, bool with_layers) {
             {"loss", loss_json(a.total.losses)}}},
           {"unmodelled", a.unmodelled},
           {"partial", a.partial}};
+}
+
+json analysis_to_json(const Analysis& a, bool with_layers) {
+  json layers = json::array();
+  if (with_layers)
+    for (const auto& r : a.kernels) layers.push_back(json::parse(kernel_json(r)));
+  // Built without the layers, which are moved in: an initializer list would copy them.
+  json out = analysis_summary_json(a);
   json nodes = json::array();
   for (const auto& f : a.nodes_fate)
     nodes.push_back({{"name", f.name}, {"op", f.op}, {"fate", f.fate}, {"kernels", f.kernels}});
