@@ -41,17 +41,14 @@ const RuntimeProfile& runtime_of(const CommonOptions& o) {
                           "--fusion {} means --runtime {}\n", o.fusion, mapped);
     name = mapped;
   }
-  const RuntimeProfile* r = find_runtime(name);
-  if (!r)
-    throw InputError("--runtime", fmt::format("unknown runtime '{}' (eager, inductor, tensorrt, eager-folded)", name));
-  return *r;
+  return runtime_named(name, "--runtime");
 }
 
 namespace {
 
 AnalyzeOptions analyze_options(const CommonOptions& o) {
   AnalyzeOptions a;
-  a.dtype = *parse_dtype(o.dtype);
+  a.dtype = dtype_named(o.dtype, "--dtype");
   a.runtime = &runtime_of(o);
   a.fuse_attention = o.attention != "unfused";
   if (o.batch > 0) a.load.batch = o.batch;
@@ -306,7 +303,6 @@ int cmd_compare(const CommonOptions& o, const std::string& model_path, const std
         for (int64_t b : batches.empty() ? std::vector<int64_t>{0} : parse_batches(batches)) {
           CommonOptions oc = o;
           oc.gpu = gpu_id, oc.runtime = runtime, oc.dtype = dtype, oc.batch = b;
-          if (!parse_dtype(dtype)) throw InputError("--dtype", fmt::format("unknown dtype '{}'", dtype));
           as.push_back(model.analyze(gpu_of(oc), analyze_options(oc)));
           warn_unmodelled(as.back(), o, as.size() == 1);
         }

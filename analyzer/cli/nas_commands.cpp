@@ -118,7 +118,7 @@ int cmd_nas(const CommonOptions& o, const NasOptions& n) {
   const space::SearchSpace s = space::load_space(n.space);
   const GpuModel gpu = gpu_of(o);
   const RuntimeProfile& runtime = runtime_of(o);
-  const DType dtype = *parse_dtype(o.dtype);
+  const DType dtype = dtype_named(o.dtype, "--dtype");
   const int64_t batch = o.batch > 0 ? o.batch : 1;
   if (n.samples == 0) throw InputError("--samples", "give at least one candidate");
   const auto shard_spec = parse_shard(n.shard);

@@ -95,12 +95,8 @@ Target target_of(const std::string& gpu, int64_t batch, const std::string& runti
   if (batch < 1) throw InputError("batch", fmt::format("batch must be positive, not {}", batch));
   Target t{load_gpu(gpu, gpu_dir ? *gpu_dir : default_gpu_dir()), {}};
   t.options.load.batch = batch;
-  const auto d = parse_dtype(dtype);
-  if (!d) throw InputError("dtype", fmt::format("unknown dtype '{}' (fp16, bf16, fp32, tf32, int8, fp8)", dtype));
-  t.options.dtype = *d;
-  const RuntimeProfile* r = find_runtime(runtime);
-  if (!r) throw InputError("runtime", fmt::format("unknown runtime '{}' (eager, inductor, tensorrt, eager-folded)", runtime));
-  t.options.runtime = r;
+  t.options.dtype = dtype_named(dtype, "dtype");
+  t.options.runtime = &runtime_named(runtime, "runtime");
   return t;
 }
 

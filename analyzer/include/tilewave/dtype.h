@@ -9,6 +9,8 @@ namespace tilewave {
 enum class DType { fp32, tf32, fp16, bf16, int8 };
 
 std::optional<DType> parse_dtype(const std::string& s);
+// The same, or InputError naming `where` (an option, a keyword) and the known names.
+DType dtype_named(const std::string& s, const std::string& where);
 const char* dtype_name(DType d);
 // Bytes one stored element takes (tf32 is stored as fp32).
 int dtype_bytes(DType d);

@@ -67,6 +67,8 @@ class RuntimeProfile {
 const std::vector<const RuntimeProfile*>& builtin_runtimes();
 // nullptr for an unknown name.
 const RuntimeProfile* find_runtime(const std::string& name);
+// The same, or InputError naming `where` (an option, a keyword) and the runtimes.
+const RuntimeProfile& runtime_named(const std::string& name, const std::string& where);
 const RuntimeProfile& default_runtime();
 
 // fuse_attention: the MatMul-Softmax-MatMul chains exporters write for

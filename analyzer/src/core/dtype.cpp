@@ -1,5 +1,7 @@
 #include "tilewave/dtype.h"
 
+#include "tilewave/error.h"  // no fmt: the CUDA calibration runner compiles this file too
+
 namespace tilewave {
 
 std::optional<DType> parse_dtype(const std::string& s) {
@@ -9,6 +11,11 @@ std::optional<DType> parse_dtype(const std::string& s) {
   if (s == "bf16") return DType::bf16;
   if (s == "int8") return DType::int8;
   return std::nullopt;
+}
+
+DType dtype_named(const std::string& s, const std::string& where) {
+  if (const auto d = parse_dtype(s)) return *d;
+  throw InputError(where, "unknown dtype '" + s + "' (fp32, tf32, fp16, bf16, int8)");
 }
 
 const char* dtype_name(DType d) {

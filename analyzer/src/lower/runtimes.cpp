@@ -2,11 +2,14 @@
 // composition of the lowering rules in this folder.
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "attention_fusion.h"
 #include "conv_kernels.h"
 #include "framework_ops.h"
 #include "pointwise_fusion.h"
 #include "trt_fusion.h"
+#include "tilewave/error.h"
 
 namespace tilewave {
 
@@ -121,6 +124,13 @@ const RuntimeProfile* find_runtime(const std::string& name) {
   for (const RuntimeProfile* r : builtin_runtimes())
     if (name == r->name()) return r;
   return nullptr;
+}
+
+const RuntimeProfile& runtime_named(const std::string& name, const std::string& where) {
+  if (const RuntimeProfile* r = find_runtime(name)) return *r;
+  std::string known;
+  for (const RuntimeProfile* r : builtin_runtimes()) known += (known.empty() ? "" : ", ") + std::string(r->name());
+  throw InputError(where, fmt::format("unknown runtime '{}' ({})", name, known));
 }
 
 const RuntimeProfile& default_runtime() { return *builtin_runtimes().front(); }
