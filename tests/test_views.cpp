@@ -2,6 +2,8 @@
 // structure, and carries every node's prediction (docs/report.md).
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <numeric>
 #include <optional>
 #include <sstream>
 
@@ -107,6 +109,80 @@ TEST_CASE("check: the H200 trace of ResNet-18 pairs every convolution with a mea
   CHECK(kernel_kind("triton_poi_fused_add_relu_3") == std::string("elementwise"));
   CHECK(kernel_kind("sm90_xmma_gemm_f16f16_f16f32") == std::string("compute"));
   CHECK(kernel_kind("void at::native::(anonymous namespace)::max_pool_forward_nhwc") == std::string("pool"));
+}
+
+TEST_CASE("check: with the shapes record_shapes=True writes, a missing convolution is found where it is missing") {
+  AnalyzeOptions o;
+  o.load.batch = 1;
+  const Analysis a = analyze_file(test::zoo("runtime/resnet18.onnx"), test::gpu("h200"), o);
+  const MeasuredTrace one = read_trace(test::data("traces/resnet18_b1_eager_h200.trace.json"));
+  const TraceCheck full = check_against_trace(a, one);
+  // Each measured compute kernel gets its launching op's shapes from the
+  // predicted problem it pairs with; one with a unique signature is dropped.
+  std::map<int, const KernelResult*> partner;  // measured index -> predicted kernel
+  std::map<std::vector<int64_t>, int> signatures;
+  for (const auto& p : full.pairs)
+    if (p.predicted >= 0 && p.measured >= 0 && !shape_signature(a.kernels[size_t(p.predicted)]).empty()) {
+      partner[p.measured] = &a.kernels[size_t(p.predicted)];
+      ++signatures[shape_signature(a.kernels[size_t(p.predicted)])];
+    }
+  REQUIRE(partner.size() == 21);
+  int dropped = -1;
+  for (const auto& [j, k] : partner)
+    if (signatures[shape_signature(*k)] == 1 && j > 10) {
+      dropped = j;
+      break;
+    }
+  REQUIRE(dropped >= 0);
+  // The trace of the measured kernels in `order`, each compute kernel's op
+  // with the shapes of the problem it paired with.
+  auto trace_of = [&](const std::vector<int>& order) {
+    nlohmann::json events = nlohmann::json::array();
+    for (size_t at = 0; at < order.size(); ++at) {
+      const int j = order[at];
+      const int64_t id = int64_t(at) + 1;
+      if (partner.count(j)) {
+        const auto& problem = partner[j]->kernel.layer->problem;
+        nlohmann::json dims;
+        if (const auto* c = std::get_if<ConvProblem>(&problem))
+          dims = {{c->N, c->C, c->H, c->W}, {c->K, c->C / c->groups, c->R, c->S}, nlohmann::json::array()};
+        else if (const auto* g = std::get_if<GemmProblem>(&problem))
+          dims = {{g->N}, {g->M, g->K}, {g->K, g->N}};
+        events.push_back({{"ph", "X"}, {"cat", "cpu_op"}, {"name", "aten::convolution"}, {"ts", double(at)},
+                          {"dur", 1}, {"args", {{"External id", id}, {"Input Dims", dims}}}});
+      }
+      events.push_back({{"ph", "X"}, {"cat", "kernel"}, {"name", one.kernels[size_t(j)].name}, {"ts", double(at)},
+                        {"dur", one.kernels[size_t(j)].duration_us}, {"args", {{"External id", id}}}});
+    }
+    const std::string path = test::write_temp("tilewave_shapes.trace.json", nlohmann::json{{"traceEvents", events}}.dump());
+    MeasuredTrace t = read_trace(path);
+    std::filesystem::remove(path);
+    return t;
+  };
+  std::vector<int> order(one.kernels.size());
+  std::iota(order.begin(), order.end(), 0);
+  SUBCASE("one convolution did not run") {
+    std::vector<int> without = order;
+    without.erase(without.begin() + dropped);
+    const TraceCheck c = check_against_trace(a, trace_of(without));
+    CHECK(c.shape_compared == 20);
+    CHECK(c.shape_matched == 20);
+    int unpaired = -1;
+    for (const auto& p : c.pairs)
+      if (p.predicted >= 0 && p.measured < 0 && !shape_signature(a.kernels[size_t(p.predicted)]).empty())
+        unpaired = p.predicted;
+    REQUIRE(unpaired >= 0);
+    CHECK(&a.kernels[size_t(unpaired)] == partner[dropped]);
+  }
+  SUBCASE("two convolutions ran in the other order: both pairs are marked as not fitting") {
+    const int next = std::next(partner.find(dropped))->first;
+    REQUIRE(shape_signature(*partner[next]) != shape_signature(*partner[dropped]));
+    std::vector<int> swapped = order;
+    std::swap(swapped[size_t(dropped)], swapped[size_t(next)]);
+    const TraceCheck c = check_against_trace(a, trace_of(swapped));
+    CHECK(c.shape_compared == 21);
+    CHECK(c.shape_matched == 19);
+  }
 }
 
 TEST_CASE("check: a scheduled profile of several steps compares the last; Kineto's older names and gzip read too") {

@@ -2,8 +2,9 @@
 """A PyTorch profiler trace of one forward, as users make them (test data for
 `tilewave check --trace`, docs/report.md): a torchvision network with random
 weights, eval mode, fp16, channels-last, cudnn.benchmark, torch.randn input,
-eager PyTorch; three warm-up forwards, then one profiled forward exported
-with torch.profiler's export_chrome_trace.
+eager PyTorch; three warm-up forwards, then one profiled forward (with
+record_shapes=True, so that `check` can pair by shape) exported with
+torch.profiler's export_chrome_trace.
 
 usage (GPU machine): python3 calibrate/measure/capture_trace.py --model resnet18 --batch 1 --out DIR
 """
@@ -33,7 +34,7 @@ def main():
             m(x)
         torch.cuda.synchronize()
         acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
-        with torch.profiler.profile(activities=acts) as prof:
+        with torch.profiler.profile(activities=acts, record_shapes=True) as prof:
             m(x)
             torch.cuda.synchronize()
     os.makedirs(a.out, exist_ok=True)

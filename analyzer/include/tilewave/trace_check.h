@@ -12,6 +12,10 @@ namespace tilewave {
 struct TraceKernel {
   std::string name;
   double start_us = 0, duration_us = 0;
+  // The input shapes of the op that launched it (args "Input Dims" of the
+  // cpu_op with the kernel's "External id", recorded with
+  // record_shapes=True), flattened into one sorted list; empty if unknown.
+  std::vector<int64_t> launch_dims;
 };
 
 struct MeasuredTrace {
@@ -34,10 +38,15 @@ MeasuredTrace read_trace(const std::string& path);
 // compute (convolution, GEMM, attention), pool, reduce, norm, copy, elementwise.
 const char* kernel_kind(const std::string& measured_name);
 const char* kernel_kind(const KernelResult& predicted);
+// The sizes a compute kernel's launching op must show in its input shapes:
+// a convolution's N, H, W, K, R, S, a GEMM's M, N, K (and batch); sorted.
+// Empty where none are checked.
+std::vector<int64_t> shape_signature(const KernelResult& predicted);
 
 struct TracePair {
   int predicted = -1, measured = -1;  // indices; -1: no partner
   double predicted_us = 0, measured_us = 0;
+  int shape_match = -1;               // 1: the launching op's shapes fit the predicted problem, 0: not, -1: unknown
 };
 
 struct TraceCheck {
@@ -47,10 +56,12 @@ struct TraceCheck {
   double measured_device_us = 0;     // the trace's kernel durations
   double median_abs_error = 0;       // over paired kernels, |pred / measured - 1|
   double paired_predicted_us = 0, paired_measured_us = 0;
+  int shape_compared = 0, shape_matched = 0;  // paired compute kernels whose trace shapes were known / fit
 };
 
 // Pairs the two sequences by dynamic programming (an edit distance in which
-// kernels of one kind pair best, compute kernels never pair with others).
+// kernels of one kind pair best, better still when the trace's shapes fit the
+// predicted problem; compute kernels never pair with others).
 TraceCheck check_against_trace(const Analysis& a, const MeasuredTrace& t);
 
 }  // namespace tilewave

@@ -30,6 +30,23 @@ int64_t correlation_of(const json& e) {
   return c != args->end() && c->is_number_integer() ? c->get<int64_t>() : -1;
 }
 
+// args["External id"], which ties a kernel to the op that launched it; -1 where absent.
+int64_t external_id_of(const json& e) {
+  const auto args = e.find("args");
+  if (args == e.end() || !args->is_object()) return -1;
+  const auto c = args->find("External id");
+  return c != args->end() && c->is_number_integer() ? c->get<int64_t>() : -1;
+}
+
+// Every positive size in "Input Dims" (tensor lists nest a level deeper).
+void collect_dims(const json& dims, std::vector<int64_t>& out) {
+  if (dims.is_number_integer()) {
+    if (dims.get<int64_t>() > 0) out.push_back(dims.get<int64_t>());
+  } else if (dims.is_array()) {
+    for (const auto& d : dims) collect_dims(d, out);
+  }
+}
+
 double number_or(const json& e, const char* key, double otherwise) {
   const auto it = e.find(key);
   return it != e.end() && it->is_number() ? it->get<double>() : otherwise;
@@ -54,7 +71,8 @@ MeasuredTrace read_trace(const std::string& path) {
   };
   std::vector<Step> steps;
   std::unordered_map<int64_t, double> launch_us;  // correlation -> CPU launch time
-  std::vector<int64_t> kernel_correlation;
+  std::unordered_map<int64_t, std::vector<int64_t>> op_dims;  // External id -> the op's sorted input sizes
+  std::vector<int64_t> kernel_correlation, kernel_external_id;
   for (const auto& e : *events) {
     if (!e.is_object() || e.value("ph", "") != "X") continue;
     // Older Kineto writes "Kernel" and "Runtime", newer "kernel" and "cuda_runtime".
@@ -71,6 +89,16 @@ MeasuredTrace read_trace(const std::string& path) {
         const int64_t corr = correlation_of(e);
         if (corr >= 0) launch_us[corr] = ts;
       }
+      if (cat == "cpu_op" || cat == "operator") {
+        const auto args = e.find("args");
+        const int64_t id = external_id_of(e);
+        if (id >= 0 && args != e.end() && args->is_object() && args->contains("Input Dims")) {
+          std::vector<int64_t> dims;
+          collect_dims(args->at("Input Dims"), dims);
+          std::sort(dims.begin(), dims.end());
+          op_dims[id] = std::move(dims);
+        }
+      }
       continue;
     }
     const auto ts = e.find("ts"), dur = e.find("dur");
@@ -80,9 +108,13 @@ MeasuredTrace read_trace(const std::string& path) {
     const double d = dur->get<double>();
     if (!std::isfinite(d) || d < 0 || !std::isfinite(ts->get<double>()))
       throw InputError(path, fmt::format("kernel '{}' has a negative or non-finite duration", name->get<std::string>()));
-    t.kernels.push_back({name->get<std::string>(), ts->get<double>(), d});
+    t.kernels.push_back({name->get<std::string>(), ts->get<double>(), d, {}});
     kernel_correlation.push_back(correlation_of(e));
+    kernel_external_id.push_back(external_id_of(e));
   }
+  // Shapes once every op is read: Kineto writes kernels before or after their ops.
+  for (size_t k = 0; k < t.kernels.size(); ++k)
+    if (const auto it = op_dims.find(kernel_external_id[k]); it != op_dims.end()) t.kernels[k].launch_dims = it->second;
   if (t.kernels.empty()) throw InputError(path, "no GPU kernel events (\"cat\": \"kernel\"): was CUDA profiled?");
   t.kernels_in_trace = int(t.kernels.size());
   t.steps = int(steps.size());
@@ -140,6 +172,21 @@ const char* kernel_kind(const KernelResult& r) {
   }
 }
 
+std::vector<int64_t> shape_signature(const KernelResult& r) {
+  std::vector<int64_t> s;
+  if (!r.kernel.layer) return s;
+  const auto& p = r.kernel.layer->problem;
+  if (const auto* c = std::get_if<ConvProblem>(&p)) {
+    if (c->transposed) return s;
+    s = {c->N, c->H, c->W, c->K, c->R, c->S};
+  } else if (const auto* g = std::get_if<GemmProblem>(&p)) {
+    s = {g->M, g->N, g->K};
+    if (g->batch > 1) s.push_back(g->batch);
+  }
+  std::sort(s.begin(), s.end());
+  return s;
+}
+
 TraceCheck check_against_trace(const Analysis& a, const MeasuredTrace& t) {
   std::vector<int> pred;  // costed kernels only
   for (size_t i = 0; i < a.kernels.size(); ++i)
@@ -148,9 +195,21 @@ TraceCheck check_against_trace(const Analysis& a, const MeasuredTrace& t) {
   std::vector<std::string> pk(n), mk(m);
   for (size_t i = 0; i < n; ++i) pk[i] = kernel_kind(a.kernels[size_t(pred[i])]);
   for (size_t j = 0; j < m; ++j) mk[j] = kernel_kind(t.kernels[j].name);
-  // Scores: same kind 3, two memory kinds 1, compute with memory never; a gap costs 1.
+  std::vector<std::vector<int64_t>> signature(n);
+  for (size_t i = 0; i < n; ++i) signature[i] = shape_signature(a.kernels[size_t(pred[i])]);
+  // -1: not comparable; else whether every predicted size is among the launching op's.
+  auto shape_fit = [&](size_t i, size_t j) {
+    const auto& dims = t.kernels[j].launch_dims;
+    if (signature[i].empty() || dims.empty()) return -1;
+    return int(std::includes(dims.begin(), dims.end(), signature[i].begin(), signature[i].end()));
+  };
+  // Scores: same kind 3 (5 with fitting shapes, 2 with others), two memory
+  // kinds 1, compute with memory never; a gap costs 1.
   auto score = [&](size_t i, size_t j) {
-    if (pk[i] == mk[j]) return 3;
+    if (pk[i] == mk[j]) {
+      const int fit = shape_fit(i, j);
+      return fit < 0 ? 3 : fit ? 5 : 2;
+    }
     if (pk[i] == std::string("compute") || mk[j] == std::string("compute")) return -1000;
     return 1;
   };
@@ -173,13 +232,14 @@ TraceCheck check_against_trace(const Analysis& a, const MeasuredTrace& t) {
   std::vector<TracePair> reversed;
   for (size_t i = n, j = m; i > 0 || j > 0;) {
     if (i > 0 && j > 0 && at(i, j) == at(i - 1, j - 1) + score(i - 1, j - 1)) {
-      reversed.push_back({pred[i - 1], int(j - 1), device_us(i - 1), t.kernels[j - 1].duration_us});
+      reversed.push_back({pred[i - 1], int(j - 1), device_us(i - 1), t.kernels[j - 1].duration_us,
+                          shape_fit(i - 1, j - 1)});
       --i, --j;
     } else if (i > 0 && (j == 0 || at(i, j) == at(i - 1, j) - 1)) {
-      reversed.push_back({pred[i - 1], -1, device_us(i - 1), 0});
+      reversed.push_back({pred[i - 1], -1, device_us(i - 1), 0, -1});
       --i;
     } else {
-      reversed.push_back({-1, int(j - 1), 0, t.kernels[j - 1].duration_us});
+      reversed.push_back({-1, int(j - 1), 0, t.kernels[j - 1].duration_us, -1});
       --j;
     }
   }
@@ -191,6 +251,8 @@ TraceCheck check_against_trace(const Analysis& a, const MeasuredTrace& t) {
     if (p.predicted >= 0 && p.measured >= 0) {
       ++c.paired;
       c.paired_predicted_us += p.predicted_us, c.paired_measured_us += p.measured_us;
+      c.shape_compared += p.shape_match >= 0;
+      c.shape_matched += p.shape_match == 1;
       if (p.measured_us > 0) errors.push_back(std::fabs(p.predicted_us / p.measured_us - 1));
     }
   }

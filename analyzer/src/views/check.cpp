@@ -27,6 +27,11 @@ void write_check_table(std::ostream& os, const Analysis& a, const MeasuredTrace&
              c.predicted_device_us);
   fmt::print(os, "  total kernel time off by {:+.1f}%; {} kernels paired, median |error| {:.1f}%\n", 100 * err, c.paired,
              100 * c.median_abs_error);
+  if (c.shape_compared > 0)
+    fmt::print(os, "  shapes     {} of {} paired convolutions and GEMMs launched by an op with their sizes\n",
+               c.shape_matched, c.shape_compared);
+  else
+    fmt::print(os, "  shapes     none in the trace (profile with record_shapes=True to pair by shape too)\n");
   std::vector<const TracePair*> paired, pred_only, meas_only;
   for (const auto& p : c.pairs)
     (p.predicted >= 0 && p.measured >= 0 ? paired : p.predicted >= 0 ? pred_only : meas_only).push_back(&p);
@@ -67,6 +72,7 @@ json check_to_json(const Analysis& a, const MeasuredTrace& t, const TraceCheck& 
   json pairs = json::array();
   for (const auto& p : c.pairs) {
     json j = {{"predicted_us", p.predicted_us}, {"measured_us", p.measured_us}};
+    if (p.shape_match >= 0) j["shape_match"] = p.shape_match == 1;
     if (p.predicted >= 0) {
       const auto& k = a.kernels[size_t(p.predicted)];
       j["predicted"] = k.kernel.name, j["predicted_op"] = k.kernel.ops, j["predicted_kind"] = kernel_kind(k);
@@ -89,6 +95,8 @@ json check_to_json(const Analysis& a, const MeasuredTrace& t, const TraceCheck& 
           {"predicted_kernel_us", c.predicted_device_us},
           {"paired", c.paired},
           {"median_abs_error", c.median_abs_error},
+          {"shape_compared", c.shape_compared},
+          {"shape_matched", c.shape_matched},
           {"pairs", std::move(pairs)}};
 }
 
