@@ -213,6 +213,7 @@ for f in "$root"/tests/fuzz/corpus/onnx/*; do either "$f" "$tw" analyze "$f" --f
 for f in "$root"/tests/fuzz/corpus/gpu/*; do either "$f" "$tw" analyze "$data/tiny_cnn.onnx" --gpu "$f"; done
 for f in "$root"/tests/fuzz/corpus/layer_set/*; do either "$f" "$tw" layers "$f"; done
 for f in "$root"/tests/fuzz/corpus/space/*; do either "$f" "$tw" nas "$f" --samples 3 -o "$tmp/space_rows.csv"; done
+for f in "$root"/tests/fuzz/corpus/trace/*; do either "$f" "$tw" check "$data/tiny_cnn.onnx" --trace "$f"; done
 
 # rank: files, folders and list files; a bad model is a row saying why, not a stop.
 abs_root=$(cd "$root" && pwd)

@@ -123,6 +123,55 @@ def main():
     for name, obj in edge.items():
         (d / f"{name}.json").write_text(json.dumps(obj))
 
+    d = OUT / "trace"
+    trace_seeds(d)
+    bad_variants(rng, "steps", (d / "steps.json").read_bytes(), d)
+
+
+def trace_seeds(d):
+    """Kineto's shapes for `check --trace`: two profiler steps, launches tied
+    by correlation, ops with Input Dims tied by External id, flow and metadata
+    events, older category names, gzip; and edge cases."""
+    d.mkdir(parents=True, exist_ok=True)
+    names = ["void convolve_common_engine_float_NHWC<__half>", "sm90_xmma_fprop_implicit_gemm_f16f16",
+             "void at::native::vectorized_elementwise_kernel<4>", "void at::native::max_pool_forward_nhwc<c10::Half>",
+             "void at::native::reduce_kernel<512, 1>", "sm80_xmma_gemm_f16f16_f16f32"]
+    events = [{"ph": "M", "name": "process_name", "pid": 0, "args": {"name": "python"}}]
+    corr, cpu, gpu = 1, 0.0, 1000.0
+    for step in (1, 2):
+        start = cpu
+        for k, name in enumerate(names):
+            events.append({"ph": "X", "cat": "cpu_op", "name": "aten::op", "ts": cpu, "dur": 3,
+                           "args": {"External id": corr, "Input Dims": [[1, 8, 16, 16], [8, 8, 3, 3], []]}})
+            events.append({"ph": "X", "cat": "Runtime" if step == 1 else "cuda_runtime", "name": "cudaLaunchKernel",
+                           "ts": cpu + 1, "dur": 2, "args": {"correlation": corr, "External id": corr}})
+            events.append({"ph": "s", "id": corr, "cat": "ac2g", "ts": cpu + 1})
+            events.append({"ph": "X", "cat": "Kernel" if step == 1 else "kernel", "name": name, "ts": gpu,
+                           "dur": 2.0 + k, "args": {"correlation": corr, "External id": corr, "device": 0}})
+            corr, cpu, gpu = corr + 1, cpu + 4, gpu + 3.0 + k
+        events.append({"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{step}", "ts": start,
+                       "dur": cpu - start})
+        cpu += 50
+    text = json.dumps({"schemaVersion": 1, "traceEvents": events})
+    (d / "steps.json").write_text(text)
+    (d / "steps.json.gz").write_bytes(gzip.compress(text.encode(), mtime=0))
+    edge = {
+        "bare_list": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 0, "dur": 1}],
+        "no_kernels": {"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 0, "dur": 1}]},
+        "huge_duration": {"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 0, "dur": 1e308},
+                                          {"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 1e308}]},
+        "steps_without_correlation": {"traceEvents": [
+            {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "ts": 0, "dur": 5},
+            {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#2", "ts": 10, "dur": 5},
+            {"ph": "X", "cat": "kernel", "name": "k", "ts": 12, "dur": 1}]},
+        "nested_dims": {"traceEvents": [
+            {"ph": "X", "cat": "cpu_op", "name": "aten::cat", "ts": 0, "dur": 1,
+             "args": {"External id": 1, "Input Dims": [[[1, 2], [3, -4]], "x", 5.5]}},
+            {"ph": "X", "cat": "kernel", "name": "cat", "ts": 0, "dur": 1, "args": {"External id": 1}}]},
+    }
+    for name, obj in edge.items():
+        (d / f"{name}.json").write_text(json.dumps(obj))
+
 
 if __name__ == "__main__":
     main()

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "tilewave/analysis.h"
 
 namespace tilewave {
@@ -33,6 +35,8 @@ struct MeasuredTrace {
 // (ProfilerStep#N), only the last step's kernels are kept. InputError naming
 // the file for anything else.
 MeasuredTrace read_trace(const std::string& path);
+// The same from a parsed document; `path` names it in errors.
+MeasuredTrace trace_from_json(const nlohmann::json& doc, const std::string& path);
 
 // What a kernel does, coarsely, from its name or its predicted problem:
 // compute (convolution, GEMM, attention), pool, reduce, norm, copy, elementwise.

@@ -16,6 +16,8 @@ namespace tilewave {
 
 namespace {
 
+constexpr double kMaxKernelUs = 86400e6;
+
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::tolower(c)); });
   return s;
@@ -54,8 +56,9 @@ double number_or(const json& e, const char* key, double otherwise) {
 
 }  // namespace
 
-MeasuredTrace read_trace(const std::string& path) {
-  const json doc = read_json_file(path, "trace");
+MeasuredTrace read_trace(const std::string& path) { return trace_from_json(read_json_file(path, "trace"), path); }
+
+MeasuredTrace trace_from_json(const json& doc, const std::string& path) {
   const json* events = &doc;
   if (doc.is_object()) {
     const auto it = doc.find("traceEvents");
@@ -108,6 +111,9 @@ MeasuredTrace read_trace(const std::string& path) {
     const double d = dur->get<double>();
     if (!std::isfinite(d) || d < 0 || !std::isfinite(ts->get<double>()))
       throw InputError(path, fmt::format("kernel '{}' has a negative or non-finite duration", name->get<std::string>()));
+    // A day of one kernel is no profile of a forward; such sums would overflow.
+    if (d > kMaxKernelUs)
+      throw InputError(path, fmt::format("kernel '{}' lasts {:g} us, more than a day", name->get<std::string>(), d));
     t.kernels.push_back({name->get<std::string>(), ts->get<double>(), d, {}});
     kernel_correlation.push_back(correlation_of(e));
     kernel_external_id.push_back(external_id_of(e));
