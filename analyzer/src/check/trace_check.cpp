@@ -49,6 +49,13 @@ void collect_dims(const json& dims, std::vector<int64_t>& out) {
   }
 }
 
+// A string field, or "" where it is absent or of another type (json's
+// value() would throw a type error, which is no message for a user).
+std::string string_or_empty(const json& e, const char* key) {
+  const auto it = e.find(key);
+  return it != e.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 double number_or(const json& e, const char* key, double otherwise) {
   const auto it = e.find(key);
   return it != e.end() && it->is_number() ? it->get<double>() : otherwise;
@@ -77,9 +84,9 @@ MeasuredTrace trace_from_json(const json& doc, const std::string& path) {
   std::unordered_map<int64_t, std::vector<int64_t>> op_dims;  // External id -> the op's sorted input sizes
   std::vector<int64_t> kernel_correlation, kernel_external_id;
   for (const auto& e : *events) {
-    if (!e.is_object() || e.value("ph", "") != "X") continue;
+    if (!e.is_object() || string_or_empty(e, "ph") != "X") continue;
     // Older Kineto writes "Kernel" and "Runtime", newer "kernel" and "cuda_runtime".
-    const std::string cat = lower(e.value("cat", ""));
+    const std::string cat = lower(string_or_empty(e, "cat"));
     if (cat == "gpu_memcpy" || cat == "gpu_memset") ++t.copies;
     const auto name = e.find("name");
     if (cat != "kernel") {
