@@ -192,6 +192,9 @@ expect 1 "kt.jsonl:1: needs model, batch, node and measured_us" -- "$tw" calibra
 printf '%s\n' '{"model":"resnet18","batch":1,"node":"nope","measured_us":1.0}' >"$tmp/kt.jsonl"
 expect 1 "no kernel 'nope' in resnet18" -- "$tw" calibrate fit-networks "$tmp/net.jsonl" \
   --gpu h200 --models-dir "$root/onnx_models" --holdout 0 --kernel-times "$tmp/kt.jsonl" -o "$tmp/fit.json"
+printf '%s\n' '{"model":"resnet18","batch":1,"latency_ms":0.2,"status":5}' >"$tmp/typed.jsonl"
+expect 1 "typed.jsonl:1: a field has the wrong type" -- "$tw" calibrate fit-networks "$tmp/typed.jsonl" --gpu h200 \
+  --models-dir "$root/onnx_models" -o "$tmp/fit.json"
 [ ! -e "$tmp/fit.json" ] || { echo "FAIL: fit-networks wrote a file after an error"; fails=$((fails + 1)); }
 
 # The committed bad-input corpus (tests/fuzz/corpus: empty, random,
@@ -245,6 +248,11 @@ cmp -s "$tmp/all.rows" "$tmp/threads.rows" || { echo "FAIL: --threads changes th
 expect 1 "shard 2/3 is missing" -- "$tw" nas-merge "$tmp/part0.csv" "$tmp/part1.csv"
 expect 1 "shard 1/3 given twice" -- "$tw" nas-merge "$tmp/part0.csv" "$tmp/part1.csv" "$tmp/part1.csv"
 expect 1 "differs from the first file" -- "$tw" nas-merge "$tmp/part0.csv" "$tmp/all.csv"
+# Fields of the wrong type are bad input, not internal errors.
+echo '{"header": "yes", "shard": "0/1"}' > "$tmp/bad_header.jsonl"
+expect 1 "bad_header.jsonl: not a \`tilewave nas\` output" -- "$tw" nas-merge "$tmp/bad_header.jsonl"
+printf '{"header": true, "shard": "0/1"}\n{"index": 0, "latency_us": "x"}\n' > "$tmp/bad_row.jsonl"
+expect 1 "bad_row.jsonl:2: row is not" -- "$tw" nas-merge "$tmp/bad_row.jsonl"
 expect 2 "" -- "$tw" nas "$sp" --shard 3/3
 expect 0 "" -- "$tw" nas "$sp" --samples 300 --seed 4 --pareto --min-utilization 0.0005 --format json -o "$tmp/front.jsonl"
 python3 - "$tmp/front.jsonl" <<'PY' || { echo "FAIL: --pareto/--min-utilization rows"; fails=$((fails + 1)); }

@@ -274,8 +274,11 @@ int cmd_nas_merge(const CommonOptions& o, const std::vector<std::string>& files)
     std::getline(f, line);
     const bool csv = line.rfind("# ", 0) == 0;
     const json header = parse_json_text(csv ? line.substr(2) : line, path + ":1");
-    if (!header.is_object() || !header.value("header", false) || !header.contains("shard") ||
-        !header["shard"].is_string())
+    auto is_true = [](const json& j, const char* key) {
+      const auto it = j.find(key);
+      return it != j.end() && it->is_boolean() && it->get<bool>();
+    };
+    if (!header.is_object() || !is_true(header, "header") || !header.contains("shard") || !header["shard"].is_string())
       throw InputError(path, "not a `tilewave nas` output (its first line is not the header)");
     const auto [i, n] = parse_shard(header["shard"].get<std::string>());
     json comparable = header;
@@ -326,6 +329,8 @@ int cmd_nas_merge(const CommonOptions& o, const std::vector<std::string>& files)
       }
       } catch (const std::logic_error&) {  // stoull/stod on a cell that is not a number
         throw InputError(where, "row is not a `tilewave nas` row");
+      } catch (const json::exception&) {  // a field of another type
+        throw InputError(where, "row is not a `tilewave nas` row");
       }
     }
   }
@@ -333,7 +338,7 @@ int cmd_nas_merge(const CommonOptions& o, const std::vector<std::string>& files)
     if (!shards_seen.count(i)) throw InputError("nas-merge", fmt::format("shard {}/{} is missing", i, shard_count));
   // Shards each kept their own front; the merged front is recomputed.
   std::set<uint64_t> keep;
-  if (first_header.value("pareto", false)) {
+  if (first_header.contains("pareto") && first_header["pareto"] == true) {
     std::vector<Row> all;
     for (auto& [i, r] : rows) all.push_back(r);
     for (const auto& r : pareto_front(std::move(all))) keep.insert(r.index);

@@ -25,7 +25,8 @@ std::string op_class(const Layer& layer) {
 std::vector<Measurement> read_measurements(const std::string& path) {
   std::vector<Measurement> out;
   for (auto& e : read_layer_set(path)) {
-    if (e.object.value("status", std::string("ok")) != "ok") continue;
+    const auto status = e.object.find("status");
+    if (status != e.object.end() && *status != "ok") continue;  // absent means ok; anything but "ok" is not
     if (!e.object.contains("measured_us") || !e.object["measured_us"].is_number())
       throw InputError(fmt::format("{}:{}", path, e.line), "no numeric 'measured_us'");
     const double us = e.object["measured_us"].get<double>();

@@ -27,7 +27,11 @@ void for_each_json_line(const std::string& path, const char* what,
     const std::string where = fmt::format("{}:{}", path, line);
     const nlohmann::json j = parse_json_text(text, where);
     if (!j.is_object()) throw InputError(where, "not a JSON object");
-    fn(j, where);
+    try {
+      fn(j, where);
+    } catch (const nlohmann::json::exception& e) {  // a field of another type than the measurement's
+      throw InputError(where, fmt::format("a field has the wrong type ({})", e.what()));
+    }
   }
 }
 
