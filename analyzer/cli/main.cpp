@@ -129,7 +129,7 @@ int main(int argc, char** argv) {
   std::string trace;
   auto* check = app.add_subcommand("check", "hold the prediction against a measured PyTorch profiler trace");
   check->add_option("model", model, "ONNX file of the network that was profiled")->required();
-  check->add_option("--trace", trace, "Chrome trace JSON (torch.profiler export_chrome_trace)")->required();
+  check->add_option("--trace", trace, "Chrome trace JSON, plain or gzip (torch.profiler export_chrome_trace, tensorboard_trace_handler)")->required();
   add_model_options(check, o);
   check->add_option("--batch", o.batch, "batch size the trace ran at (default: as in the file)");
   check->add_option("--top", worst, "pairs shown, furthest apart first")->capture_default_str();
