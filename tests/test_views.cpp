@@ -104,6 +104,19 @@ TEST_CASE("check: the H200 trace of ResNet-18 pairs every convolution with a mea
     CHECK(std::string(kernel_kind(t.kernels[size_t(p.measured)].name)) == "compute");
   }
   CHECK(convs == 21);  // 20 convolutions and the classifier's GEMM
+  // The per-kind sums split the paired totals, the most measured time first.
+  int pairs = 0;
+  double predicted = 0, measured = 0;
+  for (size_t k = 0; k < c.by_kind.size(); ++k) {
+    pairs += c.by_kind[k].pairs, predicted += c.by_kind[k].predicted_us, measured += c.by_kind[k].measured_us;
+    if (k > 0) CHECK(c.by_kind[k - 1].measured_us >= c.by_kind[k].measured_us);
+  }
+  CHECK(pairs == c.paired);
+  CHECK(predicted == doctest::Approx(c.paired_predicted_us));
+  CHECK(measured == doctest::Approx(c.paired_measured_us));
+  REQUIRE_FALSE(c.by_kind.empty());
+  CHECK(c.by_kind.front().kind == "compute");
+  CHECK(c.by_kind.front().pairs == 21);
   CHECK(c.paired >= 100);
   CHECK(c.measured_device_us == doctest::Approx(327.25).epsilon(0.001));
   CHECK(kernel_kind("triton_poi_fused_add_relu_3") == std::string("elementwise"));

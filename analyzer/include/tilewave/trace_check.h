@@ -53,6 +53,13 @@ struct TracePair {
   int shape_match = -1;               // 1: the launching op's shapes fit the predicted problem, 0: not, -1: unknown
 };
 
+// Paired kernels of one kind (the predicted kernel's), summed.
+struct KindError {
+  std::string kind;
+  int pairs = 0;
+  double predicted_us = 0, measured_us = 0;
+};
+
 struct TraceCheck {
   std::vector<TracePair> pairs;      // in launch order, unpaired ones included
   int paired = 0;
@@ -61,6 +68,7 @@ struct TraceCheck {
   double median_abs_error = 0;       // over paired kernels, |pred / measured - 1|
   double paired_predicted_us = 0, paired_measured_us = 0;
   int shape_compared = 0, shape_matched = 0;  // paired compute kernels whose trace shapes were known / fit
+  std::vector<KindError> by_kind;             // most measured time first
 };
 
 // Pairs the two sequences by dynamic programming (an edit distance in which

@@ -266,9 +266,16 @@ TraceCheck check_against_trace(const Analysis& a, const MeasuredTrace& t) {
       c.paired_predicted_us += p.predicted_us, c.paired_measured_us += p.measured_us;
       c.shape_compared += p.shape_match >= 0;
       c.shape_matched += p.shape_match == 1;
+      const std::string kind = kernel_kind(a.kernels[size_t(p.predicted)]);
+      auto k = std::find_if(c.by_kind.begin(), c.by_kind.end(), [&](const KindError& e) { return e.kind == kind; });
+      if (k == c.by_kind.end()) k = c.by_kind.insert(c.by_kind.end(), KindError{kind});
+      ++k->pairs;
+      k->predicted_us += p.predicted_us, k->measured_us += p.measured_us;
       if (p.measured_us > 0) errors.push_back(std::fabs(p.predicted_us / p.measured_us - 1));
     }
   }
+  std::stable_sort(c.by_kind.begin(), c.by_kind.end(),
+                   [](const KindError& x, const KindError& y) { return x.measured_us > y.measured_us; });
   if (!errors.empty()) {
     std::nth_element(errors.begin(), errors.begin() + long(errors.size() / 2), errors.end());
     c.median_abs_error = errors[errors.size() / 2];

@@ -32,6 +32,13 @@ void write_check_table(std::ostream& os, const Analysis& a, const MeasuredTrace&
                c.shape_matched, c.shape_compared);
   else
     fmt::print(os, "  shapes     none in the trace (profile with record_shapes=True to pair by shape too)\n");
+  if (!c.by_kind.empty()) {
+    fmt::print(os, "\nPaired kernels by kind (the predicted kernel's):\n");
+    fmt::print(os, "  {:<12} {:>5} {:>10} {:>10} {:>7}\n", "kind", "pairs", "pred_us", "meas_us", "error");
+    for (const auto& k : c.by_kind)
+      fmt::print(os, "  {:<12} {:>5} {:>10.1f} {:>10.1f} {:>+6.0f}%\n", k.kind, k.pairs, k.predicted_us, k.measured_us,
+                 k.measured_us > 0 ? 100 * (k.predicted_us / k.measured_us - 1) : 0.0);
+  }
   std::vector<const TracePair*> paired, pred_only, meas_only;
   for (const auto& p : c.pairs)
     (p.predicted >= 0 && p.measured >= 0 ? paired : p.predicted >= 0 ? pred_only : meas_only).push_back(&p);
@@ -69,6 +76,10 @@ void write_check_table(std::ostream& os, const Analysis& a, const MeasuredTrace&
 }
 
 json check_to_json(const Analysis& a, const MeasuredTrace& t, const TraceCheck& c) {
+  json by_kind = json::array();
+  for (const auto& k : c.by_kind)
+    by_kind.push_back({{"kind", k.kind}, {"pairs", k.pairs}, {"predicted_us", k.predicted_us},
+                       {"measured_us", k.measured_us}});
   json pairs = json::array();
   for (const auto& p : c.pairs) {
     json j = {{"predicted_us", p.predicted_us}, {"measured_us", p.measured_us}};
@@ -96,6 +107,7 @@ json check_to_json(const Analysis& a, const MeasuredTrace& t, const TraceCheck& 
           {"paired", c.paired},
           {"median_abs_error", c.median_abs_error},
           {"shape_compared", c.shape_compared},
+          {"by_kind", by_kind},
           {"shape_matched", c.shape_matched},
           {"pairs", std::move(pairs)}};
 }
