@@ -113,6 +113,11 @@ expect 0 "" -- "$tw" advise "$root/onnx_models/regnet_y_400mf.onnx" --batch 16 -
 grep -q '"kind": "channels"' "$tmp/out" || { echo "FAIL: advise found no channels to pad in RegNetY"; fails=$((fails + 1)); }
 grep -q '"gain": -' "$tmp/out" && { echo "FAIL: advise advised a change predicted slower"; fails=$((fails + 1)); }
 expect 1 "conv3d.onnx" -- "$tw" advise "$data/conv3d.onnx"
+expect 0 "" -- "$tw" check "$root/onnx_models/runtime/resnet18.onnx" --trace "$data/traces/resnet18_b1_eager_h200.profiler.json.gz" --batch 1
+grep -q "108 kernels paired" "$tmp/out" || { echo "FAIL: check did not pair torch.profiler's ResNet-18 trace"; fails=$((fails + 1)); }
+grep -q "shapes     21 of 21 paired" "$tmp/out" || { echo "FAIL: check did not pair the trace's convolutions by shape"; fails=$((fails + 1)); }
+expect 0 "" -- "$tw" check "$root/onnx_models/runtime/efficientnet_b0.onnx" --trace "$data/traces/efficientnet_b0_b1_eager_h200.profiler.json.gz" --batch 1
+grep -q "3 memcpy/memset events not counted" "$tmp/out" || { echo "FAIL: check counted EfficientNet-B0's copies as kernels"; fails=$((fails + 1)); }
 trace=$data/traces/resnet18_b1_eager_h200.trace.json
 expect 0 "" -- "$tw" check "$root/onnx_models/runtime/resnet18.onnx" --trace "$trace" --batch 1
 grep -q "108 kernels paired" "$tmp/out" || { echo "FAIL: check did not pair the ResNet-18 trace"; fails=$((fails + 1)); }

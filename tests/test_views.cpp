@@ -124,6 +124,41 @@ TEST_CASE("check: the H200 trace of ResNet-18 pairs every convolution with a mea
   CHECK(kernel_kind("void at::native::(anonymous namespace)::max_pool_forward_nhwc") == std::string("pool"));
 }
 
+TEST_CASE("check: traces torch.profiler exported on the H200 pair every convolution and GEMM by shape") {
+  // tests/data/traces/README.md: calibrate/measure/capture_trace.py, one eager forward each.
+  struct Case {
+    const char* model;
+    int batch;
+    size_t kernels;  // GPU kernels in the forward
+    int copies;      // memcpy / memset events beside them
+    int compute;     // convolutions and GEMMs
+  };
+  for (const Case& k : {Case{"resnet18", 1, 108, 0, 21}, Case{"efficientnet_b0", 1, 372, 3, 68},
+                        Case{"resnet50", 16, 282, 7, 54}}) {
+    CAPTURE(k.model);
+    AnalyzeOptions o;
+    o.load.batch = k.batch;
+    const Analysis a = analyze_file(test::zoo(fmt::format("runtime/{}.onnx", k.model)), test::gpu("h200"), o);
+    const MeasuredTrace t =
+        read_trace(test::data(fmt::format("traces/{}_b{}_eager_h200.profiler.json.gz", k.model, k.batch)));
+    CHECK(t.kernels.size() == k.kernels);
+    CHECK(t.copies == k.copies);
+    CHECK(t.steps == 0);
+    const TraceCheck c = check_against_trace(a, t);
+    // Every measured convolution and GEMM was launched by an op whose input
+    // sizes the profiler recorded, and each fits the predicted problem it pairs with.
+    CHECK(c.shape_compared == k.compute);
+    CHECK(c.shape_matched == k.compute);
+    int compute_pairs = 0;
+    for (const auto& p : c.pairs)
+      if (p.predicted >= 0 && p.measured >= 0 &&
+          std::string(kernel_kind(a.kernels[size_t(p.predicted)])) == "compute")
+        ++compute_pairs;
+    CHECK(compute_pairs == k.compute);
+    CHECK(c.paired >= int(k.kernels) * 9 / 10);
+  }
+}
+
 TEST_CASE("check: with the shapes record_shapes=True writes, a missing convolution is found where it is missing") {
   AnalyzeOptions o;
   o.load.batch = 1;

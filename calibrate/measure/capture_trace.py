@@ -13,9 +13,18 @@ import gzip
 import json
 import os
 import shutil
+import subprocess
 
 import torch
 import torchvision
+
+
+def driver_version():
+    try:
+        return subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                              capture_output=True, text=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
 
 
 def main():
@@ -46,7 +55,9 @@ def main():
     os.remove(path)
     meta = {"model": "torchvision." + a.model, "batch": a.batch, "runtime": "eager", "dtype": "fp16",
             "layout": "channels_last", "input": "torch.randn", "torch": torch.__version__,
-            "gpu": torch.cuda.get_device_name(), "driver_cuda": torch.version.cuda,
+            "gpu": torch.cuda.get_device_name(), "torch_cuda": torch.version.cuda,
+            "cudnn": torch.backends.cudnn.version(), "driver": driver_version(),
+            "command": "python3 calibrate/measure/capture_trace.py --model %s --batch %d --out DIR" % (a.model, a.batch),
             "kernels": sum(1 for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA)}
     with open(os.path.join(a.out, name + ".meta.json"), "w") as f:
         json.dump(meta, f, indent=1)
