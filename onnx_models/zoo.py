@@ -73,6 +73,14 @@ RUNTIME_FRESH = ["resnet34", "timm/resnet101d", "timm/ecaresnet50d", "timm/skres
                  "timm/cspresnext50", "timm/darknet53", "timm/ese_vovnet19b_dw", "shufflenet_v2_x2_0",
                  "timm/repvgg_b0", "convnext_small", "timm/resnet18d"]
 
+# Measured once, after the eager BatchNorm-pass and reduction terms were
+# frozen (docs/validation.md "Runtimes"): networks no earlier run had seen.
+RUNTIME_FRESH2 = ["timm/resnet34d", "timm/resnet152d", "timm/seresnet50", "timm/ecaresnet26t", "timm/res2next50",
+                  "timm/dla102", "timm/gernet_m", "timm/ese_vovnet39b", "timm/hrnet_w18", "timm/regnety_032",
+                  "timm/efficientnet_b3", "timm/tf_efficientnet_lite1", "timm/mixnet_l", "timm/rexnet_150",
+                  "timm/mobilenetv2_100", "timm/mobilenetv3_small_100", "timm/lcnet_075", "timm/tinynet_b",
+                  "efficientnet_b3", "regnet_x_800mf", "mnasnet0_75", "shufflenet_v2_x1_5"]
+
 
 def runtime_split(seed=RUNTIME_SPLIT_SEED, held_out_share=0.4):
     """(fit networks, held-out networks): whole families, chosen by seed."""
@@ -97,6 +105,7 @@ def family_of(name):
 
 VALIDATION_SETS["runtime_fit"], VALIDATION_SETS["runtime_heldout"] = runtime_split()[:2]
 VALIDATION_SETS["runtime_fresh"] = RUNTIME_FRESH
+VALIDATION_SETS["runtime_fresh2"] = RUNTIME_FRESH2
 ALL = BUNDLED + [n for names in VALIDATION_SETS.values() for n in names if n not in BUNDLED]
 
 # init_weights=False avoids scipy (truncnorm init); aux heads are

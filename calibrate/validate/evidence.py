@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Prints the H200 evidence behind three model terms (docs/model.md,
+"""Prints the H200 evidence behind model terms (docs/model.md,
 docs/calibration.md), from the committed data in calibrate/data/h200/.
 
-usage: calibrate/validate/evidence.py TILEWAVE {eltwise-l2,layernorm,grouped}
+usage: calibrate/validate/evidence.py TILEWAVE {eltwise-l2,layernorm,grouped,bn-pass,reduce}
 
   eltwise-l2  ReLU/Add kernels timed inside networks (eltwise_in_network.jsonl)
               over the runner's time for the same kernel from DRAM, by traffic
@@ -10,6 +10,10 @@ usage: calibrate/validate/evidence.py TILEWAVE {eltwise-l2,layernorm,grouped}
               row and bandwidth, by shape
   grouped     the grouped-width sweep (grouped_measured.jsonl): rate and
               predicted/measured per group width
+  bn-pass     eager PyTorch's BatchNorm pass kernels in the runtime fit set's
+              profiles (runtimes/run7, run8: fit families only), by traffic:
+              measured and predicted time, rate, share served by L2
+  reduce      eager PyTorch's reduce_kernel for global pools and means, the same way
 """
 import json
 import math
@@ -20,6 +24,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pair"))
 from profile_pairing import extract_layers  # noqa: E402
+import kernel_pairs  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DATA = os.path.join(ROOT, "calibrate", "data", "h200")
@@ -80,10 +85,45 @@ def grouped(tw):
               f"{statistics.median(x[0] for x in v):14.1f}  {statistics.median(x[1] for x in v):.2f}")
 
 
+def eager_fit_pairs(tw, keep):
+    """Paired kernels of the eager runs of the runtime fit set (kernel_pairs.py) that `keep` accepts."""
+    runtimes = os.path.join(DATA, "runtimes")
+    runs = [r for r in kernel_pairs.read_runs(os.path.join(runtimes, "derived", "fit_runs.jsonl"))
+            if r["runtime"] == "eager"]
+    lists = kernel_pairs.kernel_lists([os.path.join(runtimes, run, "kernels.jsonl.gz") for run in ("run7", "run8")])
+    return [p for p in kernel_pairs.pairs(runs, lists, tw) if keep(p)]
+
+
+def by_traffic(rows):
+    bins = {}
+    for r in rows:
+        bins.setdefault(math.floor(2 * math.log10(max(r["bytes"], 1))) / 2, []).append(r)
+    print("traffic from (MB)  kernels  median meas us  median pred us  pred/meas  meas TB/s  L2-served")
+    for b in sorted(bins):
+        v = bins[b]
+        med = lambda f: statistics.median(f(r) for r in v)  # noqa: E731
+        print(f"{10 ** b / 1e6:17.4f}  {len(v):7d}  {med(lambda r: r['measured_us']):14.2f}  "
+              f"{med(lambda r: r['predicted_us']):14.2f}  {med(lambda r: r['predicted_us'] / r['measured_us']):9.2f}  "
+              f"{med(lambda r: r['bytes'] / r['measured_us'] / 1e6):9.2f}  "
+              f"{med(lambda r: r['l2_hit_bytes'] / max(r['bytes'], 1)):9.2f}")
+    print(f"all: {len(rows)} kernels, predicted {sum(r['predicted_us'] for r in rows):.0f} us, "
+          f"measured {sum(r['measured_us'] for r in rows):.0f} us")
+
+
+def bn_pass(tw):
+    by_traffic(eager_fit_pairs(tw, lambda p: "batch_norm_transform_input" in p["measured"]))
+
+
+def reduce(tw):
+    by_traffic(eager_fit_pairs(tw, lambda p: p["kind"] == "reduce" and "reduce_kernel" in p["measured"]))
+
+
 def main():
-    if len(sys.argv) != 3 or sys.argv[2] not in ("eltwise-l2", "layernorm", "grouped"):
+    topics = {"eltwise-l2": eltwise_l2, "layernorm": layernorm, "grouped": grouped, "bn-pass": bn_pass,
+              "reduce": reduce}
+    if len(sys.argv) != 3 or sys.argv[2] not in topics:
         sys.exit(__doc__)
-    {"eltwise-l2": eltwise_l2, "layernorm": layernorm, "grouped": grouped}[sys.argv[2]](sys.argv[1])
+    topics[sys.argv[2]](sys.argv[1])
 
 
 if __name__ == "__main__":

@@ -101,10 +101,10 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& class_param
       {"library", {"tc_efficiency", "fixed_us_gemm", "fixed_us_direct"}},
       {"eltwise", {"eltwise_bw_efficiency", "fixed_us_memory"}},
       {"fused", {"fused_bw_efficiency", "fixed_us_memory"}},
-      {"norm", {"norm_bw_efficiency"}},
+      {"norm", {"norm_bw_efficiency", "norm_max_bw_efficiency", "fixed_us_norm_extra"}},
       {"copy", {"copy_bw_efficiency"}},
       {"pool", {"pool_bw_efficiency", "fixed_us_pool"}},
-      {"reduce", {"reduce_bw_efficiency"}},
+      {"reduce", {"reduce_bw_efficiency", "fixed_us_reduce_extra"}},
       {"softmax", {"softmax_bw_efficiency"}},
       {"transform", {"transform_bw_efficiency", "fixed_us_transform"}},
   };

@@ -235,10 +235,12 @@ KernelCost cost_memory(const MemoryProblem& p, int64_t bytes, DType dtype, const
   c.bytes = bytes;
   c.peak_flops = m.gpu.peak_flops(dtype);
   c.memory_us = memory_time_us(double(bytes), hits, m.memory_bw_efficiency[int(p.op)], m);
+  // docs/model.md "Memory-bound kernels": the BatchNorm pass is limited by its
+  // own per-element work, so bytes served by L2 do not make it faster.
+  if (p.op == MemoryOp::norm)
+    c.memory_us = std::max(c.memory_us, double(bytes) / (bandwidth_bytes_per_us(m) * m.norm_max_bw_efficiency));
   if (p.op == MemoryOp::softmax) c.memory_us += double(p.outer) * m.row_ns * 1e-3;
-  c.fixed_us = p.op == MemoryOp::pool        ? m.fixed_us_pool
-               : p.op == MemoryOp::transform ? m.fixed_us_transform
-                                             : m.fixed_us_memory;
+  c.fixed_us = m.memory_fixed_us[int(p.op)];
   finish(c, m, dtype, 0, 0);
   c.kernel = fmt::format("{}_{}", memory_op_name(p.op), dtype_name(dtype));
   return c;
@@ -272,12 +274,20 @@ CostModel::CostModel(const GpuModel& g)
       launch_gap_us(g.param("launch_gap_us")),
       row_ns(g.param("row_ns")),
       fixed_us_memory(g.param("fixed_us_memory")),
-      fixed_us_pool(g.param("fixed_us_pool")),
-      fixed_us_transform(g.param("fixed_us_transform")),
+      norm_max_bw_efficiency(g.param("norm_max_bw_efficiency")),
       max_split_k(std::max(1, int(g.param("max_split_k")))) {
   for (MemoryOp op : {MemoryOp::eltwise, MemoryOp::pool, MemoryOp::reduce, MemoryOp::softmax, MemoryOp::copy,
-                     MemoryOp::fused, MemoryOp::transform, MemoryOp::norm})
+                     MemoryOp::fused, MemoryOp::transform, MemoryOp::norm}) {
     memory_bw_efficiency[int(op)] = g.param(std::string(memory_op_name(op)) + "_bw_efficiency");
+    memory_fixed_us[int(op)] = fixed_us_memory;
+  }
+  // Frameworks' own pooling kernels and cuDNN's layout transforms have fixed
+  // costs of their own; PyTorch's BatchNorm pass and reduce_kernel pay more
+  // than an elementwise kernel (docs/model.md "Memory-bound kernels").
+  memory_fixed_us[int(MemoryOp::pool)] = g.param("fixed_us_pool");
+  memory_fixed_us[int(MemoryOp::transform)] = g.param("fixed_us_transform");
+  memory_fixed_us[int(MemoryOp::norm)] = fixed_us_memory + g.param("fixed_us_norm_extra");
+  memory_fixed_us[int(MemoryOp::reduce)] = fixed_us_memory + g.param("fixed_us_reduce_extra");
 }
 
 KernelCost cost_layer(const Layer& layer, const GpuModel& gpu, double l2_hit_bytes) {

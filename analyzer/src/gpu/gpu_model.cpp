@@ -85,6 +85,14 @@ const std::vector<ParamInfo>& param_table() {
        "fixed cost of one pooling kernel (frameworks' own NHWC pooling kernels have a large one)"},
       {"fixed_us_transform", 2.00, 0.00, 40.0, "us", "fixed cost of one cuDNN layout-transform kernel",
        ParamScope::runtime},
+      {"fixed_us_norm_extra", 0.00, 0.00, 20.0, "us",
+       "fixed cost of a BatchNorm pass kernel (PyTorch eager's) beyond fixed_us_memory", ParamScope::runtime},
+      {"norm_max_bw_efficiency", 5.00, 0.05, 5.00, "fraction",
+       "rate of a BatchNorm pass kernel's own per-element work, as a fraction of DRAM bandwidth: it moves no "
+       "byte faster, not even one served by L2", ParamScope::runtime},
+      {"fixed_us_reduce_extra", 0.00, 0.00, 20.0, "us",
+       "fixed cost of a reduction kernel (PyTorch's reduce_kernel: global pools, means) beyond fixed_us_memory",
+       ParamScope::runtime},
       {"max_split_k", 16, 16, 16, "", "largest split-K factor the GEMM heuristic considers (not fitted)"},
   };
   return table;

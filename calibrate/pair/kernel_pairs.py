@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""Each profiled kernel beside the predicted kernel `tilewave check` pairs it
+with, one JSON line per pair: for looking at one kind of kernel across many
+networks (docs/validation.md "Runtimes", the eager BatchNorm kernels).
+
+For every (network, runtime, batch) of the runs given (bench.jsonl lines,
+e.g. calibrate/data/h200/runtimes/derived/fit_runs.jsonl) it finds the
+profiled kernel list in the kernels files, writes it as a trace
+(calibrate/measure/kernels_to_trace.py's format), runs
+`tilewave check --format json` on the runtime's ONNX export
+(onnx_models/runtime/) and `tilewave analyze --format json` for the
+predicted kernels' bytes, and prints a line per paired kernel:
+
+  model, runtime, batch, predicted (kernel name), op, kind, measured (name,
+  cut to 100 characters), measured_us, predicted_us (own time, no launch
+  gap), bytes, l2_hit_bytes
+
+usage: calibrate/pair/kernel_pairs.py RUNS.jsonl --kernels K1.jsonl.gz[,K2...]
+       [--tilewave build/analyzer/tilewave] [--gpu h200] [--op bias] [-o OUT.jsonl]
+"""
+import argparse
+import gzip
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+
+def kernel_lists(paths):
+    """(model, runtime, batch) -> kernel list [[name, us], ...]; the first file that has it wins."""
+    lists = {}
+    for path in paths:
+        with (gzip.open if path.endswith(".gz") else open)(path, "rt") as f:
+            for line in f:
+                r = json.loads(line)
+                lists.setdefault((r["model"], r["runtime"], r["batch"]), r["list"])
+    return lists
+
+
+def onnx_of(model):
+    return os.path.join("onnx_models", "runtime", model.replace("timm/", "timm_") + ".onnx")
+
+
+def tilewave_json(cmd):
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "exit %d" % done.returncode)
+    return json.loads(done.stdout)
+
+
+def pairs(runs, lists, tilewave="build/analyzer/tilewave", gpu="h200", op=None, skipped=None):
+    """Yields one dict per paired kernel of the runs (see the module doc);
+    appends to `skipped` a line for each run it could not pair."""
+    with tempfile.TemporaryDirectory() as tmp:
+        trace = os.path.join(tmp, "trace.json")
+        for r in runs:
+            key = (r["model"], r["runtime"], r["batch"])
+            onnx = onnx_of(r["model"])
+            if key not in lists or not os.path.exists(onnx):
+                if skipped is not None:
+                    skipped.append("%s %s b%d: no kernel list or no ONNX export" % key)
+                continue
+            events, ts = [], 0.0
+            for name, us in lists[key]:
+                events.append({"ph": "X", "cat": "kernel", "name": name, "ts": ts, "dur": us})
+                ts += us
+            with open(trace, "w") as f:
+                json.dump({"traceEvents": events}, f)
+            common = [onnx, "--gpu", gpu, "--runtime", r["runtime"], "--batch", str(r["batch"]), "--format", "json"]
+            try:
+                check = tilewave_json([tilewave, "check", *common, "--trace", trace])
+                analysis = tilewave_json([tilewave, "analyze", *common])
+            except (RuntimeError, json.JSONDecodeError) as e:
+                if skipped is not None:
+                    skipped.append("%s %s b%d: %s" % (*key, e))
+                continue
+            layers = {k["name"]: k for k in analysis["layers"]}
+            for p in check["pairs"]:
+                if "measured" not in p or "predicted" not in p:
+                    continue
+                if op and p.get("predicted_op") != op:
+                    continue
+                k = layers.get(p["predicted"], {})
+                yield {"model": r["model"], "runtime": r["runtime"], "batch": r["batch"],
+                       "predicted": p["predicted"], "op": p.get("predicted_op"), "kind": p.get("predicted_kind"),
+                       "measured": p["measured"][:100], "measured_us": p["measured_us"],
+                       "predicted_us": round(p["predicted_us"], 4),
+                       "bytes": k.get("bytes", 0), "l2_hit_bytes": k.get("l2_hit_bytes", 0)}
+
+
+def read_runs(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("runs")
+    ap.add_argument("--kernels", required=True, help="comma-separated kernels.jsonl[.gz] files")
+    ap.add_argument("--tilewave", default="build/analyzer/tilewave")
+    ap.add_argument("--gpu", default="h200")
+    ap.add_argument("--op", help="keep pairs whose predicted op is this (e.g. bias: eager's BatchNorm pass)")
+    ap.add_argument("-o", "--out")
+    a = ap.parse_args()
+    runs = read_runs(a.runs)
+    skipped = []
+    written = 0
+    with (open(a.out, "w") if a.out else sys.stdout) as out:
+        for row in pairs(runs, kernel_lists(a.kernels.split(",")), a.tilewave, a.gpu, a.op, skipped):
+            out.write(json.dumps(row) + "\n")
+            written += 1
+    for line in skipped:
+        print(line, file=sys.stderr)
+    print("%d pairs from %d of %d runs" % (written, len(runs) - len(skipped), len(runs)), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
