@@ -18,6 +18,9 @@ runs="$data/run7/bench.jsonl $data/run8/bench.jsonl"
 kernels="$data/run7/kernels.jsonl.gz $data/run8/kernels.jsonl.gz"
 fresh_runs="$data/run9/bench.jsonl"
 fresh_kernels="$data/run9/kernels.jsonl.gz"
+# Measured after the eager BatchNorm-pass and reduction terms were frozen (5a06275).
+fresh2_runs="$data/run10/bench.jsonl"
+fresh2_kernels="$data/run10/kernels.jsonl.gz"
 
 echo "== 1. pair: the fit set's runs, and every profiled forward's kernel time per class"
 python3 calibrate/fit/select_runs.py --set fit --kernels "$(echo $kernels | tr ' ' ,)" \
@@ -55,6 +58,10 @@ if [ -f "$fresh_runs" ]; then
   bench="$bench,$fresh_runs"
   kern="$kern,$fresh_kernels"
 fi
+if [ -f "$fresh2_runs" ]; then
+  bench="$bench,$fresh2_runs"
+  kern="$kern,$fresh2_kernels"
+fi
 python3 calibrate/validate/runtimes.py --tilewave "$tw" --bench "$bench" --kernels "$kern" \
   --md "$report/networks.md" --json "$report/networks.json" --svg-prefix docs/img/h200_runtime
 
@@ -67,3 +74,7 @@ done
 
 echo "== 5. which library eager PyTorch ran each conv and GEMM in"
 python3 calibrate/validate/library_choice.py --tilewave "$tw" --kernels "$kern" | tee "$report/library_choice_eager.md"
+
+echo "== 6. check over every profiled eager forward of the second fresh set: kernel time by kind"
+python3 calibrate/validate/kernel_kinds.py "$fresh2_runs" --kernels "$fresh2_kernels" --tilewave "$tw" \
+  | tee "$report/kernel_kinds_fresh2.txt"

@@ -14,12 +14,18 @@ drops and what share of the measured latency-vs-FLOPs Pareto front it keeps.
 Measurements: bench.jsonl (runs 1-3) and session 6's files (BENCH_FILES);
 a configuration measured twice keeps its first measurement.
 
-usage: python3 calibrate/validate/nas_rank.py [--data calibrate/data/h200/nas]
+With --tilewave, the candidates are predicted again by that binary with the
+GPU files as they are now (the same command, into a temporary folder), to
+judge a later model on the same measurements.
+
+usage: python3 calibrate/validate/nas_rank.py [--data calibrate/data/h200/nas] [--tilewave build/analyzer/tilewave]
 """
 import argparse
 import json
 import os
 import statistics
+import subprocess
+import tempfile
 
 from compare_networks import kendall_tau  # tau-b, as the network validation computes it
 
@@ -47,7 +53,18 @@ def min_utilization_effect(rows, measured, quantile):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default="calibrate/data/h200/nas")
+    ap.add_argument("--tilewave", help="predict again with this binary instead of reading the committed predictions")
     args = ap.parse_args()
+    pred_dir = args.data
+    if args.tilewave:
+        pred_dir = tempfile.mkdtemp()
+        for space in ("mobilenetv2", "regnet", "resnet"):
+            for runtime in ("eager", "inductor"):
+                for batch in (1, 16, 128):
+                    with open(os.path.join(pred_dir, "pred_%s_%s_b%d.jsonl" % (space, runtime, batch)), "w") as f:
+                        subprocess.run([args.tilewave, "nas", "onnx_models/spaces/%s.json" % space, "--samples", "150",
+                                        "--seed", "1", "--batch", str(batch), "--runtime", runtime, "--format", "json"],
+                                       stdout=f, stderr=subprocess.DEVNULL, check=True)
     header = json.loads(open(os.path.join(args.data, "bench.jsonl")).readline())
     measured = {}
     params = {}
@@ -64,14 +81,16 @@ def main():
             measured.setdefault((space, r["runtime"], r["batch"], enc), r["latency_ms"] * 1e3)
             if "params" in r:
                 params.setdefault((space, enc), r["params"])
-    print("measured on %s, torch %s, %s" % (header.get("gpu"), header.get("torch"), header.get("date")))
+    print("measured on %s, torch %s, %s; predictions %s" % (
+        header.get("gpu"), header.get("torch"), header.get("date"),
+        "made now by " + args.tilewave if args.tilewave else "as committed before the measurement"))
     print("%-12s %-9s %5s %4s %9s %9s %11s %10s  %s" % ("space", "runtime", "batch", "n", "tau pred", "tau FLOPs",
                                                           "median err", "params ok",
                                                           "min-util at p25 / p50: dropped, front kept"))
     for space in ("mobilenetv2", "regnet", "resnet"):
         for runtime in ("eager", "inductor"):
             for batch in (1, 16, 128):
-                path = os.path.join(args.data, "pred_%s_%s_b%d.jsonl" % (space, runtime, batch))
+                path = os.path.join(pred_dir, "pred_%s_%s_b%d.jsonl" % (space, runtime, batch))
                 rows = [json.loads(l) for l in open(path)][1:]
                 pairs = [(r, measured[(space, runtime, batch, r["encoding"])]) for r in rows
                          if (space, runtime, batch, r["encoding"]) in measured]

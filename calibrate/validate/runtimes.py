@@ -4,14 +4,14 @@ against networks as users run them (calibrate/measure/runtime_bench.py).
 
 For every measured (network, runtime, batch) it runs
 `tilewave analyze ONNX --runtime R --batch B --format json` and reports, per
-runtime, network set (fit / held-out / fresh) and batch: the median and p90
+runtime, network set (fit / held-out / fresh / fresh2) and batch: the median and p90
 latency error, Kendall tau of predicted against measured latency beside the
 tau of FLOPs, and how often the predicted kernel count is within 10% of the
 profiler's. Stdlib only.
 
 usage: calibrate/validate/runtimes.py --bench B.jsonl[,B2.jsonl] --kernels K.jsonl[,...]
           [--models-dir onnx_models/runtime] [--gpu h200] [--json OUT.json] [--md OUT.md]
-          [--svg-prefix PREFIX] [--set fit|heldout|fresh|all]
+          [--svg-prefix PREFIX] [--set fit|heldout|fresh|fresh2|all]
 """
 import argparse
 import gzip
@@ -37,7 +37,8 @@ def zoo_sets():
             sys.modules[mod] = stub
     import zoo
     fit, held, _, _ = zoo.runtime_split()
-    return zoo, {"fit": set(fit), "heldout": set(held), "fresh": set(zoo.RUNTIME_FRESH)}
+    return zoo, {"fit": set(fit), "heldout": set(held), "fresh": set(zoo.RUNTIME_FRESH),
+                 "fresh2": set(zoo.RUNTIME_FRESH2)}
 
 
 def read_jsonl(paths):
@@ -153,14 +154,14 @@ def main():
         if "error" in p:
             print("note: %s %s b%d: %s" % (r["model"], r["runtime"], r["batch"], p["error"]), file=sys.stderr)
             continue
-        which = next((s for s in ("fresh", "heldout", "fit") if r["model"] in sets[s]), "other")
+        which = next((s for s in ("fresh2", "fresh", "heldout", "fit") if r["model"] in sets[s]), "other")
         rows.append(dict(model=r["model"], family=zoo.family_of(r["model"]), runtime=r["runtime"], batch=r["batch"],
                          set=which, measured_us=r["latency_ms"] * 1e3, pred_us=p["pred_us"], flops=p["flops"],
                          pred_kernels=p["pred_kernels"], kernels=kernels.get((r["model"], r["runtime"], r["batch"])),
                          unmodelled=p["unmodelled"], error=p["pred_us"] / (r["latency_ms"] * 1e3) - 1))
     table = []
     for runtime in sorted({r["runtime"] for r in rows}):
-        for which in ("fit", "heldout", "fresh"):
+        for which in ("fit", "heldout", "fresh", "fresh2"):
             for b in sorted({r["batch"] for r in rows}):
                 sel = [r for r in rows if r["runtime"] == runtime and r["set"] == which and r["batch"] == b]
                 if len(sel) < 2:

@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""`tilewave check` over many profiled forwards at once: for each kernel kind
+(the predicted kernel's: compute, norm, elementwise, pool, reduce, copy) and
+batch, the paired kernels' summed predicted and measured time and the median
+of predicted / measured per kernel (calibrate/pair/kernel_pairs.py pairs them);
+then, per batch, how much longer the graph-replayed forward took than the
+profiled forward's kernels, per kernel (what `launch_gap_us` stands for).
+
+usage: calibrate/validate/kernel_kinds.py BENCH.jsonl --kernels K.jsonl.gz[,...]
+       [--runtime eager] [--tilewave build/analyzer/tilewave] [--gpu h200]
+BENCH.jsonl: runtime_bench.py's bench.jsonl (or select_runs.py's output); its
+runs of --runtime whose kernel list the kernels files hold are checked.
+"""
+import argparse
+import os
+import statistics
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pair"))
+import kernel_pairs  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("bench")
+    ap.add_argument("--kernels", required=True)
+    ap.add_argument("--runtime", default="eager")
+    ap.add_argument("--tilewave", default="build/analyzer/tilewave")
+    ap.add_argument("--gpu", default="h200")
+    a = ap.parse_args()
+    runs = [r for r in kernel_pairs.read_runs(a.bench)
+            if r.get("runtime") == a.runtime and r.get("status", "ok") == "ok" and "model" in r]
+    skipped = []
+    rows = list(kernel_pairs.pairs(runs, kernel_pairs.kernel_lists(a.kernels.split(",")), a.tilewave, a.gpu,
+                                   skipped=skipped))
+    print(f"{len(runs) - len(skipped)} of {len(runs)} {a.runtime} runs checked, {len(rows)} kernel pairs")
+    print("kind         batch  pairs   pred_us    meas_us   sum error  median pred/meas")
+    kinds = sorted({r["kind"] for r in rows}, key=lambda k: -sum(r["measured_us"] for r in rows if r["kind"] == k))
+    for kind in kinds:
+        for b in sorted({r["batch"] for r in rows}):
+            v = [r for r in rows if r["kind"] == kind and r["batch"] == b and r["measured_us"] > 0]
+            if not v:
+                continue
+            pred, meas = sum(r["predicted_us"] for r in v), sum(r["measured_us"] for r in v)
+            ratio = statistics.median(r["predicted_us"] / r["measured_us"] for r in v)
+            print(f"{kind:12s} {b:5d} {len(v):6d} {pred:9.0f} {meas:10.0f} {pred / meas - 1:+10.1%} {ratio:17.2f}")
+    # What the launch gap stands for: graph-replay latency beyond the
+    # profiled (unreplayed) forward's kernel time, per kernel.
+    lists = kernel_pairs.kernel_lists(a.kernels.split(","))
+    for b in sorted({r["batch"] for r in runs}):
+        gaps = []
+        for r in runs:
+            kernels = lists.get((r["model"], r["runtime"], r["batch"]))
+            if r["batch"] == b and kernels and "latency_ms" in r:
+                gaps.append((r["latency_ms"] * 1e3 - sum(us for _, us in kernels)) / len(kernels))
+        if gaps:
+            print(f"batch {b}: latency minus profiled kernel time, per kernel: median {statistics.median(gaps):.2f} us "
+                  f"over {len(gaps)} networks")
+
+
+if __name__ == "__main__":
+    main()
