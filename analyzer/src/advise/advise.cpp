@@ -26,27 +26,22 @@ double gain_of(const Totals& before, const Totals& after) {
 
 // --- Channel padding on the graph -----------------------------------------
 
-onnx::TensorProto* initializer(onnx::GraphProto& g, const std::string& name) {
-  for (auto& t : *g.mutable_initializer())
-    if (t.name() == name) return &t;
-  return nullptr;
-}
-const onnx::TensorProto* initializer(const onnx::GraphProto& g, const std::string& name) {
-  return initializer(const_cast<onnx::GraphProto&>(g), name);
-}
-
-// Who writes and who reads each tensor, built once per graph: the rewrites
-// below change initializers' shapes and drop nodes, never the wiring they look at.
+// Who writes and who reads each tensor, and where each initializer is, built
+// once per graph: the rewrites below change initializers' shapes and drop
+// nodes, never the wiring they look at or the initializers' order, so the
+// index also serves copies of the graph.
 struct GraphIndex {
   std::map<std::string, int> producer;
   std::map<std::string, std::vector<std::pair<int, int>>> consumers;  // tensor -> (node, input slot)
   std::set<std::string> outputs;                                      // graph outputs
+  std::map<std::string, int> initializer_at;                          // name -> position (the first of a name)
   explicit GraphIndex(const onnx::GraphProto& g) {
     for (int i = 0; i < g.node_size(); ++i) {
       for (const auto& o : g.node(i).output()) producer[o] = i;
       for (int s = 0; s < g.node(i).input_size(); ++s) consumers[g.node(i).input(s)].push_back({i, s});
     }
     for (const auto& o : g.output()) outputs.insert(o.name());
+    for (int i = 0; i < g.initializer_size(); ++i) initializer_at.emplace(g.initializer(i).name(), i);
   }
   // Readers, a graph output counting as one.
   size_t uses(const std::string& tensor) const {
@@ -57,6 +52,15 @@ struct GraphIndex {
     static const std::vector<std::pair<int, int>> none;
     const auto it = consumers.find(tensor);
     return it == consumers.end() ? none : it->second;
+  }
+  // The initializer of this name in `g` (the indexed graph or a copy), or null.
+  onnx::TensorProto* initializer(onnx::GraphProto& g, const std::string& name) const {
+    const auto it = initializer_at.find(name);
+    return it == initializer_at.end() ? nullptr : g.mutable_initializer(it->second);
+  }
+  const onnx::TensorProto* initializer(const onnx::GraphProto& g, const std::string& name) const {
+    const auto it = initializer_at.find(name);
+    return it == initializer_at.end() ? nullptr : &g.initializer(it->second);
   }
 };
 
@@ -95,7 +99,7 @@ bool scalar_constant(const onnx::GraphProto& g, const GraphIndex& index, const s
     for (int64_t d : t.dims()) n *= d;
     return n;
   };
-  if (const onnx::TensorProto* t = initializer(g, tensor)) return elements(*t) <= 1;
+  if (const onnx::TensorProto* t = index.initializer(g, tensor)) return elements(*t) <= 1;
   const auto p = index.producer.find(tensor);
   if (p == index.producer.end() || g.node(p->second).op_type() != "Constant") return false;
   for (const auto& a : g.node(p->second).attribute())
@@ -139,7 +143,7 @@ std::optional<ChannelGrowth> channel_growth(const onnx::GraphProto& g, const Gra
     const auto& n = g.node(i);
     const std::string& op = n.op_type();
     if (op == "Conv") {
-      const onnx::TensorProto* w = n.input_size() > 1 ? initializer(g, n.input(1)) : nullptr;
+      const onnx::TensorProto* w = n.input_size() > 1 ? index.initializer(g, n.input(1)) : nullptr;
       if (!w || w->dims_size() != 4 || slot > 0) return false;
       const int64_t group = group_of(n);
       if (group == 1) {
@@ -205,16 +209,16 @@ std::optional<ChannelGrowth> channel_growth(const onnx::GraphProto& g, const Gra
       if (!visit(node, slot)) return std::nullopt;
   }
   for (const auto& [name, dim] : out.dims) {
-    const onnx::TensorProto* t = initializer(g, name);
+    const onnx::TensorProto* t = index.initializer(g, name);
     if (!t || t->dims_size() <= dim || index.uses(name) != 1) return std::nullopt;
   }
   return out;
 }
 
 // Applies (sign +1) or undoes (-1) a growth on the analysed copy.
-void apply_growth(onnx::GraphProto& g, const ChannelGrowth& growth, int64_t delta) {
+void apply_growth(onnx::GraphProto& g, const GraphIndex& index, const ChannelGrowth& growth, int64_t delta) {
   for (const auto& [name, dim] : growth.dims) {
-    onnx::TensorProto* t = initializer(g, name);
+    onnx::TensorProto* t = index.initializer(g, name);
     t->set_dims(dim, t->dims(dim) + delta);
     shape_only(t);
   }
@@ -245,29 +249,29 @@ std::optional<Advice> pad_channels(const ModelFile& model, const GpuModel& gpu, 
   for (int i = 0; i < g.node_size(); ++i) {
     const auto& n = g.node(i);
     if (n.op_type() != "Conv" || group_of(n) != 1 || n.input_size() < 2) continue;
-    const onnx::TensorProto* w = initializer(g, n.input(1));
+    const onnx::TensorProto* w = index.initializer(g, n.input(1));
     if (!w || w->dims_size() != 4 || w->dims(0) % align == 0) continue;
     auto growth = channel_growth(g, index, i);
     if (!growth) continue;
     Candidate c{std::move(*growth), (w->dims(0) + align - 1) / align * align - w->dims(0), {}};
     for (int conv : c.growth.padded_convs) {
       const auto& pc = g.node(conv);
-      const int64_t k = initializer(g, pc.input(1))->dims(0);
+      const int64_t k = index.initializer(g, pc.input(1))->dims(0);
       c.labels.push_back(fmt::format("{} {}->{}", compact_name(pc.name().empty() ? pc.output(0) : pc.name()), k, k + c.delta));
     }
-    apply_growth(g, c.growth, c.delta);  // later candidates see these convs aligned
+    apply_growth(g, index, c.growth, c.delta);  // later candidates see these convs aligned
     all.push_back(std::move(c));
   }
   if (all.empty()) return std::nullopt;
   Analysis together = analysed();
-  for (auto c = all.rbegin(); c != all.rend(); ++c) apply_growth(g, c->growth, -c->delta);
+  for (auto c = all.rbegin(); c != all.rend(); ++c) apply_growth(g, index, c->growth, -c->delta);
   std::vector<const Candidate*> kept;
   std::optional<Analysis> one_by_one;
   for (const Candidate& c : all) {
-    apply_growth(g, c.growth, c.delta);
+    apply_growth(g, index, c.growth, c.delta);
     Analysis after = analysed();
     if (after.partial || after.total.time_us >= (one_by_one ? one_by_one->total : base.total).time_us) {
-      apply_growth(g, c.growth, -c.delta);
+      apply_growth(g, index, c.growth, -c.delta);
       continue;
     }
     one_by_one = std::move(after);
@@ -301,6 +305,10 @@ std::optional<Advice> pad_channels(const ModelFile& model, const GpuModel& gpu, 
 }
 
 // --- Depthwise blocks fused into one dense convolution -------------------
+
+// Floating-point initializers larger than this are weights, which the trials
+// analyse by shape alone.
+constexpr int64_t kShapeOnlyAbove = 4096;
 
 const onnx::AttributeProto* attribute(const onnx::NodeProto& n, const char* name) {
   for (const auto& a : n.attribute())
@@ -373,9 +381,8 @@ struct DepthwiseBlock {
   std::string act_before_output, act_after_output, name;
 };
 
-std::vector<DepthwiseBlock> depthwise_blocks(const onnx::GraphProto& g) {
-  const GraphIndex index(g);
-  auto init = [&](const std::string& name) { return initializer(g, name); };
+std::vector<DepthwiseBlock> depthwise_blocks(const onnx::GraphProto& g, const GraphIndex& index) {
+  auto init = [&](const std::string& name) { return index.initializer(g, name); };
   std::vector<DepthwiseBlock> blocks;
   for (int d = 0; d < g.node_size(); ++d) {
     const auto& dw = g.node(d);
@@ -405,14 +412,15 @@ std::vector<DepthwiseBlock> depthwise_blocks(const onnx::GraphProto& g) {
 // The graph with these blocks fused: each expansion takes its depthwise
 // conv's window and stride; the depthwise conv and the activation after it
 // go, their readers reading the first activation's output.
-onnx::GraphProto fuse_blocks(const onnx::GraphProto& g, const std::vector<const DepthwiseBlock*>& blocks) {
+onnx::GraphProto fuse_blocks(const onnx::GraphProto& g, const GraphIndex& index,
+                             const std::vector<const DepthwiseBlock*>& blocks) {
   onnx::GraphProto out = g;
   std::set<int> removed;
   std::map<int, const DepthwiseBlock*> by_expand;
   std::map<std::string, std::string> renamed;  // tensor -> the tensor that replaces it
   for (const DepthwiseBlock* b : blocks) {
-    const onnx::TensorProto* w = initializer(out, g.node(b->depthwise).input(1));
-    onnx::TensorProto* wt = initializer(out, g.node(b->expand).input(1));
+    const onnx::TensorProto* w = index.initializer(out, g.node(b->depthwise).input(1));
+    onnx::TensorProto* wt = index.initializer(out, g.node(b->expand).input(1));
     const int64_t r = w->dims(2), k = w->dims(3);
     wt->set_dims(2, r);
     wt->set_dims(3, k);
@@ -442,11 +450,25 @@ onnx::GraphProto fuse_blocks(const onnx::GraphProto& g, const std::vector<const 
 
 std::optional<Advice> fuse_depthwise(const ModelFile& model, const GpuModel& gpu, const AnalyzeOptions& options,
                                      const Analysis& base) {
-  const onnx::ModelProto& original = *model.proto;
-  const std::vector<DepthwiseBlock> blocks = depthwise_blocks(original.graph());
+  // Each trial copies the model; a copy whose weights are shapes only keeps
+  // that cheap for a model that carries its weights. Small tensors keep their
+  // values: shape inputs, Clip bounds and other constants the analysis reads.
+  onnx::ModelProto shapes = *model.proto;
+  for (auto& t : *shapes.mutable_graph()->mutable_initializer()) {
+    int64_t elements = 1;
+    for (int64_t d : t.dims()) elements *= d;
+    const bool floating = t.data_type() == onnx::TensorProto::FLOAT || t.data_type() == onnx::TensorProto::FLOAT16 ||
+                          t.data_type() == onnx::TensorProto::BFLOAT16 || t.data_type() == onnx::TensorProto::DOUBLE;
+    if (floating && elements > kShapeOnlyAbove) shape_only(&t);
+  }
+  const onnx::GraphProto& graph = shapes.graph();
+  const GraphIndex index(graph);
+  const std::vector<DepthwiseBlock> blocks = depthwise_blocks(graph, index);
+  onnx::ModelProto shell = shapes;  // the model's own fields; each trial adds its graph
+  shell.clear_graph();
   auto analysed = [&](const std::vector<const DepthwiseBlock*>& set) {
-    auto proto = std::make_shared<onnx::ModelProto>(original);
-    *proto->mutable_graph() = fuse_blocks(original.graph(), set);
+    auto proto = std::make_shared<onnx::ModelProto>(shell);
+    *proto->mutable_graph() = fuse_blocks(graph, index, set);
     return analyze_model(load_onnx_proto(proto, model.path, options.load), gpu, options);
   };
   // Each block alone first: only those predicted faster on their own are fused.

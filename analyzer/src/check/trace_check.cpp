@@ -23,20 +23,13 @@ std::string lower(std::string s) {
   return s;
 }
 
-// args.correlation of a Kineto event: it ties a kernel to the CPU call that
-// launched it. -1 where absent.
-int64_t correlation_of(const json& e) {
+// An integer in the event's args, or -1 where it is absent or of another
+// type: "correlation" ties a kernel to its launch call, "External id" to the
+// op that launched it.
+int64_t int_arg(const json& e, const char* key) {
   const auto args = e.find("args");
   if (args == e.end() || !args->is_object()) return -1;
-  const auto c = args->find("correlation");
-  return c != args->end() && c->is_number_integer() ? c->get<int64_t>() : -1;
-}
-
-// args["External id"], which ties a kernel to the op that launched it; -1 where absent.
-int64_t external_id_of(const json& e) {
-  const auto args = e.find("args");
-  if (args == e.end() || !args->is_object()) return -1;
-  const auto c = args->find("External id");
+  const auto c = args->find(key);
   return c != args->end() && c->is_number_integer() ? c->get<int64_t>() : -1;
 }
 
@@ -96,12 +89,12 @@ MeasuredTrace trace_from_json(const json& doc, const std::string& path) {
       if (!std::isfinite(ts) || !std::isfinite(dur)) continue;
       if (n.rfind("ProfilerStep#", 0) == 0 && cat != "gpu_user_annotation") steps.push_back({n, ts, ts + dur});
       if (cat == "cuda_runtime" || cat == "cuda_driver" || cat == "runtime") {
-        const int64_t corr = correlation_of(e);
+        const int64_t corr = int_arg(e, "correlation");
         if (corr >= 0) launch_us[corr] = ts;
       }
       if (cat == "cpu_op" || cat == "operator") {
         const auto args = e.find("args");
-        const int64_t id = external_id_of(e);
+        const int64_t id = int_arg(e, "External id");
         if (id >= 0 && args != e.end() && args->is_object() && args->contains("Input Dims")) {
           std::vector<int64_t> dims;
           collect_dims(args->at("Input Dims"), dims);
@@ -122,8 +115,8 @@ MeasuredTrace trace_from_json(const json& doc, const std::string& path) {
     if (d > kMaxKernelUs)
       throw InputError(path, fmt::format("kernel '{}' lasts {:g} us, more than a day", name->get<std::string>(), d));
     t.kernels.push_back({name->get<std::string>(), ts->get<double>(), d, {}});
-    kernel_correlation.push_back(correlation_of(e));
-    kernel_external_id.push_back(external_id_of(e));
+    kernel_correlation.push_back(int_arg(e, "correlation"));
+    kernel_external_id.push_back(int_arg(e, "External id"));
   }
   // Shapes once every op is read: Kineto writes kernels before or after their ops.
   for (size_t k = 0; k < t.kernels.size(); ++k)
