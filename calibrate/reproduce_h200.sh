@@ -11,7 +11,7 @@ mkdir -p "$report"
 
 echo "== 0. layers to fit: the runner's (layer set + grouped-width sweep), with pooling and LayerNorm as"
 echo "   PyTorch runs them (its own kernels, not cuDNN's pooling or the runner's row kernel)"
-python3 calibrate/pair/framework_layers.py "$tw" "$data/network_kernels.jsonl" "$data/framework_pytorch.jsonl"
+python3 calibrate/pair/framework_layers.py "$tw" "$data/network_kernels.jsonl.gz" "$data/framework_pytorch.jsonl"
 # A derived file in the report folder (not committed), so the GPU file's provenance names a repository path.
 cat "$data/measured.jsonl" "$data/grouped_measured.jsonl" | grep -v '"op":"pool"' | grep -v '"op":"softmax"' \
   >"$report/measured_runner.jsonl"
@@ -23,7 +23,7 @@ echo "== 1. fit the layer-scope parameters (fp16, 20% of layers held out, seed 1
 
 echo "== 2. fit the network-scope parameters, 12 networks held out (seed 1): the L2 terms on elementwise"
 echo "   kernels timed inside the fitted networks, the launch gap on their latencies"
-python3 calibrate/pair/eltwise_in_network.py "$tw" "$data/network_kernels.jsonl" "$data/eltwise_in_network.jsonl"
+python3 calibrate/pair/eltwise_in_network.py "$tw" "$data/network_kernels.jsonl.gz" "$data/eltwise_in_network.jsonl"
 "$tw" calibrate fit-networks "$data/netbench.jsonl" --gpu "$report/h200_layers.json" \
   --kernel-times "$data/eltwise_in_network.jsonl" -o gpu_models/h200.json 2>&1 | tee "$report/fit_networks.txt"
 

@@ -4,9 +4,10 @@
 weights, eval mode, fp16, channels-last, cudnn.benchmark, torch.randn input,
 eager PyTorch; three warm-up forwards, then one profiled forward (with
 record_shapes=True, so that `check` can pair by shape) exported with
-torch.profiler's export_chrome_trace.
+torch.profiler's export_chrome_trace. With --compile the network runs as
+torch.compile(model) (default mode), compiled by the warm-up forwards.
 
-usage (GPU machine): python3 calibrate/measure/capture_trace.py --model resnet18 --batch 1 --out DIR
+usage (GPU machine): python3 calibrate/measure/capture_trace.py --model resnet18 --batch 1 [--compile] --out DIR
 """
 import argparse
 import gzip
@@ -31,12 +32,15 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default="resnet18")
     ap.add_argument("--batch", type=int, default=1)
+    ap.add_argument("--compile", action="store_true", help="torch.compile the network (runtime inductor)")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
     torch.backends.cudnn.benchmark = True
     torch.manual_seed(0)
     m = getattr(torchvision.models, a.model)().eval().to("cuda", dtype=torch.float16)
     m = m.to(memory_format=torch.channels_last)
+    if a.compile:
+        m = torch.compile(m)
     x = torch.randn(a.batch, 3, 224, 224, device="cuda", dtype=torch.float16).contiguous(memory_format=torch.channels_last)
     with torch.no_grad():
         for _ in range(3):
@@ -47,17 +51,19 @@ def main():
             m(x)
             torch.cuda.synchronize()
     os.makedirs(a.out, exist_ok=True)
-    name = "%s_b%d_eager" % (a.model, a.batch)
+    runtime = "inductor" if a.compile else "eager"
+    name = "%s_b%d_%s" % (a.model, a.batch, runtime)
     path = os.path.join(a.out, name + ".json")
     prof.export_chrome_trace(path)
     with open(path, "rb") as f, gzip.open(path + ".gz", "wb") as g:
         shutil.copyfileobj(f, g)
     os.remove(path)
-    meta = {"model": "torchvision." + a.model, "batch": a.batch, "runtime": "eager", "dtype": "fp16",
+    meta = {"model": "torchvision." + a.model, "batch": a.batch, "runtime": runtime, "dtype": "fp16",
             "layout": "channels_last", "input": "torch.randn", "torch": torch.__version__,
             "gpu": torch.cuda.get_device_name(), "torch_cuda": torch.version.cuda,
             "cudnn": torch.backends.cudnn.version(), "driver": driver_version(),
-            "command": "python3 calibrate/measure/capture_trace.py --model %s --batch %d --out DIR" % (a.model, a.batch),
+            "command": "python3 calibrate/measure/capture_trace.py --model %s --batch %d%s --out DIR" % (
+                a.model, a.batch, " --compile" if a.compile else ""),
             "kernels": sum(1 for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA)}
     with open(os.path.join(a.out, name + ".meta.json"), "w") as f:
         json.dump(meta, f, indent=1)

@@ -12,6 +12,7 @@ calibrate fit-networks --kernel-times` fits the L2 terms to them
 
 usage: calibrate/pair/eltwise_in_network.py TILEWAVE KERNELS.jsonl OUT.jsonl [MODELS_DIR]
 """
+import gzip
 import json
 import os
 import sys
@@ -27,7 +28,7 @@ def main():
     tilewave, kernels_path, out_path = sys.argv[1:4]
     models_dir = sys.argv[4] if len(sys.argv) > 4 else os.path.join(ROOT, "onnx_models")
     rows, skipped = [], []
-    with open(kernels_path) as f:
+    with (gzip.open if kernels_path.endswith(".gz") else open)(kernels_path, "rt") as f:
         for line in f:
             prof = json.loads(line)
             layers = extract_layers(tilewave, os.path.join(models_dir, prof["model"] + ".onnx"), prof["batch"])

@@ -3,7 +3,7 @@
 kernel profiles.
 
 PyTorch runs NHWC max and average pooling and LayerNorm with its own kernels,
-not cuDNN's or the runner's (calibrate/data/h200/network_kernels.jsonl, from
+not cuDNN's or the runner's (calibrate/data/h200/network_kernels.jsonl.gz, from
 netbench/profile_kernels.py); on the H200 its pooling is several times slower
 than cuDNN's, and its LayerNorm over short rows is bound by the row rate.
 This pairs, in launch order, each network's kernels of one kind with the
@@ -12,6 +12,7 @@ counts agree, and writes them as measured layers (source "pytorch_profile").
 
 usage: calibrate/pair/framework_layers.py TILEWAVE KERNELS.jsonl OUT.jsonl
 """
+import gzip
 import json
 import os
 import sys
@@ -28,7 +29,7 @@ KINDS = {"max pool": (("mode", "max"), "max_pool_forward_nhwc"),
 def main():
     tilewave, kernels_path, out_path = sys.argv[1:4]
     rows, skipped = [], []
-    with open(kernels_path) as f:
+    with (gzip.open if kernels_path.endswith(".gz") else open)(kernels_path, "rt") as f:
         for line in f:
             prof = json.loads(line)
             onnx = os.path.join(ROOT, "onnx_models", prof["model"] + ".onnx")

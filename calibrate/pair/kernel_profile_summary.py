@@ -3,6 +3,7 @@
 
 usage: calibrate/pair/kernel_profile_summary.py KERNELS.jsonl MODEL BATCH [--top 8]
 """
+import gzip
 import argparse
 import json
 import re
@@ -21,7 +22,7 @@ def main():
     ap.add_argument("batch", type=int)
     ap.add_argument("--top", type=int, default=8)
     args = ap.parse_args()
-    for line in open(args.kernels):
+    for line in (gzip.open if args.kernels.endswith(".gz") else open)(args.kernels, "rt"):
         rec = json.loads(line)
         if rec["model"] != args.model or rec["batch"] != args.batch:
             continue
