@@ -118,6 +118,9 @@ grep -q "108 kernels paired" "$tmp/out" || { echo "FAIL: check did not pair torc
 grep -q "shapes     21 of 21 paired" "$tmp/out" || { echo "FAIL: check did not pair the trace's convolutions by shape"; fails=$((fails + 1)); }
 expect 0 "" -- "$tw" check "$root/onnx_models/runtime/efficientnet_b0.onnx" --trace "$data/traces/efficientnet_b0_b1_eager_h200.profiler.json.gz" --batch 1
 grep -q "3 memcpy/memset events not counted" "$tmp/out" || { echo "FAIL: check counted EfficientNet-B0's copies as kernels"; fails=$((fails + 1)); }
+expect 0 "" -- "$tw" check "$root/onnx_models/runtime/resnet18.onnx" --runtime inductor --trace "$data/traces/resnet18_b16_inductor_h200.profiler.json.gz" --batch 16
+grep -q "shapes     21 of 21 paired" "$tmp/out" || { echo "FAIL: check did not pair torch.compile's ResNet-18 convolutions by shape"; fails=$((fails + 1)); }
+grep -q "Ran, but not predicted (1)" "$tmp/out" || { echo "FAIL: check did not list inductor's unpredicted stem kernel"; fails=$((fails + 1)); }
 trace=$data/traces/resnet18_b1_eager_h200.trace.json
 expect 0 "" -- "$tw" check "$root/onnx_models/runtime/resnet18.onnx" --trace "$trace" --batch 1
 grep -q "108 kernels paired" "$tmp/out" || { echo "FAIL: check did not pair the ResNet-18 trace"; fails=$((fails + 1)); }
