@@ -316,6 +316,28 @@ TEST_CASE("a binary op needs two inputs, a variadic one at least one") {
   CHECK(sum.load().values.at("y").ints == V{1, 2});
 }
 
+TEST_CASE("Where needs its three inputs; Clip with min above max gives max, as ONNX defines it") {
+  // Found by fuzz_run_onnx (tests/fuzz/corpus/onnx/found_where_two_inputs):
+  // Where's value rule read a third value that was not there.
+  OnnxBuilder b(13);
+  b.ints("c", {1, 0});
+  b.ints("x", {5, 6});
+  b.node("Where", {"c", "x"}, {"y"});
+  CHECK_THROWS_WITH_AS(b.load(), doctest::Contains("2 inputs given; Where takes 3"), InputError);
+  OnnxBuilder ok(13);
+  ok.ints("c", {1, 0});
+  ok.ints("x", {5, 6});
+  ok.ints("z", {7, 8});
+  ok.node("Where", {"c", "x", "z"}, {"y"});
+  CHECK(ok.load().values.at("y").ints == V{5, 8});
+  OnnxBuilder clip(13);
+  clip.floats("v", {0.f, 10.f});
+  clip.floats("lo", {5.f});
+  clip.floats("hi", {2.f});
+  clip.node("Clip", {"v", "lo", "hi"}, {"y"});
+  CHECK(clip.load().values.at("y").reals == std::vector<double>{2, 2});
+}
+
 TEST_CASE("compute ops are checked before costing: zero-sized operands, kernel_shape, weight rank, pads") {
   auto conv = [](V x, V w, const char* attr = nullptr, V value = {}) {
     OnnxBuilder b(13);

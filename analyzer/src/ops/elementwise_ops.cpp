@@ -154,6 +154,10 @@ void shape_cast(ShapeContext& ctx) {
 }
 
 void shape_where(ShapeContext& ctx) {
+  // Its value rule reads condition, X and Y alike.
+  const size_t given = input_shapes(ctx).size();
+  if (given != 3 || !ctx.has_input(0) || !ctx.has_input(1) || !ctx.has_input(2))
+    ctx.fail(fmt::format("{} inputs given; Where takes 3 (condition, X, Y)", given));
   const auto dims = broadcast_shapes(ctx, input_shapes(ctx));
   const int32_t type = ctx.elem_type(1);
   ctx.set_output(0, dims, type);
@@ -192,8 +196,9 @@ void shape_clip(ShapeContext& ctx) {
     }
   }
   evaluate(ctx, ctx.dims(0), ctx.elem_type(0),
-           {[lo, hi](const auto& v) { return std::clamp(v[0], lo, hi); },
-            [lo, hi](const auto& v) { return int64_t(std::clamp(double(v[0]), lo, hi)); }},
+           // min then max, as ONNX defines it; std::clamp is undefined for lo > hi.
+           {[lo, hi](const auto& v) { return std::min(std::max(v[0], lo), hi); },
+            [lo, hi](const auto& v) { return int64_t(std::min(std::max(double(v[0]), lo), hi)); }},
            0, 1);
 }
 
