@@ -31,8 +31,8 @@ def main():
     runs = [r for r in kernel_pairs.read_runs(a.bench)
             if r.get("runtime") == a.runtime and r.get("status", "ok") == "ok" and "model" in r]
     skipped = []
-    rows = list(kernel_pairs.pairs(runs, kernel_pairs.kernel_lists(a.kernels.split(",")), a.tilewave, a.gpu,
-                                   skipped=skipped))
+    lists = kernel_pairs.kernel_lists(a.kernels.split(","))
+    rows = list(kernel_pairs.pairs(runs, lists, a.tilewave, a.gpu, skipped=skipped))
     print(f"{len(runs) - len(skipped)} of {len(runs)} {a.runtime} runs checked, {len(rows)} kernel pairs")
     print("kind         batch  pairs   pred_us    meas_us   sum error  median pred/meas")
     kinds = sorted({r["kind"] for r in rows}, key=lambda k: -sum(r["measured_us"] for r in rows if r["kind"] == k))
@@ -46,7 +46,6 @@ def main():
             print(f"{kind:12s} {b:5d} {len(v):6d} {pred:9.0f} {meas:10.0f} {pred / meas - 1:+10.1%} {ratio:17.2f}")
     # What the launch gap stands for: graph-replay latency beyond the
     # profiled (unreplayed) forward's kernel time, per kernel.
-    lists = kernel_pairs.kernel_lists(a.kernels.split(","))
     for b in sorted({r["batch"] for r in runs}):
         gaps = []
         for r in runs:

@@ -56,8 +56,9 @@ def main():
     ap.add_argument("--tilewave", help="predict again with this binary instead of reading the committed predictions")
     args = ap.parse_args()
     pred_dir = args.data
-    if args.tilewave:
-        pred_dir = tempfile.mkdtemp()
+    tmp = tempfile.TemporaryDirectory() if args.tilewave else None
+    if tmp:
+        pred_dir = tmp.name
         for space in ("mobilenetv2", "regnet", "resnet"):
             for runtime in ("eager", "inductor"):
                 for batch in (1, 16, 128):

@@ -60,10 +60,10 @@ struct CostModel {
   double tap_overhead_steps, wave_overhead_us, gemm_bw_efficiency, fixed_us_gemm, ramp_mb, ramp_bw_efficiency;
   double grouped_fallback_efficiency, transform_bw_efficiency, direct_conv_efficiency;
   double direct_bw_efficiency, fixed_us_direct, l2_bw_factor, launch_gap_us, row_ns, fixed_us_memory;
-  double norm_max_bw_efficiency;
   int max_split_k;
-  double memory_bw_efficiency[kMemoryOpCount];  // by MemoryOp: <class>_bw_efficiency
-  double memory_fixed_us[kMemoryOpCount];       // by MemoryOp: fixed_us_memory, or the class's own
+  double memory_bw_efficiency[kMemoryOpCount];      // by MemoryOp: <class>_bw_efficiency
+  double memory_max_bw_efficiency[kMemoryOpCount];  // by MemoryOp: a rate its kernels never beat, L2 or not
+  double memory_fixed_us[kMemoryOpCount];           // by MemoryOp: fixed_us_memory, or the class's own
 };
 
 // `l2_hit_bytes`: bytes a network finds in or leaves in L2 (0 for a layer on

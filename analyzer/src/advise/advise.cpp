@@ -13,8 +13,10 @@
 #include <fmt/format.h>
 
 #include "tilewave/error.h"
+#include "tilewave/model.h"
 #include "tilewave/text.h"
 #include "tilewave_onnx.pb.h"
+#include "../shape/tensor_values.h"
 
 namespace tilewave {
 
@@ -64,6 +66,13 @@ struct GraphIndex {
   }
 };
 
+// Elements of an initializer; dims from the file, so the product saturates.
+int64_t elements(const onnx::TensorProto& t) {
+  int64_t n = 1;
+  for (int64_t d : t.dims()) n = saturating_mul(n, d);
+  return n;
+}
+
 int64_t group_of(const onnx::NodeProto& n) {
   for (const auto& a : n.attribute())
     if (a.name() == "group") return a.i();
@@ -94,11 +103,6 @@ const std::set<std::string> kChannelBinary = {"Add", "Sub", "Mul", "Div"};
 
 // A constant with at most one element (it broadcasts over any channel count).
 bool scalar_constant(const onnx::GraphProto& g, const GraphIndex& index, const std::string& tensor) {
-  auto elements = [](const onnx::TensorProto& t) {
-    int64_t n = 1;
-    for (int64_t d : t.dims()) n *= d;
-    return n;
-  };
   if (const onnx::TensorProto* t = index.initializer(g, tensor)) return elements(*t) <= 1;
   const auto p = index.producer.find(tensor);
   if (p == index.producer.end() || g.node(p->second).op_type() != "Constant") return false;
@@ -454,13 +458,8 @@ std::optional<Advice> fuse_depthwise(const ModelFile& model, const GpuModel& gpu
   // that cheap for a model that carries its weights. Small tensors keep their
   // values: shape inputs, Clip bounds and other constants the analysis reads.
   onnx::ModelProto shapes = *model.proto;
-  for (auto& t : *shapes.mutable_graph()->mutable_initializer()) {
-    int64_t elements = 1;
-    for (int64_t d : t.dims()) elements *= d;
-    const bool floating = t.data_type() == onnx::TensorProto::FLOAT || t.data_type() == onnx::TensorProto::FLOAT16 ||
-                          t.data_type() == onnx::TensorProto::BFLOAT16 || t.data_type() == onnx::TensorProto::DOUBLE;
-    if (floating && elements > kShapeOnlyAbove) shape_only(&t);
-  }
+  for (auto& t : *shapes.mutable_graph()->mutable_initializer())
+    if (elem::is_real(t.data_type()) && elements(t) > kShapeOnlyAbove) shape_only(&t);
   const onnx::GraphProto& graph = shapes.graph();
   const GraphIndex index(graph);
   const std::vector<DepthwiseBlock> blocks = depthwise_blocks(graph, index);

@@ -235,10 +235,10 @@ KernelCost cost_memory(const MemoryProblem& p, int64_t bytes, DType dtype, const
   c.bytes = bytes;
   c.peak_flops = m.gpu.peak_flops(dtype);
   c.memory_us = memory_time_us(double(bytes), hits, m.memory_bw_efficiency[int(p.op)], m);
-  // docs/model.md "Memory-bound kernels": the BatchNorm pass is limited by its
-  // own per-element work, so bytes served by L2 do not make it faster.
-  if (p.op == MemoryOp::norm)
-    c.memory_us = std::max(c.memory_us, double(bytes) / (bandwidth_bytes_per_us(m) * m.norm_max_bw_efficiency));
+  // docs/model.md "Memory-bound kernels": a kernel limited by its own
+  // per-element work (the BatchNorm pass) gains nothing from L2 beyond it.
+  c.memory_us = std::max(c.memory_us,
+                         double(bytes) / (bandwidth_bytes_per_us(m) * m.memory_max_bw_efficiency[int(p.op)]));
   if (p.op == MemoryOp::softmax) c.memory_us += double(p.outer) * m.row_ns * 1e-3;
   c.fixed_us = m.memory_fixed_us[int(p.op)];
   finish(c, m, dtype, 0, 0);
@@ -274,13 +274,14 @@ CostModel::CostModel(const GpuModel& g)
       launch_gap_us(g.param("launch_gap_us")),
       row_ns(g.param("row_ns")),
       fixed_us_memory(g.param("fixed_us_memory")),
-      norm_max_bw_efficiency(g.param("norm_max_bw_efficiency")),
       max_split_k(std::max(1, int(g.param("max_split_k")))) {
   for (MemoryOp op : {MemoryOp::eltwise, MemoryOp::pool, MemoryOp::reduce, MemoryOp::softmax, MemoryOp::copy,
                      MemoryOp::fused, MemoryOp::transform, MemoryOp::norm}) {
     memory_bw_efficiency[int(op)] = g.param(std::string(memory_op_name(op)) + "_bw_efficiency");
+    memory_max_bw_efficiency[int(op)] = std::numeric_limits<double>::infinity();
     memory_fixed_us[int(op)] = fixed_us_memory;
   }
+  memory_max_bw_efficiency[int(MemoryOp::norm)] = g.param("norm_max_bw_efficiency");
   // Frameworks' own pooling kernels and cuDNN's layout transforms have fixed
   // costs of their own; PyTorch's BatchNorm pass and reduce_kernel pay more
   // than an elementwise kernel (docs/model.md "Memory-bound kernels").
