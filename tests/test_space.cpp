@@ -60,7 +60,7 @@ TEST_CASE("a candidate's block-sum cost equals the analysis of the whole candida
         const space::CandidateCost fast = eval.evaluate(c);
         const auto written = space::write_blocks(s, space::blocks_of(s, c), {2, s.channels, s.height, s.width});
         AnalyzeOptions options;
-        options.runtime = runtime;
+        options.exec.runtime = runtime;
         const Analysis full = analyze_model(load_onnx_proto(written.proto, "candidate.onnx"), gpu, options);
         CHECK(fast.flops == full.total.flops);
         CHECK(fast.kernels == full.total.kernels);

@@ -361,7 +361,7 @@ TEST_CASE("advise: padding follows a residual stream, a depthwise conv and an SE
 TEST_CASE("every ONNX node's fate is recorded: its kernels, fused, or free") {
   for (const char* runtime : {"eager", "inductor", "tensorrt"}) {
     AnalyzeOptions o;
-    o.runtime = find_runtime(runtime);
+    o.exec.runtime = find_runtime(runtime);
     const Analysis a = analyze_file(test::zoo("efficientnet_b0.onnx"), test::gpu("h200"), o);
     REQUIRE(int(a.nodes_fate.size()) == a.nodes);
     int free = 0;

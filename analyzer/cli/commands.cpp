@@ -44,13 +44,23 @@ const RuntimeProfile& runtime_of(const CommonOptions& o) {
   return runtime_named(name, "--runtime");
 }
 
+ExecutionConfig execution_of(const CommonOptions& o) {
+  nlohmann::json j = {{"runtime", runtime_of(o).name()}, {"dtype", o.dtype}, {"amp", o.amp}, {"layout", o.layout},
+                      {"launch", o.graph ? "graph" : "loop"}, {"attention", o.attention}};
+  return execution_from_json(j, "options");
+}
+
 namespace {
 
 AnalyzeOptions analyze_options(const CommonOptions& o) {
   AnalyzeOptions a;
-  a.dtype = dtype_named(o.dtype, "--dtype");
-  a.runtime = &runtime_of(o);
-  a.fuse_attention = o.attention != "unfused";
+  a.exec = execution_of(o);
+  if (!o.graph || !o.host.empty()) {
+    const std::string dir = o.gpu_dir.empty() ? default_gpu_dir() : o.gpu_dir;
+    std::string id = o.host;
+    if (id.empty()) id = gpu_of(o).host;
+    a.host = std::make_shared<const HostModel>(id.empty() ? default_host() : load_host(id, dir));
+  }
   if (o.batch > 0) a.load.batch = o.batch;
   else if (o.batch < 0) throw InputError("--batch", "batch must be positive");
   for (const auto& spec : o.inputs) {
@@ -125,7 +135,7 @@ int cmd_extract(const CommonOptions& o, const std::string& model_path) {
   const AnalyzeOptions opt = analyze_options(o);
   const Model model = load_onnx(model_path, opt.load);
   const LayerGraph graph = build_layer_graph(model);
-  const Lowering lowered = lower_model(model, graph, *opt.runtime, opt.dtype, OpRegistry::builtin(), opt.fuse_attention);
+  const Lowering lowered = lower_model(model, graph, opt.exec);
   const std::string stem = std::filesystem::path(model_path).stem().string();
   write_output(o.output, [&](std::ostream& os) {
     for (const auto& k : lowered.kernels) {

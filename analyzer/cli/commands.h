@@ -20,6 +20,11 @@ struct CommonOptions {
   int64_t batch = 0;                // 0: as in the file
   bool allow_unmodelled = false;
   std::string attention = "fused";  // fused | unfused    // partial totals instead of an error (docs/errors.md)
+  // The execution configuration's other axes (docs/model.md "Execution configuration").
+  std::string layout = "nhwc";      // nchw | nhwc
+  bool amp = false;                 // fp32 weights under autocast(--dtype)
+  bool graph = true;                // CUDA-graph replay; false: a plain loop
+  std::string host;                 // host description; empty: the GPU file's
 };
 
 struct NasOptions {
@@ -38,6 +43,8 @@ struct NasOptions {
 GpuModel gpu_of(const CommonOptions& o);
 // The runtime named by --runtime, or by the deprecated --fusion (with a note).
 const RuntimeProfile& runtime_of(const CommonOptions& o);
+// The execution configuration the options name (InputError on a bad value).
+ExecutionConfig execution_of(const CommonOptions& o);
 
 int cmd_analyze(const CommonOptions& o, const std::string& model, int worst);
 int cmd_layers(const CommonOptions& o, const std::string& layer_set);

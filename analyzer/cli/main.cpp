@@ -41,6 +41,16 @@ void add_model_options(CLI::App* cmd, cli::CommonOptions& o) {
       ->capture_default_str();
   cmd->add_flag("--allow-unmodelled", o.allow_unmodelled,
                 "give totals marked partial when kernels cannot be modelled, instead of exit 1");
+  cmd->add_option("--layout", o.layout, "activation layout: nchw (PyTorch's default) or nhwc (channels_last)")
+      ->check(CLI::IsMember({"nchw", "nhwc"}))
+      ->capture_default_str();
+  cmd->add_flag("--amp,!--no-amp", o.amp,
+                "fp32 weights under torch.autocast(--dtype), as timm's benchmark.py runs them; --no-amp: weights "
+                "stored in --dtype (model.half())");
+  cmd->add_flag("--graph,!--no-graph", o.graph,
+                "the forward replayed as a CUDA graph; --no-graph: a plain Python loop, each op issued by the host");
+  cmd->add_option("--host", o.host, "host description (id in gpu_models/hosts/ or a .json) for --no-graph "
+                                    "(default: the GPU file's)");
 }
 
 }  // namespace

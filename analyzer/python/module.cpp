@@ -95,8 +95,8 @@ Target target_of(const std::string& gpu, int64_t batch, const std::string& runti
   if (batch < 1) throw InputError("batch", fmt::format("batch must be positive, not {}", batch));
   Target t{load_gpu(gpu, gpu_dir ? *gpu_dir : default_gpu_dir()), {}};
   t.options.load.batch = batch;
-  t.options.dtype = dtype_named(dtype, "dtype");
-  t.options.runtime = &runtime_named(runtime, "runtime");
+  t.options.exec.dtype = dtype_named(dtype, "dtype");
+  t.options.exec.runtime = &runtime_named(runtime, "runtime");
   return t;
 }
 
@@ -167,7 +167,7 @@ class Scorer {
          const std::string& dtype, const std::optional<std::string>& gpu_dir)
       : space_(std::move(space)) {
     const Target t = target_of(gpu, batch, runtime, dtype, gpu_dir);
-    evaluator_ = std::make_unique<space::SpaceEvaluator>(space_->get(), t.gpu, *t.options.runtime, t.options.dtype, batch);
+    evaluator_ = std::make_unique<space::SpaceEvaluator>(space_->get(), t.gpu, t.options.exec.runtime_profile(), t.options.exec.dtype, batch);
   }
   py::object score(const std::string& encoding) {
     space::CandidateCost cost;

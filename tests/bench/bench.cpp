@@ -123,7 +123,7 @@ int main(int argc, char** argv) {
     const auto proto = big_graph(convs, relus);
     for (const RuntimeProfile* rt : builtin_runtimes()) {
       AnalyzeOptions o;
-      o.runtime = rt;
+      o.exec.runtime = rt;
       const auto t0 = Clock::now();
       const Model big = load_onnx_proto(std::make_shared<onnx::ModelProto>(*proto), "big.onnx");
       const Analysis a = analyze_model(big, gpu, o);

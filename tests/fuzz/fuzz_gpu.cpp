@@ -18,9 +18,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const GpuModel gpu = gpu_from_json(parse_json_bytes(text, "fuzz.json"), "fuzz", "fuzz.json", TILEWAVE_GPU_DIR "/arch");
     for (const char* runtime : {"eager", "inductor", "tensorrt"}) {
       AnalyzeOptions options;
-      options.runtime = find_runtime(runtime);
+      options.exec.runtime = find_runtime(runtime);
       for (DType d : {DType::fp16, DType::fp32, DType::int8}) {
-        options.dtype = d;
+        options.exec.dtype = d;
         fuzz::check_analysis(analyze_model(model, gpu, options));
       }
     }

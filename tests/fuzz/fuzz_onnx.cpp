@@ -19,8 +19,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // every profile's lowering sees mutated graphs.
   static const char* const runtimes[] = {"eager", "inductor", "tensorrt"};
   AnalyzeOptions options;
-  options.runtime = find_runtime(runtimes[size % 3]);
-  options.fuse_attention = size % 2 == 0;
+  options.exec.runtime = find_runtime(runtimes[size % 3]);
+  options.exec.fuse_attention = size % 2 == 0;
   return fuzz::guarded([&] {
     const Model model = load_onnx_proto(proto, "fuzz.onnx", options.load);
     const Analysis a = analyze_model(model, gpu, options);

@@ -9,6 +9,7 @@
 #include "tilewave/gpu_model.h"
 #include "tilewave/kernel_cost.h"
 #include "tilewave/lowering.h"
+#include "tilewave/schedule.h"
 
 namespace tilewave {
 
@@ -20,8 +21,12 @@ struct KernelResult {
 struct Totals {
   int64_t flops = 0;
   int64_t bytes = 0;
-  double time_us = 0;
-  double utilization = 0;
+  double time_us = 0;          // the step as a user times it (docs/model.md "Schedule")
+  double gpu_busy_us = 0;      // the kernels' device time alone
+  double host_busy_us = 0;     // the host's issue time (a plain loop)
+  bool host_bound = false;     // the host, not the GPU, sets the step
+  double utilization = 0;      // useful FLOPs / (step time x peak)
+  double gpu_busy_utilization = 0;  // useful FLOPs / (GPU busy time x peak)
   double throughput_per_s = 0;  // samples (batch items) per second
   int kernels = 0;
   // Time-weighted loss breakdown of the whole network, fractions of time.
@@ -57,10 +62,13 @@ struct Analysis {
   double dram_gbs = 0;       // the GPU's DRAM bandwidth: the roofline's slope
   std::string gpu_trust;     // calibrated | carried-over | datasheet
   int64_t batch = 0;
-  DType dtype = DType::fp16;
-  std::string runtime;       // the runtime profile's name
+  ExecutionConfig exec;      // runtime, dtype, amp, layout, launch mode
+  DType dtype = DType::fp16;  // exec.dtype
+  std::string runtime;       // exec's runtime profile's name
   bool runtime_calibrated = false;  // the GPU file has parameters fitted on this runtime
-  double launch_gap_us = 0;  // included in each kernel's time: the wait for the kernel before it
+  double launch_gap_us = 0;  // graph replay: the GPU's wait before each kernel (in the schedule, not a kernel's time)
+  std::string host_id, host_name, host_trust;  // the host description the loop schedule used
+  Schedule schedule;         // both timelines, one entry per costed kernel
   int nodes = 0, free_nodes = 0;
   std::vector<KernelResult> kernels;
   std::vector<std::string> unmodelled;  // "<node> (<op>): <reason>"
@@ -85,9 +93,9 @@ constexpr int kMaxUnmodelledKernels = 3;
 
 struct AnalyzeOptions {
   LoadOptions load;
-  DType dtype = DType::fp16;
-  const RuntimeProfile* runtime = &default_runtime();
-  bool fuse_attention = true;  // --attention fused (default) | unfused
+  ExecutionConfig exec;
+  // The host that issues a plain loop's ops; null: default_host().
+  std::shared_ptr<const HostModel> host;
 };
 
 Analysis analyze_model(const Model& model, const GpuModel& gpu, const AnalyzeOptions& options);
@@ -99,7 +107,7 @@ double network_time_us(const Lowering& lowered, const GpuModel& gpu);
 // A note when the weights and one kernel's activations exceed the GPU's
 // memory (GPU files with memory_gb); nullopt when they fit.
 std::optional<std::string> memory_fit_note(const Model& model, const Lowering& lowered, const GpuModel& gpu,
-                                           DType dtype);
+                                           const ExecutionConfig& exec);
 // Why the totals cannot stand for the model: a compute kernel (conv, GEMM,
 // attention) is unmodelled, or more than kMaxUnmodelledKernels are; nullopt if
 // they can. The message names the first such node, its op and the reason.

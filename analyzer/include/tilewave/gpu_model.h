@@ -59,6 +59,7 @@ struct GpuModel {
   std::string arch;
   std::string source_file;
   std::string trust;   // calibrated | carried-over | datasheet
+  std::string host;    // id of the host description its loop timings were made on ("" = none)
   int sms = 0;
   double boost_clock_mhz = 0;
   double dram_bandwidth_gbs = 0;

@@ -23,6 +23,9 @@ struct Losses {
   double efficiency = 0;  // main loop below peak: tile shape, alignment, pipeline fill
   double memory = 0;      // waiting on DRAM beyond the compute time
   double fixed = 0;       // fixed per-kernel cost (launch, prologue)
+  // Networks only: the GPU idle between kernels (launch gaps, waiting on the
+  // host), docs/model.md "Schedule".
+  double idle = 0;
 };
 
 struct KernelCost {
@@ -70,8 +73,5 @@ struct CostModel {
 // its own, as calibration measures it with buffers rotated beyond L2).
 KernelCost cost_layer(const Layer& layer, const CostModel& model, double l2_hit_bytes = 0);
 KernelCost cost_layer(const Layer& layer, const GpuModel& gpu, double l2_hit_bytes = 0);
-// The same kernel inside a network: also waits `launch_gap_us` for the
-// kernel before it (docs/model.md "Inside a network").
-KernelCost cost_in_network(const Layer& layer, const CostModel& model, double l2_hit_bytes);
 
 }  // namespace tilewave

@@ -3,6 +3,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 
@@ -69,6 +70,10 @@ using Problem = std::variant<ConvProblem, GemmProblem, MemoryProblem, AttentionP
 struct Layer {
   Problem problem;
   DType dtype = DType::fp16;
+  // The element type of the activations a memory-bound kernel reads, when it
+  // is not `dtype`: a cast (fp32 in, fp16 out), or an op autocast runs in
+  // fp32 (docs/model.md "Precision pass"). Unset: `dtype`.
+  std::optional<DType> input_dtype;
   // Bytes moved beyond the problem's own operands: small broadcast operands
   // (scale, bias) and, after fusion, residual inputs read by an epilogue.
   int64_t extra_bytes = 0;

@@ -6,36 +6,13 @@
 #include <string>
 #include <vector>
 
-#include "tilewave/layer.h"
+#include "tilewave/exec_config.h"
+#include "tilewave/ir/kernel_graph.h"
 #include "tilewave/layer_graph.h"
 #include "tilewave/model.h"
 #include "tilewave/op_registry.h"
 
 namespace tilewave {
-
-// A run-time tensor a kernel reads or writes; kernels a runtime adds (a
-// padded copy, a conv's raw output before its bias) name theirs "<tensor>#<what>".
-struct TensorRef {
-  std::string name;
-  int64_t bytes = 0;
-};
-
-struct Kernel {
-  std::string name;           // name of the first node (plus a suffix for a node's extra kernels)
-  std::string ops;            // "Conv+Add+Relu"
-  std::vector<int> nodes;     // model node indices, head first
-  std::optional<Layer> layer; // absent: unmodelled
-  std::string unmodelled_reason;
-  bool compute = false;       // tensor-core work (conv, GEMM, attention): never silently left out
-  // Activations read and written (weights and constants excluded), the edges
-  // of the kernel graph the network terms walk (docs/model.md "Inside a network").
-  std::vector<TensorRef> reads, writes;
-};
-
-struct Lowering {
-  std::vector<Kernel> kernels;  // in launch order
-  int free_nodes = 0;           // nodes that launch nothing (shape ops, folded constants)
-};
 
 class AttentionChains;
 
@@ -44,7 +21,8 @@ struct LowerInput {
   const Model& model;
   const LayerGraph& graph;
   const OpRegistry& registry;
-  DType dtype;
+  DType dtype;                  // of the activations and the compute kernels
+  const ExecutionConfig& exec;  // layout, amp: read by the passes
   // Exporters' attention chains to lower as one fused kernel; null: unfused.
   const AttentionChains* attention = nullptr;
   // Each node lowered on its own, by node index, filled on first use: the
@@ -71,9 +49,15 @@ const RuntimeProfile* find_runtime(const std::string& name);
 const RuntimeProfile& runtime_named(const std::string& name, const std::string& where);
 const RuntimeProfile& default_runtime();
 
-// fuse_attention: the MatMul-Softmax-MatMul chains exporters write for
+// The runtime's lowering, then the passes the configuration asks for
+// (docs/model.md "Passes": layout, precision). exec.fuse_attention: the
+// MatMul-Softmax-MatMul chains exporters write for
 // scaled_dot_product_attention become one flash-attention kernel
 // (docs/model.md "Attention"); false costs them node by node.
+Lowering lower_model(const Model& model, const LayerGraph& graph, const ExecutionConfig& exec,
+                     const OpRegistry& registry = OpRegistry::builtin());
+// The same for a runtime and dtype with every other setting at its default
+// (nhwc, weights in dtype): what calibration and the tests lower.
 Lowering lower_model(const Model& model, const LayerGraph& graph, const RuntimeProfile& runtime, DType dtype,
                      const OpRegistry& registry = OpRegistry::builtin(), bool fuse_attention = true);
 

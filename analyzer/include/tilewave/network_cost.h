@@ -10,12 +10,16 @@
 #include <vector>
 
 #include "tilewave/kernel_cost.h"
-#include "tilewave/lowering.h"
+#include "tilewave/ir/kernel_graph.h"
+#include "tilewave/schedule.h"
 
 namespace tilewave {
 
 struct NetworkTotals {
-  double time_us = 0;
+  double time_us = 0;      // the step: the schedule's step time
+  double gpu_busy_us = 0;  // the kernels' device time alone
+  double host_busy_us = 0; // the host's issue time (loop launches)
+  bool host_bound = false;
   int64_t flops = 0, bytes = 0;
   int kernels = 0;         // costed kernels
   int unmodelled = 0;      // kernels left out
@@ -26,12 +30,19 @@ struct NetworkTotals {
   NetworkTotals& operator+=(const NetworkTotals& o);
 };
 
-// `per_kernel`, when given, gets each kernel's cost in the network (nullopt
-// for unmodelled kernels); without it nothing per kernel is kept. Throws
-// InputError(where) when the totals pass 2^63.
+// How the step is launched, for the schedule stage: graph replay (the
+// default; no host needed) or a plain loop issued by `host`.
+struct StepModel {
+  Launch launch = Launch::graph;
+  const HostModel* host = nullptr;  // loop: required (null: default_host())
+};
+
+// `per_kernel`, when given, gets each kernel's device cost in the network
+// (nullopt for unmodelled kernels); `schedule`, the step on both timelines.
+// Throws InputError(where) when the totals pass 2^63.
 NetworkTotals cost_network(const Lowering& graph, const CostModel& model,
                            std::vector<std::optional<KernelCost>>* per_kernel = nullptr,
-                           const std::string& where = "");
+                           const std::string& where = "", const StepModel& step = {}, Schedule* schedule = nullptr);
 
 // Each kernel's own time inside the network (L2 hits, no launch gap), as a
 // profiler reports it; 0 for unmodelled kernels.

@@ -235,7 +235,7 @@ std::optional<Advice> pad_channels(const ModelFile& model, const GpuModel& gpu, 
                                    const Analysis& base) {
   const auto proto = std::make_shared<onnx::ModelProto>(*model.proto);
   auto& g = *proto->mutable_graph();
-  const int align = gpu.precision(options.dtype).align;
+  const int align = gpu.precision(options.exec.dtype).align;
   auto analysed = [&] { return analyze_model(load_onnx_proto(proto, model.path, options.load), gpu, options); };
   // Each convolution whose output channels miss the alignment, with all the
   // tensors that must grow with it (channel_growth). A growth can pay only
@@ -300,7 +300,7 @@ std::optional<Advice> pad_channels(const ModelFile& model, const GpuModel& gpu, 
   if (padded.size() > 6) list += fmt::format(", and {} more", padded.size() - 6);
   a.detail = fmt::format("{} (the {}-element alignment tensor-core kernels need for {}; the tensors added to or "
                          "multiplied with them grow too); FLOPs grow {:.1f}%",
-                         list, align, dtype_name(options.dtype),
+                         list, align, dtype_name(options.exec.dtype),
                          base.total.flops > 0 ? 100.0 * (double(together.total.flops) / double(base.total.flops) - 1) : 0.0);
   a.before = base.total;
   a.after = together.total;
@@ -505,26 +505,26 @@ std::vector<Advice> advise(const ModelFile& model, const GpuModel& gpu, const An
 
   // Another runtime: what it fuses that this one does not.
   for (const RuntimeProfile* r : builtin_runtimes()) {
-    if (r == options.runtime || std::string(r->name()) == "eager-folded") continue;
+    if (r == &options.exec.runtime_profile() || std::string(r->name()) == "eager-folded") continue;
     AnalyzeOptions o = options;
-    o.runtime = r;
+    o.exec.runtime = r;
     const Analysis a = analyse(o);
     if (a.partial) continue;
-    keep({"runtime", fmt::format("run it with {} instead of {}", r->name(), options.runtime->name()),
+    keep({"runtime", fmt::format("run it with {} instead of {}", r->name(), options.exec.runtime_profile().name()),
           fmt::format("{} kernels instead of {}: {}", a.total.kernels, base.total.kernels, r->summary()), base.total,
           a.total});
   }
   // Another dtype: fp32/tf32 to half precision; int8 where the runtime builds int8 engines.
   std::vector<DType> dtypes;
-  if (options.dtype == DType::fp32 || options.dtype == DType::tf32) dtypes = {DType::fp16, DType::bf16};
-  if (std::string(options.runtime->name()) == "tensorrt" && options.dtype != DType::int8) dtypes.push_back(DType::int8);
+  if (options.exec.dtype == DType::fp32 || options.exec.dtype == DType::tf32) dtypes = {DType::fp16, DType::bf16};
+  if (std::string(options.exec.runtime_profile().name()) == "tensorrt" && options.exec.dtype != DType::int8) dtypes.push_back(DType::int8);
   for (DType d : dtypes) {
     if (!gpu.precisions.count(d)) continue;
     AnalyzeOptions o = options;
-    o.dtype = d;
+    o.exec.dtype = d;
     const Analysis a = analyse(o);
     if (a.partial) continue;
-    keep({"dtype", fmt::format("run it in {} instead of {}", dtype_name(d), dtype_name(options.dtype)),
+    keep({"dtype", fmt::format("run it in {} instead of {}", dtype_name(d), dtype_name(options.exec.dtype)),
           d == DType::int8 ? "needs calibrated quantization; check accuracy" : "check accuracy", base.total, a.total});
   }
   // A batch that fills the last wave better: the best throughput a little

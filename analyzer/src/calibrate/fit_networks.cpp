@@ -38,13 +38,13 @@ NetworkFit fit_networks(const GpuModel& start, const RuntimeProfile& runtime, co
   for (size_t i : by_name.test) r.held_out.insert(names[i]);
   r.networks_fitted = names.size() - r.held_out.size();
   AnalyzeOptions opt;
-  opt.runtime = &runtime;
+  opt.exec.runtime = &runtime;
   // The kernels each run lowers to; no parameter changes them.
   std::vector<std::set<std::string>> kernel_names(nets.size());
   std::vector<int> kernel_count(nets.size());
   for (size_t i = 0; i < nets.size(); ++i) {
     const Model& m = nets[i].model;
-    for (const auto& k : lower_model(m, build_layer_graph(m), runtime, opt.dtype).kernels) {
+    for (const auto& k : lower_model(m, build_layer_graph(m), runtime, opt.exec.dtype).kernels) {
       kernel_names[i].insert(k.name);
       ++kernel_count[i];
     }
@@ -104,7 +104,7 @@ NetworkFit fit_networks(const GpuModel& start, const RuntimeProfile& runtime, co
       if (cached_key != key) {
         by_node.clear();
         for (const auto& res : analyze_model(nets[kernels[k].run].model, g, opt).kernels)
-          if (res.cost) by_node[res.kernel.name] = res.cost->time_us - g.param("launch_gap_us");
+          if (res.cost) by_node[res.kernel.name] = res.cost->time_us;  // device time
         cached_key = key;
       }
       return by_node.at(kernels[k].node);  // checked above

@@ -123,7 +123,7 @@ RuntimeFit fit_runtime(const GpuModel& gpu, const RuntimeProfile& runtime, const
   base.runtime_params.erase(runtime.name());
   GpuModel current = base.for_runtime(runtime.name());
   AnalyzeOptions opt;
-  opt.runtime = &runtime;
+  opt.exec.runtime = &runtime;
   std::vector<size_t> all(runs.size());
   std::vector<double> measured;
   for (size_t i = 0; i < runs.size(); ++i) {
@@ -132,7 +132,7 @@ RuntimeFit fit_runtime(const GpuModel& gpu, const RuntimeProfile& runtime, const
   }
   // Lowering depends on no parameter: once per run.
   std::vector<Lowering> lowered;
-  for (const auto& run : runs) lowered.push_back(lower_model(run.model, build_layer_graph(run.model), runtime, opt.dtype));
+  for (const auto& run : runs) lowered.push_back(lower_model(run.model, build_layer_graph(run.model), runtime, opt.exec.dtype));
   const PredictFn predict = [&](const GpuModel& g, size_t i) { return network_time_us(lowered[i], g); };
   auto median_errors = [&](const GpuModel& g) {
     std::map<int64_t, std::vector<double>> by_batch;

@@ -233,8 +233,8 @@ TraceCheck check_against_trace(const Analysis& a, const MeasuredTrace& t) {
     for (size_t j = 1; j <= m; ++j)
       at(i, j) = std::max({at(i - 1, j - 1) + score(i - 1, j - 1), at(i - 1, j) - 1, at(i, j - 1) - 1});
   TraceCheck c;
-  const double gap = a.launch_gap_us;
-  auto device_us = [&](size_t i) { return std::max(0.0, a.kernels[size_t(pred[i])].cost->time_us - gap); };
+  // A kernel's cost is its device time alone; the launch gap is the schedule's.
+  auto device_us = [&](size_t i) { return std::max(0.0, a.kernels[size_t(pred[i])].cost->time_us); };
   std::vector<TracePair> reversed;
   for (size_t i = n, j = m; i > 0 || j > 0;) {
     if (i > 0 && j > 0 && at(i, j) == at(i - 1, j - 1) + score(i - 1, j - 1)) {

@@ -18,7 +18,7 @@ GpuModel gpu_for(const GpuModel& base, const RuntimeProfile& runtime) {
 }
 
 double network_time_us(const Lowering& lowered, const GpuModel& gpu) {
-  return cost_network(lowered, CostModel(gpu)).time_us;
+  return cost_network(lowered, CostModel(gpu)).time_us;  // graph replay
 }
 
 namespace {
@@ -49,28 +49,37 @@ std::vector<KernelGroup> group_kernels(const Analysis& a, Key key) {
 
 Analysis analyze_model(const Model& model, const GpuModel& base_gpu, const AnalyzeOptions& options) {
   const LayerGraph graph = build_layer_graph(model);
-  const RuntimeProfile& runtime = *options.runtime;
-  const Lowering lowered = lower_model(model, graph, runtime, options.dtype, OpRegistry::builtin(), options.fuse_attention);
+  const ExecutionConfig& exec = options.exec;
+  const RuntimeProfile& runtime = exec.runtime_profile();
+  const Lowering lowered = lower_model(model, graph, exec);
   const GpuModel gpu = gpu_for(base_gpu, runtime);
+  static const HostModel no_host = default_host();
+  const HostModel& host = options.host ? *options.host : no_host;
   Analysis a;
   a.model_path = model.path;
   a.model_name = std::filesystem::path(model.path).stem().string();
   a.gpu_id = gpu.id;
   a.gpu_name = gpu.name;
-  a.peak_tflops = gpu.peak_flops(options.dtype) / 1e12;
+  a.peak_tflops = gpu.peak_flops(exec.dtype) / 1e12;
   a.dram_gbs = gpu.dram_bandwidth_gbs;
   a.gpu_trust = gpu.trust;
   a.batch = model.batch;
-  a.dtype = options.dtype;
+  a.exec = exec;
+  a.exec.runtime = &runtime;
+  a.dtype = exec.dtype;
   a.runtime = runtime.name();
+  a.host_id = host.id;
+  a.host_name = host.name;
+  a.host_trust = host.trust;
   a.runtime_calibrated = gpu.has_runtime_params(runtime.name());
   a.launch_gap_us = std::max(0.0, gpu.param("launch_gap_us"));
   a.nodes = int(model.nodes.size());
   a.notes = model.notes;
-  if (auto why = memory_fit_note(model, lowered, gpu, options.dtype)) a.notes.push_back(*why);
+  if (auto why = memory_fit_note(model, lowered, gpu, exec)) a.notes.push_back(*why);
   a.free_nodes = lowered.free_nodes;
   std::vector<std::optional<KernelCost>> costs;
-  const NetworkTotals totals = cost_network(lowered, CostModel(gpu), &costs, model.path);
+  const NetworkTotals totals =
+      cost_network(lowered, CostModel(gpu), &costs, model.path, StepModel{exec.launch, &host}, &a.schedule);
   for (size_t i = 0; i < lowered.kernels.size(); ++i) {
     const Kernel& k = lowered.kernels[i];
     if (!k.layer) {
@@ -89,9 +98,14 @@ Analysis analyze_model(const Model& model, const GpuModel& base_gpu, const Analy
   a.total.bytes = totals.bytes;
   a.total.time_us = totals.time_us;
   a.total.kernels = totals.kernels;
+  a.total.gpu_busy_us = totals.gpu_busy_us;
+  a.total.host_busy_us = totals.host_busy_us;
+  a.total.host_bound = totals.host_bound;
   const double t = totals.time_us;
+  if (totals.gpu_busy_us > 0)
+    a.total.gpu_busy_utilization = double(a.total.flops) / (totals.gpu_busy_us * 1e-6 * gpu.peak_flops(exec.dtype));
   if (t > 0) {
-    a.total.utilization = double(a.total.flops) / (t * 1e-6 * gpu.peak_flops(options.dtype));
+    a.total.utilization = double(a.total.flops) / (t * 1e-6 * gpu.peak_flops(exec.dtype));
     a.total.throughput_per_s = double(a.batch) / (t * 1e-6);
     a.total.losses = totals.losses();
   }
@@ -116,12 +130,13 @@ Analysis analyze_model(const Model& model, const GpuModel& base_gpu, const Analy
 }
 
 std::optional<std::string> memory_fit_note(const Model& model, const Lowering& lowered, const GpuModel& gpu,
-                                           DType dtype) {
+                                           const ExecutionConfig& exec) {
   if (gpu.memory_gb <= 0) return std::nullopt;
   const double capacity = gpu.memory_gb * 1e9;
   double weights = 0;
   for (const auto& name : model.initializers) weights += double(std::max<int64_t>(model.numel(name), 0));
-  weights *= dtype_bytes(dtype);
+  // fp32 weights under autocast, plus their casts (held while the op runs).
+  weights *= exec.amp ? 4 : dtype_bytes(exec.dtype);
   double largest_tensor = 0, largest_kernel = 0;
   for (const auto& k : lowered.kernels) {
     double moved = 0;

@@ -102,7 +102,8 @@ int64_t min_bytes(const Layer& l) {
     elems = a->batch_heads * (a->q_len * (a->head_dim + a->v_head_dim) + a->kv_len * (a->head_dim + a->v_head_dim));
   } else {
     auto& m = std::get<MemoryProblem>(l.problem);
-    elems = m.elems_read() + m.elems_written();
+    const int64_t in_bytes = dtype_bytes(l.input_dtype.value_or(l.dtype));
+    return m.elems_read() * in_bytes + m.elems_written() * e + l.extra_bytes;
   }
   return elems * e + l.extra_bytes;
 }
@@ -125,7 +126,8 @@ bool layer_within_limits(const Layer& l) {
     elems = W(m.elems) * std::max<int64_t>(m.inputs, 1) + W(m.outer) * m.inner + W(m.elems_in) + m.elems_out +
             W(m.window.N) * m.window.C * m.window.H * m.window.W;
   }
-  return 2 * macs <= kMaxKernelCount && (elems * dtype_bytes(l.dtype) + l.extra_bytes) <= kMaxKernelCount;
+  const int widest = std::max(dtype_bytes(l.dtype), dtype_bytes(l.input_dtype.value_or(l.dtype)));
+  return 2 * macs <= kMaxKernelCount && (elems * widest + l.extra_bytes) <= kMaxKernelCount;
 }
 
 std::string layer_kind(const Layer& l) {

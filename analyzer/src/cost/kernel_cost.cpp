@@ -324,19 +324,5 @@ KernelCost cost_layer(const Layer& layer, const CostModel& m, double l2_hit_byte
   return cost_memory(std::get<MemoryProblem>(layer.problem), bytes, layer.dtype, m, l2_hit_bytes);
 }
 
-KernelCost cost_in_network(const Layer& layer, const CostModel& m, double l2_hit_bytes) {
-  KernelCost c = cost_layer(layer, m, l2_hit_bytes);
-  const double gap = m.launch_gap_us;
-  if (gap <= 0 || c.time_us <= 0) return c;
-  // Every other term is an absolute time: rescale the shares to the longer total.
-  const double scale = c.time_us / (c.time_us + gap);
-  c.losses.fixed = (c.losses.fixed * c.time_us + gap) / (c.time_us + gap);
-  for (double* share : {&c.losses.tile, &c.losses.wave, &c.losses.memory, &c.losses.efficiency}) *share *= scale;
-  c.utilization *= scale;
-  c.fixed_us += gap;
-  c.time_us += gap;
-  if (c.fixed_us >= std::max(c.compute_us, c.memory_us)) c.bound = Bound::latency;
-  return c;
-}
 
 }  // namespace tilewave

@@ -47,6 +47,9 @@ std::vector<double> l2_hit_bytes(const Lowering& graph, const CostModel& model) 
 
 NetworkTotals& NetworkTotals::operator+=(const NetworkTotals& o) {
   time_us += o.time_us;
+  gpu_busy_us += o.gpu_busy_us;
+  host_busy_us += o.host_busy_us;
+  host_bound = host_busy_us > gpu_busy_us && host_busy_us > 0;
   flops += o.flops;
   bytes += o.bytes;
   kernels += o.kernels;
@@ -56,40 +59,57 @@ NetworkTotals& NetworkTotals::operator+=(const NetworkTotals& o) {
   weighted_us.efficiency += o.weighted_us.efficiency;
   weighted_us.memory += o.weighted_us.memory;
   weighted_us.fixed += o.weighted_us.fixed;
+  weighted_us.idle += o.weighted_us.idle;
   return *this;
 }
 
 Losses NetworkTotals::losses() const {
   if (time_us <= 0) return {};
   const Losses& w = weighted_us;
-  return {w.tile / time_us, w.wave / time_us, w.efficiency / time_us, w.memory / time_us, w.fixed / time_us};
+  return {w.tile / time_us, w.wave / time_us, w.efficiency / time_us, w.memory / time_us, w.fixed / time_us,
+          w.idle / time_us};
 }
 
 NetworkTotals cost_network(const Lowering& graph, const CostModel& model,
-                           std::vector<std::optional<KernelCost>>* per_kernel, const std::string& where) {
+                           std::vector<std::optional<KernelCost>>* per_kernel, const std::string& where,
+                           const StepModel& step, Schedule* schedule) {
   const std::vector<double> hits = l2_hit_bytes(graph, model);
   NetworkTotals t;
   if (per_kernel) per_kernel->assign(graph.kernels.size(), std::nullopt);
+  std::vector<LaunchItem> items;
+  std::vector<int> item_kernel;
+  items.reserve(graph.kernels.size());
   for (size_t i = 0; i < graph.kernels.size(); ++i) {
     const Kernel& k = graph.kernels[i];
     if (!k.layer) {
       ++t.unmodelled;
       continue;
     }
-    KernelCost c = cost_in_network(*k.layer, model, hits[i]);
+    KernelCost c = cost_layer(*k.layer, model, hits[i]);
     c.l2_hit_bytes = int64_t(hits[i]);
     if (__builtin_add_overflow(t.flops, c.flops, &t.flops) || __builtin_add_overflow(t.bytes, c.bytes, &t.bytes))
       throw InputError(where, "the network's total FLOPs or bytes exceed 2^63, the most tilewave counts; "
                               "use a smaller --batch or input");
-    t.time_us += c.time_us;
     t.weighted_us.tile += c.losses.tile * c.time_us;
     t.weighted_us.wave += c.losses.wave * c.time_us;
     t.weighted_us.efficiency += c.losses.efficiency * c.time_us;
     t.weighted_us.memory += c.losses.memory * c.time_us;
     t.weighted_us.fixed += c.losses.fixed * c.time_us;
+    items.push_back({c.time_us, host_call_of(k)});
+    item_kernel.push_back(int(i));
     ++t.kernels;
     if (per_kernel) (*per_kernel)[i] = std::move(c);
   }
+  static const HostModel fallback = default_host();
+  Schedule s = schedule_step(items, step.launch, step.host ? *step.host : fallback, model.launch_gap_us);
+  for (size_t j = 0; j < s.kernels.size(); ++j) s.kernels[j].kernel = item_kernel[j];
+  t.time_us = s.step_us;
+  t.gpu_busy_us = s.gpu_busy_us;
+  t.host_busy_us = s.host_busy_us;
+  t.host_bound = s.host_bound;
+  // The GPU idle between kernels (launch gaps, the host) is a loss of its own.
+  t.weighted_us.idle = s.gpu_idle_us;
+  if (schedule) *schedule = std::move(s);
   return t;
 }
 

@@ -258,6 +258,7 @@ GpuModel gpu_from_json(const json& j, const std::string& id, const std::string& 
   // that no later product or quotient overflows (docs/errors.md).
   g.name = get_optional<std::string>(j, "name", id, where);
   g.trust = get_optional<std::string>(j, "trust", "datasheet", where);
+  g.host = get_optional<std::string>(j, "host", "", where);
   g.sms = int(number_in(j, "sms", 1, 10000, where));
   g.boost_clock_mhz = number_in(j, "boost_clock_mhz", 1, 1e5, where);
   g.dram_bandwidth_gbs = number_in(j, "dram_bandwidth_gbs", 1e-3, 1e7, where);

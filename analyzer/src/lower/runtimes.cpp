@@ -9,6 +9,7 @@
 #include "framework_ops.h"
 #include "pointwise_fusion.h"
 #include "trt_fusion.h"
+#include "../passes/passes.h"
 #include "tilewave/error.h"
 
 namespace tilewave {
@@ -135,12 +136,27 @@ const RuntimeProfile& runtime_named(const std::string& name, const std::string& 
 
 const RuntimeProfile& default_runtime() { return *builtin_runtimes().front(); }
 
+Lowering lower_model(const Model& model, const LayerGraph& graph, const ExecutionConfig& exec,
+                     const OpRegistry& registry) {
+  std::vector<std::optional<std::optional<Kernel>>> node_kernels(model.nodes.size());
+  const RuntimeProfile& runtime = exec.runtime_profile();
+  const DType dtype = exec.dtype;
+  std::optional<AttentionChains> chains;
+  if (exec.fuse_attention) chains.emplace(model, graph);
+  const LowerInput in{model, graph, registry, dtype, exec, chains ? &*chains : nullptr, &node_kernels};
+  Lowering out = runtime.lower(in);
+  layout_pass(in, out);
+  precision_pass(in, out);
+  return out;
+}
+
 Lowering lower_model(const Model& model, const LayerGraph& graph, const RuntimeProfile& runtime, DType dtype,
                      const OpRegistry& registry, bool fuse_attention) {
-  std::vector<std::optional<std::optional<Kernel>>> node_kernels(model.nodes.size());
-  if (!fuse_attention) return runtime.lower(LowerInput{model, graph, registry, dtype, nullptr, &node_kernels});
-  const AttentionChains chains(model, graph);
-  return runtime.lower(LowerInput{model, graph, registry, dtype, &chains, &node_kernels});
+  ExecutionConfig exec;
+  exec.runtime = &runtime;
+  exec.dtype = dtype;
+  exec.fuse_attention = fuse_attention;
+  return lower_model(model, graph, exec, registry);
 }
 
 }  // namespace tilewave

@@ -127,7 +127,8 @@ CandidateCost SpaceEvaluator::evaluate(const Candidate& c) {
                                                    {out.losses.wave, "wave"},
                                                    {out.losses.efficiency, "efficiency"},
                                                    {out.losses.memory, "memory"},
-                                                   {out.losses.fixed, "fixed"}};
+                                                   {out.losses.fixed, "fixed"},
+                                                   {out.losses.idle, "idle"}};
   out.main_loss = std::max_element(std::begin(shares), std::end(shares))->second;
   return out;
 }

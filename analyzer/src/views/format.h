@@ -24,7 +24,7 @@ inline std::string si(double v, const char* unit) {
 inline std::string pct(double f) { return fmt::format("{:.1f}%", 100 * f); }
 
 inline nlohmann::json loss_json(const Losses& l) {
-  return {{"tile", l.tile}, {"wave", l.wave}, {"efficiency", l.efficiency}, {"memory", l.memory}, {"fixed", l.fixed}};
+  return {{"tile", l.tile}, {"wave", l.wave}, {"efficiency", l.efficiency}, {"memory", l.memory}, {"fixed", l.fixed}, {"idle", l.idle}};
 }
 
 }  // namespace tilewave::views

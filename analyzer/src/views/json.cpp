@@ -20,8 +20,8 @@ using views::si;
 std::string kernel_json(const KernelResult& r) {
   // Names from the file need not be valid UTF-8: replaced, not fatal.
   const auto text = [](const std::string& v) { return json(v).dump(-1, ' ', false, json::error_handler_t::replace); };
-  std::string row = fmt::format("{{\"name\":{},\"op\":{},\"nodes\":{},", text(r.kernel.name), text(r.kernel.ops),
-                                r.kernel.nodes.size());
+  std::string row = fmt::format("{{\"name\":{},\"op\":{},\"nodes\":{},\"host_call\":\"{}\",", text(r.kernel.name),
+                                text(r.kernel.ops), r.kernel.nodes.size(), host_call_name(host_call_of(r.kernel)));
   if (r.cost) {
     std::string fields = cost_fields(*r.cost);  // starts with "pred_us", which the analysis calls time_us
     fields.replace(0, std::string("\"pred_us\"").size(), "\"time_us\"");
@@ -42,6 +42,8 @@ json analysis_summary_json(const Analysis& a) {
           {"dtype", dtype_name(a.dtype)},
           {"runtime", a.runtime},
           {"runtime_calibrated", a.runtime_calibrated},
+          {"execution", a.exec.to_json()},
+          {"host", {{"id", a.host_id}, {"name", a.host_name}, {"trust", a.host_trust}}},
           {"launch_gap_us", a.launch_gap_us},
           {"nodes", a.nodes},
           {"free_nodes", a.free_nodes},
@@ -49,7 +51,11 @@ json analysis_summary_json(const Analysis& a) {
            {{"flops", a.total.flops},
             {"bytes", a.total.bytes},
             {"time_us", a.total.time_us},
+            {"gpu_busy_us", a.total.gpu_busy_us},
+            {"host_busy_us", a.total.host_busy_us},
+            {"bound_by", a.exec.launch == Launch::graph ? "gpu" : a.total.host_bound ? "host" : "gpu"},
             {"utilization", a.total.utilization},
+            {"gpu_busy_utilization", a.total.gpu_busy_utilization},
             {"throughput_per_s", a.total.throughput_per_s},
             {"kernels", a.total.kernels},
             {"loss", loss_json(a.total.losses)}}},
@@ -67,6 +73,19 @@ json analysis_to_json(const Analysis& a, bool with_layers) {
   for (const auto& f : a.nodes_fate)
     nodes.push_back({{"name", f.name}, {"op", f.op}, {"fate", f.fate}, {"kernels", f.kernels}});
   out["node_fates"] = std::move(nodes);
+  // Both timelines (docs/model.md "Schedule"): per costed kernel, its index
+  // in "layers", the host's issue interval and the GPU's run, µs from the step's start.
+  json timeline = json::array();
+  for (const auto& k : a.schedule.kernels)
+    timeline.push_back({k.kernel, k.host_start_us, k.host_end_us, k.gpu_start_us, k.gpu_end_us});
+  out["schedule"] = {{"launch", launch_name(a.schedule.launch)},
+                     {"step_us", a.schedule.step_us},
+                     {"gpu_busy_us", a.schedule.gpu_busy_us},
+                     {"gpu_idle_us", a.schedule.gpu_idle_us},
+                     {"host_busy_us", a.schedule.host_busy_us},
+                     {"host_bound", a.schedule.host_bound},
+                     {"columns", {"layer", "host_start_us", "host_end_us", "gpu_start_us", "gpu_end_us"}},
+                     {"timeline", std::move(timeline)}};
   out["layers"] = std::move(layers);
   return out;
 }

@@ -18,20 +18,28 @@ using views::si;
 
 void write_table(std::ostream& os, const Analysis& a, int worst_layers) {
   const Totals& t = a.total;
-  fmt::print(os, "{} on {} ({}), batch {}, {}, runtime {}{}\n", printable(a.model_name), a.gpu_name, a.gpu_id, a.batch,
-             dtype_name(a.dtype), a.runtime, a.runtime_calibrated ? "" : " (no parameters fitted on this runtime)");
+  fmt::print(os, "{} on {} ({}), batch {}, {}{}\n", printable(a.model_name), a.gpu_name, a.gpu_id, a.batch,
+             a.exec.name(), a.runtime_calibrated ? "" : " (no parameters fitted on this runtime)");
   fmt::print(os, "  {} ONNX nodes -> {} kernels ({} nodes launch nothing){}\n", a.nodes, a.kernels.size(),
              a.free_nodes, a.unmodelled.empty() ? "" : fmt::format(", {} UNMODELLED", a.unmodelled.size()));
   fmt::print(os, "  predicted latency  {:.1f} us   throughput {:.0f} samples/s{}\n", t.time_us, t.throughput_per_s,
              a.partial ? "   (PARTIAL: unmodelled kernels left out)" : "");
+  if (a.exec.launch == Launch::loop)
+    fmt::print(os, "  schedule           {}: GPU busy {:.1f} us, host issue {:.1f} us (host {}{})\n",
+               t.host_bound ? "host-bound" : "GPU-bound", t.gpu_busy_us, t.host_busy_us, printable(a.host_id),
+               a.host_trust == "calibrated" ? "" : ", not calibrated");
+  else
+    fmt::print(os, "  schedule           CUDA-graph replay: GPU busy {:.1f} us, launch gaps {:.1f} us\n", t.gpu_busy_us,
+               std::max(0.0, t.time_us - t.gpu_busy_us));
   fmt::print(os, "  useful work        {}   DRAM traffic {}   intensity {:.1f} FLOP/B\n", si(double(t.flops), "FLOP"),
              si(double(t.bytes), "B"), t.bytes ? double(t.flops) / t.bytes : 0.0);
-  fmt::print(os, "  utilization        {} of the {:.0f} TFLOP/s {} peak\n", pct(t.utilization), a.peak_tflops,
-             dtype_name(a.dtype));
+  fmt::print(os, "  utilization        {} of the {:.0f} TFLOP/s {} peak ({} of the GPU's busy time)\n",
+             pct(t.utilization), a.peak_tflops, dtype_name(a.dtype), pct(t.gpu_busy_utilization));
   fmt::print(os, "  time lost to       tile quantization {}, wave quantization {},\n"
-                 "                     main-loop efficiency {}, memory {}, fixed cost {}\n",
+                 "                     main-loop efficiency {}, memory {}, fixed cost {},\n"
+                 "                     GPU idle between kernels {}\n",
              pct(t.losses.tile), pct(t.losses.wave), pct(t.losses.efficiency), pct(t.losses.memory),
-             pct(t.losses.fixed));
+             pct(t.losses.fixed), pct(t.losses.idle));
   for (size_t i = 0; i < a.by_bound.size(); ++i)
     fmt::print(os, "  {:<19}{}-bound: {} kernels, {} of time\n", i ? "" : "kernels by bound", a.by_bound[i].name,
                a.by_bound[i].kernels, pct(a.by_bound[i].share));

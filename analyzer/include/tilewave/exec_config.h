@@ -1,0 +1,56 @@
+// How a network is run: the one typed execution configuration (docs/model.md
+// "Execution configuration"). Lowering, the passes, the cost model's
+// parameter set and the schedule all read it; every result carries it.
+#pragma once
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "tilewave/dtype.h"
+
+namespace tilewave {
+
+class RuntimeProfile;
+
+// The memory layout of 4-D activations as the libraries see them.
+// nchw: PyTorch's default (contiguous); nhwc: torch.channels_last.
+enum class Layout { nchw, nhwc };
+const char* layout_name(Layout l);
+
+// How the host launches a step. graph: the forward replayed as one CUDA
+// graph; loop: a plain Python loop, every op issued from the CPU, then
+// torch.cuda.synchronize() (docs/model.md "Schedule").
+enum class Launch { graph, loop };
+const char* launch_name(Launch l);
+
+struct ExecutionConfig {
+  const RuntimeProfile* runtime = nullptr;  // null: the default runtime
+  // The compute type of convolutions and GEMMs. fp32 under a PyTorch
+  // runtime follows PyTorch's defaults: convolutions in TF32
+  // (cudnn.allow_tf32), matmuls in full fp32.
+  DType dtype = DType::fp16;
+  // Weights kept in fp32 and the forward run under torch.autocast(dtype):
+  // every weight cast on every forward, autocast's fp32 ops in fp32 with casts
+  // around them. false: weights stored in dtype (model.half()).
+  bool amp = false;
+  Layout layout = Layout::nhwc;
+  Launch launch = Launch::graph;
+  bool fuse_attention = true;  // --attention fused (default) | unfused
+
+  const RuntimeProfile& runtime_profile() const;
+  // The element type activations are stored in between kernels.
+  DType activation_dtype() const;
+  // "eager nhwc fp16 graph", "eager nchw amp-fp16 loop".
+  std::string name() const;
+  nlohmann::json to_json() const;
+};
+
+// Parses the CLI's and the Python module's spellings; InputError naming the
+// option on a bad value. Empty strings keep the default.
+Layout layout_named(const std::string& s, const std::string& where);
+Launch launch_named(const std::string& s, const std::string& where);
+// The configuration a JSON object describes (the form to_json writes);
+// missing keys keep the defaults. InputError naming `where`.
+ExecutionConfig execution_from_json(const nlohmann::json& j, const std::string& where);
+
+}  // namespace tilewave

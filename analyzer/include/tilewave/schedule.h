@@ -1,0 +1,73 @@
+// Stage 6: the host against the GPU queue (docs/model.md "Schedule"). Each
+// kernel's device time comes in from the cost stage; the host's cost to
+// issue it from the host description; the launch mode decides how they
+// overlap. Needs no ONNX and no GPU file.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "tilewave/exec_config.h"
+#include "tilewave/ir/kernel_graph.h"
+
+namespace tilewave {
+
+// A named host constant, as ParamInfo is for the GPU: unit, meaning, default.
+struct HostParamInfo {
+  const char* name;
+  double default_value;
+  double fit_min, fit_max;
+  const char* unit;
+  const char* meaning;
+};
+const std::vector<HostParamInfo>& host_param_table();
+
+// The CPU and framework that issue the kernels: gpu_models/hosts/<id>.json.
+struct HostModel {
+  std::string id, name, source_file, trust;   // trust: calibrated | default
+  std::map<std::string, double> params;       // complete: defaults filled in
+  std::map<std::string, std::string> sources; // param or fact -> where it comes from
+  double param(const std::string& name) const;
+  // Host time to issue a kernel of this call class, µs.
+  double call_us(HostCall c) const;
+};
+// By id (a stem in <gpu_dir>/hosts/) or by path to a .json file.
+HostModel load_host(const std::string& id_or_path, const std::string& gpu_dir);
+HostModel host_from_json(const nlohmann::json& j, const std::string& id, const std::string& where);
+// The built-in defaults alone (trust "default"), for callers with no host file.
+HostModel default_host();
+
+struct LaunchItem {
+  double device_us = 0;  // the kernel's own time on the GPU
+  HostCall call = HostCall::op;
+};
+
+// One kernel on both timelines, µs from the step's start.
+struct ScheduledKernel {
+  int kernel = -1;  // index in the kernel graph (cost_network fills it)
+  double host_start_us = 0, host_end_us = 0;  // the host issuing it (graph: 0, 0)
+  double gpu_start_us = 0, gpu_end_us = 0;
+  double gpu_wait_us = 0;  // the GPU idle just before it: launch gap, or waiting on the host
+};
+
+struct Schedule {
+  Launch launch = Launch::graph;
+  double step_us = 0;       // the step as a user times it
+  double gpu_busy_us = 0;   // sum of the kernels' device times
+  double gpu_idle_us = 0;   // step_us - gpu_busy_us
+  double host_busy_us = 0;  // the host's issue time (loop: every op; graph: one graph launch)
+  bool host_bound = false;  // the host's issue time exceeds the GPU's busy time: the host sets the pace
+  std::vector<ScheduledKernel> kernels;  // in launch order, one per item
+};
+
+// graph: kernels back to back, each after `launch_gap_us` (replays timed
+// back to back, so the host's graph launch overlaps the replay before).
+// loop: the host issues each op in turn; a kernel starts once it is issued
+// (plus the launch latency) and the kernel before it ends; the step ends at
+// the synchronize after the last kernel.
+Schedule schedule_step(const std::vector<LaunchItem>& items, Launch launch, const HostModel& host,
+                       double launch_gap_us);
+
+}  // namespace tilewave

@@ -1,0 +1,69 @@
+#include "tilewave/exec_config.h"
+
+#include <nlohmann/json.hpp>
+
+#include "tilewave/error.h"
+#include "tilewave/lowering.h"
+
+namespace tilewave {
+
+const char* layout_name(Layout l) { return l == Layout::nchw ? "nchw" : "nhwc"; }
+const char* launch_name(Launch l) { return l == Launch::loop ? "loop" : "graph"; }
+
+Layout layout_named(const std::string& s, const std::string& where) {
+  if (s == "nchw" || s == "contiguous") return Layout::nchw;
+  if (s == "nhwc" || s == "channels_last") return Layout::nhwc;
+  throw InputError(where, "unknown layout '" + s + "' (nchw, nhwc)");
+}
+
+Launch launch_named(const std::string& s, const std::string& where) {
+  if (s == "graph") return Launch::graph;
+  if (s == "loop") return Launch::loop;
+  throw InputError(where, "unknown launch mode '" + s + "' (graph, loop)");
+}
+
+const RuntimeProfile& ExecutionConfig::runtime_profile() const { return runtime ? *runtime : default_runtime(); }
+
+DType ExecutionConfig::activation_dtype() const {
+  // tf32 and PyTorch's fp32 both store fp32.
+  return dtype == DType::tf32 ? DType::fp32 : dtype;
+}
+
+std::string ExecutionConfig::name() const {
+  std::string s = std::string(runtime_profile().name()) + " " + layout_name(layout) + " ";
+  s += amp ? std::string("amp-") + dtype_name(dtype) : std::string(dtype_name(dtype));
+  return s + " " + launch_name(launch);
+}
+
+nlohmann::json ExecutionConfig::to_json() const {
+  return {{"runtime", runtime_profile().name()}, {"dtype", dtype_name(dtype)}, {"amp", amp},
+          {"layout", layout_name(layout)},        {"launch", launch_name(launch)},
+          {"attention", fuse_attention ? "fused" : "unfused"}};
+}
+
+ExecutionConfig execution_from_json(const nlohmann::json& j, const std::string& where) {
+  if (!j.is_object()) throw InputError(where, "the execution configuration is not a JSON object");
+  ExecutionConfig e;
+  auto text = [&](const char* key) -> std::string {
+    if (!j.contains(key)) return "";
+    if (!j[key].is_string()) throw InputError(where, std::string("execution '") + key + "' is not a string");
+    return j[key].get<std::string>();
+  };
+  if (auto s = text("runtime"); !s.empty()) e.runtime = &runtime_named(s, where);
+  if (auto s = text("dtype"); !s.empty()) e.dtype = dtype_named(s, where);
+  if (auto s = text("layout"); !s.empty()) e.layout = layout_named(s, where);
+  if (auto s = text("launch"); !s.empty()) e.launch = launch_named(s, where);
+  if (auto s = text("attention"); !s.empty()) {
+    if (s != "fused" && s != "unfused") throw InputError(where, "execution 'attention' is fused or unfused");
+    e.fuse_attention = s == "fused";
+  }
+  if (j.contains("amp")) {
+    if (!j["amp"].is_boolean()) throw InputError(where, "execution 'amp' is not true or false");
+    e.amp = j["amp"].get<bool>();
+  }
+  if (e.amp && e.dtype != DType::fp16 && e.dtype != DType::bf16)
+    throw InputError(where, "amp autocasts to fp16 or bf16, not " + std::string(dtype_name(e.dtype)));
+  return e;
+}
+
+}  // namespace tilewave

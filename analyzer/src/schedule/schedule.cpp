@@ -1,0 +1,145 @@
+// docs/model.md "Schedule".
+#include "tilewave/schedule.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+#include "tilewave/error.h"
+
+namespace tilewave {
+
+const std::vector<HostParamInfo>& host_param_table() {
+  // Defaults: of the order a 2020s server CPU takes in PyTorch 2.x eager
+  // (a few µs per op); calibrated values live in gpu_models/hosts/.
+  static const std::vector<HostParamInfo> table = {
+      {"host_op_us", 6.0, 0.5, 60, "us", "host time of one framework op with one kernel (module call, dispatch, launch)"},
+      {"host_conv_us", 12.0, 0.5, 100, "us", "host time of a convolution op (cuDNN's call included)"},
+      {"host_gemm_us", 10.0, 0.5, 100, "us", "host time of a linear or matmul op (cuBLAS's call included)"},
+      {"host_norm_us", 12.0, 0.5, 100, "us", "host time of an inference BatchNorm op (all of its kernels)"},
+      {"host_cast_us", 4.0, 0.5, 60, "us", "host time of one autocast cast of a weight or an input"},
+      {"host_inner_launch_us", 2.0, 0, 30, "us", "host time of each further kernel an op launches itself"},
+      {"host_step_us", 20.0, 0, 500, "us", "host time per step outside the ops (the model call, autocast, timer)"},
+      {"launch_latency_us", 4.0, 0, 50, "us", "from the host's launch to the kernel's start on an idle GPU"},
+      {"sync_us", 8.0, 0, 100, "us", "from the GPU's last kernel to torch.cuda.synchronize() returning"},
+  };
+  return table;
+}
+
+double HostModel::param(const std::string& name) const {
+  auto it = params.find(name);
+  if (it == params.end()) throw std::logic_error("unknown host parameter '" + name + "'");
+  return it->second;
+}
+
+double HostModel::call_us(HostCall c) const {
+  switch (c) {
+    case HostCall::inner: return param("host_inner_launch_us");
+    case HostCall::op: return param("host_op_us");
+    case HostCall::conv: return param("host_conv_us");
+    case HostCall::gemm: return param("host_gemm_us");
+    case HostCall::norm: return param("host_norm_us");
+    case HostCall::cast: return param("host_cast_us");
+  }
+  return 0;
+}
+
+HostModel default_host() {
+  HostModel h;
+  h.id = "default";
+  h.name = "uncalibrated host (tilewave's defaults)";
+  h.trust = "default";
+  for (const auto& p : host_param_table()) h.params[p.name] = p.default_value;
+  return h;
+}
+
+HostModel host_from_json(const nlohmann::json& j, const std::string& id, const std::string& where) {
+  if (!j.is_object()) throw InputError(where, "a host description is a JSON object");
+  HostModel h = default_host();
+  h.id = id;
+  h.source_file = where;
+  h.trust = "calibrated";
+  if (j.contains("name") && j["name"].is_string()) h.name = j["name"].get<std::string>();
+  if (j.contains("trust") && j["trust"].is_string()) h.trust = j["trust"].get<std::string>();
+  if (j.contains("params")) {
+    if (!j["params"].is_object()) throw InputError(where, "'params' is not an object");
+    for (const auto& [k, v] : j["params"].items()) {
+      const auto info = std::find_if(host_param_table().begin(), host_param_table().end(),
+                                     [&](const HostParamInfo& p) { return k == p.name; });
+      if (info == host_param_table().end()) throw InputError(where, "unknown host parameter '" + k + "'");
+      if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0 || v.get<double>() > 1e6)
+        throw InputError(where, "host parameter '" + k + "' is not a number of µs between 0 and 1e6");
+      h.params[k] = v.get<double>();
+    }
+  }
+  if (j.contains("sources") && j["sources"].is_object())
+    for (const auto& [k, v] : j["sources"].items())
+      if (v.is_string()) h.sources[k] = v.get<std::string>();
+  return h;
+}
+
+HostModel load_host(const std::string& id_or_path, const std::string& gpu_dir) {
+  namespace fs = std::filesystem;
+  const bool is_path = id_or_path.find('/') != std::string::npos ||
+                       (id_or_path.size() > 5 && id_or_path.compare(id_or_path.size() - 5, 5, ".json") == 0);
+  if (!is_path && (id_or_path.empty() || id_or_path.size() > 64 ||
+                   id_or_path.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-_.") != std::string::npos))
+    throw InputError("--host", "'" + id_or_path.substr(0, 64) + "' is not a host id (letters, digits, - _ .)");
+  const fs::path path = is_path ? fs::path(id_or_path) : fs::path(gpu_dir) / "hosts" / (id_or_path + ".json");
+  std::error_code ec;
+  const auto st = fs::status(path, ec);
+  if (ec || !fs::exists(st)) throw InputError(path.string(), "no such host description");
+  if (!fs::is_regular_file(st)) throw InputError(path.string(), "not a regular file");
+  if (fs::file_size(path, ec) > (1u << 20)) throw InputError(path.string(), "larger than 1 MB: not a host description");
+  std::ifstream f(path);
+  if (!f) throw InputError(path.string(), "cannot be read");
+  nlohmann::json j = nlohmann::json::parse(f, nullptr, false);
+  if (j.is_discarded()) throw InputError(path.string(), "not valid JSON");
+  return host_from_json(j, is_path ? path.stem().string() : id_or_path, path.string());
+}
+
+Schedule schedule_step(const std::vector<LaunchItem>& items, Launch launch, const HostModel& host,
+                       double launch_gap_us) {
+  Schedule s;
+  s.launch = launch;
+  s.kernels.resize(items.size());
+  const double gap = std::max(0.0, launch_gap_us);
+  if (launch == Launch::graph) {
+    double gpu = 0;
+    for (size_t i = 0; i < items.size(); ++i) {
+      ScheduledKernel& k = s.kernels[i];
+      k.gpu_wait_us = gap;
+      k.gpu_start_us = gpu + gap;
+      k.gpu_end_us = k.gpu_start_us + std::max(0.0, items[i].device_us);
+      gpu = k.gpu_end_us;
+      s.gpu_busy_us += std::max(0.0, items[i].device_us);
+    }
+    s.step_us = gpu;
+    s.host_busy_us = 0;  // one graph launch, overlapped with the replay before
+  } else {
+    const double latency = host.param("launch_latency_us");
+    double host_t = host.param("host_step_us"), gpu = 0;
+    for (size_t i = 0; i < items.size(); ++i) {
+      ScheduledKernel& k = s.kernels[i];
+      k.host_start_us = host_t;
+      host_t += host.call_us(items[i].call);
+      k.host_end_us = host_t;
+      k.gpu_start_us = std::max(host_t + latency, gpu);
+      k.gpu_wait_us = k.gpu_start_us - gpu;
+      k.gpu_end_us = k.gpu_start_us + std::max(0.0, items[i].device_us);
+      gpu = k.gpu_end_us;
+      s.gpu_busy_us += std::max(0.0, items[i].device_us);
+    }
+    s.host_busy_us = host_t;
+    s.step_us = std::max(host_t, gpu) + host.param("sync_us");
+  }
+  s.gpu_idle_us = std::max(0.0, s.step_us - s.gpu_busy_us);
+  s.host_bound = launch == Launch::loop && s.host_busy_us > s.gpu_busy_us;
+  return s;
+}
+
+}  // namespace tilewave

@@ -1,0 +1,56 @@
+"""Shared by the timm-harness scripts (docs/validation.md "timm's harness"):
+the measured rows, the fit/held-out split and tilewave's predictions."""
+import gzip
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+sys.path.insert(0, os.path.join(ROOT, "onnx_models"))
+RUNS = ["calibrate/data/h200/timm_harness/fit_heldout", "calibrate/data/h200/timm_harness/fresh"]
+LAYOUT_FLAG = {"nchw": "nchw", "channels_last": "nhwc"}
+
+
+def zoo_split():
+    """(fit networks, held-out networks) of onnx_models/zoo.py, by family, without importing torch."""
+    src = open(os.path.join(ROOT, "onnx_models", "zoo.py")).read()
+    start = src.index("RUNTIME_FAMILIES = {")
+    families = eval(src[start + len("RUNTIME_FAMILIES = "):src.index("}", start) + 1])
+    import random
+    names = sorted(families)
+    random.Random(7).shuffle(names)       # zoo.RUNTIME_SPLIT_SEED, zoo.runtime_split()
+    held = set(names[:round(len(names) * 0.4)])
+    fit = [m for f in sorted(families) if f not in held for m in families[f]]
+    out = [m for f in sorted(held) for m in families[f]]
+    return set(fit), set(out)
+
+
+def rows(run):
+    path = os.path.join(ROOT, run, "bench.jsonl")
+    if not os.path.exists(path):
+        return []
+    out = [json.loads(l) for l in open(path) if l.strip()]
+    return [r for r in out if r.get("status") == "ok"]
+
+
+def kernel_lists(run):
+    path = os.path.join(ROOT, run, "kernels.jsonl.gz")
+    if not os.path.exists(path):
+        return {}
+    return {(r["model"], r["layout"], r["batch"]): r for r in map(json.loads, gzip.open(path, "rt"))}
+
+
+def onnx_path(model):
+    return os.path.join(ROOT, "onnx_models", "runtime", model.replace("/", "_") + ".onnx")
+
+
+def predict(tilewave, model, layout, batch, launch="loop", extra=()):
+    """tilewave's JSON for the harness setting: eager, amp fp16, the layout and launch."""
+    cmd = [tilewave, "analyze", onnx_path(model), "--gpu", "h200", "--batch", str(batch), "--runtime", "eager",
+           "--dtype", "fp16", "--amp", "--layout", LAYOUT_FLAG[layout],
+           "--graph" if launch == "graph" else "--no-graph", "--format", "json", *extra]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError("%s: %s" % (" ".join(cmd), r.stderr.strip()))
+    return json.loads(r.stdout)

@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Fits the host description's per-op costs (gpu_models/hosts/h200-vm.json;
+docs/calibration.md "Host") on the H200 machine's single-op timings and the
+fit families' measured host issue times.
+
+The per-op costs come from `host_micro.jsonl` (single modules called back to
+back under the harness's autocast, no synchronize): an op is the median of
+ReLU, add and SiLU; a cast is `.to(float16)`; a BatchNorm the module; a
+convolution the AMP conv module less its three casts (input, weight, bias);
+a GEMM the AMP linear module less two. Inside a network those costs scale
+by one factor (the fit's `scale`), and each further kernel an op launches
+itself costs `host_inner_launch_us`; both, and `host_step_us`, are fitted.
+
+For every fit-family network timed with timm's harness (batch 1 and 16, both
+layouts), `host_ms` is the forward call alone, without the synchronize
+(calibrate/measure/timm_harness_bench.py). tilewave's lowering of the same
+setting says how many kernels of each host-call class the step issues
+(`host_call` of each layer in `analyze --format json`). The fit is a
+non-negative least squares of
+
+    host_us = host_step_us + sum over classes c of count_c * host_c_us
+
+with host_c_us = scale * micro_c, on relative error (each network weighs the
+same), by coordinate descent.
+Prints the fitted values, the fit's median error, and the JSON `params`.
+
+usage: calibrate/harness/fit_host.py build/analyzer/tilewave
+"""
+import json
+import statistics
+import sys
+
+import os
+
+from common import ROOT, RUNS, predict, rows, zoo_split
+
+CLASSES = ["op", "conv", "gemm", "norm", "cast", "inner"]
+PARAM = {"op": "host_op_us", "conv": "host_conv_us", "gemm": "host_gemm_us", "norm": "host_norm_us",
+         "cast": "host_cast_us", "inner": "host_inner_launch_us"}
+
+
+def nnls(X, y, iters=4000):
+    """min sum ((X b - y)/y)^2, b >= 0, by cyclic coordinate descent."""
+    n = len(X[0])
+    w = [1.0 / (t * t) for t in y]
+    b = [1.0] * n
+    for _ in range(iters):
+        for j in range(n):
+            num = den = 0.0
+            for row, t, wi in zip(X, y, w):
+                r = t - sum(row[k] * b[k] for k in range(n) if k != j)
+                num += wi * row[j] * r
+                den += wi * row[j] * row[j]
+            b[j] = max(0.0, num / den) if den > 0 else 0.0
+    return b
+
+
+def micro_costs():
+    m = {r["case"]: r["host_us_median"] for r in map(json.loads, open(os.path.join(ROOT, RUNS[0], "host_micro.jsonl")))}
+    cast = m["cast_to_fp16"]
+    return {"op": statistics.median([m["relu_module"], m["add_tensor"], m["silu_functional"]]),
+            "conv": m["conv_module_amp"] - 3 * cast, "gemm": m["linear_module_amp"] - 2 * cast,
+            "norm": m["batchnorm_module_fp16_in"], "cast": cast}
+
+
+def main():
+    tilewave = sys.argv[1]
+    micro = micro_costs()
+    fit, _ = zoo_split()
+    X, y, names = [], [], []
+    counts = {}
+    for r in rows(RUNS[0]):
+        if r["model"] not in fit or r["batch"] not in (1, 16):
+            continue
+        key = (r["model"], r["layout"])
+        if key not in counts:
+            a = predict(tilewave, r["model"], r["layout"], 1)
+            c = {k: 0 for k in CLASSES}
+            for layer in a["layers"]:
+                if "host_call" in layer and "time_us" in layer:
+                    c[layer["host_call"]] += 1
+            counts[key] = c
+        c = counts[key]
+        X.append([1.0, sum(c[k] * micro[k] for k in micro), float(c["inner"])])
+        y.append(r["host_ms"] * 1e3)
+        names.append("%s %s b%d" % (r["model"], r["layout"], r["batch"]))
+    b = nnls(X, y)
+    pred = [sum(xi * bi for xi, bi in zip(row, b)) for row in X]
+    errs = [abs(p - t) / t for p, t in zip(pred, y)]
+    print("host fit on %d fit-family runs (%d networks x layouts x batch 1, 16)" % (len(y), len(counts)))
+    errs.sort()
+    params = {"host_step_us": round(b[0], 2), "host_inner_launch_us": round(b[2], 2)}
+    params.update({PARAM[k]: round(b[1] * v, 2) for k, v in micro.items()})
+    print("  scale of the single-op costs inside networks: %.3f" % b[1])
+    for k in sorted(params):
+        print("  %-22s %8.2f us" % (k, params[k]))
+    print("  host issue time: median error %.1f%%, p90 %.1f%%" % (100 * statistics.median(errs),
+                                                                 100 * errs[int(0.9 * len(errs))]))
+    print(json.dumps(params, sort_keys=True))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""Validation against timm's harness on the H200 (issue 18; docs/validation.md
+"timm's harness"): for every network timed by
+calibrate/measure/timm_harness_bench.py, tilewave's prediction of the same
+setting (eager, amp over fp32 weights, the layout, a plain loop) against the
+measured step time, one table row per (set, layout, batch):
+
+  median, p90   of |predicted - measured| / measured step time
+  ratio         median of predicted / measured
+  tau           Kendall tau of the predicted order against the measured one,
+                beside FLOPs' tau
+  host-bound    share of networks predicted host-bound, and measured (the
+                forward call alone takes at least 80% of the step)
+  GPU median    the same AMP forward replayed in a CUDA graph (graph_ms)
+                against tilewave's --graph prediction: the GPU side alone
+  kernels       share of networks whose predicted kernel count is within 10%
+                of the profiled forward's
+
+Sets: fit (the families the host fit saw), held-out (zoo.runtime_split()'s
+held-out families), fresh (calibrate/data/h200/timm_harness/fresh/, measured
+after the model was frozen).
+
+usage: calibrate/harness/validate.py build/analyzer/tilewave [--markdown]
+"""
+import statistics
+import sys
+
+from common import RUNS, kernel_lists, predict, rows, zoo_split
+
+
+def kendall_tau(a, b):
+    n, s = len(a), 0
+    for i in range(n):
+        for j in range(i + 1, n):
+            x, y = a[i] - a[j], b[i] - b[j]
+            s += (x * y > 0) - (x * y < 0)
+    return 2 * s / (n * (n - 1)) if n > 1 else float("nan")
+
+
+def pct(v):
+    return "%.1f%%" % (100 * v)
+
+
+def main():
+    tilewave = sys.argv[1]
+    markdown = "--markdown" in sys.argv
+    fit, held = zoo_split()
+    groups = {}
+    for run, set_name in ((RUNS[0], None), (RUNS[1], "fresh")):
+        kernels = kernel_lists(run)
+        for r in rows(run):
+            s = set_name or ("fit" if r["model"] in fit else "held-out" if r["model"] in held else "other")
+            loop = predict(tilewave, r["model"], r["layout"], r["batch"], "loop")
+            graph = predict(tilewave, r["model"], r["layout"], r["batch"], "graph")
+            k = kernels.get((r["model"], r["layout"], r["batch"]))
+            groups.setdefault((s, r["layout"], r["batch"]), []).append({
+                "model": r["model"], "measured": r["step_ms"] * 1e3, "pred": loop["total"]["time_us"],
+                "flops": loop["total"]["flops"], "pred_host_bound": loop["schedule"]["host_bound"],
+                "host_bound": r["host_ms"] >= 0.8 * r["step_ms"],
+                "graph": r.get("graph_ms", 0) * 1e3, "pred_graph": graph["total"]["time_us"],
+                "kernels": k["kernels"] if k else None, "pred_kernels": loop["total"]["kernels"]})
+    head = ["set", "layout", "batch", "n", "median", "p90", "ratio", "tau (FLOPs)", "host-bound pred/meas",
+            "GPU median", "kernels ±10%"]
+    if markdown:
+        print("| " + " | ".join(head) + " |")
+        print("|" + " --- |" * len(head))
+    else:
+        print("%-9s %-13s %5s %3s %7s %7s %6s %14s %12s %10s %8s" % tuple(head[:9] + [head[9], head[10]]))
+    order = {"fit": 0, "held-out": 1, "fresh": 2, "other": 3}
+    for key in sorted(groups, key=lambda k: (order[k[0]], k[1], k[2])):
+        g = groups[key]
+        err = sorted(abs(x["pred"] - x["measured"]) / x["measured"] for x in g)
+        ratio = statistics.median(x["pred"] / x["measured"] for x in g)
+        tau = kendall_tau([x["pred"] for x in g], [x["measured"] for x in g])
+        ftau = kendall_tau([x["flops"] for x in g], [x["measured"] for x in g])
+        hb = "%d%% / %d%%" % (100 * sum(x["pred_host_bound"] for x in g) / len(g),
+                              100 * sum(x["host_bound"] for x in g) / len(g))
+        gerr = [abs(x["pred_graph"] - x["graph"]) / x["graph"] for x in g if x["graph"] > 0]
+        kk = [x for x in g if x["kernels"]]
+        kmatch = sum(abs(x["pred_kernels"] - x["kernels"]) <= 0.1 * x["kernels"] for x in kk) / len(kk) if kk else 0
+        p90 = err[min(len(err) - 1, int(round(0.9 * (len(err) - 1))))]
+        cells = [key[0], key[1], str(key[2]), str(len(g)), pct(statistics.median(err)), pct(p90), "%.2f" % ratio,
+                 "%.2f (%.2f)" % (tau, ftau), hb, pct(statistics.median(gerr)) if gerr else "-",
+                 "%d%%" % round(100 * kmatch)]
+        if markdown:
+            print("| " + " | ".join(cells) + " |")
+        else:
+            print("%-9s %-13s %5s %3s %7s %7s %6s %14s %12s %10s %8s" % tuple(cells))
+
+
+if __name__ == "__main__":
+    main()
