@@ -45,6 +45,19 @@ def onnx_path(model):
     return os.path.join(ROOT, "onnx_models", "runtime", model.replace("/", "_") + ".onnx")
 
 
+def base_gpu_dir(tmp):
+    """A GPU folder in `tmp` whose h200.json has no layout and precision sets
+    (runtime_params "<runtime> <layout> <amp|half>"): the base the fits start from."""
+    src = os.path.join(ROOT, "gpu_models")
+    g = json.load(open(os.path.join(src, "h200.json")))
+    g["runtime_params"] = {k: v for k, v in g["runtime_params"].items() if " " not in k}
+    with open(os.path.join(tmp, "h200.json"), "w") as f:
+        json.dump(g, f)
+    for sub in ("arch", "hosts"):
+        os.symlink(os.path.join(src, sub), os.path.join(tmp, sub))
+    return tmp
+
+
 def predict(tilewave, model, layout, batch, launch="loop", extra=()):
     """tilewave's JSON for the harness setting: eager, amp fp16, the layout and launch."""
     cmd = [tilewave, "analyze", onnx_path(model), "--gpu", "h200", "--batch", str(batch), "--runtime", "eager",

@@ -66,6 +66,7 @@ struct Analysis {
   DType dtype = DType::fp16;  // exec.dtype
   std::string runtime;       // exec's runtime profile's name
   bool runtime_calibrated = false;  // the GPU file has parameters fitted on this runtime
+  bool execution_calibrated = false;  // ... and a set fitted on this layout and precision (exec.params_key())
   double launch_gap_us = 0;  // graph replay: the GPU's wait before each kernel (in the schedule, not a kernel's time)
   std::string host_id, host_name, host_trust;  // the host description the loop schedule used
   Schedule schedule;         // both timelines, one entry per costed kernel
@@ -101,6 +102,9 @@ struct AnalyzeOptions {
 Analysis analyze_model(const Model& model, const GpuModel& gpu, const AnalyzeOptions& options);
 // The GPU with the runtime's parameter set applied (unless it already is).
 GpuModel gpu_for(const GpuModel& gpu, const RuntimeProfile& runtime);
+// The same, then the set fitted on the configuration's layout and precision
+// (runtime_params["eager nchw amp"]), where the GPU file has one.
+GpuModel gpu_for(const GpuModel& gpu, const ExecutionConfig& exec);
 // Totals only: the network's predicted time from an existing lowering, for
 // calibration loops that cost the same kernels under many parameter sets.
 double network_time_us(const Lowering& lowered, const GpuModel& gpu);

@@ -42,6 +42,9 @@ struct ExecutionConfig {
   DType activation_dtype() const;
   // "eager nhwc fp16 graph", "eager nchw amp-fp16 loop".
   std::string name() const;
+  // The key of the GPU file's parameter set fitted on this layout and
+  // precision under this runtime: "eager nchw amp", "eager nhwc half".
+  std::string params_key() const;
   nlohmann::json to_json() const;
 };
 

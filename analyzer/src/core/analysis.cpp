@@ -17,6 +17,13 @@ GpuModel gpu_for(const GpuModel& base, const RuntimeProfile& runtime) {
   return base.runtime == runtime.name() ? base : base.for_runtime(runtime.name());
 }
 
+GpuModel gpu_for(const GpuModel& base, const ExecutionConfig& exec) {
+  GpuModel g = gpu_for(base, exec.runtime_profile());
+  if (auto it = g.runtime_params.find(exec.params_key()); it != g.runtime_params.end())
+    for (const auto& [k, v] : it->second) g.params[k] = v;
+  return g;
+}
+
 double network_time_us(const Lowering& lowered, const GpuModel& gpu) {
   return cost_network(lowered, CostModel(gpu)).time_us;  // graph replay
 }
@@ -52,7 +59,7 @@ Analysis analyze_model(const Model& model, const GpuModel& base_gpu, const Analy
   const ExecutionConfig& exec = options.exec;
   const RuntimeProfile& runtime = exec.runtime_profile();
   const Lowering lowered = lower_model(model, graph, exec);
-  const GpuModel gpu = gpu_for(base_gpu, runtime);
+  const GpuModel gpu = gpu_for(base_gpu, exec);
   static const HostModel no_host = default_host();
   const HostModel& host = options.host ? *options.host : no_host;
   Analysis a;
@@ -72,6 +79,7 @@ Analysis analyze_model(const Model& model, const GpuModel& base_gpu, const Analy
   a.host_name = host.name;
   a.host_trust = host.trust;
   a.runtime_calibrated = gpu.has_runtime_params(runtime.name());
+  a.execution_calibrated = gpu.has_runtime_params(exec.params_key());
   a.launch_gap_us = std::max(0.0, gpu.param("launch_gap_us"));
   a.nodes = int(model.nodes.size());
   a.notes = model.notes;

@@ -35,6 +35,10 @@ std::string ExecutionConfig::name() const {
   return s + " " + launch_name(launch);
 }
 
+std::string ExecutionConfig::params_key() const {
+  return std::string(runtime_profile().name()) + " " + layout_name(layout) + (amp ? " amp" : " half");
+}
+
 nlohmann::json ExecutionConfig::to_json() const {
   return {{"runtime", runtime_profile().name()}, {"dtype", dtype_name(dtype)}, {"amp", amp},
           {"layout", layout_name(layout)},        {"launch", launch_name(launch)},

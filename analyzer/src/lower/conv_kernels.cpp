@@ -15,6 +15,7 @@ Kernel memory_kernel(const Kernel& conv, const std::string& suffix, const std::s
   l.dtype = dtype;
   l.extra_bytes = extra_bytes;
   k.layer = l;
+  k.host_call = HostCall::inner;  // launched inside the conv's or the BatchNorm's op
   return k;
 }
 
@@ -100,6 +101,7 @@ std::vector<Kernel> eager_bias_kernels(const LowerInput& in, Kernel& producer, c
   pass.inputs = 1;
   // Scale and shift per channel, read once.
   Kernel bias = memory_kernel(conv, "/bias", "bias", pass, in.dtype, 2 * p->K * dtype_bytes(in.dtype));
+  if (!own_bias) bias.host_call = HostCall::op;  // the BatchNorm op of its own
   const TensorRef y = raw_output(producer);
   if (!y.name.empty()) {
     bias.reads = {producer.writes[0]};

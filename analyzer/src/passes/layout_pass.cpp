@@ -19,10 +19,13 @@ Kernel transform_kernel(const Kernel& conv, const char* suffix, int64_t elems, D
 // transforms input and filter before and the output after. Pointwise
 // (1x1, stride 1) convolutions run as GEMMs on NCHW directly, depthwise and
 // other direct convolutions on CUDA cores in NCHW, an RGB stem in its own
-// first-layer kernel that reads NCHW.
+// first-layer kernel that reads NCHW. Grouped convolutions on tensor cores
+// are transformed too.
 bool wrapped_in_transforms(const ConvProblem& p, DType dtype) {
-  if (dtype == DType::fp32 || dtype == DType::int8) return false;
-  if (p.groups != 1 || p.transposed || p.C < 4) return false;
+  if (dtype == DType::fp32 || dtype == DType::int8 || p.transposed || p.C < 4) return false;
+  // Groups of at least one 16-byte vector of channels run on tensor cores
+  // (docs/model.md "Direct convolution").
+  if (p.groups > 1) return p.C / p.groups >= 16 / dtype_bytes(dtype);
   return !(p.R == 1 && p.S == 1 && p.stride[0] == 1 && p.stride[1] == 1);
 }
 

@@ -14,9 +14,11 @@ bool pytorch_runtime(const ExecutionConfig& e) {
 }
 
 Kernel cast_kernel(const Kernel& owner, const std::string& suffix, int64_t elems, DType from, DType to) {
+  // A vectorized elementwise kernel (at::native's float16 copy), not a strided copy.
   MemoryProblem m;
-  m.op = MemoryOp::copy;
-  m.elems_in = m.elems_out = elems;
+  m.op = MemoryOp::eltwise;
+  m.elems = elems;
+  m.inputs = 1;
   Layer l;
   l.problem = m;
   l.dtype = to;

@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""Fits the parameter sets of eager PyTorch under autocast, per layout
+(gpu_models/h200.json runtime_params "eager nchw amp" and "eager nhwc amp";
+docs/calibration.md "Layout and precision sets"), on the fit families'
+profiled kernels under timm's harness (calibrate/harness/kernel_classes.py's
+classes).
+
+Three kinds of kernel change with the layout and precision (docs/model.md
+"Layout pass", "Precision pass"):
+  bn         cuDNN's bn_fw_inf_1C11 kernel (BatchNorm over fp16 activations
+             with fp32 parameters): fixed_us_norm_extra and one rate,
+             norm_bw_efficiency = norm_max_bw_efficiency (L2 hits do not make
+             it faster, as for PyTorch's own pass)
+  transform  cuDNN's nchwToNhwc / nhwcToNchw (nchw only): fixed_us_transform,
+             transform_bw_efficiency
+  depthwise  the direct convolutions (nchw only): fixed_us_direct and one
+             factor on direct_conv_efficiency and direct_bw_efficiency
+For each, the summed profiled time per (layout, batch 1/16/256) against
+count * fixed + variable / rate, a least squares in (fixed, 1/rate) on
+relative error. For bn and transform the variable part is the kernels'
+bytes over the datasheet bandwidth, and their ramp term (docs/model.md
+"Memory time") is taken off the profiled time first; for depthwise it is
+tilewave's variable time at the base eager set, and the rate a factor on it.
+
+usage: calibrate/harness/fit_passes.py build/analyzer/tilewave [--write]
+(--write: the sets go into gpu_models/h200.json, with their provenance)
+"""
+import collections
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+from common import ROOT, RUNS, base_gpu_dir, kernel_lists, predict, rows, zoo_split
+from kernel_classes import measured_class, predicted_class
+
+
+def ls2(cells):
+    """min sum ((n F + v u - m)/m)^2 over cells (n, v, m): (F, u)."""
+    a = b = c = d = e = 0.0
+    for n, v, m in cells:
+        w = 1.0 / (m * m)
+        a += w * n * n
+        b += w * n * v
+        c += w * v * v
+        d += w * n * m
+        e += w * v * m
+    det = a * c - b * b
+    return (d * c - b * e) / det, (a * e - b * d) / det
+
+
+def main():
+    tilewave = sys.argv[1]
+    with tempfile.TemporaryDirectory() as tmp:
+        sets = fit_sets(tilewave, ["--gpu-dir", base_gpu_dir(tmp)])
+    if "--write" in sys.argv:
+        path = os.path.join(ROOT, "gpu_models", "h200.json")
+        g = json.load(open(path))
+        for key, params in sets.items():
+            g["runtime_params"][key] = {"fitted_on": {
+                "command": "python3 calibrate/harness/fit_passes.py build/analyzer/tilewave --write",
+                "data": RUNS[0] + "/kernels.jsonl.gz, fit families only (onnx_models/zoo.py runtime_split)",
+                "harness": "timm benchmark.py: fp32 weights under autocast(float16), batch 1/16/256"},
+                "params": params}
+        with open(path + ".tmp", "w") as f:
+            f.write(json.dumps(g, indent=2, ensure_ascii=False) + "\n")
+        os.replace(path + ".tmp", path)
+
+
+def fit_sets(tilewave, gpu_dir):
+    fit, _ = zoo_split()
+    base = json.load(open("gpu_models/h200.json"))["runtime_params"]["eager"]["params"]
+    gpus = json.loads(subprocess.run([tilewave, "gpus", "--format", "json"], capture_output=True, text=True).stdout)
+    h200 = [g for g in (gpus if isinstance(gpus, list) else gpus["gpus"]) if g["id"] == "h200"][0]["params"]
+    p = dict(h200, **base)
+    bw_bytes_per_us = [g for g in (gpus if isinstance(gpus, list) else gpus["gpus"]) if g["id"] == "h200"][0][
+        "dram_bandwidth_gbs"] * 1e3
+    kernels = kernel_lists(RUNS[0])
+    cells = collections.defaultdict(lambda: collections.defaultdict(lambda: [0, 0.0, 0.0]))  # (layout, cls) -> batch -> n, var, measured
+    for r in rows(RUNS[0]):
+        k = kernels.get((r["model"], r["layout"], r["batch"]))
+        if r["model"] not in fit or not k:
+            continue
+        for name, us in k["list"]:
+            cells[(r["layout"], measured_class(name))][r["batch"]][2] += us
+        for layer in predict(tilewave, r["model"], r["layout"], r["batch"], "graph", gpu_dir)["layers"]:
+            if "time_us" not in layer:
+                continue
+            cls = predicted_class(layer)
+            cell = cells[(r["layout"], cls)][r["batch"]]
+            cell[0] += 1
+            if cls in ("bn", "transform"):
+                cell[1] += layer["bytes"] / bw_bytes_per_us
+                cell[2] -= min(layer["bytes"], p["ramp_mb"] * 1e6) / (bw_bytes_per_us * p["ramp_bw_efficiency"])
+            else:
+                cell[1] += layer["time_us"] - layer["fixed_us"]
+    sets = {}
+    for layout in ("nchw", "channels_last"):
+        out = {}
+        f, u = ls2([tuple(v) for v in cells[(layout, "bn")].values()])
+        out["fixed_us_norm_extra"] = round(max(0.0, f - p["fixed_us_memory"]), 4)
+        out["norm_bw_efficiency"] = out["norm_max_bw_efficiency"] = round(min(1.0, 1 / u), 4)
+        if layout == "nchw":
+            f, u = ls2([tuple(v) for v in cells[(layout, "transform")].values()])
+            out["fixed_us_transform"] = round(max(0.0, f), 4)
+            out["transform_bw_efficiency"] = round(min(1.0, 1 / u), 4)
+            f, u = ls2([tuple(v) for v in cells[(layout, "depthwise")].values()])
+            out["fixed_us_direct"] = round(max(0.0, f), 4)
+            out["direct_conv_efficiency"] = round(p["direct_conv_efficiency"] / u, 5)
+            out["direct_bw_efficiency"] = round(min(1.0, p["direct_bw_efficiency"] / u), 5)
+        key = "eager %s amp" % ("nchw" if layout == "nchw" else "nhwc")
+        sets[key] = out
+        print(key)
+        for cls in ("bn", "transform", "depthwise"):
+            for b, (n, v, m) in sorted(cells[(layout, cls)].items()):
+                print("  %-9s b%-4d kernels %5d  profiled (less ramp) %9.1f us  variable %9.1f us" % (cls, b, n, m, v))
+        print("  " + json.dumps(out, sort_keys=True))
+    print(json.dumps(sets, sort_keys=True))
+    return sets
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""Profiled against predicted device time by kernel class, for timm's harness
+on the H200 (docs/validation.md "timm's harness"): the evidence behind the
+layout and precision passes' rates. For each (layout, batch), summed over the
+networks of one set, the profiled kernels' time and count of each class
+beside tilewave's kernels of the same class (eager, amp fp16, graph launch:
+kernel times only).
+
+Classes, by profiled kernel name / by tilewave's kernel:
+  bn         cuDNN's bn_fw_inf_1C11 / a BatchNorm pass
+  transform  cuDNN's nchwToNhwc, nhwcToNchw / layout_transform
+  depthwise  depthwise and direct convolutions / a conv with groups > 1 on CUDA cores
+  cast       float16 copies (autocast) / cast
+  conv       other convolutions and GEMMs / conv, gemm
+  other      everything else
+
+usage: calibrate/harness/kernel_classes.py build/analyzer/tilewave [--set fit|held-out|fresh]
+"""
+import collections
+import sys
+
+from common import RUNS, kernel_lists, predict, rows, zoo_split
+
+CLASSES = ["bn", "transform", "depthwise", "cast", "conv", "other"]
+
+
+def measured_class(name):
+    if "bn_fw_inf" in name:
+        return "bn"
+    if "nchwToNhwc" in name or "nhwcToNchw" in name:
+        return "transform"
+    if "depthwise" in name or "conv2d_c1_k1" in name:
+        return "depthwise"
+    if "float16_copy" in name or "direct_copy" in name and "Half" in name:
+        return "cast"
+    if any(s in name for s in ("xmma", "cutlass", "nvjet", "gemm", "convolve", "conv2d", "sm80", "sm90")):
+        return "conv"
+    return "other"
+
+
+def predicted_class(layer):
+    op, problem = layer["op"], layer.get("layer", {})
+    if (op == "bias" and problem.get("op") == "norm") or op == "BatchNormalization":
+        return "bn"
+    if op == "layout_transform":
+        return "transform"
+    if op == "cast":
+        return "cast"
+    if problem.get("op") in ("conv", "gemm", "attention"):
+        return "depthwise" if layer.get("path") == "direct_conv" else "conv"
+    return "other"
+
+
+def main():
+    tilewave = sys.argv[1]
+    want = sys.argv[sys.argv.index("--set") + 1] if "--set" in sys.argv else "fit"
+    fit, held = zoo_split()
+    run = RUNS[1] if want == "fresh" else RUNS[0]
+    kernels = kernel_lists(run)
+    sums = collections.defaultdict(lambda: collections.defaultdict(float))
+    for r in rows(run):
+        in_set = want == "fresh" or (r["model"] in fit) == (want == "fit") and (r["model"] in fit or r["model"] in held)
+        k = kernels.get((r["model"], r["layout"], r["batch"]))
+        if not in_set or not k:
+            continue
+        s = sums[(r["layout"], r["batch"])]
+        for name, us in k["list"]:
+            c = measured_class(name)
+            s["m_" + c] += us
+            s["mn_" + c] += 1
+        for layer in predict(tilewave, r["model"], r["layout"], r["batch"], "graph")["layers"]:
+            if "time_us" in layer:
+                c = predicted_class(layer)
+                s["p_" + c] += layer["time_us"]
+                s["pn_" + c] += 1
+    print("set %s: profiled / predicted device time (ms) and kernel count, by class" % want)
+    print("%-13s %5s " % ("layout", "batch") + " ".join("%22s" % c for c in CLASSES))
+    for key in sorted(sums):
+        s = sums[key]
+        cells = ["%6.1f/%6.1f %4d/%4d" % (s["m_" + c] / 1e3, s["p_" + c] / 1e3, s["mn_" + c], s["pn_" + c])
+                 for c in CLASSES]
+        print("%-13s %5d " % key + " ".join("%22s" % c for c in cells))
+
+
+if __name__ == "__main__":
+    main()
