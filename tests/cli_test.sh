@@ -276,6 +276,29 @@ expect 0 "" -- "$tw" analyze "$(ls "$tmp"/top/*.onnx | head -n 1)"
 printf '{"family": "resnet", "stages": [{"depth": [1], "width": [64], "bottleneck": [1]}]}' >"$tmp/bad_space.json"
 expect 1 "bad_space.json: stages\[0\]: missing choice 'stride'" -- "$tw" nas "$tmp/bad_space.json"
 
+# Issue 18: the execution configuration's options (docs/model.md "Execution configuration").
+expect 0 "" -- "$tw" analyze "$root/onnx_models/resnet50.onnx" --batch 1 --layout nchw --amp --no-graph
+grep -q "schedule           host-bound" "$tmp/out" || { echo "FAIL: a batch-1 loop is not host-bound"; fails=$((fails + 1)); }
+expect 0 "" -- "$tw" analyze "$root/onnx_models/resnet50.onnx" --batch 1
+grep -q "eager nhwc fp16 graph" "$tmp/out" || { echo "FAIL: the table does not name the configuration"; fails=$((fails + 1)); }
+expect 2 "--layout" -- "$tw" analyze "$root/onnx_models/resnet50.onnx" --layout nwhc
+expect 1 "amp autocasts to fp16 or bf16" -- "$tw" analyze "$root/onnx_models/resnet50.onnx" --amp --dtype int8
+expect 1 "no_such_host.json: no such host description" -- "$tw" analyze "$root/onnx_models/resnet50.onnx" --no-graph --host "$tmp/no_such_host.json"
+printf '{"params": {"host_op_us": "fast"}}' >"$tmp/bad_host.json"
+expect 1 "bad_host.json: host parameter 'host_op_us'" -- "$tw" analyze "$root/onnx_models/resnet50.onnx" --no-graph --host "$tmp/bad_host.json"
+expect 1 "not a host id" -- "$tw" analyze "$root/onnx_models/resnet50.onnx" --no-graph --host "a b"
+"$tw" analyze "$root/onnx_models/resnet50.onnx" --batch 1 --layout nchw --amp --no-graph --format json -o "$tmp/loop.json"
+python3 - "$tmp/loop.json" <<'PY' || { echo "FAIL: --no-graph JSON schedule"; fails=$((fails + 1)); }
+import json, sys
+d = json.load(open(sys.argv[1]))
+s = d["schedule"]
+assert d["execution"] == {"runtime": "eager", "dtype": "fp16", "amp": True, "layout": "nchw", "launch": "loop",
+                          "attention": "fused"}
+assert s["host_bound"] and d["total"]["bound_by"] == "host" and d["host"]["id"] == "h200-vm"
+assert len(s["timeline"]) == d["total"]["kernels"] and abs(s["step_us"] - d["total"]["time_us"]) < 1e-6
+assert all(r[1] <= r[2] <= r[3] <= r[4] for r in s["timeline"]), "a kernel starts before its issue ends"
+PY
+
 # A failed run leaves no output file behind.
 expect 1 "" -- "$tw" analyze "$data/cycle.onnx" --batch 1 -o "$tmp/never.json"
 [ ! -e "$tmp/never.json" ] || { echo "FAIL: half-written output left behind"; fails=$((fails + 1)); }

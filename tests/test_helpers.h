@@ -17,6 +17,7 @@ inline std::string write_temp(const std::string& name, const std::string& text) 
   return path;
 }
 inline GpuModel gpu(const std::string& id) { return load_gpu(id, TILEWAVE_GPU_DIR); }
+inline std::string gpu_dir() { return TILEWAVE_GPU_DIR; }
 
 // A hand-made GPU with one tile shape, for counting tiles and waves on paper.
 GpuModel paper_gpu(int sms, int tile_m, int tile_n, int tile_k = 32);

@@ -100,6 +100,21 @@ Target target_of(const std::string& gpu, int64_t batch, const std::string& runti
   return t;
 }
 
+// The execution configuration's other axes, as the CLI's --layout, --amp,
+// --graph/--no-graph and --host (docs/python.md).
+void set_execution(Target& t, const std::string& layout, bool amp, bool graph, const std::optional<std::string>& host,
+                   const std::optional<std::string>& gpu_dir) {
+  nlohmann::json j = t.options.exec.to_json();
+  j["layout"] = layout;
+  j["amp"] = amp;
+  j["launch"] = graph ? "graph" : "loop";
+  t.options.exec = execution_from_json(j, "execution");
+  const std::string id = host ? *host : t.gpu.host;
+  if (!graph || host)
+    t.options.host = std::make_shared<const HostModel>(
+        id.empty() ? default_host() : load_host(id, gpu_dir ? *gpu_dir : default_gpu_dir()));
+}
+
 // As `tilewave analyze`: an incomplete model is an error unless partial answers are allowed.
 py::object analysis_result(const Analysis& a, bool allow_unmodelled) {
   if (!allow_unmodelled)
@@ -222,8 +237,10 @@ PYBIND11_MODULE(tilewave, m) {
   m.def(
       "analyze",
       [](const std::string& path, const std::string& gpu, int64_t batch, const std::string& runtime,
-         const std::string& dtype, const std::optional<std::string>& gpu_dir, bool allow_unmodelled) {
-        const Target t = target_of(gpu, batch, runtime, dtype, gpu_dir);
+         const std::string& dtype, const std::optional<std::string>& gpu_dir, bool allow_unmodelled,
+         const std::string& layout, bool amp, bool graph, const std::optional<std::string>& host) {
+        Target t = target_of(gpu, batch, runtime, dtype, gpu_dir);
+        set_execution(t, layout, amp, graph, host, gpu_dir);
         Analysis a;
         {
           py::gil_scoped_release release;
@@ -233,14 +250,17 @@ PYBIND11_MODULE(tilewave, m) {
       },
       py::arg("path"), py::kw_only(), py::arg("gpu") = "h200", py::arg("batch") = 1, py::arg("runtime") = "eager",
       py::arg("dtype") = "fp16", py::arg("gpu_dir") = py::none(), py::arg("allow_unmodelled") = false,
+      py::arg("layout") = "nhwc", py::arg("amp") = false, py::arg("graph") = true, py::arg("host") = py::none(),
       "Analyses an ONNX file as `tilewave analyze --format json` does; returns that document as a dict "
-      "(plus 'notes').");
+      "(plus 'notes'). layout, amp, graph and host are the CLI's --layout, --amp, --graph/--no-graph, --host.");
 
   m.def(
       "analyze_layers",
       [](const py::object& layers, const std::vector<int64_t>& input, const std::string& gpu, int64_t batch,
-         const std::string& runtime, const std::string& dtype, const std::optional<std::string>& gpu_dir) {
-        const Target t = target_of(gpu, batch, runtime, dtype, gpu_dir);
+         const std::string& runtime, const std::string& dtype, const std::optional<std::string>& gpu_dir,
+         const std::string& layout, bool amp, bool graph, const std::optional<std::string>& host) {
+        Target t = target_of(gpu, batch, runtime, dtype, gpu_dir);
+        set_execution(t, layout, amp, graph, host, gpu_dir);
         const Model model = model_from_layers(layers, batch, input, t.options.load);
         Analysis a;
         {
@@ -251,6 +271,7 @@ PYBIND11_MODULE(tilewave, m) {
       },
       py::arg("layers"), py::kw_only(), py::arg("input") = std::vector<int64_t>{3, 224, 224}, py::arg("gpu") = "h200",
       py::arg("batch") = 1, py::arg("runtime") = "eager", py::arg("dtype") = "fp16", py::arg("gpu_dir") = py::none(),
+      py::arg("layout") = "nhwc", py::arg("amp") = false, py::arg("graph") = true, py::arg("host") = py::none(),
       "Analyses a network given as a list of layer dicts (docs/python.md 'Layer lists'), without files; "
       "returns the same dict as analyze().");
 

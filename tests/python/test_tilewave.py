@@ -185,3 +185,13 @@ def test_the_evolution_example_runs():
     out = subprocess.run([sys.executable, example, "--generations", "3", "--population", "16", "--seed", "1"],
                          check=True, capture_output=True, text=True, env=os.environ).stdout
     assert "best" in out
+
+
+def test_the_execution_configuration_as_the_cli_takes_it():
+    loop = tilewave.analyze(RESNET50, batch=1, layout="nchw", amp=True, graph=False)
+    graph = tilewave.analyze(RESNET50, batch=1, layout="nchw", amp=True)
+    assert loop["execution"]["launch"] == "loop" and loop["total"]["bound_by"] == "host"
+    assert graph["total"]["time_us"] < loop["total"]["time_us"]
+    assert graph["total"]["gpu_busy_us"] == pytest.approx(loop["total"]["gpu_busy_us"])
+    with pytest.raises(tilewave.InputError, match="unknown layout"):
+        tilewave.analyze(RESNET50, layout="nwhc")

@@ -514,6 +514,31 @@ std::vector<Advice> advise(const ModelFile& model, const GpuModel& gpu, const An
           fmt::format("{} kernels instead of {}: {}", a.total.kernels, base.total.kernels, r->summary()), base.total,
           a.total});
   }
+  // A plain loop whose host sets the pace: the same kernels replayed as one
+  // CUDA graph (docs/model.md "Schedule").
+  if (options.exec.launch == Launch::loop && base.total.host_bound) {
+    AnalyzeOptions o = options;
+    o.exec.launch = Launch::graph;
+    const Analysis a = analyse(o);
+    if (!a.partial)
+      keep({"launch",
+            "capture the forward in a CUDA graph (torch.cuda.CUDAGraph, or torch.compile(mode=\"reduce-overhead\"))",
+            fmt::format("the step is host-bound: the host issues for {:.0f} µs against {:.0f} µs of GPU work; a graph "
+                        "replay issues it once",
+                        base.total.host_busy_us, base.total.gpu_busy_us),
+            base.total, a.total});
+  }
+  // The other activation layout.
+  if (std::string(options.exec.runtime_profile().name()) == "eager") {
+    AnalyzeOptions o = options;
+    o.exec.layout = options.exec.layout == Layout::nchw ? Layout::nhwc : Layout::nchw;
+    const Analysis a = analyse(o);
+    if (!a.partial)
+      keep({"layout",
+            o.exec.layout == Layout::nhwc ? "run it channels_last (model and input .to(memory_format=torch.channels_last))"
+                                          : "run it in NCHW (contiguous) instead of channels_last",
+            fmt::format("{} kernels instead of {}", a.total.kernels, base.total.kernels), base.total, a.total});
+  }
   // Another dtype: fp32/tf32 to half precision; int8 where the runtime builds int8 engines.
   std::vector<DType> dtypes;
   if (options.exec.dtype == DType::fp32 || options.exec.dtype == DType::tf32) dtypes = {DType::fp16, DType::bf16};

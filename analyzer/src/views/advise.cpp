@@ -10,8 +10,9 @@ using nlohmann::json;
 namespace tilewave {
 
 void write_advice_table(std::ostream& os, const Analysis& a, const std::vector<Advice>& advice) {
-  fmt::print(os, "{} on {} ({}), batch {}, {}, runtime {}: {:.1f} us, {:.0f} samples/s, utilization {:.2f}%\n",
-             printable(a.model_name), a.gpu_name, a.gpu_id, a.batch, dtype_name(a.dtype), a.runtime, a.total.time_us,
+  fmt::print(os, "{} on {} ({}), batch {}, {}: {:.1f} us{}, {:.0f} samples/s, utilization {:.2f}%\n",
+             printable(a.model_name), a.gpu_name, a.gpu_id, a.batch, a.exec.name(), a.total.time_us,
+             a.total.host_bound ? " (host-bound)" : "",
              a.total.throughput_per_s, 100 * a.total.utilization);
   if (advice.empty()) {
     os << "\nNo change tried is predicted to make it faster (docs/report.md lists what is tried).\n";
@@ -38,7 +39,7 @@ json advice_to_json(const Analysis& a, const std::vector<Advice>& advice) {
     rows.push_back({{"kind", x.kind}, {"change", x.change}, {"detail", x.detail}, {"gain", x.gain},
                     {"before", totals(x.before)}, {"after", totals(x.after)}});
   return {{"model", a.model_name}, {"gpu", a.gpu_id}, {"batch", a.batch}, {"dtype", dtype_name(a.dtype)},
-          {"runtime", a.runtime}, {"advice", rows}};
+          {"runtime", a.runtime}, {"execution", a.exec.to_json()}, {"advice", rows}};
 }
 
 }  // namespace tilewave

@@ -15,8 +15,8 @@ namespace tilewave {
 
 void write_check_table(std::ostream& os, const Analysis& a, const MeasuredTrace& t, const TraceCheck& c, int rows) {
   const double err = c.measured_device_us > 0 ? c.predicted_device_us / c.measured_device_us - 1 : 0;
-  fmt::print(os, "{} on {}, batch {}, {}, runtime {}: prediction against {}\n", printable(a.model_name), a.gpu_id,
-             a.batch, dtype_name(a.dtype), a.runtime, printable(t.path));
+  fmt::print(os, "{} on {}, batch {}, {}: prediction against {}\n", printable(a.model_name), a.gpu_id, a.batch,
+             a.exec.name(), printable(t.path));
   fmt::print(os, "  measured   {} kernels, {:.1f} us of kernel time{}\n", t.kernels.size(), c.measured_device_us,
              t.copies ? fmt::format(" ({} memcpy/memset events not counted)", t.copies) : "");
   if (!t.step.empty())
@@ -97,6 +97,7 @@ json check_to_json(const Analysis& a, const MeasuredTrace& t, const TraceCheck& 
           {"batch", a.batch},
           {"dtype", dtype_name(a.dtype)},
           {"runtime", a.runtime},
+          {"execution", a.exec.to_json()},
           {"trace", t.path},
           {"measured_kernels", t.kernels.size()},
           {"profiler_step", t.step},

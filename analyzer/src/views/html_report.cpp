@@ -34,9 +34,10 @@ struct Share {
 };
 const Share kShares[] = {{"useful work", "#1b9e77"},     {"tile quantization", "#e6ab02"},
                          {"wave quantization", "#a6761d"}, {"main-loop efficiency", "#66a61e"},
-                         {"memory bound", "#d95f02"},     {"fixed per-kernel cost", "#7570b3"}};
-std::array<double, 6> shares_of(double utilization, const Losses& l) {
-  return {utilization, l.tile, l.wave, l.efficiency, l.memory, l.fixed};
+                         {"memory bound", "#d95f02"},     {"fixed per-kernel cost", "#7570b3"},
+                         {"GPU idle between kernels", "#bbbbbb"}};
+std::array<double, 7> shares_of(double utilization, const Losses& l) {
+  return {utilization, l.tile, l.wave, l.efficiency, l.memory, l.fixed, l.idle};
 }
 
 std::string fmt_us(double us) { return us >= 1000 ? fmt::format("{:.2f} ms", us / 1000) : fmt::format("{:.1f} µs", us); }
@@ -78,9 +79,43 @@ void summary(std::ostream& os, const Analysis& a) {
   for (size_t i = 1; i < sh.size(); ++i)
     fmt::print(os, R"~({}<span class="key" style="background:{}"></span>{} {})~", i > 1 ? ", " : "", kShares[i].colour,
                kShares[i].name, fmt_pct(sh[i]));
-  fmt::print(os, ".</p>\n<p class=\"note\">Kernel times include the network's effects: L2 reuse between "
-                 "kernels and the {:.1f} µs launch gap of the runtime ({}); docs/model.md explains every number.</p></section>\n",
-             a.launch_gap_us, html_escape(a.runtime));
+  fmt::print(os, ".</p>\n<p class=\"note\">Run as {}. Kernel times include L2 reuse between kernels; the "
+                 "schedule adds the GPU's idle time between them ({}); docs/model.md explains every number.</p></section>\n",
+             html_escape(a.exec.name()),
+             a.exec.launch == Launch::graph ? fmt::format("a {:.2f} µs launch gap per kernel in CUDA-graph replay",
+                                                          a.launch_gap_us)
+                                            : fmt::format("the host {} issuing each op: {}", html_escape(a.host_id),
+                                                          t.host_bound ? "host-bound" : "GPU-bound"));
+}
+
+// Both timelines of one step (docs/model.md "Schedule"): the host issuing
+// ops (a plain loop only) and the GPU running kernels, coloured by bound.
+void timeline(std::ostream& os, const Analysis& a) {
+  const Schedule& s = a.schedule;
+  if (s.kernels.empty() || s.step_us <= 0) return;
+  const double w = 940, l = 60, r = w - 10, lane = 26, h = 2 * lane + 60;
+  const auto x = [&](double us) { return l + (r - l) * us / s.step_us; };
+  fmt::print(os, R"~(<section id="timeline-section"><h2>One step on both timelines</h2>
+<svg id="timeline" class="chart" viewBox="0 0 {0} {1}" width="{0}" height="{1}" role="img" aria-label="timeline">
+<text x="{2:.0f}" y="{3:.0f}" class="label" text-anchor="end">host</text><text x="{2:.0f}" y="{4:.0f}" class="label" text-anchor="end">GPU</text>)~",
+             w, h, l - 6, 10 + lane / 2 + 4, 20 + lane * 1.5 + 4);
+  for (const auto& k : s.kernels) {
+    if (k.host_end_us > k.host_start_us)
+      fmt::print(os, R"~(<rect x="{:.2f}" y="10" width="{:.2f}" height="{:.0f}" fill="#888"/>)~", x(k.host_start_us),
+                 std::max(0.3, x(k.host_end_us) - x(k.host_start_us)), lane);
+    const auto& res = a.kernels[size_t(k.kernel)];
+    fmt::print(os, R"~(<rect x="{:.2f}" y="{:.0f}" width="{:.2f}" height="{:.0f}" fill="{}"><title>{} {}</title></rect>)~",
+               x(k.gpu_start_us), 20 + lane, std::max(0.3, x(k.gpu_end_us) - x(k.gpu_start_us)), lane,
+               bound_colour(res.cost->bound), html_escape(res.kernel.name), fmt_us(k.gpu_end_us - k.gpu_start_us));
+  }
+  for (int i = 0; i <= 4; ++i)
+    fmt::print(os, R"~(<text x="{:.1f}" y="{:.0f}" class="tick" text-anchor="{}">{}</text>)~", x(s.step_us * i / 4),
+               h - 12, i == 0 ? "start" : i == 4 ? "end" : "middle", fmt_us(s.step_us * i / 4));
+  fmt::print(os, "</svg><p class=\"note\">Step {}: GPU busy {} ({} of the step), host issue {}{}. Utilization "
+                 "{} of the step, {} of the GPU's busy time.</p></section>\n",
+             fmt_us(s.step_us), fmt_us(s.gpu_busy_us), fmt_pct(s.gpu_busy_us / s.step_us), fmt_us(s.host_busy_us),
+             s.launch == Launch::graph ? " (one graph launch, overlapped)" : s.host_bound ? ": host-bound" : ": GPU-bound",
+             fmt_pct(a.total.utilization), fmt_pct(a.total.gpu_busy_utilization));
 }
 
 void roofline(std::ostream& os, const Analysis& a) {
@@ -253,8 +288,7 @@ void compare_gpus(std::ostream& os, const Analysis& main, const std::vector<Anal
 
 void write_html_report(std::ostream& os, const ReportInput& in) {
   const Analysis& a = in.main;
-  const std::string title = fmt::format("{} on {}, batch {}, {}, {}", a.model_name, a.gpu_name, a.batch,
-                                        dtype_name(a.dtype), a.runtime);
+  const std::string title = fmt::format("{} on {}, batch {}, {}", a.model_name, a.gpu_name, a.batch, a.exec.name());
   fmt::print(os, R"~(<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>tilewave: {0}</title>
 <style>
@@ -275,6 +309,7 @@ svg text {{ font-size: 11px; fill: #333; }} svg .axis {{ font-size: 12px; }}
              html_escape(title), html_escape(a.gpu_name), html_escape(a.gpu_id), html_escape(a.gpu_trust),
              html_escape(a.model_path));
   summary(os, a);
+  timeline(os, a);
   roofline(os, a);
   layer_bars(os, a);
   loss_bars(os, a);

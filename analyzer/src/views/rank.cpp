@@ -46,8 +46,8 @@ void write_rank_table(std::ostream& os, const std::vector<Analysis>& as, const s
   const auto& by_flops = ranking.by_flops;
   const auto& flops_rank = ranking.flops_rank;
   if (!as.empty())
-    fmt::print(os, "{} models on {}, batch {}, {}, runtime {} (fastest first)\n", as.size(), as[0].gpu_name,
-               as[0].batch, dtype_name(as[0].dtype), as[0].runtime);
+    fmt::print(os, "{} models on {}, batch {}, {} (fastest first)\n", as.size(), as[0].gpu_name, as[0].batch,
+               as[0].exec.name());
   fmt::print(os, "{:>4} {:<24} {:>11} {:>12} {:>7} {:>14} {:>10}   {}\n", "rank", "model", "latency_us", "FLOPs", "util",
              "samples/s", "FLOPs rank", "FLOPs-only order");
   for (size_t i = 0; i < by_time.size(); ++i) {

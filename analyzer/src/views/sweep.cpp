@@ -30,8 +30,7 @@ json sweep_to_json(const std::vector<Analysis>& as) {
 
 void write_sweep_table(std::ostream& os, const std::vector<Analysis>& as) {
   if (as.empty()) return;
-  fmt::print(os, "{} on {}, {}, runtime {}\n", printable(as[0].model_name), as[0].gpu_name, dtype_name(as[0].dtype),
-             as[0].runtime);
+  fmt::print(os, "{} on {}, {}\n", printable(as[0].model_name), as[0].gpu_name, as[0].exec.name());
   fmt::print(os, "{:>6} {:>12} {:>14} {:>7}  {:>6} {:>6} {:>6} {:>6} {:>6}  {}\n", "batch", "latency_us", "samples/s",
              "util", "tile", "wave", "eff", "mem", "fixed", "utilization bar");
   double max_u = 0;

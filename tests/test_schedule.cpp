@@ -1,0 +1,151 @@
+// The execution configuration, the layout and precision passes and the
+// schedule stage (docs/model.md "Execution configuration", "Passes", "Schedule").
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "test_helpers.h"
+#include "tilewave/analysis.h"
+#include "tilewave/error.h"
+#include "tilewave/schedule.h"
+
+using namespace tilewave;
+
+namespace {
+
+HostModel host_with(double op_us, double latency_us, double sync_us) {
+  HostModel h = default_host();
+  for (auto& [k, v] : h.params) v = 0;
+  h.params["host_op_us"] = op_us;
+  h.params["launch_latency_us"] = latency_us;
+  h.params["sync_us"] = sync_us;
+  return h;
+}
+
+Lowering lower(const ExecutionConfig& e, int64_t batch = 2) {
+  LoadOptions o;
+  o.batch = batch;
+  const Model m = load_onnx(test::data("tiny_cnn.onnx"), o);
+  return lower_model(m, build_layer_graph(m), e);
+}
+
+int count_ops(const Lowering& l, const std::string& ops) {
+  return int(std::count_if(l.kernels.begin(), l.kernels.end(), [&](const Kernel& k) { return k.ops == ops; }));
+}
+
+}  // namespace
+
+TEST_CASE("schedule: graph replay is the kernels back to back, each after the launch gap") {
+  const std::vector<LaunchItem> items = {{5.0, HostCall::op}, {3.0, HostCall::op}, {2.0, HostCall::inner}};
+  const Schedule s = schedule_step(items, Launch::graph, host_with(100, 4, 8), 0.5);
+  CHECK(s.step_us == doctest::Approx(10.0 + 3 * 0.5));
+  CHECK(s.gpu_busy_us == doctest::Approx(10.0));
+  CHECK(s.gpu_idle_us == doctest::Approx(1.5));
+  CHECK_FALSE(s.host_bound);
+  CHECK(s.kernels[1].gpu_start_us == doctest::Approx(5.5 + 0.5));
+}
+
+TEST_CASE("schedule: in a plain loop a slow host sets the step, a fast one leaves it to the GPU") {
+  const std::vector<LaunchItem> items(10, {2.0, HostCall::op});
+  // Host 10 µs per op against 2 µs kernels: the GPU waits on every launch.
+  const Schedule slow = schedule_step(items, Launch::loop, host_with(10, 4, 8), 0.5);
+  CHECK(slow.host_bound);
+  CHECK(slow.host_busy_us == doctest::Approx(100));
+  CHECK(slow.step_us == doctest::Approx(100 + 4 + 2 + 8));  // last launch + latency + kernel + sync
+  CHECK(slow.kernels[3].gpu_wait_us == doctest::Approx(8));  // 10 µs between launches, 2 µs of work
+  // Host 1 µs per op: the queue fills and the GPU runs back to back.
+  const Schedule fast = schedule_step(items, Launch::loop, host_with(1, 4, 8), 0.5);
+  CHECK_FALSE(fast.host_bound);
+  CHECK(fast.step_us == doctest::Approx(1 + 4 + 20 + 8));
+  CHECK(fast.gpu_idle_us == doctest::Approx(fast.step_us - 20));
+}
+
+TEST_CASE("execution configuration: one JSON form, parsed back; bad values name the option") {
+  ExecutionConfig e;
+  e.runtime = find_runtime("inductor");
+  e.amp = true;
+  e.layout = Layout::nchw;
+  e.launch = Launch::loop;
+  const ExecutionConfig back = execution_from_json(e.to_json(), "test");
+  CHECK(back.name() == e.name());
+  CHECK(e.name() == "inductor nchw amp-fp16 loop");
+  CHECK(e.params_key() == "inductor nchw amp");
+  CHECK_THROWS_WITH_AS(execution_from_json({{"layout", "nwhc"}}, "--layout"),
+                       doctest::Contains("unknown layout 'nwhc'"), InputError);
+  CHECK_THROWS_WITH_AS(execution_from_json({{"dtype", "int8"}, {"amp", true}}, "options"),
+                       doctest::Contains("amp autocasts to fp16 or bf16"), InputError);
+  CHECK_THROWS_AS(execution_from_json({{"amp", "yes"}}, "options"), InputError);
+}
+
+TEST_CASE("precision pass: autocast casts every weight and the fp32 input on every forward") {
+  ExecutionConfig half;
+  const Lowering plain = lower(half);
+  ExecutionConfig amp = half;
+  amp.amp = true;
+  const Lowering cast = lower(amp);
+  // tiny_cnn: two convs and a Gemm, each with a weight; the Gemm's bias is its own,
+  // the first conv's input is the graph input.
+  CHECK(count_ops(plain, "cast") == 0);
+  CHECK(count_ops(cast, "cast") == 3 + 1 + 1);
+  // BatchNorm over fp16 activations with fp32 parameters is cuDNN's one kernel.
+  CHECK(count_ops(cast, "bn_prep") == 0);
+  for (const auto& k : cast.kernels)
+    if (k.ops == "cast") {
+      CHECK(k.host_call == HostCall::cast);
+      CHECK(k.layer->input_dtype == DType::fp32);
+      CHECK(min_bytes(*k.layer) == std::get<MemoryProblem>(k.layer->problem).elems * (4 + 2));
+    }
+  // PyTorch's fp32 default: convolutions in TF32.
+  ExecutionConfig fp32 = half;
+  fp32.dtype = DType::fp32;
+  for (const auto& k : lower(fp32).kernels)
+    if (k.layer && std::holds_alternative<ConvProblem>(k.layer->problem)) CHECK(k.layer->dtype == DType::tf32);
+}
+
+TEST_CASE("layout pass: NCHW wraps tensor-core 3x3 convs in cuDNN's transforms, not the RGB stem") {
+  ExecutionConfig nhwc;
+  ExecutionConfig nchw = nhwc;
+  nchw.layout = Layout::nchw;
+  const Lowering a = lower(nhwc), b = lower(nchw);
+  CHECK(count_ops(a, "layout_transform") == 0);
+  // tiny_cnn's second conv (16 channels, 3x3) gets input, filter and output transforms.
+  CHECK(count_ops(b, "layout_transform") == 3);
+  for (const auto& k : b.kernels) {
+    if (k.ops == "layout_transform") CHECK(k.host_call == HostCall::inner);
+    for (const auto& r : k.reads) CHECK((r.layout == Layout::nchw || r.name.find("#nhwc") != std::string::npos));
+  }
+}
+
+TEST_CASE("analysis: a plain loop on the calibrated host says host-bound at batch 1, and keeps both timelines") {
+  AnalyzeOptions o;
+  o.load.batch = 1;
+  o.exec.amp = true;
+  o.exec.layout = Layout::nchw;
+  o.exec.launch = Launch::loop;
+  o.host = std::make_shared<const HostModel>(load_host("h200-vm", test::gpu_dir()));
+  const Analysis a = analyze_file(test::zoo("resnet50.onnx"), test::gpu("h200"), o);
+  CHECK(a.total.host_bound);
+  CHECK(a.host_trust == "calibrated");
+  CHECK(a.total.time_us > a.total.gpu_busy_us);
+  CHECK(a.schedule.kernels.size() == size_t(a.total.kernels));
+  CHECK(a.total.losses.idle > 0.5);
+  double sum = a.total.utilization + a.total.losses.tile + a.total.losses.wave + a.total.losses.efficiency +
+               a.total.losses.memory + a.total.losses.fixed + a.total.losses.idle;
+  CHECK(sum == doctest::Approx(1.0).epsilon(1e-6));
+  // Graph replay of the same kernels: no host, step = kernels + gaps.
+  o.exec.launch = Launch::graph;
+  const Analysis g = analyze_file(test::zoo("resnet50.onnx"), test::gpu("h200"), o);
+  CHECK_FALSE(g.total.host_bound);
+  CHECK(g.total.time_us == doctest::Approx(g.total.gpu_busy_us + g.total.kernels * g.launch_gap_us));
+  CHECK(g.total.time_us < a.total.time_us);
+}
+
+TEST_CASE("host descriptions: bad ids, files and values are one clear error") {
+  CHECK_THROWS_WITH_AS(load_host("../../etc/passwd", test::gpu_dir()), doctest::Contains("no such host"), InputError);
+  CHECK_THROWS_WITH_AS(load_host("no such", test::gpu_dir()), doctest::Contains("not a host id"), InputError);
+  CHECK_THROWS_WITH_AS(load_host("/proc/self", test::gpu_dir()), doctest::Contains("not a regular file"), InputError);
+  CHECK_THROWS_WITH_AS(host_from_json({{"params", {{"host_op_us", -1}}}}, "x", "x.json"),
+                       doctest::Contains("host_op_us"), InputError);
+  CHECK_THROWS_WITH_AS(host_from_json({{"params", {{"host_teleport_us", 1}}}}, "x", "x.json"),
+                       doctest::Contains("unknown host parameter"), InputError);
+}
