@@ -304,18 +304,22 @@ int cmd_report(const CommonOptions& o, const std::string& model_path, const std:
 }
 
 int cmd_compare(const CommonOptions& o, const std::string& model_path, const std::string& gpus,
-                const std::string& runtimes, const std::string& dtypes, const std::string& batches) {
+                const std::string& runtimes, const std::string& dtypes, const std::string& batches,
+                const std::string& layouts, const std::string& launches) {
   const ModelFile model(model_path);
   std::vector<Analysis> as;
   for (const auto& gpu_id : split_list(gpus, "--gpu"))
     for (const auto& runtime : split_list(runtimes, "--runtime"))
       for (const auto& dtype : split_list(dtypes, "--dtype"))
-        for (int64_t b : batches.empty() ? std::vector<int64_t>{0} : parse_batches(batches)) {
-          CommonOptions oc = o;
-          oc.gpu = gpu_id, oc.runtime = runtime, oc.dtype = dtype, oc.batch = b;
-          as.push_back(model.analyze(gpu_of(oc), analyze_options(oc)));
-          warn_unmodelled(as.back(), o, as.size() == 1);
-        }
+        for (const auto& layout : split_list(layouts, "--layout"))
+          for (const auto& launch : split_list(launches, "--launch"))
+            for (int64_t b : batches.empty() ? std::vector<int64_t>{0} : parse_batches(batches)) {
+              CommonOptions oc = o;
+              oc.gpu = gpu_id, oc.runtime = runtime, oc.dtype = dtype, oc.batch = b, oc.layout = layout;
+              oc.graph = launch_named(launch, "--launch") == Launch::graph;
+              as.push_back(model.analyze(gpu_of(oc), analyze_options(oc)));
+              warn_unmodelled(as.back(), o, as.size() == 1);
+            }
   write_output(o.output, [&](std::ostream& os) {
     if (o.format == "json") os << compare_to_json(as).dump(2) << "\n";
     else write_compare_table(os, as);

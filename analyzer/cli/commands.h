@@ -62,7 +62,8 @@ int cmd_annotate(const CommonOptions& o, const std::string& model);
 int cmd_report(const CommonOptions& o, const std::string& model, const std::string& compare, const std::string& batches);
 // The model on every combination of the listed GPUs, runtimes, dtypes and batches.
 int cmd_compare(const CommonOptions& o, const std::string& model, const std::string& gpus, const std::string& runtimes,
-                const std::string& dtypes, const std::string& batches);
+                const std::string& dtypes, const std::string& batches, const std::string& layouts,
+                const std::string& launches);
 int cmd_nas(const CommonOptions& o, const NasOptions& n);
 int cmd_nas_merge(const CommonOptions& o, const std::vector<std::string>& files);
 int cmd_ops(const CommonOptions& o);

@@ -111,12 +111,17 @@ int main(int argc, char** argv) {
   report->add_option("-o,--output", o.output, "the HTML file")->required();
 
   std::string cmp_gpus = "h200,a100,l4", cmp_runtimes = "eager", cmp_dtypes = "fp16", cmp_batches;
+  std::string cmp_layouts = "nhwc", cmp_launches = "graph";
   auto* compare = app.add_subcommand("compare", "one model side by side on several GPUs, runtimes, dtypes or batches");
   compare->add_option("model", model, "ONNX file")->required();
   compare->add_option("--gpu", cmp_gpus, "GPU ids, comma-separated")->capture_default_str();
   compare->add_option("--gpu-dir", o.gpu_dir, "GPU database directory (default: the bundled one)");
   compare->add_option("--runtime", cmp_runtimes, "runtimes, comma-separated (eager, inductor, tensorrt)")->capture_default_str();
   compare->add_option("--dtype", cmp_dtypes, "dtypes, comma-separated")->capture_default_str();
+  compare->add_option("--layout", cmp_layouts, "layouts, comma-separated (nchw, nhwc)")->capture_default_str();
+  compare->add_option("--launch", cmp_launches, "launch modes, comma-separated (graph, loop)")->capture_default_str();
+  compare->add_flag("--amp,!--no-amp", o.amp, "fp32 weights under autocast(--dtype) in every configuration");
+  compare->add_option("--host", o.host, "host description for loop launches (default: each GPU file's)");
   compare->add_option("--batch", cmp_batches, "batch sizes, comma-separated (default: as in the file)");
   compare->add_option("--input", o.inputs, "set a whole input shape, NAME=1x3x224x224 (repeatable)");
   compare->add_flag("--allow-unmodelled", o.allow_unmodelled, "give totals marked partial instead of exit 1");
@@ -283,7 +288,8 @@ int main(int argc, char** argv) {
     if (*check) return cli::cmd_check(o, model, trace, worst);
     if (*annotate) return cli::cmd_annotate(o, model);
     if (*report) return cli::cmd_report(o, model, compare_gpus, report_batches);
-    if (*compare) return cli::cmd_compare(o, model, cmp_gpus, cmp_runtimes, cmp_dtypes, cmp_batches);
+    if (*compare) return cli::cmd_compare(o, model, cmp_gpus, cmp_runtimes, cmp_dtypes, cmp_batches, cmp_layouts,
+                                               cmp_launches);
     if (*gpus) return cli::cmd_gpus(o);
     if (*nas) {
       if (nas->count("--format") == 0) o.format = "csv";

@@ -22,6 +22,10 @@ Beside the loop, for each (network, layout, batch):
 Then, after all timing (CUPTI stays attached to a profiled process), one
 forward of each under torch.profiler: its kernel names and device times.
 
+`--precisions amp_fp16,half` also times the network after `model.half()`
+with an fp16 input and no autocast; `--passes 2` times every configuration
+twice, one whole pass after the other (the harness's repeatability).
+
 `--host-micro` first times single ops in a loop without synchronizing (the
 host's cost per op, module call included), for the host description.
 
@@ -251,6 +255,10 @@ def main():
     ap.add_argument("--host-micro", action="store_true")
     ap.add_argument("--export", action="store_true", help="export the networks to ONNX first (before timing)")
     ap.add_argument("--export-workers", type=int, default=12)
+    ap.add_argument("--precisions", default="amp_fp16",
+                    help="amp_fp16 (fp32 weights under autocast, timm's amp) and/or half (model.half(), fp16 input)")
+    ap.add_argument("--passes", type=int, default=1,
+                    help="time every configuration this many times, one whole pass after another (repeatability)")
     args = ap.parse_args()
     batches = [int(b) for b in args.batch.split(",")]
     layouts = args.layouts.split(",")
@@ -284,7 +292,7 @@ def main():
               "driver": nvidia_smi("driver_version"), "cpu": cpu_model(), "cpus": os.cpu_count(),
               "argv": sys.argv[1:], "harness": "timm benchmark.py: fp32 weights under autocast(float16), "
               "inference_mode, cudnn.benchmark, torch.randn fp32 input, 10 warm-up steps, steps timed "
-              "perf_counter -> cuda.synchronize, plain loop", "precision": "amp_fp16",
+              "perf_counter -> cuda.synchronize, plain loop", "precisions": args.precisions, "passes": args.passes,
               "cudnn_allow_tf32": torch.backends.cudnn.allow_tf32,
               "matmul_allow_tf32": torch.backends.cuda.matmul.allow_tf32,
               "weights": "the library's own random init"}
@@ -297,8 +305,9 @@ def main():
     deadline = time.time() + args.deadline_s
     kept = []   # (record, model, layout, batch, size) for the profiling pass
     models = {}
+    precisions = args.precisions.split(",")
     with open(os.path.join(args.out, "bench.jsonl"), "a") as res:
-        for name in order:
+        for pass_index, name in [(p, n) for p in range(args.passes) for n in order]:
             if time.time() > deadline:
                 res.write(json.dumps({"model": name, "status": "skipped", "error": "deadline"}) + "\n")
                 continue
@@ -316,20 +325,24 @@ def main():
                 log(logf, "%s build failed: %s" % (name, e))
                 continue
             models[name] = net
-            for layout in layouts:
+            for precision, layout in [(p, l) for p in precisions for l in layouts]:
                 fmt = torch.channels_last if layout == "channels_last" else torch.contiguous_format
-                net = net.to(memory_format=fmt)
+                net = models[name].to(memory_format=fmt)
+                if precision == "half":
+                    net = net.half()
                 for b in batches:
                     rec = {"model": name, "family": zoo.family_of(name), "layout": layout, "batch": b,
-                           "precision": "amp_fp16", "input": [b, 3, size, size], "params": params,
-                           "modules": modules}
+                           "precision": precision, "input": [b, 3, size, size], "params": params,
+                           "modules": modules, "pass": pass_index}
                     try:
                         gen = torch.Generator(device="cuda").manual_seed(b)
                         x = torch.randn(b, 3, size, size, device="cuda", generator=gen)
                         x = x.contiguous(memory_format=fmt)
+                        if precision == "half":
+                            x = x.half()
 
-                        def step(net=net, x=x):
-                            with torch.amp.autocast("cuda", dtype=torch.float16):
+                        def step(net=net, x=x, amp=precision != "half"):
+                            with torch.amp.autocast("cuda", dtype=torch.float16, enabled=amp):
                                 return net(x)
                         with torch.inference_mode():
                             per = loop_time(torch, step)
@@ -346,9 +359,10 @@ def main():
                                     rec["graph_error"] = "%s: %s" % (type(e).__name__, str(e)[:200])
                         rec["sm_clock_mhz"] = nvidia_smi("clocks.sm")
                         rec["status"] = "ok"
-                        kept.append((rec, name, layout, b, size))
-                        log(logf, "%-28s %-13s b%-4d step %9.4f ms  host %8.4f ms  graph %s" % (
-                            name, layout, b, rec["step_ms"], rec["host_ms"], rec.get("graph_ms")))
+                        if pass_index == 0 and precision == "amp_fp16":
+                            kept.append((rec, name, layout, b, size))
+                        log(logf, "%-28s %-8s %-13s b%-4d step %9.4f ms  host %8.4f ms  graph %s" % (
+                            name, precision, layout, b, rec["step_ms"], rec["host_ms"], rec.get("graph_ms")))
                     except Exception as e:
                         rec.update(status="failed", stage="bench", error="%s: %s" % (type(e).__name__, str(e)[:300]))
                         log(logf, "%s %s b%d failed: %s" % (name, layout, b, str(e)[:200]))
@@ -358,6 +372,8 @@ def main():
                             pass
                     res.write(json.dumps(rec) + "\n")
                     res.flush()
+            if precisions[-1] == "half":
+                models[name] = models[name].float()   # back to fp32 weights for a later pass
             log(logf, "%s done in %.0f s" % (name, time.time() - t_job))
     # Profiling after all timing: CUPTI stays attached to this process.
     t_prof = time.time()

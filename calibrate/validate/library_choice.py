@@ -79,7 +79,7 @@ def main():
             counts[(shape, lib, batch)] += 1
             if shape == "1x1 conv, stride 1":
                 L = layer["layer"]
-                one_by_one[(lib, batch)].append((L["N"] * L["H"] * L["W"], (layer["time_us"] - j["launch_gap_us"]) / us))
+                one_by_one[(lib, batch)].append((L["N"] * L["H"] * L["W"], layer["time_us"] / us))
     print("%s: %d of %d forwards paired" % (args.runtime, paired, total))
     print("| shape | batch | cuDNN | cuBLAS | cuBLAS gemv |")
     print("| --- | ---: | ---: | ---: | ---: |")

@@ -1,4 +1,4 @@
-// Stages 4-5: cost every kernel on a GPU and aggregate. The typed result all
+// Stages 7-9 and the result: cost every kernel on a GPU, schedule the step, aggregate. The typed result all
 // views (table, JSON, CSV) read.
 #pragma once
 #include <memory>

@@ -1,4 +1,4 @@
-// Stage 3: ONNX nodes -> the GPU kernels a runtime launches. A runtime is a
+// Stage 4: ONNX nodes -> the GPU kernels a runtime launches. A runtime is a
 // profile object passed in (docs/model.md "Runtimes"), never a global switch;
 // so is the op registry.
 #pragma once
@@ -50,7 +50,7 @@ const RuntimeProfile& runtime_named(const std::string& name, const std::string& 
 const RuntimeProfile& default_runtime();
 
 // The runtime's lowering, then the passes the configuration asks for
-// (docs/model.md "Passes": layout, precision). exec.fuse_attention: the
+// (docs/model.md "Layout pass", "Precision pass"). exec.fuse_attention: the
 // MatMul-Softmax-MatMul chains exporters write for
 // scaled_dot_product_attention become one flash-attention kernel
 // (docs/model.md "Attention"); false costs them node by node.

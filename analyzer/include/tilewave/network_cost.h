@@ -1,8 +1,8 @@
-// Stage 5b: a kernel graph costed as a network. Each kernel's own cost
+// Stage 8: a kernel graph costed as a network. Each kernel's own cost
 // (cost_layer) plus the terms only a network has: the L2 hits its tensor
-// edges give, and the launch gap before each kernel (docs/model.md "Inside a
-// network"). The one place these terms are computed: analysis, calibration
-// and search all call it. Needs no ONNX: any producer of a Lowering (the
+// edges give (docs/model.md "Inside a network"), then the schedule of the
+// step (docs/model.md "Schedule"). The one place these terms are computed:
+// analysis, calibration and search all call it. Needs no ONNX: any producer of a Lowering (the
 // ONNX loader and lowering, a search space) can be costed.
 #pragma once
 #include <optional>

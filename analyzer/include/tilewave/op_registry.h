@@ -1,4 +1,4 @@
-// Stage 3a: one entry per ONNX operator — how its node lowers to a kernel
+// Stage 4a: one entry per ONNX operator — how its node lowers to a kernel
 // problem and what part it can play in fusion. Families live in src/ops/*.cpp,
 // one file each; adding an op is one entry there plus its test.
 #pragma once

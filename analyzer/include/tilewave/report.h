@@ -1,4 +1,4 @@
-// Stage 6: views over an Analysis (analyzer/src/views/, one file per view).
+// Stage 10: views over an Analysis (analyzer/src/views/, one file per view).
 // Each writes to a stream; none computes: every figure comes from the result.
 #pragma once
 #include <ostream>

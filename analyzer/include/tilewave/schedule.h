@@ -1,4 +1,4 @@
-// Stage 6: the host against the GPU queue (docs/model.md "Schedule"). Each
+// Stage 9: the host against the GPU queue (docs/model.md "Schedule"). Each
 // kernel's device time comes in from the cost stage; the host's cost to
 // issue it from the host description; the launch mode decides how they
 // overlap. Needs no ONNX and no GPU file.

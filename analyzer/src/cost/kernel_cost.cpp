@@ -63,7 +63,7 @@ struct GemmView {
 };
 
 // Finishes a cost: time from its terms, the bound, utilization and the loss
-// chain of docs/model.md "Losses". The after_* times are ideal times on the
+// chain of docs/model.md "Utilization and losses". The after_* times are ideal times on the
 // kernel's own unit after each quantization step.
 void finish(KernelCost& c, const CostModel& m, DType dtype, double after_tile_us, double after_wave_us) {
   const double busy = std::max(c.compute_us, c.memory_us);
@@ -201,7 +201,7 @@ KernelCost cost_conv(const ConvProblem& p, int64_t bytes, DType dtype, const Cos
   const int64_t cg = p.C / p.groups, kg = p.K / p.groups;
   const int align = m.gpu.precision(dtype).align;
   const bool aligned = dims_aligned(cg, kg, align);
-  // Implicit GEMM (docs/model.md "Convolution as implicit GEMM"): misaligned
+  // Implicit GEMM (docs/model.md "GEMM-like kernels"): misaligned
   // channels are padded up to the alignment, which shows up as tile loss.
   const int64_t pixels = p.transposed ? p.N * p.H * p.W : p.N * p.P() * p.Q();
   // Channels below one vector (RGB stems) are gathered across taps into one
@@ -302,7 +302,7 @@ KernelCost cost_layer(const Layer& layer, const CostModel& m, double l2_hit_byte
     const int align = m.gpu.precision(layer.dtype).align;
     // Row-major A (MxK) and B (KxN): rows of both must be aligned vectors.
     // K and N misalignment are separate parameters: the libraries fall back
-    // to different kernels for each (docs/model.md "Alignment").
+    // to different kernels for each (docs/model.md "GEMM-like kernels").
     const bool aligned = dims_aligned(g->K, g->N, align);
     const double factor = g->K % align ? m.misaligned_efficiency : (g->N % align ? m.misaligned_n_efficiency : 1.0);
     return cost_gemm({g->M, g->N, g->K, g->batch, g->macs(), bytes, aligned, factor}, layer.dtype, m, l2_hit_bytes);

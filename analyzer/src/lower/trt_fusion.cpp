@@ -9,7 +9,7 @@ namespace tilewave {
 
 namespace {
 
-// TensorRT-style fusion (docs/model.md "Fusion"): a GEMM-like head or an
+// TensorRT-style fusion (docs/model.md "Runtimes"): a GEMM-like head or an
 // elementwise node absorbs the elementwise consumers that follow it, while
 // each absorbed node is the only consumer of the value it extends and every
 // other operand is ready before the head starts.
@@ -27,7 +27,7 @@ class TrtFuser {
       if (taken[idx]) continue;
       const Node& head = model_.nodes[idx];
       // Explicit quantization: TensorRT folds QuantizeLinear/DequantizeLinear
-      // into the int8 kernels around them (docs/model.md "Quantized graphs").
+      // into the int8 kernels around them (docs/model.md "Quantized graphs and other op families").
       if (head.domain.empty() && (head.op_type == "QuantizeLinear" || head.op_type == "DequantizeLinear")) {
         ++out.free_nodes;
         continue;

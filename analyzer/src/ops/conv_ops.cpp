@@ -80,7 +80,7 @@ std::optional<Layer> lower_conv(const LowerContext& ctx, const ConvOperands& at)
   return l;
 }
 
-// Y = [N, M, spatial...] (docs/model.md "Convolution as implicit GEMM").
+// Y = [N, M, spatial...] (docs/model.md "GEMM-like kernels").
 void shape_conv(ShapeContext& ctx, const ConvOperands& at) {
   const bool transposed = at.transposed;
   const auto& x = ctx.dims(at.x);

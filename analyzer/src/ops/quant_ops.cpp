@@ -2,7 +2,7 @@
 // DequantizeLinear around convs and GEMMs (QDQ), and ONNX Runtime's QLinear
 // elementwise ops. The quantized convs and GEMMs themselves are conv_ops'
 // and gemm_ops' entries. Every op here is an elementwise pass in every
-// runtime (docs/model.md "Quantized graphs").
+// runtime (docs/model.md "Quantized graphs and other op families").
 #include <fmt/format.h>
 
 #include "op_families.h"

@@ -24,7 +24,7 @@ Kernel transform_kernel(const Kernel& conv, const char* suffix, int64_t elems, D
 bool wrapped_in_transforms(const ConvProblem& p, DType dtype) {
   if (dtype == DType::fp32 || dtype == DType::int8 || p.transposed || p.C < 4) return false;
   // Groups of at least one 16-byte vector of channels run on tensor cores
-  // (docs/model.md "Direct convolution").
+  // (docs/model.md "Direct convolution (depthwise and small groups)").
   if (p.groups > 1) return p.C / p.groups >= 16 / dtype_bytes(dtype);
   return !(p.R == 1 && p.S == 1 && p.stride[0] == 1 && p.stride[1] == 1);
 }

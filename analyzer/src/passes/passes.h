@@ -1,5 +1,5 @@
-// Stage 4b: passes over the typed kernel graph a runtime's lowering made
-// (docs/model.md "Passes"). Each reads the execution configuration and
+// Stage 6: passes over the typed kernel graph a runtime's lowering made
+// (docs/model.md "Layout pass", "Precision pass"). Each reads the execution configuration and
 // emits, as kernels of their own, the casts and layout transforms the
 // runtime really launches; each tensor's bytes follow its own type.
 #pragma once

@@ -25,8 +25,8 @@ void write_compare_table(std::ostream& os, const std::vector<Analysis>& as) {
   if (as.empty()) return;
   fmt::print(os, "{}: predicted on {} configuration{}\n\n", printable(as.front().model_name), as.size(),
              as.size() == 1 ? "" : "s");
-  fmt::print(os, "{:<9} {:<9} {:<5} {:>5} {:>10} {:>10} {:>6}  {}\n", "gpu", "runtime", "dtype", "batch", "latency",
-             "samples/s", "util", "time lost: tile/wave/eff/mem/fixed");
+  fmt::print(os, "{:<9} {:<27} {:>5} {:>10} {:>10} {:>6}  {}\n", "gpu", "configuration", "batch", "latency",
+             "samples/s", "util", "time lost: tile/wave/eff/mem/fixed/idle");
   bool carried = false, datasheet = false;
   for (const auto& a : as) {
     const Losses& l = a.total.losses;
@@ -34,10 +34,11 @@ void write_compare_table(std::ostream& os, const std::vector<Analysis>& as) {
     carried |= mark == "*", datasheet |= mark == "**";
     const std::string latency =
         a.total.time_us >= 1000 ? fmt::format("{:.2f} ms", a.total.time_us / 1000) : fmt::format("{:.1f} us", a.total.time_us);
-    fmt::print(os, "{:<9} {:<9} {:<5} {:>5} {:>10} {:>10.0f} {:>5.1f}%  {:.0f}/{:.0f}/{:.0f}/{:.0f}/{:.0f}%{}\n",
-               middle_ellipsis(printable(a.gpu_id) + mark, 9), a.runtime, dtype_name(a.dtype), a.batch, latency,
+    fmt::print(os, "{:<9} {:<27} {:>5} {:>10} {:>10.0f} {:>5.1f}%  {:.0f}/{:.0f}/{:.0f}/{:.0f}/{:.0f}/{:.0f}%{}{}\n",
+               middle_ellipsis(printable(a.gpu_id) + mark, 9), a.exec.name(), a.batch, latency,
                a.total.throughput_per_s, 100 * a.total.utilization, 100 * l.tile, 100 * l.wave, 100 * l.efficiency,
-               100 * l.memory, 100 * l.fixed, a.partial ? " PARTIAL" : "");
+               100 * l.memory, 100 * l.fixed, 100 * l.idle, a.total.host_bound ? " host-bound" : "",
+               a.partial ? " PARTIAL" : "");
   }
   if (carried) os << "\n*  carried-over: the H200's fitted constants on this GPU's datasheet; not measured here\n";
   if (datasheet) os << (carried ? "" : "\n") << "** datasheet only: defaults, never measured; expect larger errors\n";

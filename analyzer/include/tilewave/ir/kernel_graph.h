@@ -1,4 +1,4 @@
-// The typed kernel graph (docs/model.md "Pipeline"): the kernels a runtime
+// Stage 5: the typed kernel graph (docs/model.md "Pipeline"): the kernels a runtime
 // launches, in launch order, with the run-time tensors each reads and
 // writes. Lowering produces it, the passes rewrite it, the cost and
 // schedule stages read it. Needs no ONNX and no op registry.
