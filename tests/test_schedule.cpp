@@ -2,6 +2,8 @@
 // schedule stage (docs/model.md "Execution configuration", "Passes", "Schedule").
 #include <doctest/doctest.h>
 
+#include <fstream>
+
 #include <nlohmann/json.hpp>
 
 #include "test_helpers.h"
@@ -141,6 +143,10 @@ TEST_CASE("analysis: a plain loop on the calibrated host says host-bound at batc
 }
 
 TEST_CASE("host descriptions: bad ids, files and values are one clear error") {
+  nlohmann::json g = nlohmann::json::parse(std::ifstream(test::gpu_dir() + "/h200.json"));
+  g["host"] = "../../etc/passwd";
+  CHECK_THROWS_WITH_AS(gpu_from_json(g, "h200", "h200.json", test::gpu_dir() + "/arch"),
+                       doctest::Contains("must be a host id"), InputError);
   CHECK_THROWS_WITH_AS(load_host("../../etc/passwd", test::gpu_dir()), doctest::Contains("no such host"), InputError);
   CHECK_THROWS_WITH_AS(load_host("no such", test::gpu_dir()), doctest::Contains("not a host id"), InputError);
   CHECK_THROWS_WITH_AS(load_host("/proc/self", test::gpu_dir()), doctest::Contains("not a regular file"), InputError);

@@ -259,6 +259,9 @@ GpuModel gpu_from_json(const json& j, const std::string& id, const std::string& 
   g.name = get_optional<std::string>(j, "name", id, where);
   g.trust = get_optional<std::string>(j, "trust", "datasheet", where);
   g.host = get_optional<std::string>(j, "host", "", where);
+  // An id in the database's hosts/ folder, never a path (docs/errors.md).
+  if (g.host.size() > 64 || g.host.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-_") != std::string::npos)
+    throw InputError(where, "'host' must be a host id (lower-case letters, digits, - and _), not a path");
   g.sms = int(number_in(j, "sms", 1, 10000, where));
   g.boost_clock_mhz = number_in(j, "boost_clock_mhz", 1, 1e5, where);
   g.dram_bandwidth_gbs = number_in(j, "dram_bandwidth_gbs", 1e-3, 1e7, where);

@@ -88,7 +88,7 @@ HostModel load_host(const std::string& id_or_path, const std::string& gpu_dir) {
                        (id_or_path.size() > 5 && id_or_path.compare(id_or_path.size() - 5, 5, ".json") == 0);
   if (!is_path && (id_or_path.empty() || id_or_path.size() > 64 ||
                    id_or_path.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-_.") != std::string::npos))
-    throw InputError("--host", "'" + id_or_path.substr(0, 64) + "' is not a host id (letters, digits, - _ .)");
+    throw InputError("--host", "'" + id_or_path.substr(0, 64) + "' is not a host id (lower-case letters, digits, - _ .)");
   const fs::path path = is_path ? fs::path(id_or_path) : fs::path(gpu_dir) / "hosts" / (id_or_path + ".json");
   std::error_code ec;
   const auto st = fs::status(path, ec);
