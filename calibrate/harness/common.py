@@ -58,10 +58,10 @@ def base_gpu_dir(tmp):
     return tmp
 
 
-def predict(tilewave, model, layout, batch, launch="loop", extra=()):
-    """tilewave's JSON for the harness setting: eager, amp fp16, the layout and launch."""
+def predict(tilewave, model, layout, batch, launch="loop", extra=(), amp=True):
+    """tilewave's JSON for the harness setting: eager, fp16 (amp: over fp32 weights), the layout and launch."""
     cmd = [tilewave, "analyze", onnx_path(model), "--gpu", "h200", "--batch", str(batch), "--runtime", "eager",
-           "--dtype", "fp16", "--amp", "--layout", LAYOUT_FLAG[layout],
+           "--dtype", "fp16", "--amp" if amp else "--no-amp", "--layout", LAYOUT_FLAG[layout],
            "--graph" if launch == "graph" else "--no-graph", "--format", "json", *extra]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:

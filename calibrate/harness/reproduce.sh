@@ -16,4 +16,5 @@ for set in fit held-out fresh; do
 done
 python3 "$here/validate.py" "$tw" >"$out/validate.txt"
 python3 "$here/validate.py" "$tw" --markdown >"$out/validate.md"
+python3 "$here/repeatability.py" "$tw" >"$out/repeatability.txt"
 cat "$out/validate.txt"

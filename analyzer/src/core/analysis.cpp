@@ -75,9 +75,11 @@ Analysis analyze_model(const Model& model, const GpuModel& base_gpu, const Analy
   a.exec.runtime = &runtime;
   a.dtype = exec.dtype;
   a.runtime = runtime.name();
-  a.host_id = host.id;
-  a.host_name = host.name;
-  a.host_trust = host.trust;
+  if (exec.launch == Launch::loop || options.host) {  // graph replay needs no host
+    a.host_id = host.id;
+    a.host_name = host.name;
+    a.host_trust = host.trust;
+  }
   a.runtime_calibrated = gpu.has_runtime_params(runtime.name());
   a.execution_calibrated = gpu.has_runtime_params(exec.params_key());
   a.launch_gap_us = std::max(0.0, gpu.param("launch_gap_us"));

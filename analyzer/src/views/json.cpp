@@ -43,7 +43,8 @@ json analysis_summary_json(const Analysis& a) {
           {"runtime", a.runtime},
           {"runtime_calibrated", a.runtime_calibrated},
           {"execution", a.exec.to_json()},
-          {"host", {{"id", a.host_id}, {"name", a.host_name}, {"trust", a.host_trust}}},
+          {"host", a.host_id.empty() ? json(nullptr)
+                                     : json{{"id", a.host_id}, {"name", a.host_name}, {"trust", a.host_trust}}},
           {"launch_gap_us", a.launch_gap_us},
           {"nodes", a.nodes},
           {"free_nodes", a.free_nodes},
