@@ -50,17 +50,20 @@ ExecutionConfig execution_of(const CommonOptions& o) {
   return execution_from_json(j, "options");
 }
 
+std::shared_ptr<const HostModel> host_of(const CommonOptions& o) {
+  if (o.graph && o.host.empty()) return nullptr;  // graph replay needs no host
+  const std::string dir = o.gpu_dir.empty() ? default_gpu_dir() : o.gpu_dir;
+  std::string id = o.host;
+  if (id.empty()) id = gpu_of(o).host;
+  return std::make_shared<const HostModel>(id.empty() ? default_host() : load_host(id, dir));
+}
+
 namespace {
 
 AnalyzeOptions analyze_options(const CommonOptions& o) {
   AnalyzeOptions a;
   a.exec = execution_of(o);
-  if (!o.graph || !o.host.empty()) {
-    const std::string dir = o.gpu_dir.empty() ? default_gpu_dir() : o.gpu_dir;
-    std::string id = o.host;
-    if (id.empty()) id = gpu_of(o).host;
-    a.host = std::make_shared<const HostModel>(id.empty() ? default_host() : load_host(id, dir));
-  }
+  a.host = host_of(o);
   if (o.batch > 0) a.load.batch = o.batch;
   else if (o.batch < 0) throw InputError("--batch", "batch must be positive");
   for (const auto& spec : o.inputs) {

@@ -45,6 +45,8 @@ GpuModel gpu_of(const CommonOptions& o);
 const RuntimeProfile& runtime_of(const CommonOptions& o);
 // The execution configuration the options name (InputError on a bad value).
 ExecutionConfig execution_of(const CommonOptions& o);
+// The host a plain loop is scheduled on: --host, else the GPU file's; null for graph replay.
+std::shared_ptr<const HostModel> host_of(const CommonOptions& o);
 
 int cmd_analyze(const CommonOptions& o, const std::string& model, int worst);
 int cmd_layers(const CommonOptions& o, const std::string& layer_set);

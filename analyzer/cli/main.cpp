@@ -20,6 +20,21 @@ void add_gpu_options(CLI::App* cmd, cli::CommonOptions& o) {
   cmd->add_option("--gpu-dir", o.gpu_dir, "GPU database directory (default: $TILEWAVE_GPU_DIR or the bundled one)");
 }
 
+// The execution configuration's axes beside runtime and dtype (docs/model.md
+// "Execution configuration").
+void add_execution_options(CLI::App* cmd, cli::CommonOptions& o) {
+  cmd->add_option("--layout", o.layout, "activation layout: nchw (PyTorch's default) or nhwc (channels_last)")
+      ->check(CLI::IsMember({"nchw", "nhwc"}))
+      ->capture_default_str();
+  cmd->add_flag("--amp,!--no-amp", o.amp,
+                "fp32 weights under torch.autocast(--dtype), as timm's benchmark.py runs them; --no-amp: weights "
+                "stored in --dtype (model.half())");
+  cmd->add_flag("--graph,!--no-graph", o.graph,
+                "the forward replayed as a CUDA graph; --no-graph: a plain Python loop, each op issued by the host");
+  cmd->add_option("--host", o.host, "host description (id in gpu_models/hosts/ or a .json) for --no-graph "
+                                    "(default: the GPU file's)");
+}
+
 void add_model_options(CLI::App* cmd, cli::CommonOptions& o) {
   add_gpu_options(cmd, o);
   cmd->add_option("--dtype", o.dtype, "precision: fp32, tf32, fp16, bf16, int8")
@@ -41,16 +56,7 @@ void add_model_options(CLI::App* cmd, cli::CommonOptions& o) {
       ->capture_default_str();
   cmd->add_flag("--allow-unmodelled", o.allow_unmodelled,
                 "give totals marked partial when kernels cannot be modelled, instead of exit 1");
-  cmd->add_option("--layout", o.layout, "activation layout: nchw (PyTorch's default) or nhwc (channels_last)")
-      ->check(CLI::IsMember({"nchw", "nhwc"}))
-      ->capture_default_str();
-  cmd->add_flag("--amp,!--no-amp", o.amp,
-                "fp32 weights under torch.autocast(--dtype), as timm's benchmark.py runs them; --no-amp: weights "
-                "stored in --dtype (model.half())");
-  cmd->add_flag("--graph,!--no-graph", o.graph,
-                "the forward replayed as a CUDA graph; --no-graph: a plain Python loop, each op issued by the host");
-  cmd->add_option("--host", o.host, "host description (id in gpu_models/hosts/ or a .json) for --no-graph "
-                                    "(default: the GPU file's)");
+  add_execution_options(cmd, o);
 }
 
 }  // namespace
@@ -158,6 +164,7 @@ int main(int argc, char** argv) {
   nas->add_option("--dtype", o.dtype, "precision: fp32, tf32, fp16, bf16, int8")
       ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16", "int8"}))
       ->capture_default_str();
+  add_execution_options(nas, o);
   nas->add_option("--runtime", o.runtime, "eager, inductor or tensorrt")
       ->check(CLI::IsMember({"eager", "inductor", "tensorrt"}))
       ->capture_default_str();

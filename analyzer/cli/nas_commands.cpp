@@ -117,8 +117,8 @@ class Progress {
 int cmd_nas(const CommonOptions& o, const NasOptions& n) {
   const space::SearchSpace s = space::load_space(n.space);
   const GpuModel gpu = gpu_of(o);
-  const RuntimeProfile& runtime = runtime_of(o);
-  const DType dtype = dtype_named(o.dtype, "--dtype");
+  const ExecutionConfig exec = execution_of(o);
+  const RuntimeProfile& runtime = exec.runtime_profile();
   const int64_t batch = o.batch > 0 ? o.batch : 1;
   if (n.samples == 0) throw InputError("--samples", "give at least one candidate");
   const auto shard_spec = parse_shard(n.shard);
@@ -133,7 +133,7 @@ int cmd_nas(const CommonOptions& o, const NasOptions& n) {
   const uint64_t mine = n.samples / shards + (shard < n.samples % shards ? 1 : 0);
   const uint64_t chunk = 16384 * uint64_t(threads);
   std::vector<std::unique_ptr<space::SpaceEvaluator>> evaluators;
-  evaluators.push_back(std::make_unique<space::SpaceEvaluator>(s, gpu, runtime, dtype, batch));
+  evaluators.push_back(std::make_unique<space::SpaceEvaluator>(s, gpu, exec, host_of(o), batch));
   for (int t = 1; t < threads; ++t) evaluators.push_back(evaluators.front()->sibling());
   std::vector<Row> buffers[2];
   std::atomic<uint64_t> done{0};
@@ -183,6 +183,7 @@ int cmd_nas(const CommonOptions& o, const NasOptions& n) {
                        {"shard", fmt::format("{}/{}", shard, shards)},
                        {"gpu", gpu.id},          {"batch", batch},
                        {"dtype", o.dtype},       {"runtime", runtime.name()},
+                       {"execution", exec.to_json()},
                        {"min_utilization", n.min_utilization}, {"pareto", n.pareto}};
   const auto start = std::chrono::steady_clock::now();
   uint64_t invalid = 0, written = 0;

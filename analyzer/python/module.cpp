@@ -179,10 +179,12 @@ class Space {
 class Scorer {
  public:
   Scorer(std::shared_ptr<Space> space, const std::string& gpu, int64_t batch, const std::string& runtime,
-         const std::string& dtype, const std::optional<std::string>& gpu_dir)
+         const std::string& dtype, const std::optional<std::string>& gpu_dir, const std::string& layout, bool amp,
+         bool graph, const std::optional<std::string>& host)
       : space_(std::move(space)) {
-    const Target t = target_of(gpu, batch, runtime, dtype, gpu_dir);
-    evaluator_ = std::make_unique<space::SpaceEvaluator>(space_->get(), t.gpu, t.options.exec.runtime_profile(), t.options.exec.dtype, batch);
+    Target t = target_of(gpu, batch, runtime, dtype, gpu_dir);
+    set_execution(t, layout, amp, graph, host, gpu_dir);
+    evaluator_ = std::make_unique<space::SpaceEvaluator>(space_->get(), t.gpu, t.options.exec, t.options.host, batch);
   }
   py::object score(const std::string& encoding) {
     space::CandidateCost cost;
@@ -343,12 +345,16 @@ PYBIND11_MODULE(tilewave, m) {
       .def(
           "scorer",
           [](std::shared_ptr<Space> self, const std::string& gpu, int64_t batch, const std::string& runtime,
-             const std::string& dtype, const std::optional<std::string>& gpu_dir) {
-            return std::make_unique<Scorer>(std::move(self), gpu, batch, runtime, dtype, gpu_dir);
+             const std::string& dtype, const std::optional<std::string>& gpu_dir, const std::string& layout, bool amp,
+             bool graph, const std::optional<std::string>& host) {
+            return std::make_unique<Scorer>(std::move(self), gpu, batch, runtime, dtype, gpu_dir, layout, amp, graph,
+                                            host);
           },
           py::kw_only(), py::arg("gpu") = "h200", py::arg("batch") = 1, py::arg("runtime") = "eager",
-          py::arg("dtype") = "fp16", py::arg("gpu_dir") = py::none(),
-          "A scorer for this space on one GPU, batch, runtime and dtype: the same figures as `tilewave nas` rows.");
+          py::arg("dtype") = "fp16", py::arg("gpu_dir") = py::none(), py::arg("layout") = "nhwc",
+          py::arg("amp") = false, py::arg("graph") = true, py::arg("host") = py::none(),
+          "A scorer for this space on one GPU, batch and execution configuration (runtime, dtype, layout, amp, "
+          "graph, host as analyze() takes them): the same figures as `tilewave nas` rows.");
 
   py::class_<Scorer>(m, "Scorer", "Scores encodings of one space; keeps its table of costed blocks between calls.")
       .def("score", &Scorer::score, py::arg("encoding"), "One candidate: latency_us, flops, params, utilization, ...")

@@ -195,3 +195,16 @@ def test_the_execution_configuration_as_the_cli_takes_it():
     assert graph["total"]["gpu_busy_us"] == pytest.approx(loop["total"]["gpu_busy_us"])
     with pytest.raises(tilewave.InputError, match="unknown layout"):
         tilewave.analyze(RESNET50, layout="nwhc")
+
+
+def test_a_scorer_in_a_plain_loop_equals_nas_rows(tmp_path):
+    out = tmp_path / "loop.csv"
+    cli("nas", os.path.join(ROOT, "onnx_models", "spaces", "mobilenetv2.json"), "--samples", "5", "--seed", "3", "--batch", "1", "--layout", "nchw", "--amp",
+        "--no-graph", "-o", str(out))
+    rows = list(csv.DictReader(l for l in open(out) if not l.startswith("#")))
+    space = tilewave.Space("mobilenetv2")
+    scorer = space.scorer(batch=1, layout="nchw", amp=True, graph=False)
+    for r in rows:
+        s = scorer.score(r["encoding"])
+        assert f"{s['latency_us']:.4f}" == r["latency_us"]
+        assert s["main_loss"] == r["main_loss"]

@@ -46,6 +46,7 @@ struct SegmentKeyHash {
 };
 struct SegmentCost {
   NetworkTotals totals;
+  std::vector<LaunchItem> items;  // its costed kernels, for a plain loop's schedule of the whole candidate
   Shape4 output;
   int64_t params = 0;
 };
@@ -59,6 +60,10 @@ class SpaceEvaluator {
   // `gpu` is specialised to the runtime here (gpu_for).
   SpaceEvaluator(const SearchSpace& space, const GpuModel& gpu, const RuntimeProfile& runtime, DType dtype,
                  int64_t batch);
+  // Under a whole execution configuration (docs/model.md "Execution
+  // configuration"); a plain loop is scheduled on `host` (null: default_host()).
+  SpaceEvaluator(const SearchSpace& space, const GpuModel& gpu, const ExecutionConfig& exec,
+                 std::shared_ptr<const HostModel> host, int64_t batch);
   // Its CostModel refers to its own GpuModel: it stays where it was made.
   SpaceEvaluator(const SpaceEvaluator&) = delete;
   SpaceEvaluator& operator=(const SpaceEvaluator&) = delete;
@@ -73,8 +78,8 @@ class SpaceEvaluator {
     std::mutex mutex;
     std::unordered_map<SegmentKey, SegmentCost, SegmentKeyHash> segments;
   };
-  SpaceEvaluator(const SearchSpace& space, const GpuModel& gpu, const RuntimeProfile& runtime, DType dtype,
-                 int64_t batch, std::shared_ptr<SharedTable> shared);
+  SpaceEvaluator(const SearchSpace& space, const GpuModel& gpu, const ExecutionConfig& exec,
+                 std::shared_ptr<const HostModel> host, int64_t batch, std::shared_ptr<SharedTable> shared);
   // One block, or a block with the head after it (space_cost.cpp says when).
   const SegmentCost& segment_cost(const Block* blocks, size_t count, const Shape4& in, bool first, bool last);
   SegmentCost cost_segment(const Block* blocks, size_t count, const Shape4& in, bool first, bool last) const;
@@ -82,8 +87,8 @@ class SpaceEvaluator {
   const SearchSpace& space_;
   GpuModel gpu_;
   CostModel cost_model_;
-  const RuntimeProfile& runtime_;
-  DType dtype_;
+  ExecutionConfig exec_;
+  std::shared_ptr<const HostModel> host_;
   int64_t batch_;
   double peak_flops_;
   std::unordered_map<SegmentKey, SegmentCost, SegmentKeyHash> memo_;

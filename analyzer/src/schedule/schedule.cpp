@@ -67,7 +67,9 @@ HostModel host_from_json(const nlohmann::json& j, const std::string& id, const s
   if (j.contains("trust") && j["trust"].is_string()) h.trust = j["trust"].get<std::string>();
   if (j.contains("params")) {
     if (!j["params"].is_object()) throw InputError(where, "'params' is not an object");
-    for (const auto& [k, v] : j["params"].items()) {
+    for (const auto& item : j["params"].items()) {
+      const std::string k = item.key();
+      const auto& v = item.value();
       const auto info = std::find_if(host_param_table().begin(), host_param_table().end(),
                                      [&](const HostParamInfo& p) { return k == p.name; });
       if (info == host_param_table().end()) throw InputError(where, "unknown host parameter '" + k + "'");

@@ -1,5 +1,6 @@
 #include "tilewave/space_cost.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -10,24 +11,38 @@
 
 namespace tilewave::space {
 
-SpaceEvaluator::SpaceEvaluator(const SearchSpace& space, const GpuModel& gpu, const RuntimeProfile& runtime,
-                               DType dtype, int64_t batch)
-    : SpaceEvaluator(space, gpu, runtime, dtype, batch, std::make_shared<SharedTable>()) {}
+namespace {
+ExecutionConfig execution(const RuntimeProfile& runtime, DType dtype) {
+  ExecutionConfig e;
+  e.runtime = &runtime;
+  e.dtype = dtype;
+  return e;
+}
+}  // namespace
 
 SpaceEvaluator::SpaceEvaluator(const SearchSpace& space, const GpuModel& gpu, const RuntimeProfile& runtime,
-                               DType dtype, int64_t batch, std::shared_ptr<SharedTable> shared)
+                               DType dtype, int64_t batch)
+    : SpaceEvaluator(space, gpu, execution(runtime, dtype), nullptr, batch, std::make_shared<SharedTable>()) {}
+
+SpaceEvaluator::SpaceEvaluator(const SearchSpace& space, const GpuModel& gpu, const ExecutionConfig& exec,
+                               std::shared_ptr<const HostModel> host, int64_t batch)
+    : SpaceEvaluator(space, gpu, exec, std::move(host), batch, std::make_shared<SharedTable>()) {}
+
+SpaceEvaluator::SpaceEvaluator(const SearchSpace& space, const GpuModel& gpu, const ExecutionConfig& exec,
+                               std::shared_ptr<const HostModel> host, int64_t batch,
+                               std::shared_ptr<SharedTable> shared)
     : space_(space),
-      gpu_(gpu_for(gpu, runtime)),
+      gpu_(gpu.runtime == exec.runtime_profile().name() ? gpu : gpu_for(gpu, exec)),
       cost_model_(gpu_),
-      runtime_(runtime),
-      dtype_(dtype),
+      exec_(exec),
+      host_(host ? std::move(host) : std::make_shared<const HostModel>(default_host())),
       batch_(batch),
-      peak_flops_(gpu_.peak_flops(dtype)),
+      peak_flops_(gpu_.peak_flops(exec.dtype)),
       shared_(std::move(shared)) {}
 
 std::unique_ptr<SpaceEvaluator> SpaceEvaluator::sibling() const {
-  // gpu_ is already specialised: gpu_for leaves it as it is.
-  return std::unique_ptr<SpaceEvaluator>(new SpaceEvaluator(space_, gpu_, runtime_, dtype_, batch_, shared_));
+  // gpu_ is already specialised: it is taken as it is.
+  return std::unique_ptr<SpaceEvaluator>(new SpaceEvaluator(space_, gpu_, exec_, host_, batch_, shared_));
 }
 
 const SegmentCost& SpaceEvaluator::segment_cost(const Block* blocks, size_t count, const Shape4& in, bool first,
@@ -61,7 +76,16 @@ SegmentCost SpaceEvaluator::cost_segment(const Block* blocks, size_t count, cons
   LoadOptions load;
   const Model model = load_onnx_proto(written.proto, space_.source_file, load);
   const LayerGraph graph = build_layer_graph(model);
-  Lowering lowered = lower_model(model, graph, runtime_, dtype_);
+  Lowering lowered = lower_model(model, graph, exec_);
+  // Only the network's first block reads the fp32 input autocast casts; a
+  // later block's input is the block before it's half output.
+  if (!first)
+    lowered.kernels.erase(std::remove_if(lowered.kernels.begin(), lowered.kernels.end(),
+                                         [](const Kernel& k) {
+                                           return k.host_call == HostCall::cast && k.name.size() > 11 &&
+                                                  k.name.compare(k.name.size() - 11, 11, "/cast_input") == 0;
+                                         }),
+                          lowered.kernels.end());
   // The chain's context (docs/nas.md): a kernel before that wrote the input
   // (none for the first block: the network's input comes from DRAM), and one
   // after that reads the output first. Neither is costed.
@@ -80,7 +104,10 @@ SegmentCost SpaceEvaluator::cost_segment(const Block* blocks, size_t count, cons
   if (!first) lowered.kernels.insert(lowered.kernels.begin(), std::move(before));
   if (!last) lowered.kernels.push_back(std::move(after));
   SegmentCost cost;
-  cost.totals = cost_network(lowered, cost_model_, nullptr, space_.source_file);
+  std::vector<std::optional<KernelCost>> per_kernel;
+  cost.totals = cost_network(lowered, cost_model_, &per_kernel, space_.source_file);
+  for (size_t k = 0; k < lowered.kernels.size(); ++k)
+    if (per_kernel[k]) cost.items.push_back({per_kernel[k]->time_us, host_call_of(lowered.kernels[k])});
   const int context_kernels = (first ? 0 : 1) + (last ? 0 : 1);
   if (cost.totals.unmodelled != context_kernels)
     for (const auto& k : lowered.kernels)
@@ -98,6 +125,7 @@ CandidateCost SpaceEvaluator::evaluate(const Candidate& c) {
   Shape4 shape{batch_, space_.channels, space_.height, space_.width};
   NetworkTotals sum;
   CandidateCost out;
+  std::vector<LaunchItem> items;  // a plain loop is scheduled once, over the whole candidate
   for (size_t i = 0; i < blocks.size();) {
     if (shape.h < 1 || shape.w < 1)
       throw InputError(space_.source_file, fmt::format("candidate '{}' shrinks its feature map below 1x1",
@@ -111,8 +139,16 @@ CandidateCost SpaceEvaluator::evaluate(const Candidate& c) {
     const SegmentCost& b = segment_cost(&blocks[i], count, shape, i == 0, i + count == blocks.size());
     i += count;
     sum += b.totals;
+    if (exec_.launch == Launch::loop) items.insert(items.end(), b.items.begin(), b.items.end());
     out.params += b.params;
     shape = b.output;
+  }
+  if (exec_.launch == Launch::loop) {
+    const Schedule s = schedule_step(items, Launch::loop, *host_, cost_model_.launch_gap_us);
+    sum.time_us = s.step_us;
+    sum.host_busy_us = s.host_busy_us;
+    sum.host_bound = s.host_bound;
+    sum.weighted_us.idle = s.gpu_idle_us;
   }
   out.time_us = sum.time_us;
   out.flops = sum.flops;
