@@ -58,3 +58,12 @@ TEST_CASE("a bad line in a layer set is reported with its line number") {
   CHECK_THROWS_WITH_AS(read_layer_set(path), doctest::Contains((path + ":2: not valid JSON").c_str()), InputError);
   std::remove(path.c_str());
 }
+
+TEST_CASE("layer sets: a cast's input_dtype survives the round trip and sets its bytes") {
+  const Layer l = layer_from_json(nlohmann::json::parse(R"({"op":"eltwise","elems":1000,"inputs":1,"dtype":"fp16","input_dtype":"fp32"})"));
+  REQUIRE(l.input_dtype == DType::fp32);
+  CHECK(min_bytes(l) == 1000 * 4 + 1000 * 2);
+  CHECK(layer_to_json(l).at("input_dtype") == "fp32");
+  CHECK_THROWS_AS(layer_from_json(nlohmann::json::parse(R"({"op":"eltwise","elems":1,"input_dtype":"fp64"})")),
+                  std::invalid_argument);
+}

@@ -85,6 +85,12 @@ Layer layer_from_json(const json& j) {
   auto d = parse_dtype(dt);
   if (!d) throw std::invalid_argument(fmt::format("unknown dtype '{}' (fp32, tf32, fp16, bf16, int8)", dt));
   l.dtype = *d;
+  if (j.contains("input_dtype")) {
+    const json& in = j.at("input_dtype");
+    const auto read = in.is_string() ? parse_dtype(in.get<std::string>()) : std::nullopt;
+    if (!read) throw std::invalid_argument("'input_dtype' is not a dtype (fp32, tf32, fp16, bf16, int8)");
+    l.input_dtype = *read;
+  }
   const std::string op = j.at("op").get<std::string>();
   if (op == "conv" || op == "conv_transpose") {
     ConvProblem p = conv_from_json(j, true);
@@ -189,6 +195,7 @@ json layer_to_json(const Layer& l) {
     }
   }
   j["dtype"] = dtype_name(l.dtype);
+  if (l.input_dtype) j["input_dtype"] = dtype_name(*l.input_dtype);
   if (l.extra_bytes) j["extra_bytes"] = l.extra_bytes;
   return j;
 }
