@@ -45,13 +45,16 @@ const RuntimeProfile& runtime_of(const CommonOptions& o) {
 }
 
 ExecutionConfig execution_of(const CommonOptions& o) {
-  nlohmann::json j = {{"runtime", runtime_of(o).name()}, {"dtype", o.dtype}, {"amp", o.amp}, {"layout", o.layout},
-                      {"launch", o.graph ? "graph" : "loop"}, {"attention", o.attention}};
+  nlohmann::json j = o.execution;
+  j["runtime"] = runtime_of(o).name();
+  j["dtype"] = o.dtype;
+  j["attention"] = o.attention;
   return execution_from_json(j, "options");
 }
 
 std::shared_ptr<const HostModel> host_of(const CommonOptions& o) {
-  if (o.graph && o.host.empty()) return nullptr;  // graph replay needs no host
+  // Graph replay needs no host (the flags write "launch"; execution_of checks its value).
+  if (o.host.empty() && o.execution.value("launch", std::string("graph")) != "loop") return nullptr;
   const std::string dir = o.gpu_dir.empty() ? default_gpu_dir() : o.gpu_dir;
   std::string id = o.host;
   if (id.empty()) id = gpu_of(o).host;
@@ -318,8 +321,9 @@ int cmd_compare(const CommonOptions& o, const std::string& model_path, const std
           for (const auto& launch : split_list(launches, "--launch"))
             for (int64_t b : batches.empty() ? std::vector<int64_t>{0} : parse_batches(batches)) {
               CommonOptions oc = o;
-              oc.gpu = gpu_id, oc.runtime = runtime, oc.dtype = dtype, oc.batch = b, oc.layout = layout;
-              oc.graph = launch_named(launch, "--launch") == Launch::graph;
+              oc.gpu = gpu_id, oc.runtime = runtime, oc.dtype = dtype, oc.batch = b;
+              oc.execution["layout"] = layout;
+              oc.execution["launch"] = launch;
               as.push_back(model.analyze(gpu_of(oc), analyze_options(oc)));
               warn_unmodelled(as.back(), o, as.size() == 1);
             }

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "tilewave/analysis.h"
 
 namespace tilewave::cli {
@@ -20,10 +22,10 @@ struct CommonOptions {
   int64_t batch = 0;                // 0: as in the file
   bool allow_unmodelled = false;
   std::string attention = "fused";  // fused | unfused    // partial totals instead of an error (docs/errors.md)
-  // The execution configuration's other axes (docs/model.md "Execution configuration").
-  std::string layout = "nhwc";      // nchw | nhwc
-  bool amp = false;                 // fp32 weights under autocast(--dtype)
-  bool graph = true;                // CUDA-graph replay; false: a plain loop
+  // The execution configuration's other axes, in its JSON form
+  // (execution_from_json): each flag writes its key, e.g. {"layout": "nchw"}
+  // (docs/model.md "Execution configuration").
+  nlohmann::json execution = nlohmann::json::object();
   std::string host;                 // host description; empty: the GPU file's
 };
 

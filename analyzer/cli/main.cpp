@@ -23,14 +23,17 @@ void add_gpu_options(CLI::App* cmd, cli::CommonOptions& o) {
 // The execution configuration's axes beside runtime and dtype (docs/model.md
 // "Execution configuration").
 void add_execution_options(CLI::App* cmd, cli::CommonOptions& o) {
-  cmd->add_option("--layout", o.layout, "activation layout: nchw (PyTorch's default) or nhwc (channels_last)")
-      ->check(CLI::IsMember({"nchw", "nhwc"}))
-      ->capture_default_str();
-  cmd->add_flag("--amp,!--no-amp", o.amp,
-                "fp32 weights under torch.autocast(--dtype), as timm's benchmark.py runs them; --no-amp: weights "
-                "stored in --dtype (model.half())");
-  cmd->add_flag("--graph,!--no-graph", o.graph,
-                "the forward replayed as a CUDA graph; --no-graph: a plain Python loop, each op issued by the host");
+  // Each flag writes its key of the configuration's JSON form: a new axis is one flag here.
+  auto set = [&o](const char* key) { return [&o, key](const std::string& v) { o.execution[key] = v; }; };
+  cmd->add_option_function<std::string>("--layout", set("layout"),
+                                        "activation layout: nchw (PyTorch's default) or nhwc (channels_last; the default)")
+      ->check(CLI::IsMember({"nchw", "nhwc"}));
+  cmd->add_flag_function("--amp,!--no-amp", [&o](int64_t n) { o.execution["amp"] = n > 0; },
+                         "fp32 weights under torch.autocast(--dtype), as timm's benchmark.py runs them; --no-amp "
+                         "(the default): weights stored in --dtype (model.half())");
+  cmd->add_flag_function("--graph,!--no-graph", [&o](int64_t n) { o.execution["launch"] = n > 0 ? "graph" : "loop"; },
+                         "the forward replayed as a CUDA graph (the default); --no-graph: a plain Python loop, each op "
+                         "issued by the host");
   cmd->add_option("--host", o.host, "host description (id in gpu_models/hosts/ or a .json) for --no-graph "
                                     "(default: the GPU file's)");
 }
@@ -126,7 +129,8 @@ int main(int argc, char** argv) {
   compare->add_option("--dtype", cmp_dtypes, "dtypes, comma-separated")->capture_default_str();
   compare->add_option("--layout", cmp_layouts, "layouts, comma-separated (nchw, nhwc)")->capture_default_str();
   compare->add_option("--launch", cmp_launches, "launch modes, comma-separated (graph, loop)")->capture_default_str();
-  compare->add_flag("--amp,!--no-amp", o.amp, "fp32 weights under autocast(--dtype) in every configuration");
+  compare->add_flag_function("--amp,!--no-amp", [&o](int64_t n) { o.execution["amp"] = n > 0; },
+                             "fp32 weights under autocast(--dtype) in every configuration");
   compare->add_option("--host", o.host, "host description for loop launches (default: each GPU file's)");
   compare->add_option("--batch", cmp_batches, "batch sizes, comma-separated (default: as in the file)");
   compare->add_option("--input", o.inputs, "set a whole input shape, NAME=1x3x224x224 (repeatable)");
