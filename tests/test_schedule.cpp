@@ -147,7 +147,11 @@ TEST_CASE("host descriptions: bad ids, files and values are one clear error") {
   g["host"] = "../../etc/passwd";
   CHECK_THROWS_WITH_AS(gpu_from_json(g, "h200", "h200.json", test::gpu_dir() + "/arch"),
                        doctest::Contains("must be a host id"), InputError);
-  CHECK_THROWS_WITH_AS(load_host("../../etc/passwd", test::gpu_dir()), doctest::Contains("no such host"), InputError);
+  CHECK_THROWS_WITH_AS(load_host(test::gpu_dir() + "/hosts/no_such_host.json", test::gpu_dir()),
+                       doctest::Contains("no such host"), InputError);
+  CHECK_THROWS_WITH_AS(load_host("no_such_host", test::gpu_dir()), doctest::Contains("no such host"), InputError);
+  CHECK_THROWS_WITH_AS(load_host(test::gpu_dir() + "/h200.json", test::gpu_dir()),
+                       doctest::Contains("unknown host parameter"), InputError);
   CHECK_THROWS_WITH_AS(load_host("no such", test::gpu_dir()), doctest::Contains("not a host id"), InputError);
   CHECK_THROWS_WITH_AS(load_host("/proc/self", test::gpu_dir()), doctest::Contains("not a regular file"), InputError);
   CHECK_THROWS_WITH_AS(host_from_json({{"params", {{"host_op_us", -1}}}}, "x", "x.json"),
