@@ -27,10 +27,10 @@ def zoo_split():
 
 
 def rows(run):
-    path = os.path.join(ROOT, run, "bench.jsonl")
+    path = os.path.join(ROOT, run, "bench.jsonl.gz")
     if not os.path.exists(path):
         return []
-    out = [json.loads(l) for l in open(path) if l.strip()]
+    out = [json.loads(l) for l in gzip.open(path, "rt") if l.strip()]
     return [r for r in out if r.get("status") == "ok"]
 
 

@@ -31,18 +31,20 @@ json sweep_to_json(const std::vector<Analysis>& as) {
 void write_sweep_table(std::ostream& os, const std::vector<Analysis>& as) {
   if (as.empty()) return;
   fmt::print(os, "{} on {}, {}\n", printable(as[0].model_name), as[0].gpu_name, as[0].exec.name());
-  fmt::print(os, "{:>6} {:>12} {:>14} {:>7}  {:>6} {:>6} {:>6} {:>6} {:>6}  {}\n", "batch", "latency_us", "samples/s",
-             "util", "tile", "wave", "eff", "mem", "fixed", "utilization bar");
+  fmt::print(os, "{:>6} {:>12} {:>14} {:>7}  {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}  {}\n", "batch", "latency_us",
+             "samples/s", "util", "tile", "wave", "eff", "mem", "fixed", "idle", "utilization bar");
   double max_u = 0;
   for (const auto& a : as) max_u = std::max(max_u, a.total.utilization);
   for (const auto& a : as) {
     const Losses& l = a.total.losses;
     const int bar = max_u > 0 ? int(std::round(30 * a.total.utilization / max_u)) : 0;
-    fmt::print(os, "{:>6} {:>12.1f} {:>14.0f} {:>7}  {:>6} {:>6} {:>6} {:>6} {:>6}  {}\n", a.batch, a.total.time_us,
-               a.total.throughput_per_s, pct(a.total.utilization), pct(l.tile), pct(l.wave), pct(l.efficiency),
-               pct(l.memory), pct(l.fixed), std::string(bar, '#'));
+    fmt::print(os, "{:>6} {:>12.1f} {:>14.0f} {:>7}  {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}  {}{}\n", a.batch,
+               a.total.time_us, a.total.throughput_per_s, pct(a.total.utilization), pct(l.tile), pct(l.wave),
+               pct(l.efficiency), pct(l.memory), pct(l.fixed), pct(l.idle), std::string(bar, '#'),
+               a.total.host_bound ? " host-bound" : "");
   }
-  fmt::print(os, "tile/wave/eff/mem/fixed: share of time lost to each cause (docs/model.md)\n");
+  fmt::print(os, "tile/wave/eff/mem/fixed/idle: share of the step lost to each cause, idle the GPU's wait between "
+                 "kernels (docs/model.md)\n");
 }
 
 }  // namespace tilewave
