@@ -287,6 +287,14 @@ expect 1 "no_such_host.json: no such host description" -- "$tw" analyze "$root/o
 printf '{"params": {"host_op_us": "fast"}}' >"$tmp/bad_host.json"
 expect 1 "bad_host.json: host parameter 'host_op_us'" -- "$tw" analyze "$root/onnx_models/resnet50.onnx" --no-graph --host "$tmp/bad_host.json"
 expect 1 "not a host id" -- "$tw" analyze "$root/onnx_models/resnet50.onnx" --no-graph --host "a b"
+: >"$tmp/empty_host.json"
+expect 1 "empty_host.json: not valid JSON" -- "$tw" analyze "$root/onnx_models/resnet50.onnx" --no-graph --host "$tmp/empty_host.json"
+mkfifo "$tmp/fifo_host.json"
+expect 1 "fifo_host.json: not a regular file" -- "$tw" analyze "$root/onnx_models/resnet50.onnx" --no-graph --host "$tmp/fifo_host.json"
+mkdir "$tmp/dir_host.json"
+expect 1 "dir_host.json: not a regular file" -- "$tw" analyze "$root/onnx_models/resnet50.onnx" --no-graph --host "$tmp/dir_host.json"
+head -c 1100000 /dev/zero | tr '\0' ' ' >"$tmp/huge_host.json"
+expect 1 "huge_host.json: larger than 1 MB" -- "$tw" analyze "$root/onnx_models/resnet50.onnx" --no-graph --host "$tmp/huge_host.json"
 "$tw" analyze "$root/onnx_models/resnet50.onnx" --batch 1 --layout nchw --amp --no-graph --format json -o "$tmp/loop.json"
 python3 - "$tmp/loop.json" <<'PY' || { echo "FAIL: --no-graph JSON schedule"; fails=$((fails + 1)); }
 import json, sys

@@ -84,6 +84,8 @@ def main():
         X.append([1.0, sum(c[k] * micro[k] for k in micro), float(c["inner"])])
         y.append(r["host_ms"] * 1e3)
         names.append("%s %s b%d" % (r["model"], r["layout"], r["batch"]))
+    print("single-op host costs (%s/host_micro.jsonl): %s" % (
+        RUNS[0], ", ".join("%s %.1f us" % (k, v) for k, v in micro.items())))
     b = nnls(X, y)
     pred = [sum(xi * bi for xi, bi in zip(row, b)) for row in X]
     errs = [abs(p - t) / t for p, t in zip(pred, y)]

@@ -72,10 +72,9 @@ def fit_sets(tilewave, gpu_dir):
     fit, _ = zoo_split()
     base = json.load(open("gpu_models/h200.json"))["runtime_params"]["eager"]["params"]
     gpus = json.loads(subprocess.run([tilewave, "gpus", "--format", "json"], capture_output=True, text=True).stdout)
-    h200 = [g for g in (gpus if isinstance(gpus, list) else gpus["gpus"]) if g["id"] == "h200"][0]["params"]
-    p = dict(h200, **base)
-    bw_bytes_per_us = [g for g in (gpus if isinstance(gpus, list) else gpus["gpus"]) if g["id"] == "h200"][0][
-        "dram_bandwidth_gbs"] * 1e3
+    h200 = [g for g in (gpus if isinstance(gpus, list) else gpus["gpus"]) if g["id"] == "h200"][0]
+    p = dict(h200["params"], **base)
+    bw_bytes_per_us = h200["dram_bandwidth_gbs"] * 1e3
     kernels = kernel_lists(RUNS[0])
     cells = collections.defaultdict(lambda: collections.defaultdict(lambda: [0, 0.0, 0.0]))  # (layout, cls) -> batch -> n, var, measured
     for r in rows(RUNS[0]):

@@ -7,8 +7,10 @@ batch 1/16/256, AMP and `.half()`, every configuration timed twice, one whole
 pass after the other):
 
   1. per (precision, layout, batch): the median and p90 of
-     |pass 2 / pass 1 - 1| for the step time and the host time, and of the
-     host time's spread across the batches of one network and layout;
+     |pass 2 / pass 1 - 1| for the step time and the host time; the host
+     time's spread across the batches of one network and layout; the signed
+     pass-to-pass ratio, and the ratio to the same networks in fit_heldout/
+     (measured on another machine of the same kind);
   2. `.half()` weights (`--no-amp`) in a plain loop: tilewave's step time
      against the first pass, median, p90 and ratio, as validate.py reports
      AMP.
@@ -21,6 +23,7 @@ import sys
 from common import predict, rows
 
 RUN = "calibrate/data/h200/timm_harness/repeat"
+FIRST = "calibrate/data/h200/timm_harness/fit_heldout"   # another lease of the same kind
 
 
 def q(values, f):
@@ -55,6 +58,14 @@ def main():
                 spread.append(max(hs) / min(hs))
     print("host time of one network and layout across batches and passes, max/min: median %.2f, p90 %.2f (%d)" % (
         statistics.median(spread), q(spread, 0.9), len(spread)))
+    small = [by[k[:4] + (1,)]["step_ms"] / r["step_ms"] for k, r in by.items() if k[4] == 0 and k[3] < 256
+             and k[:4] + (1,) in by]
+    print("pass 2 / pass 1 step at batch 1 and 16: median %.2f (%d)" % (statistics.median(small), len(small)))
+    first = {(r["model"], r["layout"], r["batch"]): r for r in rows(FIRST)}
+    other = [r["step_ms"] / first[(m, l, b)]["step_ms"] for (p, m, l, b, i), r in by.items()
+             if p == "amp_fp16" and i == 0 and b < 256 and (m, l, b) in first]
+    print("this call's pass 1 / the same AMP configuration in %s, batch 1 and 16: median %.2f (%d)" % (
+        FIRST, statistics.median(other), len(other)))
     print()
     print("2. .half() weights in a plain loop (--no-amp --no-graph), against pass 1")
     print("%-13s %5s %3s %7s %7s %6s" % ("layout", "batch", "n", "median", "p90", "ratio"))

@@ -86,6 +86,12 @@ def main():
             print("| " + " | ".join(cells) + " |")
         else:
             print("%-9s %-13s %5s %3s %7s %7s %6s %14s %12s %10s %8s" % tuple(cells))
+    if not markdown:
+        print("\nlargest misses per set (predicted / measured - 1):")
+        for name in ("fit", "held-out", "fresh"):
+            misses = sorted(((x["pred"] / x["measured"] - 1, x["model"], key[1], key[2])
+                             for key, g in groups.items() if key[0] == name for x in g), key=lambda t: -abs(t[0]))
+            print("  %-9s " % name + ", ".join("%s %s b%d %+.0f%%" % (m, l, b, 100 * e) for e, m, l, b in misses[:8]))
 
 
 if __name__ == "__main__":

@@ -38,7 +38,9 @@ struct PrecisionSpec {
 // `runtime`: classes of kernels only a runtime's lowering emits (PyTorch's
 // BatchNorm pass, inductor's generated kernels, separate layout transforms),
 // fitted by `calibrate fit-runtime` alone.
-enum class ParamScope { layer, network_kernel, network, runtime };
+// `host`: the CPU and framework that issue a plain loop (host descriptions,
+// gpu_models/hosts/; docs/model.md "Schedule"), never in a GPU file.
+enum class ParamScope { layer, network_kernel, network, runtime, host };
 
 // A named model constant with its default and the bounds a fit may move it in.
 struct ParamInfo {

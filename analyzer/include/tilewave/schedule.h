@@ -10,19 +10,13 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "tilewave/exec_config.h"
+#include "tilewave/gpu_model.h"
 #include "tilewave/ir/kernel_graph.h"
 
 namespace tilewave {
 
-// A named host constant, as ParamInfo is for the GPU: unit, meaning, default.
-struct HostParamInfo {
-  const char* name;
-  double default_value;
-  double fit_min, fit_max;
-  const char* unit;
-  const char* meaning;
-};
-const std::vector<HostParamInfo>& host_param_table();
+// Every host parameter (scope ParamScope::host), as param_table() is for the GPU.
+const std::vector<ParamInfo>& host_param_table();
 
 // The CPU and framework that issue the kernels: gpu_models/hosts/<id>.json.
 struct HostModel {

@@ -51,6 +51,10 @@ class EagerRuntime : public RuntimeProfile {
   }
   Lowering lower(const LowerInput& in) const override {
     const KernelEdges edges(in);
+    // Over fp32 parameters (autocast) a BatchNorm of half activations is
+    // cuDNN's one kernel, without PyTorch's statistics kernels (docs/model.md
+    // "Precision pass").
+    const int bn_aux = in.exec.amp ? 0 : kBatchNormAuxKernels;
     Lowering grouped = lower_framework_ops(in);
     Lowering out;
     out.free_nodes = grouped.free_nodes;
@@ -58,7 +62,7 @@ class EagerRuntime : public RuntimeProfile {
       edges.derive(k);
       const Node& head = in.model.nodes[k.nodes[0]];
       if (head.op_type == "BatchNormalization" && k.layer) {
-        for (auto& aux : batchnorm_aux_kernels(in, k, channels_of(in, head), kBatchNormAuxKernels))
+        for (auto& aux : batchnorm_aux_kernels(in, k, channels_of(in, head), bn_aux))
           out.kernels.push_back(std::move(aux));
         if (auto* m = std::get_if<MemoryProblem>(&k.layer->problem)) m->op = MemoryOp::norm;
       }
@@ -67,7 +71,7 @@ class EagerRuntime : public RuntimeProfile {
         out.kernels.push_back(std::move(k));
         continue;
       }
-      append_eager_conv(in, edges, std::move(k), kBatchNormAuxKernels, out.kernels);
+      append_eager_conv(in, edges, std::move(k), bn_aux, out.kernels);
     }
     return out;
   }

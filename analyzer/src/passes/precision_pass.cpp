@@ -57,9 +57,6 @@ void precision_pass(const LowerInput& in, Lowering& graph) {
   std::vector<Kernel> out;
   out.reserve(graph.kernels.size() * 2);
   for (Kernel& k : graph.kernels) {
-    // BatchNorm over fp16 activations with fp32 parameters runs as cuDNN's one
-    // inference kernel (bn_fw_inf_1C11): no statistics kernels before it.
-    if (k.ops == "bn_prep") continue;
     if (is_compute(k) && !k.nodes.empty() && k.nodes[0] >= 0) {
       const Node& n = m.nodes[size_t(k.nodes[0])];
       // The fp32 input reaches the first op as fp32: autocast casts it there.

@@ -13,19 +13,20 @@
 
 namespace tilewave {
 
-const std::vector<HostParamInfo>& host_param_table() {
+const std::vector<ParamInfo>& host_param_table() {
   // Defaults: of the order a 2020s server CPU takes in PyTorch 2.x eager
   // (a few µs per op); calibrated values live in gpu_models/hosts/.
-  static const std::vector<HostParamInfo> table = {
-      {"host_op_us", 6.0, 0.5, 60, "us", "host time of one framework op with one kernel (module call, dispatch, launch)"},
-      {"host_conv_us", 12.0, 0.5, 100, "us", "host time of a convolution op (cuDNN's call included)"},
-      {"host_gemm_us", 10.0, 0.5, 100, "us", "host time of a linear or matmul op (cuBLAS's call included)"},
-      {"host_norm_us", 12.0, 0.5, 100, "us", "host time of an inference BatchNorm op (all of its kernels)"},
-      {"host_cast_us", 4.0, 0.5, 60, "us", "host time of one autocast cast of a weight or an input"},
-      {"host_inner_launch_us", 2.0, 0, 30, "us", "host time of each further kernel an op launches itself"},
-      {"host_step_us", 20.0, 0, 500, "us", "host time per step outside the ops (the model call, autocast, timer)"},
-      {"launch_latency_us", 4.0, 0, 50, "us", "from the host's launch to the kernel's start on an idle GPU"},
-      {"sync_us", 8.0, 0, 100, "us", "from the GPU's last kernel to torch.cuda.synchronize() returning"},
+  constexpr ParamScope H = ParamScope::host;
+  static const std::vector<ParamInfo> table = {
+      {"host_op_us", 6.0, 0.5, 60, "us", "host time of one framework op with one kernel (module call, dispatch, launch)", H},
+      {"host_conv_us", 12.0, 0.5, 100, "us", "host time of a convolution op (cuDNN's call included)", H},
+      {"host_gemm_us", 10.0, 0.5, 100, "us", "host time of a linear or matmul op (cuBLAS's call included)", H},
+      {"host_norm_us", 12.0, 0.5, 100, "us", "host time of an inference BatchNorm op (all of its kernels)", H},
+      {"host_cast_us", 4.0, 0.5, 60, "us", "host time of one autocast cast of a weight or an input", H},
+      {"host_inner_launch_us", 2.0, 0, 30, "us", "host time of each further kernel an op launches itself", H},
+      {"host_step_us", 20.0, 0, 500, "us", "host time per step outside the ops (the model call, autocast, timer)", H},
+      {"launch_latency_us", 4.0, 0, 50, "us", "from the host's launch to the kernel's start on an idle GPU", H},
+      {"sync_us", 8.0, 0, 100, "us", "from the GPU's last kernel to torch.cuda.synchronize() returning", H},
   };
   return table;
 }
@@ -71,7 +72,7 @@ HostModel host_from_json(const nlohmann::json& j, const std::string& id, const s
       const std::string k = item.key();
       const auto& v = item.value();
       const auto info = std::find_if(host_param_table().begin(), host_param_table().end(),
-                                     [&](const HostParamInfo& p) { return k == p.name; });
+                                     [&](const ParamInfo& p) { return k == p.name; });
       if (info == host_param_table().end()) throw InputError(where, "unknown host parameter '" + k + "'");
       if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0 || v.get<double>() > 1e6)
         throw InputError(where, "host parameter '" + k + "' is not a number of µs between 0 and 1e6");
