@@ -295,6 +295,8 @@ mkdir "$tmp/dir_host.json"
 expect 1 "dir_host.json: not a regular file" -- "$tw" analyze "$root/onnx_models/resnet50.onnx" --no-graph --host "$tmp/dir_host.json"
 head -c 1100000 /dev/zero | tr '\0' ' ' >"$tmp/huge_host.json"
 expect 1 "huge_host.json: larger than 1 MB" -- "$tw" analyze "$root/onnx_models/resnet50.onnx" --no-graph --host "$tmp/huge_host.json"
+python3 -c "print('[' * 100000)" >"$tmp/deep_host.json"
+expect 1 "deep_host.json: JSON nested deeper than 32 levels" -- "$tw" analyze "$root/onnx_models/resnet50.onnx" --no-graph --host "$tmp/deep_host.json"
 "$tw" analyze "$root/onnx_models/resnet50.onnx" --batch 1 --layout nchw --amp --no-graph --format json -o "$tmp/loop.json"
 python3 - "$tmp/loop.json" <<'PY' || { echo "FAIL: --no-graph JSON schedule"; fails=$((fails + 1)); }
 import json, sys

@@ -4,12 +4,12 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
 #include "tilewave/error.h"
+#include "tilewave/json_input.h"
 
 namespace tilewave {
 
@@ -98,10 +98,8 @@ HostModel load_host(const std::string& id_or_path, const std::string& gpu_dir) {
   if (ec || !fs::exists(st)) throw InputError(path.string(), "no such host description");
   if (!fs::is_regular_file(st)) throw InputError(path.string(), "not a regular file");
   if (fs::file_size(path, ec) > (1u << 20)) throw InputError(path.string(), "larger than 1 MB: not a host description");
-  std::ifstream f(path);
-  if (!f) throw InputError(path.string(), "cannot be read");
-  nlohmann::json j = nlohmann::json::parse(f, nullptr, false);
-  if (j.is_discarded()) throw InputError(path.string(), "not valid JSON");
+  // The project's one checked reader: a nesting limit, errors naming the file.
+  const nlohmann::json j = read_json_file(path.string(), "host description");
   return host_from_json(j, is_path ? path.stem().string() : id_or_path, path.string());
 }
 
