@@ -8,7 +8,7 @@
 using namespace tilewave;
 
 namespace {
-Lowering lower(const std::string& path, const std::string& runtime, int64_t batch = 2) {
+KernelGraph lower(const std::string& path, const std::string& runtime, int64_t batch = 2) {
   LoadOptions o;
   o.batch = batch;
   const Model m = load_onnx(path, o);
@@ -17,7 +17,7 @@ Lowering lower(const std::string& path, const std::string& runtime, int64_t batc
   return lower_model(m, build_layer_graph(m), *r, DType::fp16);
 }
 int count(const std::vector<std::string>& v, const std::string& x) { return int(std::count(v.begin(), v.end(), x)); }
-std::vector<std::string> ops(const Lowering& l) {
+std::vector<std::string> ops(const KernelGraph& l) {
   std::vector<std::string> out;
   for (const auto& k : l.kernels) out.push_back(k.ops);
   return out;
@@ -25,7 +25,7 @@ std::vector<std::string> ops(const Lowering& l) {
 }  // namespace
 
 TEST_CASE("eager: a conv's bias is PyTorch's BatchNorm kernels; an RGB stem is padded first; Flatten is free") {
-  const Lowering l = lower(test::data("tiny_cnn.onnx"), "eager");
+  const KernelGraph l = lower(test::data("tiny_cnn.onnx"), "eager");
   CHECK(ops(l) == std::vector<std::string>{"pad", "pad", "Conv", "bn_prep", "bn_prep", "bias", "Relu", "Conv", "Add",
                                            "Relu", "MaxPool", "GlobalAveragePool", "Gemm"});
   CHECK(l.free_nodes == 1);
@@ -47,7 +47,7 @@ TEST_CASE("eager: an unfolded BatchNormalization node also runs its two channel 
 }
 
 TEST_CASE("eager: a grouped conv without a native NHWC kernel runs between layout transforms") {
-  const Lowering l = lower(test::zoo("regnet_x_3_2gf.onnx"), "eager", 1);
+  const KernelGraph l = lower(test::zoo("regnet_x_3_2gf.onnx"), "eager", 1);
   const auto names = ops(l);
   // 25 blocks, each a grouped 3x3 conv of group width 48: input and filter
   // to NCHW before, the output back after.
@@ -62,7 +62,7 @@ TEST_CASE("eager: a grouped conv without a native NHWC kernel runs between layou
 }
 
 TEST_CASE("eager: a conv over a 1x1 map (squeeze-excitation) keeps its own bias: one add") {
-  const Lowering l = lower(test::zoo("efficientnet_b0.onnx"), "eager", 1);
+  const KernelGraph l = lower(test::zoo("efficientnet_b0.onnx"), "eager", 1);
   for (size_t i = 0; i + 1 < l.kernels.size(); ++i) {
     const auto* c = l.kernels[i].layer ? std::get_if<ConvProblem>(&l.kernels[i].layer->problem) : nullptr;
     if (!c || c->H != 1) continue;
@@ -72,7 +72,7 @@ TEST_CASE("eager: a conv over a 1x1 map (squeeze-excitation) keeps its own bias:
 }
 
 TEST_CASE("inductor: library convs, each pointwise group one generated kernel reading its inputs once") {
-  const Lowering l = lower(test::data("tiny_cnn.onnx"), "inductor");
+  const KernelGraph l = lower(test::data("tiny_cnn.onnx"), "inductor");
   CHECK(ops(l) == std::vector<std::string>{"pad", "pad", "Conv", "bias+Relu", "Conv", "Add+Relu+MaxPool",
                                            "GlobalAveragePool", "Gemm"});
   // Add+Relu+MaxPool reads the second conv's output and the first Relu's, and
@@ -85,7 +85,7 @@ TEST_CASE("inductor: library convs, each pointwise group one generated kernel re
 }
 
 TEST_CASE("inductor: ResNet-50's BatchNorms, residual adds and ReLUs fuse into one kernel per conv") {
-  const Lowering l = lower(test::zoo("resnet50.onnx"), "inductor", 16);
+  const KernelGraph l = lower(test::zoo("resnet50.onnx"), "inductor", 16);
   // 53 convs, 53 groups (the 4 downsample biases join their block's add), a
   // pad pair for the stem, the FC: PyTorch 2.11 launched 112.
   CHECK(l.kernels.size() >= 100);
@@ -104,7 +104,7 @@ TEST_CASE("runtimes are named objects; unknown names are refused") {
 }
 
 TEST_CASE("eager: an exporter's decomposition of one framework op is one kernel") {
-  const Lowering l = lower(test::data("activations.onnx"), "eager");
+  const KernelGraph l = lower(test::data("activations.onnx"), "eager");
   // GELU and SiLU read x twice: one kernel each; Relu -> Sigmoid is a plain
   // chain; MatMul + bias is one GEMM; the NCHW<->NHWC permutes are views,
   // the (0,1,3,2) transpose is a real copy.
@@ -120,7 +120,7 @@ TEST_CASE("eager: an exporter's decomposition of one framework op is one kernel"
 TEST_CASE("eager: ConvNeXt-T's exporter decompositions are one kernel each; its conv biases are its own") {
   // 137 framework-op kernels, one bias add for each of its 22 convs (named
   // parameters, no BatchNorm folded in) and the stem's two padding copies.
-  const Lowering l = lower(test::zoo("convnext_tiny.onnx"), "eager", 16);
+  const KernelGraph l = lower(test::zoo("convnext_tiny.onnx"), "eager", 16);
   CHECK(l.kernels.size() == 137 + 22 + 2);
   const auto names = ops(l);
   CHECK(std::count(names.begin(), names.end(), "Div+Erf+Add+Mul+Mul") == 18);
@@ -129,7 +129,7 @@ TEST_CASE("eager: ConvNeXt-T's exporter decompositions are one kernel each; its 
 }
 
 TEST_CASE("tensorrt: conv absorbs activation and the residual add") {
-  const Lowering l = lower(test::data("tiny_cnn.onnx"), "tensorrt");
+  const KernelGraph l = lower(test::data("tiny_cnn.onnx"), "tensorrt");
   CHECK(ops(l) == std::vector<std::string>{"Conv+Relu", "Conv+Add+Relu", "MaxPool", "GlobalAveragePool", "Gemm"});
   // The fused residual read is charged to the second conv: 2x16x32x32 fp16 values.
   const Layer& second = *l.kernels[1].layer;
@@ -137,7 +137,7 @@ TEST_CASE("tensorrt: conv absorbs activation and the residual add") {
 }
 
 TEST_CASE("trt fusion never absorbs an op whose other operand depends on the head (SE blocks)") {
-  const Lowering l = lower(test::zoo("efficientnet_b0.onnx"), "tensorrt", 1);
+  const KernelGraph l = lower(test::zoo("efficientnet_b0.onnx"), "tensorrt", 1);
   for (const auto& k : l.kernels) {
     CAPTURE(k.ops);
     // The SE block's scale (Mul) reads a value computed from the conv output
@@ -166,13 +166,13 @@ TEST_CASE("an unknown op is an unmodelled row, never dropped") {
 }
 
 TEST_CASE("depthwise and batched MatMul lower to the right problems") {
-  const Lowering dw = lower(test::data("depthwise.onnx"), "eager", 1);
+  const KernelGraph dw = lower(test::data("depthwise.onnx"), "eager", 1);
   REQUIRE(dw.kernels.size() == 1);
   const auto& c = std::get<ConvProblem>(dw.kernels[0].layer->problem);
   CHECK(c.groups == 32);
   CHECK(c.P() == 56);
 
-  const Lowering mm = lower(test::data("matmul.onnx"), "eager", 5);
+  const KernelGraph mm = lower(test::data("matmul.onnx"), "eager", 5);
   REQUIRE(mm.kernels.size() == 1);
   const auto& g = std::get<GemmProblem>(mm.kernels[0].layer->problem);
   CHECK(g.M == 64);

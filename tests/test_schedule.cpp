@@ -24,14 +24,14 @@ HostModel host_with(double op_us, double latency_us, double sync_us) {
   return h;
 }
 
-Lowering lower(const ExecutionConfig& e, int64_t batch = 2) {
+KernelGraph lower(const ExecutionConfig& e, int64_t batch = 2) {
   LoadOptions o;
   o.batch = batch;
   const Model m = load_onnx(test::data("tiny_cnn.onnx"), o);
   return lower_model(m, build_layer_graph(m), e);
 }
 
-int count_ops(const Lowering& l, const std::string& ops) {
+int count_ops(const KernelGraph& l, const std::string& ops) {
   return int(std::count_if(l.kernels.begin(), l.kernels.end(), [&](const Kernel& k) { return k.ops == ops; }));
 }
 
@@ -81,10 +81,10 @@ TEST_CASE("execution configuration: one JSON form, parsed back; bad values name 
 
 TEST_CASE("precision pass: autocast casts every weight and the fp32 input on every forward") {
   ExecutionConfig half;
-  const Lowering plain = lower(half);
+  const KernelGraph plain = lower(half);
   ExecutionConfig amp = half;
   amp.amp = true;
-  const Lowering cast = lower(amp);
+  const KernelGraph cast = lower(amp);
   // tiny_cnn: two convs and a Gemm, each with a weight; the Gemm's bias is its own,
   // the first conv's input is the graph input.
   CHECK(count_ops(plain, "cast") == 0);
@@ -108,7 +108,7 @@ TEST_CASE("layout pass: NCHW wraps tensor-core 3x3 convs in cuDNN's transforms, 
   ExecutionConfig nhwc;
   ExecutionConfig nchw = nhwc;
   nchw.layout = Layout::nchw;
-  const Lowering a = lower(nhwc), b = lower(nchw);
+  const KernelGraph a = lower(nhwc), b = lower(nchw);
   CHECK(count_ops(a, "layout_transform") == 0);
   // tiny_cnn's second conv (16 channels, 3x3) gets input, filter and output transforms.
   CHECK(count_ops(b, "layout_transform") == 3);

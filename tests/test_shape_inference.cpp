@@ -474,7 +474,7 @@ TEST_CASE("new ops: opset-23 Attention, Einsum, GroupNormalization, QLinearConv,
   CHECK(dims_of(m, "ly") == V{2, 10, 1, 32});
   CHECK(dims_of(m, "lh") == V{2, 1, 32});
   const LayerGraph g = build_layer_graph(m);
-  const Lowering low = lower_model(m, g, default_runtime(), DType::fp16);
+  const KernelGraph low = lower_model(m, g, default_runtime(), DType::fp16);
   std::map<std::string, Layer> by_name;
   for (const auto& k : low.kernels)
     if (k.layer) by_name[k.name] = *k.layer;
@@ -678,7 +678,7 @@ TEST_CASE("ONNX Runtime's com.microsoft forms and the remaining new ops infer an
   CHECK(dims_of(m, "nz") == V{1, -1});
   CHECK(dims_of(m, "l1") == V{});
   const LayerGraph g = build_layer_graph(m);
-  const Lowering low = lower_model(m, g, default_runtime(), DType::fp16);
+  const KernelGraph low = lower_model(m, g, default_runtime(), DType::fp16);
   std::map<std::string, Layer> by_name;
   for (const auto& k : low.kernels)
     if (k.layer) by_name[k.name] = *k.layer;
@@ -705,8 +705,8 @@ TEST_CASE("attention written as MatMul-scale-Softmax-MatMul is one flash-attenti
   b.output("y");
   const Model m = b.load_batch(3);
   const LayerGraph g = build_layer_graph(m);
-  const Lowering fused = lower_model(m, g, default_runtime(), DType::fp16);
-  const Lowering unfused = lower_model(m, g, default_runtime(), DType::fp16, OpRegistry::builtin(), false);
+  const KernelGraph fused = lower_model(m, g, default_runtime(), DType::fp16);
+  const KernelGraph unfused = lower_model(m, g, default_runtime(), DType::fp16, OpRegistry::builtin(), false);
   REQUIRE(fused.kernels.size() == 2);  // attention, Relu
   const auto& a = std::get<AttentionProblem>(fused.kernels[0].layer->problem);
   CHECK((a.batch_heads == 12 && a.q_len == 64 && a.kv_len == 80 && a.head_dim == 32 && a.v_head_dim == 16));

@@ -141,7 +141,7 @@ int cmd_extract(const CommonOptions& o, const std::string& model_path) {
   const AnalyzeOptions opt = analyze_options(o);
   const Model model = load_onnx(model_path, opt.load);
   const LayerGraph graph = build_layer_graph(model);
-  const Lowering lowered = lower_model(model, graph, opt.exec);
+  const KernelGraph lowered = lower_model(model, graph, opt.exec);
   const std::string stem = std::filesystem::path(model_path).stem().string();
   write_output(o.output, [&](std::ostream& os) {
     for (const auto& k : lowered.kernels) {

@@ -107,10 +107,10 @@ GpuModel gpu_for(const GpuModel& gpu, const RuntimeProfile& runtime);
 GpuModel gpu_for(const GpuModel& gpu, const ExecutionConfig& exec);
 // Totals only: the network's predicted time from an existing lowering, for
 // calibration loops that cost the same kernels under many parameter sets.
-double network_time_us(const Lowering& lowered, const GpuModel& gpu);
+double network_time_us(const KernelGraph& lowered, const GpuModel& gpu);
 // A note when the weights and one kernel's activations exceed the GPU's
 // memory (GPU files with memory_gb); nullopt when they fit.
-std::optional<std::string> memory_fit_note(const Model& model, const Lowering& lowered, const GpuModel& gpu,
+std::optional<std::string> memory_fit_note(const Model& model, const KernelGraph& lowered, const GpuModel& gpu,
                                            const ExecutionConfig& exec);
 // Why the totals cannot stand for the model: a compute kernel (conv, GEMM,
 // attention) is unmodelled, or more than kMaxUnmodelledKernels are; nullopt if

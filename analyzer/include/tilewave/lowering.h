@@ -38,7 +38,7 @@ class RuntimeProfile {
   virtual ~RuntimeProfile() = default;
   virtual const char* name() const = 0;     // eager | inductor | tensorrt
   virtual const char* summary() const = 0;  // one line: what it stands for
-  virtual Lowering lower(const LowerInput& in) const = 0;
+  virtual KernelGraph lower(const LowerInput& in) const = 0;
 };
 
 // The built-in runtimes, the default (eager) first.
@@ -54,11 +54,11 @@ const RuntimeProfile& default_runtime();
 // MatMul-Softmax-MatMul chains exporters write for
 // scaled_dot_product_attention become one flash-attention kernel
 // (docs/model.md "Attention"); false costs them node by node.
-Lowering lower_model(const Model& model, const LayerGraph& graph, const ExecutionConfig& exec,
+KernelGraph lower_model(const Model& model, const LayerGraph& graph, const ExecutionConfig& exec,
                      const OpRegistry& registry = OpRegistry::builtin());
 // The same for a runtime and dtype with every other setting at its default
 // (nhwc, weights in dtype): what calibration and the tests lower.
-Lowering lower_model(const Model& model, const LayerGraph& graph, const RuntimeProfile& runtime, DType dtype,
+KernelGraph lower_model(const Model& model, const LayerGraph& graph, const RuntimeProfile& runtime, DType dtype,
                      const OpRegistry& registry = OpRegistry::builtin(), bool fuse_attention = true);
 
 }  // namespace tilewave

@@ -2,7 +2,7 @@
 // (cost_layer) plus the terms only a network has: the L2 hits its tensor
 // edges give (docs/model.md "Inside a network"), then the schedule of the
 // step (docs/model.md "Schedule"). The one place these terms are computed:
-// analysis, calibration and search all call it. Needs no ONNX: any producer of a Lowering (the
+// analysis, calibration and search all call it. Needs no ONNX: any producer of a KernelGraph (the
 // ONNX loader and lowering, a search space) can be costed.
 #pragma once
 #include <optional>
@@ -40,12 +40,12 @@ struct StepModel {
 // `per_kernel`, when given, gets each kernel's device cost in the network
 // (nullopt for unmodelled kernels); `schedule`, the step on both timelines.
 // Throws InputError(where) when the totals pass 2^63.
-NetworkTotals cost_network(const Lowering& graph, const CostModel& model,
+NetworkTotals cost_network(const KernelGraph& graph, const CostModel& model,
                            std::vector<std::optional<KernelCost>>* per_kernel = nullptr,
                            const std::string& where = "", const StepModel& step = {}, Schedule* schedule = nullptr);
 
 // Each kernel's own time inside the network (L2 hits, no launch gap), as a
 // profiler reports it; 0 for unmodelled kernels.
-std::vector<double> kernel_device_times_us(const Lowering& graph, const CostModel& model);
+std::vector<double> kernel_device_times_us(const KernelGraph& graph, const CostModel& model);
 
 }  // namespace tilewave

@@ -131,7 +131,7 @@ RuntimeFit fit_runtime(const GpuModel& gpu, const RuntimeProfile& runtime, const
     measured.push_back(runs[i].measured_us);
   }
   // Lowering depends on no parameter: once per run.
-  std::vector<Lowering> lowered;
+  std::vector<KernelGraph> lowered;
   for (const auto& run : runs) lowered.push_back(lower_model(run.model, build_layer_graph(run.model), runtime, opt.exec.dtype));
   const PredictFn predict = [&](const GpuModel& g, size_t i) { return network_time_us(lowered[i], g); };
   auto median_errors = [&](const GpuModel& g) {

@@ -24,7 +24,7 @@ GpuModel gpu_for(const GpuModel& base, const ExecutionConfig& exec) {
   return g;
 }
 
-double network_time_us(const Lowering& lowered, const GpuModel& gpu) {
+double network_time_us(const KernelGraph& lowered, const GpuModel& gpu) {
   return cost_network(lowered, CostModel(gpu)).time_us;  // graph replay
 }
 
@@ -58,7 +58,7 @@ Analysis analyze_model(const Model& model, const GpuModel& base_gpu, const Analy
   const LayerGraph graph = build_layer_graph(model);
   const ExecutionConfig& exec = options.exec;
   const RuntimeProfile& runtime = exec.runtime_profile();
-  const Lowering lowered = lower_model(model, graph, exec);
+  const KernelGraph lowered = lower_model(model, graph, exec);
   const GpuModel gpu = gpu_for(base_gpu, exec);
   static const HostModel no_host = default_host();
   const HostModel& host = options.host ? *options.host : no_host;
@@ -139,7 +139,7 @@ Analysis analyze_model(const Model& model, const GpuModel& base_gpu, const Analy
   return a;
 }
 
-std::optional<std::string> memory_fit_note(const Model& model, const Lowering& lowered, const GpuModel& gpu,
+std::optional<std::string> memory_fit_note(const Model& model, const KernelGraph& lowered, const GpuModel& gpu,
                                            const ExecutionConfig& exec) {
   if (gpu.memory_gb <= 0) return std::nullopt;
   const double capacity = gpu.memory_gb * 1e9;

@@ -1,7 +1,6 @@
 #include "tilewave/network_cost.h"
 
 #include <algorithm>
-#include <unordered_map>
 #include <unordered_set>
 
 #include "tilewave/error.h"
@@ -14,31 +13,31 @@ namespace {
 // kernel, the part that the traffic since it was written has not pushed out
 // of the share of L2 that `l2_reuse_fraction` allows is still there. Walks
 // the kernel graph: each kernel's reads and writes, in launch order.
-std::vector<double> l2_hit_bytes(const Lowering& graph, const CostModel& model) {
+std::vector<double> l2_hit_bytes(const KernelGraph& graph, const CostModel& model) {
   const size_t n = graph.kernels.size();
+  const KernelIndex index(graph);
   std::vector<double> hits(n, 0.0);
-  std::unordered_map<std::string, int> producer;  // tensor -> latest kernel writing it
-  std::vector<double> touched(n + 1, 0.0);        // bytes moved by kernels [0, k)
+  std::vector<double> touched(n + 1, 0.0);  // bytes moved by kernels [0, k)
   for (size_t k = 0; k < n; ++k)
     touched[k + 1] = touched[k] + (graph.kernels[k].layer ? double(min_bytes(*graph.kernels[k].layer)) : 0.0);
   const double window = model.gpu.l2_mb * 1e6 * model.gpu.param("l2_reuse_fraction");
   std::unordered_set<std::string> written_back;
   for (size_t k = 0; k < n; ++k) {
     const Kernel& kernel = graph.kernels[k];
-    for (const TensorRef& in : kernel.reads) {
-      auto it = producer.find(in.name);
-      if (it == producer.end() || in.bytes <= 0) continue;
+    for (size_t slot = 0; slot < kernel.reads.size(); ++slot) {
+      const TensorRef& in = kernel.reads[slot];
+      const int p = index.producer(k, slot);
+      if (p < 0 || p >= int(k) || in.bytes <= 0) continue;
       const double size = double(in.bytes);
       // L2 keeps roughly the most recent `window` bytes: of this value, what
       // the traffic since it was written has not pushed out.
-      const double kept = std::clamp(window - (touched[k] - touched[it->second + 1]), 0.0, size);
+      const double kept = std::clamp(window - (touched[k] - touched[size_t(p) + 1]), 0.0, size);
       if (kept <= 0) continue;
       hits[k] += kept;
       // The producer's write of what is read back from L2 stayed in L2 too;
       // its write-back to DRAM overlaps later kernels.
-      if (written_back.insert(in.name + "@" + std::to_string(it->second)).second) hits[it->second] += kept;
+      if (written_back.insert(in.name + "@" + std::to_string(p)).second) hits[size_t(p)] += kept;
     }
-    for (const TensorRef& out : kernel.writes) producer[out.name] = int(k);
   }
   return hits;
 }
@@ -70,7 +69,7 @@ Losses NetworkTotals::losses() const {
           w.idle / time_us};
 }
 
-NetworkTotals cost_network(const Lowering& graph, const CostModel& model,
+NetworkTotals cost_network(const KernelGraph& graph, const CostModel& model,
                            std::vector<std::optional<KernelCost>>* per_kernel, const std::string& where,
                            const StepModel& step, Schedule* schedule) {
   const std::vector<double> hits = l2_hit_bytes(graph, model);
@@ -113,7 +112,7 @@ NetworkTotals cost_network(const Lowering& graph, const CostModel& model,
   return t;
 }
 
-std::vector<double> kernel_device_times_us(const Lowering& graph, const CostModel& model) {
+std::vector<double> kernel_device_times_us(const KernelGraph& graph, const CostModel& model) {
   const std::vector<double> hits = l2_hit_bytes(graph, model);
   std::vector<double> out(graph.kernels.size(), 0.0);
   for (size_t i = 0; i < graph.kernels.size(); ++i)

@@ -1,5 +1,9 @@
 #include "tilewave/ir/kernel_graph.h"
 
+#include <algorithm>
+#include <queue>
+#include <stdexcept>
+
 namespace tilewave {
 
 const char* host_call_name(HostCall c) {
@@ -32,6 +36,73 @@ Kernel derived_kernel(const Kernel& owner, const std::string& suffix, const std:
   k.layer = std::move(layer);
   k.host_call = call;
   return k;
+}
+
+KernelIndex::KernelIndex(const KernelGraph& graph) {
+  const size_t n = graph.kernels.size();
+  producers_.resize(n);
+  consumers_.resize(n);
+  std::unordered_map<std::string, int> first_writer;  // for reads ahead of every write
+  for (size_t k = 0; k < n; ++k)
+    for (const TensorRef& w : graph.kernels[k].writes) {
+      first_writer.emplace(w.name, int(k));
+      bytes_.emplace(w.name, w.bytes);
+    }
+  std::unordered_map<std::string, int> latest;  // tensor -> last kernel so far writing it
+  for (size_t k = 0; k < n; ++k) {
+    const Kernel& kernel = graph.kernels[k];
+    for (const TensorRef& r : kernel.reads) {
+      bytes_.emplace(r.name, r.bytes);
+      int p = -1;
+      if (auto it = latest.find(r.name); it != latest.end()) p = it->second;
+      else if (auto f = first_writer.find(r.name); f != first_writer.end() && f->second != int(k)) p = f->second;
+      producers_[k].push_back(p);
+      if (p >= 0) consumers_[size_t(p)].push_back(int(k));
+    }
+    for (const TensorRef& w : kernel.writes) latest[w.name] = int(k);
+  }
+  for (auto& c : consumers_) {
+    std::sort(c.begin(), c.end());
+    c.erase(std::unique(c.begin(), c.end()), c.end());
+  }
+}
+
+int64_t KernelIndex::tensor_bytes(const std::string& tensor) const {
+  auto it = bytes_.find(tensor);
+  return it == bytes_.end() ? 0 : it->second;
+}
+
+std::vector<int> topological_order(const KernelGraph& graph, const KernelIndex& index) {
+  const size_t n = graph.kernels.size();
+  std::vector<int> pending(n, 0);
+  for (size_t k = 0; k < n; ++k)
+    for (int c : index.consumers(k)) ++pending[size_t(c)];
+  std::priority_queue<int, std::vector<int>, std::greater<int>> ready;  // lowest launch position first
+  for (size_t k = 0; k < n; ++k)
+    if (pending[k] == 0) ready.push(int(k));
+  std::vector<int> order;
+  order.reserve(n);
+  while (!ready.empty()) {
+    const int k = ready.top();
+    ready.pop();
+    order.push_back(k);
+    for (int c : index.consumers(size_t(k)))
+      if (--pending[size_t(c)] == 0) ready.push(c);
+  }
+  if (order.size() != n) throw std::logic_error("the kernel graph has a cycle");
+  return order;
+}
+
+std::optional<std::string> launch_order_error(const KernelGraph& graph, const KernelIndex& index) {
+  for (size_t k = 0; k < graph.kernels.size(); ++k)
+    for (size_t s = 0; s < graph.kernels[k].reads.size(); ++s) {
+      const int p = index.producer(k, s);
+      if (p > int(k))
+        return "kernel " + std::to_string(k) + " (" + graph.kernels[k].name + ", " + graph.kernels[k].ops +
+               ") reads " + graph.kernels[k].reads[s].name + " before kernel " + std::to_string(p) + " (" +
+               graph.kernels[size_t(p)].name + ", " + graph.kernels[size_t(p)].ops + ") writes it";
+    }
+  return std::nullopt;
 }
 
 }  // namespace tilewave

@@ -68,7 +68,8 @@ AttentionChains::AttentionChains(const Model& m, const LayerGraph& g) {
     for (const auto& operand : head.inputs) {
       const Node* p = m.producer_of(operand);
       if (!p || p->op_type != "Mul" || !p->domain.empty() || sole_reader(m, g, operand) != &head) continue;
-      if (is_scalar_operand(m, p->inputs[0]) || is_scalar_operand(m, p->inputs[1])) c.nodes.push_back(p->index);
+      if (is_scalar_operand(m, p->inputs[0]) || is_scalar_operand(m, p->inputs[1]))
+        c.nodes.insert(c.nodes.begin() + 1, p->index);  // the P V product stays last: the kernel launches there
     }
     const auto& s = scores->dims;
     c.problem.q_len = s[s.size() - 2];

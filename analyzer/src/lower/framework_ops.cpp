@@ -188,12 +188,12 @@ std::optional<Kernel> lower_framework_op(const LowerInput& in, const FrameworkOp
 
 std::vector<FrameworkOp> find_framework_ops(const LowerInput& in) { return Finder(in).run(); }
 
-Lowering lower_framework_ops(const LowerInput& in) {
+KernelGraph lower_framework_ops(const LowerInput& in) {
   const std::vector<FrameworkOp> framework_ops = find_framework_ops(in);
   std::unordered_map<int, const FrameworkOp*> group_of;
   for (const auto& op : framework_ops)
     for (int i : op.nodes) group_of[i] = &op;
-  Lowering out;
+  KernelGraph out;
   for (int idx : in.graph.topo_order) {
     auto g = group_of.find(idx);
     if (g != group_of.end() && g->second->nodes[0] != idx) continue;  // lowered with its head

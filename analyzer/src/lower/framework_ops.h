@@ -15,6 +15,6 @@ struct FrameworkOp {
 // Non-overlapping groups, each of two nodes or more.
 std::vector<FrameworkOp> find_framework_ops(const LowerInput& in);
 // One kernel per framework op, every other working node one kernel of its own.
-Lowering lower_framework_ops(const LowerInput& in);
+KernelGraph lower_framework_ops(const LowerInput& in);
 
 }  // namespace tilewave

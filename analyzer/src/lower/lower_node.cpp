@@ -37,9 +37,11 @@ std::optional<Kernel> lower_node(const LowerInput& in, const Node& n) {
 std::optional<Kernel> lower_node_uncached(const LowerInput& in, const Node& n) {
   if (produces_only_static(in.model, n)) return std::nullopt;  // folded at load time
   if (const AttentionChain* c = in.attention ? in.attention->chain_of(n.index) : nullptr) {
-    if (c->nodes.front() != n.index) return std::nullopt;  // inside the fused kernel its head stands for
+    // Launched where its P V product stands, after every operand (V may be
+    // produced after the head); named after its head.
+    if (c->nodes.back() != n.index) return std::nullopt;
     Kernel k;
-    k.name = n.name;
+    k.name = in.model.nodes[size_t(c->nodes.front())].name;
     k.ops = "Attention(MatMul+Softmax+MatMul)";
     k.nodes = c->nodes;
     k.compute = true;

@@ -34,8 +34,8 @@ class Fuser {
       for (const auto& out : n.outputs) producer_[out] = n.index;
   }
 
-  Lowering run() {
-    Lowering out;
+  KernelGraph run() {
+    KernelGraph out;
     std::vector<std::pair<double, Kernel>> placed;  // launch position, kernel
     for (int idx : in_.graph.topo_order) {
       const Node& n = m_.nodes[idx];
@@ -236,6 +236,6 @@ class Fuser {
 
 }  // namespace
 
-Lowering fuse_pointwise(const LowerInput& in, const KernelEdges& edges) { return Fuser(in, edges).run(); }
+KernelGraph fuse_pointwise(const LowerInput& in, const KernelEdges& edges) { return Fuser(in, edges).run(); }
 
 }  // namespace tilewave

@@ -8,6 +8,6 @@
 
 namespace tilewave {
 
-Lowering fuse_pointwise(const LowerInput& in, const KernelEdges& edges);
+KernelGraph fuse_pointwise(const LowerInput& in, const KernelEdges& edges);
 
 }  // namespace tilewave

@@ -1,6 +1,7 @@
 // The built-in runtime profiles (docs/model.md "Runtimes"): each is a short
 // composition of the lowering rules in this folder.
 #include <algorithm>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -17,7 +18,7 @@ namespace tilewave {
 namespace {
 
 // A lowering of node kernels with the tensor edges of each filled in.
-Lowering with_edges(const LowerInput& in, Lowering out) {
+KernelGraph with_edges(const LowerInput& in, KernelGraph out) {
   const KernelEdges edges(in);
   for (Kernel& k : out.kernels) edges.derive(k);
   return out;
@@ -49,14 +50,14 @@ class EagerRuntime : public RuntimeProfile {
     return "PyTorch eager (CUDA-graph replay): one kernel per framework op; a conv's bias or BatchNorm is "
            "separate kernels";
   }
-  Lowering lower(const LowerInput& in) const override {
+  KernelGraph lower(const LowerInput& in) const override {
     const KernelEdges edges(in);
     // Over fp32 parameters (autocast) a BatchNorm of half activations is
     // cuDNN's one kernel, without PyTorch's statistics kernels (docs/model.md
     // "Precision pass").
     const int bn_aux = in.exec.amp ? 0 : kBatchNormAuxKernels;
-    Lowering grouped = lower_framework_ops(in);
-    Lowering out;
+    KernelGraph grouped = lower_framework_ops(in);
+    KernelGraph out;
     out.free_nodes = grouped.free_nodes;
     for (Kernel& k : grouped.kernels) {
       edges.derive(k);
@@ -92,7 +93,7 @@ class EagerFoldedRuntime : public RuntimeProfile {
   const char* summary() const override {
     return "historical: eager PyTorch with BatchNorm folded and conv biases removed (calibrate/netbench runs 1-6)";
   }
-  Lowering lower(const LowerInput& in) const override { return with_edges(in, lower_framework_ops(in)); }
+  KernelGraph lower(const LowerInput& in) const override { return with_edges(in, lower_framework_ops(in)); }
 };
 
 class InductorRuntime : public RuntimeProfile {
@@ -102,7 +103,7 @@ class InductorRuntime : public RuntimeProfile {
     return "torch.compile, default mode: library convs and matmuls, each group of pointwise ops and "
            "reductions between them one generated kernel";
   }
-  Lowering lower(const LowerInput& in) const override { return fuse_pointwise(in, KernelEdges(in)); }
+  KernelGraph lower(const LowerInput& in) const override { return fuse_pointwise(in, KernelEdges(in)); }
 };
 
 class TensorRtRuntime : public RuntimeProfile {
@@ -111,7 +112,7 @@ class TensorRtRuntime : public RuntimeProfile {
   const char* summary() const override {
     return "TensorRT-like engine: epilogue fusion into convs and GEMMs, elementwise chains fused";
   }
-  Lowering lower(const LowerInput& in) const override { return with_edges(in, fuse_trt(in)); }
+  KernelGraph lower(const LowerInput& in) const override { return with_edges(in, fuse_trt(in)); }
 };
 
 }  // namespace
@@ -140,22 +141,24 @@ const RuntimeProfile& runtime_named(const std::string& name, const std::string& 
 
 const RuntimeProfile& default_runtime() { return *builtin_runtimes().front(); }
 
-Lowering lower_model(const Model& model, const LayerGraph& graph, const ExecutionConfig& exec,
-                     const OpRegistry& registry) {
+KernelGraph lower_model(const Model& model, const LayerGraph& graph, const ExecutionConfig& exec,
+                        const OpRegistry& registry) {
   std::vector<std::optional<std::optional<Kernel>>> node_kernels(model.nodes.size());
   const RuntimeProfile& runtime = exec.runtime_profile();
   const DType dtype = exec.dtype;
   std::optional<AttentionChains> chains;
   if (exec.fuse_attention) chains.emplace(model, graph);
   const LowerInput in{model, graph, registry, dtype, exec, chains ? &*chains : nullptr, &node_kernels};
-  Lowering out = runtime.lower(in);
+  KernelGraph out = runtime.lower(in);
   layout_pass(in, out);
   precision_pass(in, out);
+  if (auto e = launch_order_error(out, KernelIndex(out)))
+    throw std::logic_error("lowering " + model.path + " broke launch order: " + *e);
   return out;
 }
 
-Lowering lower_model(const Model& model, const LayerGraph& graph, const RuntimeProfile& runtime, DType dtype,
-                     const OpRegistry& registry, bool fuse_attention) {
+KernelGraph lower_model(const Model& model, const LayerGraph& graph, const RuntimeProfile& runtime, DType dtype,
+                        const OpRegistry& registry, bool fuse_attention) {
   ExecutionConfig exec;
   exec.runtime = &runtime;
   exec.dtype = dtype;

@@ -20,8 +20,8 @@ class TrtFuser {
       for (const auto& out : n.outputs) producer_[out] = n.index;
   }
 
-  Lowering run() {
-    Lowering out;
+  KernelGraph run() {
+    KernelGraph out;
     std::vector<bool> taken(model_.nodes.size(), false);
     for (int idx : graph_.topo_order) {
       if (taken[idx]) continue;
@@ -130,6 +130,6 @@ class TrtFuser {
 
 }  // namespace
 
-Lowering fuse_trt(const LowerInput& in) { return TrtFuser(in).run(); }
+KernelGraph fuse_trt(const LowerInput& in) { return TrtFuser(in).run(); }
 
 }  // namespace tilewave

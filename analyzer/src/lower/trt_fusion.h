@@ -5,6 +5,6 @@
 
 namespace tilewave {
 
-Lowering fuse_trt(const LowerInput& in);
+KernelGraph fuse_trt(const LowerInput& in);
 
 }  // namespace tilewave

@@ -31,7 +31,7 @@ bool wrapped_in_transforms(const ConvProblem& p, DType dtype) {
 
 }  // namespace
 
-void layout_pass(const LowerInput& in, Lowering& graph) {
+void layout_pass(const LowerInput& in, KernelGraph& graph) {
   if (in.exec.layout == Layout::nhwc || std::string(in.exec.runtime_profile().name()) != "eager") return;
   std::vector<Kernel> out;
   out.reserve(graph.kernels.size() * 2);

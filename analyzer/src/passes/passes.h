@@ -9,9 +9,9 @@ namespace tilewave {
 
 // PyTorch's layout rules for NCHW activations (eager only; docs/model.md
 // "Layout pass"). Does nothing for nhwc.
-void layout_pass(const LowerInput& in, Lowering& graph);
+void layout_pass(const LowerInput& in, KernelGraph& graph);
 // autocast over fp32 weights, and PyTorch's fp32 defaults (docs/model.md
 // "Precision pass"). Does nothing for weights stored in the compute type.
-void precision_pass(const LowerInput& in, Lowering& graph);
+void precision_pass(const LowerInput& in, KernelGraph& graph);
 
 }  // namespace tilewave

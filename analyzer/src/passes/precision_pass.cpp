@@ -41,7 +41,7 @@ bool runs_in_fp32(const Kernel& k) {
 
 }  // namespace
 
-void precision_pass(const LowerInput& in, Lowering& graph) {
+void precision_pass(const LowerInput& in, KernelGraph& graph) {
   const ExecutionConfig& e = in.exec;
   if (!pytorch_runtime(e)) return;
   // PyTorch's fp32 default: cuDNN convolutions in TF32 (allow_tf32), matmuls in fp32.

@@ -76,7 +76,7 @@ SegmentCost SpaceEvaluator::cost_segment(const Block* blocks, size_t count, cons
   LoadOptions load;
   const Model model = load_onnx_proto(written.proto, space_.source_file, load);
   const LayerGraph graph = build_layer_graph(model);
-  Lowering lowered = lower_model(model, graph, exec_);
+  KernelGraph lowered = lower_model(model, graph, exec_);
   // Only the network's first block reads the fp32 input autocast casts; a
   // later block's input is the block before it's half output.
   if (!first)
@@ -89,13 +89,8 @@ SegmentCost SpaceEvaluator::cost_segment(const Block* blocks, size_t count, cons
   // The chain's context (docs/nas.md): a kernel before that wrote the input
   // (none for the first block: the network's input comes from DRAM), and one
   // after that reads the output first. Neither is costed.
-  auto bytes_of = [&](const std::string& tensor) {
-    for (const auto& k : lowered.kernels)
-      for (const auto* refs : {&k.reads, &k.writes})
-        for (const auto& r : *refs)
-          if (r.name == tensor) return r.bytes;
-    return int64_t(0);
-  };
+  const KernelIndex index(lowered);
+  auto bytes_of = [&](const std::string& tensor) { return index.tensor_bytes(tensor); };
   Kernel before, after;
   before.name = "(previous block)";
   before.writes.push_back({written.input_name, bytes_of(written.input_name)});

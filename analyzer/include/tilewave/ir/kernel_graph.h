@@ -5,6 +5,7 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "tilewave/dtype.h"
@@ -54,9 +55,40 @@ HostCall host_call_of(const Kernel& k);
 Kernel derived_kernel(const Kernel& owner, const std::string& suffix, const std::string& ops, Layer layer,
                       HostCall call);
 
-struct Lowering {
+struct KernelGraph {
   std::vector<Kernel> kernels;  // in launch order
   int free_nodes = 0;           // nodes that launch nothing (shape ops, folded constants)
 };
+
+// The one reader/producer index of a kernel graph: which kernel wrote each
+// tensor a kernel reads, and who reads what a kernel writes. Built once by
+// whoever walks the edges (the L2 term, the search's block context, checks).
+class KernelIndex {
+ public:
+  explicit KernelIndex(const KernelGraph& graph);
+  // The kernel that last wrote the `slot`-th tensor `kernel` reads before it
+  // in launch order; -1 for a tensor no kernel writes (the network's input).
+  // A tensor written only by a later kernel names that kernel: launch_order_error says so.
+  int producer(size_t kernel, size_t slot) const { return producers_[kernel][slot]; }
+  // The kernels that read what `kernel` writes, ascending, each once.
+  const std::vector<int>& consumers(size_t kernel) const { return consumers_[kernel]; }
+  // The size of a tensor as its first writer (else its first reader) gives it; 0 if no kernel names it.
+  int64_t tensor_bytes(const std::string& tensor) const;
+
+ private:
+  std::vector<std::vector<int>> producers_;
+  std::vector<std::vector<int>> consumers_;
+  std::unordered_map<std::string, int64_t> bytes_;
+};
+
+// The kernels in an order that runs every producer before its readers:
+// Kahn's algorithm, ties broken by launch order, so a graph whose launch
+// order is valid comes back unchanged. std::logic_error on a cycle.
+std::vector<int> topological_order(const KernelGraph& graph, const KernelIndex& index);
+
+// The first kernel that reads a tensor only a later kernel writes, as a
+// sentence; nullopt when launch order respects every edge. Lowering and the
+// passes must keep it so: lower_model checks it.
+std::optional<std::string> launch_order_error(const KernelGraph& graph, const KernelIndex& index);
 
 }  // namespace tilewave
