@@ -109,25 +109,28 @@ expect 0 "" -- "$tw" analyze "$tmp/a.onnx" --batch 4
 expect 2 "" -- "$tw" annotate "$data/tiny_cnn.onnx"
 expect 0 "" -- "$tw" advise "$root/onnx_models/resnet50.onnx" --batch 16
 grep -q "run it with tensorrt instead of eager: predicted +" "$tmp/out" || { echo "FAIL: advise gave no runtime advice"; fails=$((fails + 1)); }
-expect 0 "" -- "$tw" advise "$root/onnx_models/regnet_y_400mf.onnx" --batch 16 --format json
+expect 0 "" -- "$tw" advise "$root/onnx_models/regnet_y_400mf.onnx" --batch 16
+grep -q "capture the forward in a CUDA graph" "$tmp/out" || { echo "FAIL: advise did not suggest a CUDA graph for a host-bound step"; fails=$((fails + 1)); }
+# Under graph replay the step is the GPU's: padding channels pays there.
+expect 0 "" -- "$tw" advise "$root/onnx_models/regnet_y_400mf.onnx" --batch 16 --layout nhwc --no-amp --graph --format json
 grep -q '"kind": "channels"' "$tmp/out" || { echo "FAIL: advise found no channels to pad in RegNetY"; fails=$((fails + 1)); }
 grep -q '"gain": -' "$tmp/out" && { echo "FAIL: advise advised a change predicted slower"; fails=$((fails + 1)); }
 expect 1 "conv3d.onnx" -- "$tw" advise "$data/conv3d.onnx"
-expect 0 "" -- "$tw" check "$root/onnx_models/runtime/resnet18.onnx" --trace "$data/traces/resnet18_b1_eager_h200.profiler.json.gz" --batch 1
+expect 0 "" -- "$tw" check "$root/onnx_models/runtime/resnet18.onnx" --trace "$data/traces/resnet18_b1_eager_h200.profiler.json.gz" --batch 1 --layout nhwc --no-amp
 grep -q "108 kernels paired" "$tmp/out" || { echo "FAIL: check did not pair torch.profiler's ResNet-18 trace"; fails=$((fails + 1)); }
 grep -q "shapes     21 of 21 paired" "$tmp/out" || { echo "FAIL: check did not pair the trace's convolutions by shape"; fails=$((fails + 1)); }
-expect 0 "" -- "$tw" check "$root/onnx_models/runtime/efficientnet_b0.onnx" --trace "$data/traces/efficientnet_b0_b1_eager_h200.profiler.json.gz" --batch 1
+expect 0 "" -- "$tw" check "$root/onnx_models/runtime/efficientnet_b0.onnx" --trace "$data/traces/efficientnet_b0_b1_eager_h200.profiler.json.gz" --batch 1 --layout nhwc --no-amp
 grep -q "3 memcpy/memset events not counted" "$tmp/out" || { echo "FAIL: check counted EfficientNet-B0's copies as kernels"; fails=$((fails + 1)); }
-expect 0 "" -- "$tw" check "$root/onnx_models/runtime/resnet18.onnx" --runtime inductor --trace "$data/traces/resnet18_b16_inductor_h200.profiler.json.gz" --batch 16
+expect 0 "" -- "$tw" check "$root/onnx_models/runtime/resnet18.onnx" --runtime inductor --trace "$data/traces/resnet18_b16_inductor_h200.profiler.json.gz" --batch 16 --layout nhwc --no-amp
 grep -q "shapes     21 of 21 paired" "$tmp/out" || { echo "FAIL: check did not pair torch.compile's ResNet-18 convolutions by shape"; fails=$((fails + 1)); }
 grep -q "Ran, but not predicted (1)" "$tmp/out" || { echo "FAIL: check did not list inductor's unpredicted stem kernel"; fails=$((fails + 1)); }
 trace=$data/traces/resnet18_b1_eager_h200.trace.json
-expect 0 "" -- "$tw" check "$root/onnx_models/runtime/resnet18.onnx" --trace "$trace" --batch 1
+expect 0 "" -- "$tw" check "$root/onnx_models/runtime/resnet18.onnx" --trace "$trace" --batch 1 --layout nhwc --no-amp
 grep -q "108 kernels paired" "$tmp/out" || { echo "FAIL: check did not pair the ResNet-18 trace"; fails=$((fails + 1)); }
 gzip -c "$trace" > "$tmp/trace.json.gz"
-expect 0 "" -- "$tw" check "$root/onnx_models/runtime/resnet18.onnx" --trace "$tmp/trace.json.gz" --batch 1
+expect 0 "" -- "$tw" check "$root/onnx_models/runtime/resnet18.onnx" --trace "$tmp/trace.json.gz" --batch 1 --layout nhwc --no-amp
 grep -q "108 kernels paired" "$tmp/out" || { echo "FAIL: check did not read the gzipped trace"; fails=$((fails + 1)); }
-expect 0 "" -- "$tw" check "$root/onnx_models/runtime/resnet18.onnx" --trace "$trace" --batch 1 --format json
+expect 0 "" -- "$tw" check "$root/onnx_models/runtime/resnet18.onnx" --trace "$trace" --batch 1 --layout nhwc --no-amp --format json
 grep -q '"measured_kernels": 108' "$tmp/out" || { echo "FAIL: check json lacks the count"; fails=$((fails + 1)); }
 expect 2 "" -- "$tw" check "$root/onnx_models/runtime/resnet18.onnx"
 expect 1 "not_onnx.onnx" -- "$tw" check "$root/onnx_models/runtime/resnet18.onnx" --trace "$data/not_onnx.onnx"
@@ -262,7 +265,7 @@ expect 1 "bad_header.jsonl: not a \`tilewave nas\` output" -- "$tw" nas-merge "$
 printf '{"header": true, "shard": "0/1"}\n{"index": 0, "latency_us": "x"}\n' > "$tmp/bad_row.jsonl"
 expect 1 "bad_row.jsonl:2: row is not" -- "$tw" nas-merge "$tmp/bad_row.jsonl"
 expect 2 "" -- "$tw" nas "$sp" --shard 3/3
-expect 0 "" -- "$tw" nas "$sp" --samples 300 --seed 4 --pareto --min-utilization 0.0005 --format json -o "$tmp/front.jsonl"
+expect 0 "" -- "$tw" nas "$sp" --samples 300 --seed 4 --pareto --min-utilization 0.0005 --layout nhwc --no-amp --graph --format json -o "$tmp/front.jsonl"
 python3 - "$tmp/front.jsonl" <<'PY' || { echo "FAIL: --pareto/--min-utilization rows"; fails=$((fails + 1)); }
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])][1:]
@@ -280,7 +283,11 @@ expect 1 "bad_space.json: stages\[0\]: missing choice 'stride'" -- "$tw" nas "$t
 expect 0 "" -- "$tw" analyze "$root/onnx_models/resnet50.onnx" --batch 1 --layout nchw --amp --no-graph
 grep -q "schedule           host-bound" "$tmp/out" || { echo "FAIL: a batch-1 loop is not host-bound"; fails=$((fails + 1)); }
 expect 0 "" -- "$tw" analyze "$root/onnx_models/resnet50.onnx" --batch 1
-grep -q "eager nhwc fp16 graph" "$tmp/out" || { echo "FAIL: the table does not name the configuration"; fails=$((fails + 1)); }
+grep -q "eager nchw amp-fp16 loop" "$tmp/out" || { echo "FAIL: the table does not name the default configuration"; fails=$((fails + 1)); }
+expect 0 "" -- "$tw" analyze "$root/onnx_models/resnet50.onnx" --batch 1 --runtime tensorrt
+grep -q "tensorrt nhwc fp16 graph" "$tmp/out" || { echo "FAIL: tensorrt does not default to its engine's configuration"; fails=$((fails + 1)); }
+expect 0 "" -- "$tw" analyze "$root/onnx_models/resnet50.onnx" --batch 1 --dtype fp32
+grep -q "eager nchw fp32 loop" "$tmp/out" || { echo "FAIL: --dtype fp32 is not PyTorch's fp32"; fails=$((fails + 1)); }
 expect 2 "--layout" -- "$tw" analyze "$root/onnx_models/resnet50.onnx" --layout nwhc
 expect 1 "amp autocasts to fp16 or bf16" -- "$tw" analyze "$root/onnx_models/resnet50.onnx" --amp --dtype int8
 expect 1 "no_such_host.json: no such host description" -- "$tw" analyze "$root/onnx_models/resnet50.onnx" --no-graph --host "$tmp/no_such_host.json"

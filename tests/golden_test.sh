@@ -35,8 +35,8 @@ check compare_table compare "$m" --gpu h200,a100 --runtime eager,tensorrt --batc
 check compare_json compare "$m" --gpu h200 --batch 4 --format json
 check advise_table advise "$m" --batch 4
 check advise_json advise "$m" --batch 4 --format json
-check check_table check onnx_models/runtime/resnet18.onnx --trace tests/data/traces/resnet18_b1_eager_h200.profiler.json.gz --batch 1
-check check_json check onnx_models/runtime/resnet18.onnx --trace tests/data/traces/resnet18_b1_eager_h200.profiler.json.gz --batch 1 --format json
+check check_table check onnx_models/runtime/resnet18.onnx --trace tests/data/traces/resnet18_b1_eager_h200.profiler.json.gz --batch 1 --layout nhwc --no-amp
+check check_json check onnx_models/runtime/resnet18.onnx --trace tests/data/traces/resnet18_b1_eager_h200.profiler.json.gz --batch 1 --layout nhwc --no-amp --format json
 check report_html report "$m" --batch 4 --batches 1,4 --compare a100 -o -
 check layers_jsonl layers calibrate/runner/smoke.jsonl
 check nas_csv nas onnx_models/spaces/resnet.json --samples 5 --seed 2

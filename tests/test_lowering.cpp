@@ -209,6 +209,7 @@ TEST_CASE("inside a network every kernel waits launch_gap_us for the one before 
   GpuModel g = test::gpu("h200").for_runtime("eager");
   AnalyzeOptions a;
   a.load.batch = 2;
+  a.exec = cuda_graph_harness(default_runtime(), DType::fp16);  // graph replay: the gap alone
   g.params["launch_gap_us"] = 0;
   const Analysis none = analyze_file(test::data("tiny_cnn.onnx"), g, a);
   g.params["launch_gap_us"] = 1.5;

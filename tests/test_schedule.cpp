@@ -79,8 +79,25 @@ TEST_CASE("execution configuration: one JSON form, parsed back; bad values name 
   CHECK_THROWS_AS(execution_from_json({{"amp", "yes"}}, "options"), InputError);
 }
 
+TEST_CASE("execution configuration: the defaults are each runtime's, as timm's harness runs PyTorch") {
+  const ExecutionConfig plain = execution_from_json(nlohmann::json::object(), "options");
+  CHECK(plain.name() == "eager nchw amp-fp16 loop");
+  CHECK(ExecutionConfig{}.name() == plain.name());
+  CHECK(execution_from_json({{"runtime", "inductor"}}, "options").name() == "inductor nchw amp-fp16 loop");
+  CHECK(execution_from_json({{"runtime", "tensorrt"}}, "options").name() == "tensorrt nhwc fp16 graph");
+  // fp32 is PyTorch's fp32 (TF32 convolutions), not autocast.
+  CHECK(execution_from_json({{"dtype", "fp32"}}, "options").name() == "eager nchw fp32 loop");
+  CHECK(execution_from_json({{"dtype", "bf16"}}, "options").name() == "eager nchw amp-bf16 loop");
+  // A key given wins over the runtime's default.
+  CHECK(execution_from_json({{"runtime", "tensorrt"}, {"launch", "loop"}}, "options").launch == Launch::loop);
+  CHECK(execution_from_json({{"layout", "nhwc"}, {"amp", false}, {"launch", "graph"}}, "options").name() ==
+        "eager nhwc fp16 graph");
+  CHECK(cuda_graph_harness(default_runtime(), DType::fp16).name() == "eager nhwc fp16 graph");
+}
+
 TEST_CASE("precision pass: autocast casts every weight and the fp32 input on every forward") {
   ExecutionConfig half;
+  half.amp = false;
   const KernelGraph plain = lower(half);
   ExecutionConfig amp = half;
   amp.amp = true;
@@ -106,6 +123,7 @@ TEST_CASE("precision pass: autocast casts every weight and the fp32 input on eve
 
 TEST_CASE("layout pass: NCHW wraps tensor-core 3x3 convs in cuDNN's transforms, not the RGB stem") {
   ExecutionConfig nhwc;
+  nhwc.layout = Layout::nhwc;
   ExecutionConfig nchw = nhwc;
   nchw.layout = Layout::nchw;
   const KernelGraph a = lower(nhwc), b = lower(nchw);

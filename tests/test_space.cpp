@@ -5,6 +5,8 @@
 
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "tilewave/analysis.h"
 #include "tilewave/error.h"
 #include "tilewave/search_space.h"
@@ -49,18 +51,23 @@ TEST_CASE("a candidate's block-sum cost equals the analysis of the whole candida
   const GpuModel gpu = load_gpu("h200", TILEWAVE_GPU_DIR);
   for (const char* name : kSpaces) {
     const space::SearchSpace s = space::load_space(space_path(name));
-    for (const RuntimeProfile* runtime : builtin_runtimes()) {
+    for (const RuntimeProfile* runtime : builtin_runtimes())
+     for (bool runtime_default : {true, false}) {
       if (std::string(runtime->name()) == "eager-folded") continue;
-      space::SpaceEvaluator eval(s, gpu, *runtime, DType::fp16, 2);
+      // The runtime's own default configuration, and the CUDA-graph harness.
+      const ExecutionConfig exec = runtime_default
+                                       ? execution_from_json(nlohmann::json{{"runtime", runtime->name()}}, "test")
+                                       : cuda_graph_harness(*runtime, DType::fp16);
+      space::SpaceEvaluator eval(s, gpu, exec, nullptr, 2);
       for (uint64_t i = 0; i < 3; ++i) {
         const auto c = space::sample(s, 5, i);
         CAPTURE(name);
-        CAPTURE(runtime->name());
+        CAPTURE(exec.name());
         CAPTURE(space::encode(s, c));
         const space::CandidateCost fast = eval.evaluate(c);
         const auto written = space::write_blocks(s, space::blocks_of(s, c), {2, s.channels, s.height, s.width});
         AnalyzeOptions options;
-        options.exec.runtime = runtime;
+        options.exec = exec;
         const Analysis full = analyze_model(load_onnx_proto(written.proto, "candidate.onnx"), gpu, options);
         CHECK(fast.flops == full.total.flops);
         CHECK(fast.kernels == full.total.kernels);

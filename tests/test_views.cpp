@@ -92,6 +92,7 @@ TEST_CASE("names are shortened in the middle, on code points") {
 TEST_CASE("check: the H200 trace of ResNet-18 pairs every convolution with a measured convolution") {
   AnalyzeOptions o;
   o.load.batch = 1;
+  o.exec = cuda_graph_harness(default_runtime(), DType::fp16);  // the trace's harness: .half(), channels_last
   const Analysis a = analyze_file(test::zoo("runtime/resnet18.onnx"), test::gpu("h200"), o);
   const MeasuredTrace t = read_trace(test::data("traces/resnet18_b1_eager_h200.trace.json"));
   CHECK(t.kernels.size() == 108);
@@ -138,6 +139,7 @@ TEST_CASE("check: traces torch.profiler exported on the H200 pair every convolut
     CAPTURE(k.model);
     AnalyzeOptions o;
     o.load.batch = k.batch;
+    o.exec = cuda_graph_harness(default_runtime(), DType::fp16);  // as the traces ran: .half(), channels_last
     const Analysis a = analyze_file(test::zoo(fmt::format("runtime/{}.onnx", k.model)), test::gpu("h200"), o);
     const MeasuredTrace t =
         read_trace(test::data(fmt::format("traces/{}_b{}_eager_h200.profiler.json.gz", k.model, k.batch)));
@@ -162,6 +164,7 @@ TEST_CASE("check: traces torch.profiler exported on the H200 pair every convolut
 TEST_CASE("check: with the shapes record_shapes=True writes, a missing convolution is found where it is missing") {
   AnalyzeOptions o;
   o.load.batch = 1;
+  o.exec = cuda_graph_harness(default_runtime(), DType::fp16);  // the trace's harness: .half(), channels_last
   const Analysis a = analyze_file(test::zoo("runtime/resnet18.onnx"), test::gpu("h200"), o);
   const MeasuredTrace one = read_trace(test::data("traces/resnet18_b1_eager_h200.trace.json"));
   const TraceCheck full = check_against_trace(a, one);
@@ -294,6 +297,8 @@ TEST_CASE("advise: padding 60 channels to 64 is found, re-predicted, and nothing
   const auto written = space::network_from_layers(layers, {16, 3, 112, 112}, "test");
   const std::string path = test::write_temp("tw_advise_60.onnx", written.proto->SerializeAsString());
   AnalyzeOptions o;
+  // Graph replay, channels_last: the step is the GPU's, so a faster conv is a faster step.
+  o.exec = cuda_graph_harness(default_runtime(), DType::fp16);
   const GpuModel gpu = test::gpu("h200");
   const Analysis base = analyze_file(path, gpu, o);
   const std::vector<Advice> advice = advise(ModelFile(path), gpu, o, base);
@@ -326,6 +331,8 @@ TEST_CASE("advise: padding follows a residual stream, a depthwise conv and an SE
     {"op": "conv", "out": 128, "kernel": 3, "stride": 2, "act": "relu"},
     {"op": "global_avg_pool"}, {"op": "linear", "out": 10}])");
   AnalyzeOptions o;
+  // Graph replay, channels_last: the step is the GPU's, so a faster conv is a faster step.
+  o.exec = cuda_graph_harness(default_runtime(), DType::fp16);
   const GpuModel gpu = test::gpu("h200");
   auto channel_advice = [&](const nlohmann::json& layers, const char* file) -> std::optional<Advice> {
     const auto written = space::network_from_layers(layers, {64, 3, 112, 112}, "test");

@@ -53,8 +53,8 @@ ExecutionConfig execution_of(const CommonOptions& o) {
 }
 
 std::shared_ptr<const HostModel> host_of(const CommonOptions& o) {
-  // Graph replay needs no host (the flags write "launch"; execution_of checks its value).
-  if (o.host.empty() && o.execution.value("launch", std::string("graph")) != "loop") return nullptr;
+  // Graph replay needs no host.
+  if (o.host.empty() && execution_of(o).launch != Launch::loop) return nullptr;
   const std::string dir = o.gpu_dir.empty() ? default_gpu_dir() : o.gpu_dir;
   std::string id = o.host;
   if (id.empty()) id = gpu_of(o).host;
@@ -313,17 +313,21 @@ int cmd_compare(const CommonOptions& o, const std::string& model_path, const std
                 const std::string& runtimes, const std::string& dtypes, const std::string& batches,
                 const std::string& layouts, const std::string& launches) {
   const ModelFile model(model_path);
+  // Not given: each runtime's own default.
+  auto axis = [](const std::string& list, const char* what) {
+    return list.empty() ? std::vector<std::string>{""} : split_list(list, what);
+  };
   std::vector<Analysis> as;
   for (const auto& gpu_id : split_list(gpus, "--gpu"))
     for (const auto& runtime : split_list(runtimes, "--runtime"))
       for (const auto& dtype : split_list(dtypes, "--dtype"))
-        for (const auto& layout : split_list(layouts, "--layout"))
-          for (const auto& launch : split_list(launches, "--launch"))
+        for (const auto& layout : axis(layouts, "--layout"))
+          for (const auto& launch : axis(launches, "--launch"))
             for (int64_t b : batches.empty() ? std::vector<int64_t>{0} : parse_batches(batches)) {
               CommonOptions oc = o;
               oc.gpu = gpu_id, oc.runtime = runtime, oc.dtype = dtype, oc.batch = b;
-              oc.execution["layout"] = layout;
-              oc.execution["launch"] = launch;
+              if (!layout.empty()) oc.execution["layout"] = layout;
+              if (!launch.empty()) oc.execution["launch"] = launch;
               as.push_back(model.analyze(gpu_of(oc), analyze_options(oc)));
               warn_unmodelled(as.back(), o, as.size() == 1);
             }

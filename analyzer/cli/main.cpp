@@ -26,14 +26,14 @@ void add_execution_options(CLI::App* cmd, cli::CommonOptions& o) {
   // Each flag writes its key of the configuration's JSON form: a new axis is one flag here.
   auto set = [&o](const char* key) { return [&o, key](const std::string& v) { o.execution[key] = v; }; };
   cmd->add_option_function<std::string>("--layout", set("layout"),
-                                        "activation layout: nchw (PyTorch's default) or nhwc (channels_last; the default)")
+                                        "activation layout: nchw (PyTorch's default, and the default) or nhwc (channels_last)")
       ->check(CLI::IsMember({"nchw", "nhwc"}));
   cmd->add_flag_function("--amp,!--no-amp", [&o](int64_t n) { o.execution["amp"] = n > 0; },
-                         "fp32 weights under torch.autocast(--dtype), as timm's benchmark.py runs them; --no-amp "
-                         "(the default): weights stored in --dtype (model.half())");
+                         "fp32 weights under torch.autocast(--dtype), as timm's benchmark.py runs them (the default for "
+                         "eager and inductor at fp16 or bf16); --no-amp: weights stored in --dtype (model.half())");
   cmd->add_flag_function("--graph,!--no-graph", [&o](int64_t n) { o.execution["launch"] = n > 0 ? "graph" : "loop"; },
-                         "the forward replayed as a CUDA graph (the default); --no-graph: a plain Python loop, each op "
-                         "issued by the host");
+                         "the forward replayed as a CUDA graph (tensorrt's default); --no-graph: a plain Python loop, each "
+                         "op issued by the host (eager's and inductor's default)");
   cmd->add_option("--host", o.host, "host description (id in gpu_models/hosts/ or a .json) for --no-graph "
                                     "(default: the GPU file's)");
 }
@@ -120,15 +120,15 @@ int main(int argc, char** argv) {
   report->add_option("-o,--output", o.output, "the HTML file")->required();
 
   std::string cmp_gpus = "h200,a100,l4", cmp_runtimes = "eager", cmp_dtypes = "fp16", cmp_batches;
-  std::string cmp_layouts = "nhwc", cmp_launches = "graph";
+  std::string cmp_layouts, cmp_launches;  // empty: each runtime's default
   auto* compare = app.add_subcommand("compare", "one model side by side on several GPUs, runtimes, dtypes or batches");
   compare->add_option("model", model, "ONNX file")->required();
   compare->add_option("--gpu", cmp_gpus, "GPU ids, comma-separated")->capture_default_str();
   compare->add_option("--gpu-dir", o.gpu_dir, "GPU database directory (default: the bundled one)");
   compare->add_option("--runtime", cmp_runtimes, "runtimes, comma-separated (eager, inductor, tensorrt)")->capture_default_str();
   compare->add_option("--dtype", cmp_dtypes, "dtypes, comma-separated")->capture_default_str();
-  compare->add_option("--layout", cmp_layouts, "layouts, comma-separated (nchw, nhwc)")->capture_default_str();
-  compare->add_option("--launch", cmp_launches, "launch modes, comma-separated (graph, loop)")->capture_default_str();
+  compare->add_option("--layout", cmp_layouts, "layouts, comma-separated (nchw, nhwc; default: each runtime's)");
+  compare->add_option("--launch", cmp_launches, "launch modes, comma-separated (graph, loop; default: each runtime's)");
   compare->add_flag_function("--amp,!--no-amp", [&o](int64_t n) { o.execution["amp"] = n > 0; },
                              "fp32 weights under autocast(--dtype) in every configuration");
   compare->add_option("--host", o.host, "host description for loop launches (default: each GPU file's)");

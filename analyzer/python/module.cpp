@@ -102,15 +102,19 @@ Target target_of(const std::string& gpu, int64_t batch, const std::string& runti
 
 // The execution configuration's other axes, as the CLI's --layout, --amp,
 // --graph/--no-graph and --host (docs/python.md).
-void set_execution(Target& t, const std::string& layout, bool amp, bool graph, const std::optional<std::string>& host,
+// None keeps the runtime's default, as a flag not given does.
+void set_execution(Target& t, const std::optional<std::string>& layout, std::optional<bool> amp,
+                   std::optional<bool> graph, const std::optional<std::string>& host,
                    const std::optional<std::string>& gpu_dir) {
-  nlohmann::json j = t.options.exec.to_json();
-  j["layout"] = layout;
-  j["amp"] = amp;
-  j["launch"] = graph ? "graph" : "loop";
+  nlohmann::json j = {{"runtime", t.options.exec.runtime_profile().name()},
+                      {"dtype", dtype_name(t.options.exec.dtype)},
+                      {"attention", t.options.exec.fuse_attention ? "fused" : "unfused"}};
+  if (layout) j["layout"] = *layout;
+  if (amp) j["amp"] = *amp;
+  if (graph) j["launch"] = *graph ? "graph" : "loop";
   t.options.exec = execution_from_json(j, "execution");
   const std::string id = host ? *host : t.gpu.host;
-  if (!graph || host)
+  if (t.options.exec.launch == Launch::loop || host)
     t.options.host = std::make_shared<const HostModel>(
         id.empty() ? default_host() : load_host(id, gpu_dir ? *gpu_dir : default_gpu_dir()));
 }
@@ -179,8 +183,8 @@ class Space {
 class Scorer {
  public:
   Scorer(std::shared_ptr<Space> space, const std::string& gpu, int64_t batch, const std::string& runtime,
-         const std::string& dtype, const std::optional<std::string>& gpu_dir, const std::string& layout, bool amp,
-         bool graph, const std::optional<std::string>& host)
+         const std::string& dtype, const std::optional<std::string>& gpu_dir, const std::optional<std::string>& layout,
+         std::optional<bool> amp, std::optional<bool> graph, const std::optional<std::string>& host)
       : space_(std::move(space)) {
     Target t = target_of(gpu, batch, runtime, dtype, gpu_dir);
     set_execution(t, layout, amp, graph, host, gpu_dir);
@@ -240,7 +244,8 @@ PYBIND11_MODULE(tilewave, m) {
       "analyze",
       [](const std::string& path, const std::string& gpu, int64_t batch, const std::string& runtime,
          const std::string& dtype, const std::optional<std::string>& gpu_dir, bool allow_unmodelled,
-         const std::string& layout, bool amp, bool graph, const std::optional<std::string>& host) {
+         const std::optional<std::string>& layout, std::optional<bool> amp, std::optional<bool> graph,
+         const std::optional<std::string>& host) {
         Target t = target_of(gpu, batch, runtime, dtype, gpu_dir);
         set_execution(t, layout, amp, graph, host, gpu_dir);
         Analysis a;
@@ -252,15 +257,17 @@ PYBIND11_MODULE(tilewave, m) {
       },
       py::arg("path"), py::kw_only(), py::arg("gpu") = "h200", py::arg("batch") = 1, py::arg("runtime") = "eager",
       py::arg("dtype") = "fp16", py::arg("gpu_dir") = py::none(), py::arg("allow_unmodelled") = false,
-      py::arg("layout") = "nhwc", py::arg("amp") = false, py::arg("graph") = true, py::arg("host") = py::none(),
+      py::arg("layout") = py::none(), py::arg("amp") = py::none(), py::arg("graph") = py::none(), py::arg("host") = py::none(),
       "Analyses an ONNX file as `tilewave analyze --format json` does; returns that document as a dict "
-      "(plus 'notes'). layout, amp, graph and host are the CLI's --layout, --amp, --graph/--no-graph, --host.");
+      "(plus 'notes'). layout, amp, graph and host are the CLI's --layout, --amp, --graph/--no-graph, --host; "
+      "None: the runtime's default (eager: nchw, amp, a plain loop).");
 
   m.def(
       "analyze_layers",
       [](const py::object& layers, const std::vector<int64_t>& input, const std::string& gpu, int64_t batch,
          const std::string& runtime, const std::string& dtype, const std::optional<std::string>& gpu_dir,
-         const std::string& layout, bool amp, bool graph, const std::optional<std::string>& host) {
+         const std::optional<std::string>& layout, std::optional<bool> amp, std::optional<bool> graph,
+         const std::optional<std::string>& host) {
         Target t = target_of(gpu, batch, runtime, dtype, gpu_dir);
         set_execution(t, layout, amp, graph, host, gpu_dir);
         const Model model = model_from_layers(layers, batch, input, t.options.load);
@@ -273,7 +280,7 @@ PYBIND11_MODULE(tilewave, m) {
       },
       py::arg("layers"), py::kw_only(), py::arg("input") = std::vector<int64_t>{3, 224, 224}, py::arg("gpu") = "h200",
       py::arg("batch") = 1, py::arg("runtime") = "eager", py::arg("dtype") = "fp16", py::arg("gpu_dir") = py::none(),
-      py::arg("layout") = "nhwc", py::arg("amp") = false, py::arg("graph") = true, py::arg("host") = py::none(),
+      py::arg("layout") = py::none(), py::arg("amp") = py::none(), py::arg("graph") = py::none(), py::arg("host") = py::none(),
       "Analyses a network given as a list of layer dicts (docs/python.md 'Layer lists'), without files; "
       "returns the same dict as analyze().");
 
@@ -345,14 +352,14 @@ PYBIND11_MODULE(tilewave, m) {
       .def(
           "scorer",
           [](std::shared_ptr<Space> self, const std::string& gpu, int64_t batch, const std::string& runtime,
-             const std::string& dtype, const std::optional<std::string>& gpu_dir, const std::string& layout, bool amp,
-             bool graph, const std::optional<std::string>& host) {
+             const std::string& dtype, const std::optional<std::string>& gpu_dir, const std::optional<std::string>& layout,
+             std::optional<bool> amp, std::optional<bool> graph, const std::optional<std::string>& host) {
             return std::make_unique<Scorer>(std::move(self), gpu, batch, runtime, dtype, gpu_dir, layout, amp, graph,
                                             host);
           },
           py::kw_only(), py::arg("gpu") = "h200", py::arg("batch") = 1, py::arg("runtime") = "eager",
-          py::arg("dtype") = "fp16", py::arg("gpu_dir") = py::none(), py::arg("layout") = "nhwc",
-          py::arg("amp") = false, py::arg("graph") = true, py::arg("host") = py::none(),
+          py::arg("dtype") = "fp16", py::arg("gpu_dir") = py::none(), py::arg("layout") = py::none(),
+          py::arg("amp") = py::none(), py::arg("graph") = py::none(), py::arg("host") = py::none(),
           "A scorer for this space on one GPU, batch and execution configuration (runtime, dtype, layout, amp, "
           "graph, host as analyze() takes them): the same figures as `tilewave nas` rows.");
 

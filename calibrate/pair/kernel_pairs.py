@@ -26,6 +26,8 @@ import subprocess
 import sys
 import tempfile
 
+from cuda_graph_harness import HARNESS
+
 
 def kernel_lists(paths):
     """(model, runtime, batch) -> kernel list [[name, us], ...]; the first file that has it wins."""
@@ -67,7 +69,8 @@ def pairs(runs, lists, tilewave="build/analyzer/tilewave", gpu="h200", op=None, 
                 ts += us
             with open(trace, "w") as f:
                 json.dump({"traceEvents": events}, f)
-            common = [onnx, "--gpu", gpu, "--runtime", r["runtime"], "--batch", str(r["batch"]), "--format", "json"]
+            common = [onnx, "--gpu", gpu, "--runtime", r["runtime"], "--batch", str(r["batch"]), "--format", "json",
+                      *HARNESS]
             try:
                 check = tilewave_json([tilewave, "check", *common, "--trace", trace])
                 analysis = tilewave_json([tilewave, "analyze", *common])

@@ -16,6 +16,9 @@ import statistics
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pair"))
+from cuda_graph_harness import HARNESS  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -41,7 +44,7 @@ def kendall_tau(x, y):
 def predict(tilewave, models_dir, model, batch, gpu, runtime):
     path = os.path.join(models_dir, model + ".onnx")
     out = subprocess.run([tilewave, "analyze", path, "--gpu", gpu, "--batch", str(batch), "--runtime", runtime,
-                          "--format", "json"], check=True, capture_output=True, text=True).stdout
+                          "--format", "json", *HARNESS], check=True, capture_output=True, text=True).stdout
     return json.loads(out)
 
 

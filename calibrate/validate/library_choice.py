@@ -23,6 +23,8 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "calibrate", "pair"))
 from runtimes import read_jsonl, zoo_sets  # noqa: E402
 from class_times import kernel_class  # noqa: E402
+from cuda_graph_harness import HARNESS  # noqa: E402
+
 
 
 def library_of(name):
@@ -64,7 +66,7 @@ def main():
             continue
         total += 1
         r = subprocess.run([args.tilewave, "analyze", os.path.join(args.models_dir, zoo.file_stem(model) + ".onnx"),
-                            "--batch", str(batch), "--runtime", runtime, "--format", "json", "--top", "1000000"],
+                            "--batch", str(batch), "--runtime", runtime, "--format", "json", "--top", "1000000", *HARNESS],
                            capture_output=True, text=True)
         if r.returncode != 0:
             continue

@@ -22,11 +22,13 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "calibrate", "pair"))
 from runtimes import quantile, read_jsonl, zoo_sets  # noqa: E402
 from class_times import kernel_class  # noqa: E402
+from cuda_graph_harness import HARNESS  # noqa: E402
+
 
 
 def predicted_library(tw, onnx, runtime, batch, gpu):
     r = subprocess.run([tw, "analyze", onnx, "--gpu", gpu, "--batch", str(batch), "--runtime", runtime,
-                        "--format", "json", "--top", "1000000"], capture_output=True, text=True)
+                        "--format", "json", "--top", "1000000", *HARNESS], capture_output=True, text=True)
     if r.returncode != 0:
         return None
     j = json.loads(r.stdout)

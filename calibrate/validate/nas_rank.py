@@ -23,11 +23,15 @@ usage: python3 calibrate/validate/nas_rank.py [--data calibrate/data/h200/nas] [
 import argparse
 import json
 import os
+import sys
 import statistics
 import subprocess
 import tempfile
 
 from compare_networks import kendall_tau  # tau-b, as the network validation computes it
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pair"))
+from cuda_graph_harness import HARNESS  # noqa: E402
 
 BENCH_FILES = ["bench.jsonl", "session6/part1/eager_fill/bench.jsonl", "session6/part1/ind_first50_from_log.jsonl",
                "session6/part1/ind_51_100/bench.jsonl", "session6/part2/ind_part2/bench.jsonl",
@@ -64,7 +68,7 @@ def main():
                 for batch in (1, 16, 128):
                     with open(os.path.join(pred_dir, "pred_%s_%s_b%d.jsonl" % (space, runtime, batch)), "w") as f:
                         subprocess.run([args.tilewave, "nas", "onnx_models/spaces/%s.json" % space, "--samples", "150",
-                                        "--seed", "1", "--batch", str(batch), "--runtime", runtime, "--format", "json"],
+                                        "--seed", "1", "--batch", str(batch), "--runtime", runtime, "--format", "json", *HARNESS],
                                        stdout=f, stderr=subprocess.DEVNULL, check=True)
     header = json.loads(open(os.path.join(args.data, "bench.jsonl")).readline())
     measured = {}

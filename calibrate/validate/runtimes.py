@@ -22,6 +22,9 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pair"))
+from cuda_graph_harness import HARNESS  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "onnx_models"))
@@ -72,7 +75,7 @@ def quantile(v, q):
 
 def predict(tw, onnx, runtime, batch, gpu):
     r = subprocess.run([tw, "analyze", onnx, "--gpu", gpu, "--batch", str(batch), "--runtime", runtime,
-                        "--format", "json"], capture_output=True, text=True)
+                        "--format", "json", *HARNESS], capture_output=True, text=True)
     if r.returncode != 0:
         return {"error": (r.stderr.strip().splitlines() or ["?"])[-1]}
     j = json.loads(r.stdout)

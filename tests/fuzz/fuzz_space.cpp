@@ -15,7 +15,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   return fuzz::guarded([&] {
     const space::SearchSpace s = space::space_from_text(text, "fuzz.json");
-    space::SpaceEvaluator eval(s, gpu, default_runtime(), DType::fp16, 1 + int64_t(size % 4));
+    space::SpaceEvaluator eval(s, gpu, default_execution(default_runtime()), nullptr, 1 + int64_t(size % 4));
     for (uint64_t i = 0; i < 3; ++i) {
       const space::Candidate c = space::sample(s, 1, i);
       if (space::encode(s, space::decode(s, space::encode(s, c))) != space::encode(s, c))

@@ -189,8 +189,12 @@ def test_the_evolution_example_runs():
 
 def test_the_execution_configuration_as_the_cli_takes_it():
     loop = tilewave.analyze(RESNET50, batch=1, layout="nchw", amp=True, graph=False)
-    graph = tilewave.analyze(RESNET50, batch=1, layout="nchw", amp=True)
+    graph = tilewave.analyze(RESNET50, batch=1, layout="nchw", amp=True, graph=True)
     assert loop["execution"]["launch"] == "loop" and loop["total"]["bound_by"] == "host"
+    # None: the runtime's defaults, as flags not given (timm's harness for eager, an engine for tensorrt).
+    assert tilewave.analyze(RESNET50, batch=1)["execution"] == loop["execution"]
+    trt = tilewave.analyze(RESNET50, batch=1, runtime="tensorrt")["execution"]
+    assert (trt["launch"], trt["layout"], trt["amp"]) == ("graph", "nhwc", False)
     assert graph["total"]["time_us"] < loop["total"]["time_us"]
     assert graph["total"]["gpu_busy_us"] == pytest.approx(loop["total"]["gpu_busy_us"])
     with pytest.raises(tilewave.InputError, match="unknown layout"):

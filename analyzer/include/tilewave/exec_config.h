@@ -23,7 +23,18 @@ const char* layout_name(Layout l);
 enum class Launch { graph, loop };
 const char* launch_name(Launch l);
 
+// What a runtime is run with when nothing says otherwise (docs/model.md
+// "Execution configuration"): PyTorch's runtimes as timm's benchmark.py runs
+// them (NCHW, fp32 weights under autocast, a plain loop); an engine as built.
+struct RuntimeDefaults {
+  bool amp = true;
+  Layout layout = Layout::nchw;
+  Launch launch = Launch::loop;
+};
+
 struct ExecutionConfig {
+  // Every default below is the default runtime's (RuntimeDefaults); parsing
+  // fills a missing key from the named runtime's defaults instead.
   const RuntimeProfile* runtime = nullptr;  // null: the default runtime
   // The compute type of convolutions and GEMMs. fp32 under a PyTorch
   // runtime follows PyTorch's defaults: convolutions in TF32
@@ -32,9 +43,9 @@ struct ExecutionConfig {
   // Weights kept in fp32 and the forward run under torch.autocast(dtype):
   // every weight cast on every forward, autocast's fp32 ops in fp32 with casts
   // around them. false: weights stored in dtype (model.half()).
-  bool amp = false;
-  Layout layout = Layout::nhwc;
-  Launch launch = Launch::graph;
+  bool amp = RuntimeDefaults{}.amp;
+  Layout layout = RuntimeDefaults{}.layout;
+  Launch launch = RuntimeDefaults{}.launch;
   bool fuse_attention = true;  // --attention fused (default) | unfused
 
   const RuntimeProfile& runtime_profile() const;
@@ -48,12 +59,23 @@ struct ExecutionConfig {
   nlohmann::json to_json() const;
 };
 
+// The runtime's own defaults (RuntimeDefaults) at `dtype`: what a command
+// runs when no flag names an axis. Setting ExecutionConfig::runtime alone
+// keeps the default runtime's axes instead.
+ExecutionConfig default_execution(const RuntimeProfile& runtime, DType dtype = DType::fp16);
+
+// The harness calibrate/'s layer, network and runtime sets were measured
+// under: channels_last, weights stored in dtype (model.half()), the forward
+// replayed as a CUDA graph. The fits that read those sets lower with it.
+ExecutionConfig cuda_graph_harness(const RuntimeProfile& runtime, DType dtype);
+
 // Parses the CLI's and the Python module's spellings; InputError naming the
 // option on a bad value. Empty strings keep the default.
 Layout layout_named(const std::string& s, const std::string& where);
 Launch launch_named(const std::string& s, const std::string& where);
-// The configuration a JSON object describes (the form to_json writes);
-// missing keys keep the defaults. InputError naming `where`.
+// The configuration a JSON object describes (the form to_json writes); a
+// missing key takes the runtime's default (amp only for an fp16 or bf16
+// dtype: fp32 means PyTorch's fp32). InputError naming `where`.
 ExecutionConfig execution_from_json(const nlohmann::json& j, const std::string& where);
 
 }  // namespace tilewave

@@ -39,6 +39,8 @@ class RuntimeProfile {
   virtual const char* name() const = 0;     // eager | inductor | tensorrt
   virtual const char* summary() const = 0;  // one line: what it stands for
   virtual KernelGraph lower(const LowerInput& in) const = 0;
+  // How it runs when the configuration does not say: PyTorch's runtimes as timm's harness runs them.
+  virtual RuntimeDefaults defaults() const { return {}; }
 };
 
 // The built-in runtimes, the default (eager) first.
@@ -56,8 +58,9 @@ const RuntimeProfile& default_runtime();
 // (docs/model.md "Attention"); false costs them node by node.
 KernelGraph lower_model(const Model& model, const LayerGraph& graph, const ExecutionConfig& exec,
                      const OpRegistry& registry = OpRegistry::builtin());
-// The same for a runtime and dtype with every other setting at its default
-// (nhwc, weights in dtype): what calibration and the tests lower.
+// The same for a runtime and dtype under the CUDA-graph harness that
+// calibrate/'s runtime sets were measured with: nhwc, weights stored in
+// dtype (model.half()), graph replay.
 KernelGraph lower_model(const Model& model, const LayerGraph& graph, const RuntimeProfile& runtime, DType dtype,
                      const OpRegistry& registry = OpRegistry::builtin(), bool fuse_attention = true);
 

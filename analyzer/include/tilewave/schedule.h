@@ -61,7 +61,8 @@ struct Schedule {
 // loop: the host issues each op in turn; a kernel starts once it is issued
 // (plus the launch latency) and the kernel before it ends; the step ends at
 // the synchronize after the last kernel.
+// timeline = false: the totals alone (Schedule::kernels left empty), as the search needs them.
 Schedule schedule_step(const std::vector<LaunchItem>& items, Launch launch, const HostModel& host,
-                       double launch_gap_us);
+                       double launch_gap_us, bool timeline = true);
 
 }  // namespace tilewave

@@ -57,11 +57,9 @@ struct SegmentCost {
 // and put there.
 class SpaceEvaluator {
  public:
-  // `gpu` is specialised to the runtime here (gpu_for).
-  SpaceEvaluator(const SearchSpace& space, const GpuModel& gpu, const RuntimeProfile& runtime, DType dtype,
-                 int64_t batch);
   // Under a whole execution configuration (docs/model.md "Execution
   // configuration"); a plain loop is scheduled on `host` (null: default_host()).
+  // `gpu` is specialised to the configuration here (gpu_for).
   SpaceEvaluator(const SearchSpace& space, const GpuModel& gpu, const ExecutionConfig& exec,
                  std::shared_ptr<const HostModel> host, int64_t batch);
   // Its CostModel refers to its own GpuModel: it stays where it was made.
@@ -94,6 +92,7 @@ class SpaceEvaluator {
   std::unordered_map<SegmentKey, SegmentCost, SegmentKeyHash> memo_;
   std::shared_ptr<SharedTable> shared_;
   std::vector<Block> blocks_;  // the candidate's, reused
+  std::vector<LaunchItem> items_;  // the candidate's launches under a plain loop, reused
 };
 
 }  // namespace tilewave::space

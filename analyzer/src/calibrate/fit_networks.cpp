@@ -38,7 +38,7 @@ NetworkFit fit_networks(const GpuModel& start, const RuntimeProfile& runtime, co
   for (size_t i : by_name.test) r.held_out.insert(names[i]);
   r.networks_fitted = names.size() - r.held_out.size();
   AnalyzeOptions opt;
-  opt.exec.runtime = &runtime;
+  opt.exec = cuda_graph_harness(runtime, DType::fp16);  // the harness the network sets were timed with
   // The kernels each run lowers to; no parameter changes them.
   std::vector<std::set<std::string>> kernel_names(nets.size());
   std::vector<int> kernel_count(nets.size());

@@ -123,7 +123,7 @@ RuntimeFit fit_runtime(const GpuModel& gpu, const RuntimeProfile& runtime, const
   base.runtime_params.erase(runtime.name());
   GpuModel current = base.for_runtime(runtime.name());
   AnalyzeOptions opt;
-  opt.exec.runtime = &runtime;
+  opt.exec = cuda_graph_harness(runtime, DType::fp16);  // the harness the network sets were timed with
   std::vector<size_t> all(runs.size());
   std::vector<double> measured;
   for (size_t i = 0; i < runs.size(); ++i) {

@@ -45,16 +45,37 @@ nlohmann::json ExecutionConfig::to_json() const {
           {"attention", fuse_attention ? "fused" : "unfused"}};
 }
 
+ExecutionConfig default_execution(const RuntimeProfile& runtime, DType dtype) {
+  const RuntimeDefaults d = runtime.defaults();
+  ExecutionConfig e;
+  e.runtime = &runtime;
+  e.dtype = dtype;
+  e.amp = d.amp && (dtype == DType::fp16 || dtype == DType::bf16);
+  e.layout = d.layout;
+  e.launch = d.launch;
+  return e;
+}
+
+ExecutionConfig cuda_graph_harness(const RuntimeProfile& runtime, DType dtype) {
+  ExecutionConfig e;
+  e.runtime = &runtime;
+  e.dtype = dtype;
+  e.amp = false;
+  e.layout = Layout::nhwc;
+  e.launch = Launch::graph;
+  return e;
+}
+
 ExecutionConfig execution_from_json(const nlohmann::json& j, const std::string& where) {
   if (!j.is_object()) throw InputError(where, "the execution configuration is not a JSON object");
-  ExecutionConfig e;
   auto text = [&](const char* key) -> std::string {
     if (!j.contains(key)) return "";
     if (!j[key].is_string()) throw InputError(where, std::string("execution '") + key + "' is not a string");
     return j[key].get<std::string>();
   };
-  if (auto s = text("runtime"); !s.empty()) e.runtime = &runtime_named(s, where);
-  if (auto s = text("dtype"); !s.empty()) e.dtype = dtype_named(s, where);
+  const std::string runtime = text("runtime"), dtype = text("dtype");
+  ExecutionConfig e = default_execution(runtime.empty() ? default_runtime() : runtime_named(runtime, where),
+                                        dtype.empty() ? DType::fp16 : dtype_named(dtype, where));
   if (auto s = text("layout"); !s.empty()) e.layout = layout_named(s, where);
   if (auto s = text("launch"); !s.empty()) e.launch = launch_named(s, where);
   if (auto s = text("attention"); !s.empty()) {

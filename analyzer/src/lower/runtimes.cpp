@@ -41,14 +41,13 @@ void append_eager_conv(const LowerInput& in, const KernelEdges& edges, Kernel co
   for (auto& k : bias) out.push_back(std::move(k));
 }
 
-// PyTorch eager, the forward replayed in a CUDA graph: one kernel per
-// framework op, plus the kernels its convolutions bring.
+// PyTorch eager: one kernel per framework op, plus the kernels its
+// convolutions bring.
 class EagerRuntime : public RuntimeProfile {
  public:
   const char* name() const override { return "eager"; }
   const char* summary() const override {
-    return "PyTorch eager (CUDA-graph replay): one kernel per framework op; a conv's bias or BatchNorm is "
-           "separate kernels";
+    return "PyTorch eager: one kernel per framework op; a conv's bias or BatchNorm is separate kernels";
   }
   KernelGraph lower(const LowerInput& in) const override {
     const KernelEdges edges(in);
@@ -94,6 +93,7 @@ class EagerFoldedRuntime : public RuntimeProfile {
     return "historical: eager PyTorch with BatchNorm folded and conv biases removed (calibrate/netbench runs 1-6)";
   }
   KernelGraph lower(const LowerInput& in) const override { return with_edges(in, lower_framework_ops(in)); }
+  RuntimeDefaults defaults() const override { return {false, Layout::nhwc, Launch::graph}; }  // as those runs timed it
 };
 
 class InductorRuntime : public RuntimeProfile {
@@ -113,6 +113,10 @@ class TensorRtRuntime : public RuntimeProfile {
     return "TensorRT-like engine: epilogue fusion into convs and GEMMs, elementwise chains fused";
   }
   KernelGraph lower(const LowerInput& in) const override { return with_edges(in, fuse_trt(in)); }
+  // An engine is built in its precision and picks its own layouts; its
+  // enqueue issues the kernels back to back from C++, which graph replay's
+  // gap per kernel stands for.
+  RuntimeDefaults defaults() const override { return {false, Layout::nhwc, Launch::graph}; }
 };
 
 }  // namespace
@@ -159,9 +163,7 @@ KernelGraph lower_model(const Model& model, const LayerGraph& graph, const Execu
 
 KernelGraph lower_model(const Model& model, const LayerGraph& graph, const RuntimeProfile& runtime, DType dtype,
                         const OpRegistry& registry, bool fuse_attention) {
-  ExecutionConfig exec;
-  exec.runtime = &runtime;
-  exec.dtype = dtype;
+  ExecutionConfig exec = cuda_graph_harness(runtime, dtype);
   exec.fuse_attention = fuse_attention;
   return lower_model(model, graph, exec, registry);
 }

@@ -104,15 +104,20 @@ HostModel load_host(const std::string& id_or_path, const std::string& gpu_dir) {
 }
 
 Schedule schedule_step(const std::vector<LaunchItem>& items, Launch launch, const HostModel& host,
-                       double launch_gap_us) {
+                       double launch_gap_us, bool timeline) {
   Schedule s;
   s.launch = launch;
-  s.kernels.resize(items.size());
+  // The search schedules every candidate: no per-kernel rows, no lookups by name in the loop.
+  ScheduledKernel scratch;
+  if (timeline) s.kernels.resize(items.size());
+  auto row = [&](size_t i) -> ScheduledKernel& { return timeline ? s.kernels[i] : scratch; };
+  double call_us[kHostCallCount];
+  for (int c = 0; c < kHostCallCount; ++c) call_us[c] = launch == Launch::loop ? host.call_us(HostCall(c)) : 0;
   const double gap = std::max(0.0, launch_gap_us);
   if (launch == Launch::graph) {
     double gpu = 0;
     for (size_t i = 0; i < items.size(); ++i) {
-      ScheduledKernel& k = s.kernels[i];
+      ScheduledKernel& k = row(i);
       k.gpu_wait_us = gap;
       k.gpu_start_us = gpu + gap;
       k.gpu_end_us = k.gpu_start_us + std::max(0.0, items[i].device_us);
@@ -125,9 +130,9 @@ Schedule schedule_step(const std::vector<LaunchItem>& items, Launch launch, cons
     const double latency = host.param("launch_latency_us");
     double host_t = host.param("host_step_us"), gpu = 0;
     for (size_t i = 0; i < items.size(); ++i) {
-      ScheduledKernel& k = s.kernels[i];
+      ScheduledKernel& k = row(i);
       k.host_start_us = host_t;
-      host_t += host.call_us(items[i].call);
+      host_t += call_us[int(items[i].call)];
       k.host_end_us = host_t;
       k.gpu_start_us = std::max(host_t + latency, gpu);
       k.gpu_wait_us = k.gpu_start_us - gpu;

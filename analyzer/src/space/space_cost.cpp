@@ -11,19 +11,6 @@
 
 namespace tilewave::space {
 
-namespace {
-ExecutionConfig execution(const RuntimeProfile& runtime, DType dtype) {
-  ExecutionConfig e;
-  e.runtime = &runtime;
-  e.dtype = dtype;
-  return e;
-}
-}  // namespace
-
-SpaceEvaluator::SpaceEvaluator(const SearchSpace& space, const GpuModel& gpu, const RuntimeProfile& runtime,
-                               DType dtype, int64_t batch)
-    : SpaceEvaluator(space, gpu, execution(runtime, dtype), nullptr, batch, std::make_shared<SharedTable>()) {}
-
 SpaceEvaluator::SpaceEvaluator(const SearchSpace& space, const GpuModel& gpu, const ExecutionConfig& exec,
                                std::shared_ptr<const HostModel> host, int64_t batch)
     : SpaceEvaluator(space, gpu, exec, std::move(host), batch, std::make_shared<SharedTable>()) {}
@@ -120,7 +107,8 @@ CandidateCost SpaceEvaluator::evaluate(const Candidate& c) {
   Shape4 shape{batch_, space_.channels, space_.height, space_.width};
   NetworkTotals sum;
   CandidateCost out;
-  std::vector<LaunchItem> items;  // a plain loop is scheduled once, over the whole candidate
+  std::vector<LaunchItem>& items = items_;  // a plain loop is scheduled once, over the whole candidate
+  items.clear();
   for (size_t i = 0; i < blocks.size();) {
     if (shape.h < 1 || shape.w < 1)
       throw InputError(space_.source_file, fmt::format("candidate '{}' shrinks its feature map below 1x1",
@@ -139,7 +127,7 @@ CandidateCost SpaceEvaluator::evaluate(const Candidate& c) {
     shape = b.output;
   }
   if (exec_.launch == Launch::loop) {
-    const Schedule s = schedule_step(items, Launch::loop, *host_, cost_model_.launch_gap_us);
+    const Schedule s = schedule_step(items, Launch::loop, *host_, cost_model_.launch_gap_us, false);
     sum.time_us = s.step_us;
     sum.host_busy_us = s.host_busy_us;
     sum.host_bound = s.host_bound;
