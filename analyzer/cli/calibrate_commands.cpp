@@ -16,6 +16,7 @@
 #include "output.h"
 #include "tilewave/analysis.h"
 #include "tilewave/calibration.h"
+#include "tilewave/carry_over.h"
 #include "tilewave/error.h"
 
 using nlohmann::json;
@@ -73,12 +74,14 @@ std::vector<NetworkRun> read_network_measurements(const std::string& path, const
 
 // Writes the GPU file back with fitted parameters and a provenance record;
 // its facts and sources are kept as they were.
+// replace_params: the file's parameters become `fitted` alone (carry-over
+// rewrites the whole set); otherwise `fitted` is merged over them.
 void write_calibrated_gpu(const GpuModel& gpu, const std::map<std::string, double>& fitted, const std::string& key,
                           const json& provenance, const std::string& output, const std::string& trust = "calibrated",
-                          const json& runtime_params = nullptr) {
+                          const json& runtime_params = nullptr, bool replace_params = false) {
   std::ifstream f(gpu.source_file);
   json j = json::parse(f);
-  json params = j.contains("params") ? j["params"] : json::object();
+  json params = j.contains("params") && !replace_params ? j["params"] : json::object();
   for (const auto& [k, v] : fitted) params[k] = std::round(v * 1e5) / 1e5;
   j["params"] = params;
   if (!runtime_params.is_null()) j["runtime_params"] = runtime_params;
@@ -256,55 +259,59 @@ int cmd_calibrate_validate(const CommonOptions& o, const std::vector<std::string
 
 namespace tilewave::cli {
 
-// docs/calibration.md "Other GPUs". Efficiencies are fractions of each GPU's
-// own peaks and bandwidth and fixed costs are times of the same driver and
-// libraries, so they carry over within an architecture. Across
-// architectures only the memory and fixed-cost terms carry; the main-loop
-// terms stay at the target architecture's defaults. The ramp scales with
-// DRAM bandwidth (bytes in flight = bandwidth x latency); the row rate of
-// row-normalisation kernels with SMs x clock.
+// Parameters carry by what they are a property of (library:
+// carry_over.h; docs/calibration.md "Carry-over"). `--gpu` names the donors,
+// comma-separated, in the order of preference.
 int cmd_calibrate_carry(const CommonOptions& o, const std::string& to) {
-  const GpuModel from = gpu_of(o);
-  if (from.trust != "calibrated")
-    throw InputError(from.source_file, "carry-over needs a calibrated GPU file (trust: calibrated)");
+  std::vector<GpuModel> donors;
+  for (const auto& id : split_list(o.gpu, "--gpu")) {
+    CommonOptions d = o;
+    d.gpu = id;
+    donors.push_back(gpu_of(d));
+  }
   CommonOptions target_opt = o;
   target_opt.gpu = to;
   const GpuModel target = gpu_of(target_opt);
-  const bool same_arch = from.arch == target.arch;
-  const std::set<std::string> arch_specific = {"tc_efficiency",        "tile_reuse_exponent",  "conv_efficiency",
-                                               "conv_strided_efficiency", "conv_misaligned_efficiency",
-                                               "misaligned_efficiency", "misaligned_n_efficiency", "pipeline_fill_steps",  "tap_overhead_steps",
-                                               "wave_overhead_us",     "split_k_overhead_us",  "direct_conv_efficiency",
-                                               "grouped_fallback_efficiency"};
-  auto carry = [&](const std::map<std::string, double>& params) {
-    std::map<std::string, double> out;
-    for (const auto& [k, v] : params) {
-      if (!same_arch && arch_specific.count(k)) continue;
-      if (k == "ramp_mb") out[k] = v * target.dram_bandwidth_gbs / from.dram_bandwidth_gbs;
-      else if (k == "row_ns") out[k] = v * (from.sms * from.boost_clock_mhz) / (target.sms * target.boost_clock_mhz);
-      else out[k] = v;
-    }
-    return out;
-  };
-  const std::map<std::string, double> carried = carry(from.params);
-  // Each runtime's own set carries the same way: the same framework and libraries.
-  json runtime_sets = json::object();
-  for (const auto& [runtime, set] : from.runtime_params) {
-    json p = json::object();
-    for (const auto& [k, v] : carry(set)) p[k] = std::round(v * 1e5) / 1e5;
-    runtime_sets[runtime] = {{"params", p}, {"fitted_on", fmt::format("carried over from {}", from.id)}};
+  const CarryOver c = carry_over(target, donors);
+  std::map<std::string, double> values;
+  json origins = json::object();
+  for (const auto& [k, p] : c.params) {
+    values[k] = p.value;
+    origins[k] = p.origin();
   }
-  write_calibrated_gpu(target, carried, "carried_over",
-                       {{"from", from.id},
-                        {"from_arch", from.arch},
-                        {"date", utc_now()},
-                        {"scope", same_arch ? "all parameters (same architecture)"
-                                            : "memory, fixed-cost and L2 parameters; main-loop parameters are "
-                                              "architecture defaults"}},
-                       o.output, "carried-over", runtime_sets.empty() ? json(nullptr) : runtime_sets);
-  fmt::print(std::cerr, "{} -> {}: {} parameters carried ({})\n", from.id, target.id, carried.size(),
-             same_arch ? "same architecture" : "memory and fixed-cost terms only");
+  json runtime_sets = json::object();
+  for (const auto& [key, set] : c.runtime_params) {
+    json params = json::object(), from = json::object();
+    for (const auto& [k, p] : set) {
+      params[k] = std::round(p.value * 1e5) / 1e5;
+      from[k] = p.origin();
+    }
+    runtime_sets[key] = {{"params", params}, {"fitted_on", "carried over: " + fmt::format("{}", fmt::join(c.donors, ", "))},
+                         {"origins", from}};
+  }
+  json donor_facts = json::array();
+  for (const auto& d : donors)
+    donor_facts.push_back({{"id", d.id}, {"arch", d.arch}, {"instruction_family", d.instruction_family},
+                           {"memory_type", d.memory_type}});
+  write_calibrated_gpu(target, values, "carried_over",
+                       {{"from", c.donors}, {"donors", donor_facts}, {"date", utc_now()}, {"params", origins}},
+                       o.output, "carried-over", runtime_sets.empty() ? json(nullptr) : runtime_sets,
+                       /*replace_params=*/true);
+  std::map<std::string, int> by_donor;
+  for (const auto& [k, p] : c.params) ++by_donor[p.from];
+  fmt::print(std::cerr, "{}: {} of {} parameters carried ({}); the rest stay at its architecture's defaults\n",
+             target.id, c.params.size(), param_table().size(), fmt::format("{}", fmt::join(
+                 [&] {
+                   std::vector<std::string> parts;
+                   for (const auto& [id, n] : by_donor) parts.push_back(fmt::format("{} from {}", n, id));
+                   return parts;
+                 }(),
+                 ", ")));
   return 0;
 }
+
+}  // namespace tilewave::cli
+
+namespace tilewave::cli {
 
 }  // namespace tilewave::cli

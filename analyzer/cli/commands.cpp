@@ -271,8 +271,6 @@ int cmd_sweep(const CommonOptions& o, const std::string& model_path, const std::
   return 0;
 }
 
-namespace {
-
 std::vector<std::string> split_list(const std::string& s, const char* what) {
   std::vector<std::string> out;
   std::stringstream ss(s);
@@ -282,8 +280,6 @@ std::vector<std::string> split_list(const std::string& s, const char* what) {
   if (out.empty()) throw InputError(what, fmt::format("'{}' names nothing (give a comma-separated list)", s));
   return out;
 }
-
-}  // namespace
 
 int cmd_report(const CommonOptions& o, const std::string& model_path, const std::string& compare,
                const std::string& batches) {
@@ -390,7 +386,8 @@ int cmd_gpus(const CommonOptions& o) {
                       {"boost_clock_mhz", g.boost_clock_mhz}, {"dram_bandwidth_gbs", g.dram_bandwidth_gbs},
                       {"fp16_tflops", peak(DType::fp16)}, {"int8_tops", peak(DType::int8)},
                       {"fp32_tflops", peak(DType::fp32)}, {"trust", g.trust}, {"params", g.params},
-                      {"runtime_params", g.runtime_params}});
+                      {"param_origin", g.param_origin}, {"memory_type", g.memory_type},
+                      {"instruction_family", g.instruction_family}, {"runtime_params", g.runtime_params}});
     } else {
       fmt::print("{:<10} {:<28.28} {:<8} {:>4} {:>6.0f} {:>9.0f} {:>10.1f} {:>10.1f} {:>9.1f}  {}{}\n", g.id, g.name,
                  g.arch, g.sms, g.boost_clock_mhz, g.dram_bandwidth_gbs, peak(DType::fp16), peak(DType::int8),

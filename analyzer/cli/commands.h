@@ -49,6 +49,8 @@ const RuntimeProfile& runtime_of(const CommonOptions& o);
 ExecutionConfig execution_of(const CommonOptions& o);
 // The host a plain loop is scheduled on: --host, else the GPU file's; null for graph replay.
 std::shared_ptr<const HostModel> host_of(const CommonOptions& o);
+// A comma-separated list option's items; InputError naming `what` when it names none.
+std::vector<std::string> split_list(const std::string& s, const char* what);
 
 int cmd_analyze(const CommonOptions& o, const std::string& model, int worst);
 int cmd_layers(const CommonOptions& o, const std::string& layer_set);

@@ -260,6 +260,7 @@ int main(int argc, char** argv) {
   auto* carry = calibrate->add_subcommand("carry", "carry a calibrated GPU's parameters over to another GPU file");
   add_gpu_options(carry, o);
   carry->add_option("--to", carry_to, "target GPU id or file")->required();
+  // --gpu (add_gpu_options): the calibrated donors, comma-separated, preferred first.
   carry->add_option("-o,--output", o.output, "GPU file to write (default: stdout)");
   auto* validate = calibrate->add_subcommand("validate", "prediction error per op class on measured layers");
   validate->add_option("measured", measured_files, "measured layer sets")->required();

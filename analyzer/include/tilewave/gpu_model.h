@@ -42,6 +42,23 @@ struct PrecisionSpec {
 // gpu_models/hosts/; docs/model.md "Schedule"), never in a GPU file.
 enum class ParamScope { layer, network_kernel, network, runtime, host };
 
+// What a parameter is a property of, which says how it carries over to a
+// GPU that was never measured (docs/calibration.md "Carry-over"):
+// architecture: the tensor-core instruction family's main loop (mma.sync,
+//   wgmma, …): kept only between architectures of one family;
+// memory_system: DRAM and L2 rates as fractions of the datasheet's: taken
+//   from a GPU of the same memory type, else of the same family (HBM, GDDR);
+// launch: a kernel's fixed costs on the GPU's front end: kept;
+// runtime: what the framework adds between kernels: kept;
+// host: the CPU issuing a plain loop, in a host description, not a GPU file.
+enum class ParamOwner { architecture, memory_system, launch, runtime, host };
+const char* param_owner_name(ParamOwner o);
+
+// How a value carried to another GPU scales with it: not at all, with the
+// DRAM bandwidth (a size in MB that a rate fills), or inversely with the SMs
+// times the clock (a time per row the SMs work through).
+enum class ParamScale { none, dram_bandwidth, inverse_sm_clock };
+
 // A named model constant with its default and the bounds a fit may move it in.
 struct ParamInfo {
   const char* name;
@@ -50,6 +67,8 @@ struct ParamInfo {
   const char* unit;
   const char* meaning;
   ParamScope scope = ParamScope::layer;
+  ParamOwner owner = ParamOwner::architecture;
+  ParamScale scale = ParamScale::none;
 };
 // Every parameter the cost model reads; the single list the loader, the
 // `gpus` view and the calibration fit iterate over.
@@ -62,6 +81,11 @@ struct GpuModel {
   std::string source_file;
   std::string trust;   // calibrated | carried-over | datasheet
   std::string host;    // id of the host description its loop timings were made on ("" = none)
+  std::string memory_type;         // "HBM3e", "GDDR6X" … ("" = not given)
+  std::string instruction_family;  // of its architecture's tensor cores: "mma-sm80", "wgmma-sm90" … ("" = not given)
+  // Where each parameter not at its architecture default came from: "fitted
+  // on <data>" or "<gpu>: <carry-over rule>" (docs/calibration.md "Carry-over").
+  std::map<std::string, std::string> param_origin;
   int sms = 0;
   double boost_clock_mhz = 0;
   double dram_bandwidth_gbs = 0;

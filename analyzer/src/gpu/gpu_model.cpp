@@ -20,80 +20,122 @@ std::string TileShape::name() const { return fmt::format("{}x{}x{}", m, n, k); }
 
 const char* unit_name(Unit u) { return u == Unit::tensor ? "tensor" : "cuda"; }
 
+const char* param_owner_name(ParamOwner o) {
+  switch (o) {
+    case ParamOwner::architecture: return "architecture";
+    case ParamOwner::memory_system: return "memory system";
+    case ParamOwner::launch: return "kernel launch";
+    case ParamOwner::runtime: return "runtime";
+    case ParamOwner::host: return "host";
+  }
+  return "?";
+}
+
 const std::vector<ParamInfo>& param_table() {
   // Defaults are architecture-neutral starting points; docs/model.md explains
   // each term and docs/calibration.md how the fit moves them.
   static const std::vector<ParamInfo> table = {
       {"tc_efficiency", 0.80, 0.30, 1.00, "fraction",
-       "fraction of the unit's peak the largest tile sustains in its main loop"},
+       "fraction of the unit's peak the largest tile sustains in its main loop",
+       ParamScope::layer, ParamOwner::architecture},
       {"tile_reuse_exponent", 0.30, 0.00, 1.50, "",
-       "how fast main-loop efficiency falls with a tile's operand reuse mn/(m+n)"},
+       "how fast main-loop efficiency falls with a tile's operand reuse mn/(m+n)",
+       ParamScope::layer, ParamOwner::architecture},
       {"conv_efficiency", 0.90, 0.30, 1.30, "fraction",
-       "implicit-GEMM convolution main loop relative to a plain GEMM (cuDNN's can beat cuBLAS's)"},
+       "implicit-GEMM convolution main loop relative to a plain GEMM (cuDNN's can beat cuBLAS's)",
+       ParamScope::layer, ParamOwner::architecture},
       {"misaligned_efficiency", 0.25, 0.03, 1.00, "fraction",
-       "GEMM main-loop rate when K (the reduction dimension) misses the precision's alignment"},
+       "GEMM main-loop rate when K (the reduction dimension) misses the precision's alignment",
+       ParamScope::layer, ParamOwner::architecture},
       {"misaligned_n_efficiency", 0.25, 0.03, 1.00, "fraction",
-       "GEMM main-loop rate when only N misses the alignment"},
+       "GEMM main-loop rate when only N misses the alignment", ParamScope::layer, ParamOwner::architecture},
       {"conv_strided_efficiency", 1.00, 0.30, 1.50, "fraction",
-       "main-loop rate of a strided convolution relative to a unit-stride one (gathered loads)"},
+       "main-loop rate of a strided convolution relative to a unit-stride one (gathered loads)",
+       ParamScope::layer, ParamOwner::architecture},
       {"conv_misaligned_efficiency", 0.60, 0.03, 1.00, "fraction",
-       "convolution main-loop rate when channels miss the alignment (on top of the padding)"},
-      {"split_k_overhead_us", 1.50, 0.00, 10.0, "us", "per halving round of reducing split-K partial sums"},
+       "convolution main-loop rate when channels miss the alignment (on top of the padding)",
+       ParamScope::layer, ParamOwner::architecture},
+      {"split_k_overhead_us", 1.50, 0.00, 10.0, "us", "per halving round of reducing split-K partial sums",
+       ParamScope::layer, ParamOwner::architecture},
       {"pipeline_fill_steps", 2.0, 0.0, 16.0, "k-steps",
-       "time each CTA spends filling its load pipeline and writing its tile, in main-loop steps"},
+       "time each CTA spends filling its load pipeline and writing its tile, in main-loop steps",
+       ParamScope::layer, ParamOwner::architecture},
       {"tap_overhead_steps", 0.5, 0.0, 8.0, "k-steps",
-       "extra main-loop time per filter tap (R*S position) of a convolution"},
+       "extra main-loop time per filter tap (R*S position) of a convolution",
+       ParamScope::layer, ParamOwner::architecture},
       {"wave_overhead_us", 0.60, 0.00, 5.00, "us",
-       "per-wave pipeline fill and epilogue of a GEMM-like kernel"},
+       "per-wave pipeline fill and epilogue of a GEMM-like kernel", ParamScope::layer, ParamOwner::architecture},
       {"gemm_bw_efficiency", 0.80, 0.20, 1.00, "fraction",
-       "fraction of DRAM bandwidth a GEMM-like kernel's operand traffic reaches"},
-      {"fixed_us_gemm", 3.00, 0.00, 20.0, "us", "fixed cost of one GEMM/conv kernel"},
+       "fraction of DRAM bandwidth a GEMM-like kernel's operand traffic reaches",
+       ParamScope::layer, ParamOwner::memory_system},
+      {"fixed_us_gemm", 3.00, 0.00, 20.0, "us", "fixed cost of one GEMM/conv kernel",
+       ParamScope::layer, ParamOwner::launch},
       {"ramp_mb", 10.0, 0.10, 200.0, "MB",
-       "the first ramp_mb of any kernel's DRAM traffic moves at the slower ramp rate"},
+       "the first ramp_mb of any kernel's DRAM traffic moves at the slower ramp rate",
+       ParamScope::layer, ParamOwner::memory_system, ParamScale::dram_bandwidth},
       {"ramp_bw_efficiency", 0.50, 0.05, 5.00, "fraction",
-       "rate of that first part, as a fraction of DRAM bandwidth (in series with the class rate)"},
+       "rate of that first part, as a fraction of DRAM bandwidth (in series with the class rate)",
+       ParamScope::layer, ParamOwner::memory_system},
       {"grouped_fallback_efficiency", 0.30, 0.01, 1.00, "fraction",
-       "main-loop rate of a grouped conv whose group width is not a power of two, relative to a native one"},
+       "main-loop rate of a grouped conv whose group width is not a power of two, relative to a native one",
+       ParamScope::layer, ParamOwner::architecture},
       {"transform_bw_efficiency", 0.20, 0.01, 1.00, "fraction",
-       "DRAM bandwidth fraction of the layout transforms around such a conv (input and output, there and back)"},
+       "DRAM bandwidth fraction of the layout transforms around such a conv (input and output, there and back)",
+       ParamScope::layer, ParamOwner::memory_system},
       {"direct_conv_efficiency", 0.40, 0.01, 1.00, "fraction",
-       "fraction of CUDA-core peak a direct (depthwise/small-group) convolution reaches"},
+       "fraction of CUDA-core peak a direct (depthwise/small-group) convolution reaches",
+       ParamScope::layer, ParamOwner::architecture},
       {"direct_bw_efficiency", 0.60, 0.05, 1.00, "fraction",
-       "fraction of DRAM bandwidth a direct convolution reaches"},
-      {"fixed_us_direct", 2.50, 0.00, 20.0, "us", "fixed cost of one direct-convolution kernel"},
+       "fraction of DRAM bandwidth a direct convolution reaches", ParamScope::layer, ParamOwner::memory_system},
+      {"fixed_us_direct", 2.50, 0.00, 20.0, "us", "fixed cost of one direct-convolution kernel",
+       ParamScope::layer, ParamOwner::launch},
       {"l2_bw_factor", 2.0, 1.0, 4.0, "x DRAM",
-       "rate of bytes served by L2 inside a network (reads of values just written, and those writes), relative to DRAM bandwidth", ParamScope::network_kernel},
+       "rate of bytes served by L2 inside a network (reads of values just written, and those writes), relative to DRAM bandwidth",
+       ParamScope::network_kernel, ParamOwner::memory_system},
       {"launch_gap_us", 0.3, 0.0, 3.0, "us",
-       "wait between a kernel and the one it depends on inside a network (graph replay)", ParamScope::network},
+       "wait between a kernel and the one it depends on inside a network (graph replay)",
+       ParamScope::network, ParamOwner::runtime},
       {"l2_reuse_fraction", 0.5, 0.0, 2.0, "fraction",
        "share of L2 a tensor and the traffic since it was written may fill and still be an L2 hit",
-       ParamScope::network_kernel},
-      {"eltwise_bw_efficiency", 0.85, 0.05, 1.00, "fraction", "DRAM bandwidth fraction, elementwise"},
-      {"pool_bw_efficiency", 0.60, 0.05, 1.00, "fraction", "DRAM bandwidth fraction, pooling"},
-      {"reduce_bw_efficiency", 0.60, 0.05, 1.00, "fraction", "DRAM bandwidth fraction, reductions"},
-      {"softmax_bw_efficiency", 0.60, 0.05, 1.00, "fraction", "DRAM bandwidth fraction, softmax/normalisation"},
+       ParamScope::network_kernel, ParamOwner::memory_system},
+      {"eltwise_bw_efficiency", 0.85, 0.05, 1.00, "fraction", "DRAM bandwidth fraction, elementwise",
+       ParamScope::layer, ParamOwner::memory_system},
+      {"pool_bw_efficiency", 0.60, 0.05, 1.00, "fraction", "DRAM bandwidth fraction, pooling",
+       ParamScope::layer, ParamOwner::memory_system},
+      {"reduce_bw_efficiency", 0.60, 0.05, 1.00, "fraction", "DRAM bandwidth fraction, reductions",
+       ParamScope::layer, ParamOwner::memory_system},
+      {"softmax_bw_efficiency", 0.60, 0.05, 1.00, "fraction", "DRAM bandwidth fraction, softmax/normalisation",
+       ParamScope::layer, ParamOwner::memory_system},
       {"row_ns", 0.50, 0.00, 10.0, "ns",
        "GPU time per row of a row-normalisation kernel (LayerNorm, softmax): frameworks give each row a warp "
-       "or a block, so many short rows are bound by the row rate, not by bandwidth"},
-      {"copy_bw_efficiency", 0.70, 0.05, 1.00, "fraction", "DRAM bandwidth fraction, data movement"},
+       "or a block, so many short rows are bound by the row rate, not by bandwidth",
+       ParamScope::layer, ParamOwner::launch, ParamScale::inverse_sm_clock},
+      {"copy_bw_efficiency", 0.70, 0.05, 1.00, "fraction", "DRAM bandwidth fraction, data movement",
+       ParamScope::layer, ParamOwner::memory_system},
       {"norm_bw_efficiency", 0.60, 0.05, 1.00, "fraction",
-       "DRAM bandwidth fraction, an inference BatchNorm's pass as PyTorch eager runs it", ParamScope::runtime},
+       "DRAM bandwidth fraction, an inference BatchNorm's pass as PyTorch eager runs it",
+       ParamScope::runtime, ParamOwner::memory_system},
       {"fused_bw_efficiency", 0.60, 0.05, 1.00, "fraction",
-       "DRAM bandwidth fraction, generated kernels of fused pointwise ops (torch.compile)", ParamScope::runtime},
-      {"fixed_us_memory", 2.00, 0.00, 20.0, "us", "fixed cost of one memory-bound kernel"},
+       "DRAM bandwidth fraction, generated kernels of fused pointwise ops (torch.compile)",
+       ParamScope::runtime, ParamOwner::memory_system},
+      {"fixed_us_memory", 2.00, 0.00, 20.0, "us", "fixed cost of one memory-bound kernel",
+       ParamScope::layer, ParamOwner::launch},
       {"fixed_us_pool", 2.00, 0.00, 40.0, "us",
-       "fixed cost of one pooling kernel (frameworks' own NHWC pooling kernels have a large one)"},
+       "fixed cost of one pooling kernel (frameworks' own NHWC pooling kernels have a large one)",
+       ParamScope::layer, ParamOwner::launch},
       {"fixed_us_transform", 2.00, 0.00, 40.0, "us", "fixed cost of one cuDNN layout-transform kernel",
-       ParamScope::runtime},
+       ParamScope::runtime, ParamOwner::launch},
       {"fixed_us_norm_extra", 0.00, 0.00, 20.0, "us",
-       "fixed cost of a BatchNorm pass kernel (PyTorch eager's) beyond fixed_us_memory", ParamScope::runtime},
+       "fixed cost of a BatchNorm pass kernel (PyTorch eager's) beyond fixed_us_memory",
+       ParamScope::runtime, ParamOwner::launch},
       {"norm_max_bw_efficiency", 5.00, 0.05, 5.00, "fraction",
        "rate of a BatchNorm pass kernel's own per-element work, as a fraction of DRAM bandwidth: it moves no "
-       "byte faster, not even one served by L2", ParamScope::runtime},
+       "byte faster, not even one served by L2", ParamScope::runtime, ParamOwner::memory_system},
       {"fixed_us_reduce_extra", 0.00, 0.00, 20.0, "us",
        "fixed cost of a reduction kernel (PyTorch's reduce_kernel: global pools, means) beyond fixed_us_memory",
-       ParamScope::runtime},
-      {"max_split_k", 16, 16, 16, "", "largest split-K factor the GEMM heuristic considers (not fitted)"},
+       ParamScope::runtime, ParamOwner::launch},
+      {"max_split_k", 16, 16, 16, "", "largest split-K factor the GEMM heuristic considers (not fitted)",
+       ParamScope::layer, ParamOwner::architecture},
   };
   return table;
 }
@@ -262,6 +304,23 @@ GpuModel gpu_from_json(const json& j, const std::string& id, const std::string& 
   // An id in the database's hosts/ folder, never a path (docs/errors.md).
   if (g.host.size() > 64 || g.host.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-_") != std::string::npos)
     throw InputError(where, "'host' must be a host id (lower-case letters, digits, - and _), not a path");
+  auto token = [&](const json& from, const char* key, const std::string& file) {
+    const std::string v = get_optional<std::string>(from, key, "", file);
+    if (v.size() > 32 || v.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") !=
+                             std::string::npos)
+      throw InputError(file, fmt::format("'{}' must be a short name (letters, digits, - _ .)", key));
+    return v;
+  };
+  g.memory_type = token(j, "memory_type", where);
+  g.instruction_family = token(arch, "instruction_family", arch_path);
+  // Where its parameters came from (docs/calibration.md "Carry-over").
+  if (j.contains("carried_over") && j["carried_over"].is_object() && j["carried_over"].contains("params") &&
+      j["carried_over"]["params"].is_object()) {
+    for (const auto& [k, v] : j["carried_over"]["params"].items())
+      if (v.is_string() && g.params.count(k)) g.param_origin[k] = v.get<std::string>();
+  } else if (g.trust == "calibrated" && j.contains("params") && j["params"].is_object()) {
+    for (const auto& [k, v] : j["params"].items()) g.param_origin[k] = "fitted on this GPU";
+  }
   g.sms = int(number_in(j, "sms", 1, 10000, where));
   g.boost_clock_mhz = number_in(j, "boost_clock_mhz", 1, 1e5, where);
   g.dram_bandwidth_gbs = number_in(j, "dram_bandwidth_gbs", 1e-3, 1e7, where);

@@ -17,16 +17,17 @@ const std::vector<ParamInfo>& host_param_table() {
   // Defaults: of the order a 2020s server CPU takes in PyTorch 2.x eager
   // (a few µs per op); calibrated values live in gpu_models/hosts/.
   constexpr ParamScope H = ParamScope::host;
+  constexpr ParamOwner O = ParamOwner::host;
   static const std::vector<ParamInfo> table = {
-      {"host_op_us", 6.0, 0.5, 60, "us", "host time of one framework op with one kernel (module call, dispatch, launch)", H},
-      {"host_conv_us", 12.0, 0.5, 100, "us", "host time of a convolution op (cuDNN's call included)", H},
-      {"host_gemm_us", 10.0, 0.5, 100, "us", "host time of a linear or matmul op (cuBLAS's call included)", H},
-      {"host_norm_us", 12.0, 0.5, 100, "us", "host time of an inference BatchNorm op (all of its kernels)", H},
-      {"host_cast_us", 4.0, 0.5, 60, "us", "host time of one autocast cast of a weight or an input", H},
-      {"host_inner_launch_us", 2.0, 0, 30, "us", "host time of each further kernel an op launches itself", H},
-      {"host_step_us", 20.0, 0, 500, "us", "host time per step outside the ops (the model call, autocast, timer)", H},
-      {"launch_latency_us", 4.0, 0, 50, "us", "from the host's launch to the kernel's start on an idle GPU", H},
-      {"sync_us", 8.0, 0, 100, "us", "from the GPU's last kernel to torch.cuda.synchronize() returning", H},
+      {"host_op_us", 6.0, 0.5, 60, "us", "host time of one framework op with one kernel (module call, dispatch, launch)", H, O},
+      {"host_conv_us", 12.0, 0.5, 100, "us", "host time of a convolution op (cuDNN's call included)", H, O},
+      {"host_gemm_us", 10.0, 0.5, 100, "us", "host time of a linear or matmul op (cuBLAS's call included)", H, O},
+      {"host_norm_us", 12.0, 0.5, 100, "us", "host time of an inference BatchNorm op (all of its kernels)", H, O},
+      {"host_cast_us", 4.0, 0.5, 60, "us", "host time of one autocast cast of a weight or an input", H, O},
+      {"host_inner_launch_us", 2.0, 0, 30, "us", "host time of each further kernel an op launches itself", H, O},
+      {"host_step_us", 20.0, 0, 500, "us", "host time per step outside the ops (the model call, autocast, timer)", H, O},
+      {"launch_latency_us", 4.0, 0, 50, "us", "from the host's launch to the kernel's start on an idle GPU", H, O},
+      {"sync_us", 8.0, 0, 100, "us", "from the GPU's last kernel to torch.cuda.synchronize() returning", H, O},
   };
   return table;
 }

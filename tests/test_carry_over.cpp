@@ -1,0 +1,107 @@
+// Carry-over by what each parameter is a property of (carry_over.h;
+// docs/calibration.md "Carry-over"): the values it writes.
+#include <doctest/doctest.h>
+
+#include "test_helpers.h"
+#include "tilewave/carry_over.h"
+#include "tilewave/error.h"
+
+using namespace tilewave;
+
+namespace {
+
+GpuModel gpu(const std::string& id, const std::string& arch, const std::string& family, const std::string& memory,
+             double bandwidth_gbs = 1000, int sms = 100, double mhz = 2000) {
+  GpuModel g;
+  g.id = id;
+  g.arch = arch;
+  g.instruction_family = family;
+  g.memory_type = memory;
+  g.trust = "calibrated";
+  g.dram_bandwidth_gbs = bandwidth_gbs;
+  g.sms = sms;
+  g.boost_clock_mhz = mhz;
+  for (const auto& p : param_table()) g.params[p.name] = p.default_value;
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("carry-over: each owner's rule picks its donor") {
+  GpuModel hbm = gpu("h200", "hopper", "wgmma-sm90", "HBM3e", 4800, 132, 1980);
+  hbm.params["tc_efficiency"] = 0.91;
+  hbm.params["eltwise_bw_efficiency"] = 0.70;
+  hbm.params["fixed_us_memory"] = 1.3;
+  hbm.params["launch_gap_us"] = 0.4;
+  hbm.params["ramp_mb"] = 48;
+  hbm.params["row_ns"] = 1.0;
+  GpuModel gddr = gpu("rtx3090", "ampere", "mma-sm80", "GDDR6X", 936, 82, 1695);
+  gddr.params["tc_efficiency"] = 0.72;
+  gddr.params["eltwise_bw_efficiency"] = 0.88;
+  gddr.params["fixed_us_memory"] = 2.1;
+  const GpuModel target = gpu("rtx5090", "blackwell-sm120", "mma-sm80", "GDDR7", 1792, 170, 2410);
+
+  const CarryOver c = carry_over(target, {hbm, gddr});
+  CHECK(c.donors == std::vector<std::string>{"h200", "rtx3090"});
+  // The main loop: from the donor of the same instruction family.
+  CHECK(c.params.at("tc_efficiency").value == doctest::Approx(0.72));
+  CHECK(c.params.at("tc_efficiency").from == "rtx3090");
+  CHECK(c.params.at("tc_efficiency").rule == "same instruction family (mma-sm80)");
+  // Memory: the same family (GDDR) before the first donor.
+  CHECK(c.params.at("eltwise_bw_efficiency").value == doctest::Approx(0.88));
+  CHECK(c.params.at("eltwise_bw_efficiency").rule.find("same memory family (gddr") == 0);
+  // Launch and runtime terms: no donor of its architecture, so the first donor's.
+  CHECK(c.params.at("fixed_us_memory").value == doctest::Approx(1.3));
+  CHECK(c.params.at("launch_gap_us").from == "h200");
+  // Scaled: a size a rate fills, with the bandwidth; a time per row, with SMs x clock.
+  CHECK(c.params.at("ramp_mb").from == "rtx3090");
+  CHECK(c.params.at("ramp_mb").value == doctest::Approx(gddr.params.at("ramp_mb") * 1792 / 936));
+  CHECK(c.params.at("row_ns").value == doctest::Approx(1.0 * (132 * 1980.0) / (170 * 2410.0)));
+
+  // With the H200 alone: no main-loop parameter carries across instruction families.
+  const CarryOver alone = carry_over(target, {hbm});
+  CHECK_FALSE(alone.params.count("tc_efficiency"));
+  CHECK(alone.params.at("eltwise_bw_efficiency").value == doctest::Approx(0.70));
+  CHECK(alone.params.at("eltwise_bw_efficiency").rule.find("no donor of its memory family") == 0);
+  for (const auto& p : param_table())
+    if (p.owner == ParamOwner::architecture) CHECK_FALSE(alone.params.count(p.name));
+
+  // The same memory type wins over the same family.
+  GpuModel gddr7 = gpu("other", "ada", "mma-sm80", "GDDR7");
+  gddr7.params["eltwise_bw_efficiency"] = 0.5;
+  CHECK(carry_over(target, {gddr, gddr7}).params.at("eltwise_bw_efficiency").value == doctest::Approx(0.5));
+}
+
+TEST_CASE("carry-over: runtime sets follow the same rules, donors must be calibrated") {
+  GpuModel hbm = gpu("h200", "hopper", "wgmma-sm90", "HBM3e");
+  hbm.runtime_params["eager"] = {{"fixed_us_memory", 1.29}, {"norm_bw_efficiency", 0.3}, {"tc_efficiency", 0.9}};
+  GpuModel gddr = gpu("rtx3090", "ampere", "mma-sm80", "GDDR6X");
+  gddr.runtime_params["eager"] = {{"norm_bw_efficiency", 0.45}};
+  const GpuModel target = gpu("rtx4090", "ada", "mma-sm80", "GDDR6X");
+  const CarryOver c = carry_over(target, {hbm, gddr});
+  const auto& eager = c.runtime_params.at("eager");
+  CHECK(eager.at("norm_bw_efficiency").value == doctest::Approx(0.45));  // same memory type
+  CHECK(eager.at("fixed_us_memory").value == doctest::Approx(1.29));     // only the H200 has it
+  CHECK_FALSE(eager.count("tc_efficiency"));                            // another instruction family
+
+  GpuModel datasheet = gddr;
+  datasheet.trust = "datasheet";
+  CHECK_THROWS_WITH_AS(carry_over(target, {datasheet}), doctest::Contains("needs a calibrated GPU file"),
+                       InputError);
+  CHECK_THROWS_AS(carry_over(target, {}), InputError);
+  GpuModel self = target;
+  self.trust = "calibrated";
+  CHECK_THROWS_WITH_AS(carry_over(target, {self}), doctest::Contains("other than the target"), InputError);
+}
+
+TEST_CASE("carry-over: every parameter declares its owner once, and the bundled files name their families") {
+  for (const auto& p : param_table()) CHECK(p.owner != ParamOwner::host);
+  for (const char* id : {"h200", "a100", "rtx4090", "t4", "v100"}) {
+    const GpuModel g = test::gpu(id);
+    CAPTURE(id);
+    CHECK_FALSE(g.instruction_family.empty());
+  }
+  CHECK(memory_family("HBM3e") == "hbm");
+  CHECK(memory_family("GDDR6X") == "gddr");
+  CHECK(memory_family("") == "");
+}
