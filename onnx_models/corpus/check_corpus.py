@@ -13,9 +13,30 @@ import json
 import os
 import subprocess
 import sys
+import tarfile
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+# The dynamo and legacy exports travel packed (the tree the GPU machine gets
+# is limited in size); ort/ and the fuzz seeds stay as files.
+PACKED = os.path.join(HERE, "corpus.tar.xz")
+
+
+def unpack(into):
+    """The packed exports, unpacked under `into` (regular files with plain relative names only)."""
+    with tarfile.open(PACKED, "r:xz") as t:
+        for m in t.getmembers():
+            if not (m.isfile() or m.isdir()) or m.name.startswith("/") or ".." in m.name.split("/"):
+                sys.exit(f"{PACKED}: unexpected member {m.name!r}")
+        t.extractall(into)
+    return into
+
+
+def corpus_path(base, name):
+    """A manifest file: in this folder if it is here, else in the unpacked copy."""
+    here = os.path.join(HERE, name)
+    return here if os.path.exists(here) else os.path.join(base, name)
 
 
 # torch.utils.flop_counter has no formula for cuDNN's fused RNN kernels, so
@@ -38,13 +59,18 @@ def main():
     ap.add_argument("--runtimes", default="eager,inductor,tensorrt")
     ap.add_argument("--tolerance", type=float, default=0.01)
     args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="tilewave_corpus_") as tmp:
+        return check(args, unpack(tmp))
+
+
+def check(args, base):
     rows = [json.loads(line) for line in open(os.path.join(HERE, "manifest.jsonl"))]
     stats = collections.defaultdict(lambda: collections.Counter())
     worst = []
     known = set()
     failures = 0
     for r in rows:
-        path = os.path.join(HERE, r["file"])
+        path = corpus_path(base, r["file"])
         for runtime in args.runtimes.split(","):
             for batch in (1, 16):
                 key = (r["exporter"], runtime)
