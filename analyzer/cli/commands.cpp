@@ -373,11 +373,17 @@ int cmd_gpus(const CommonOptions& o) {
   const auto ids = list_gpu_ids(dir);
   if (ids.empty()) throw InputError(dir, "no GPU files (*.json) in this directory");
   json rows = json::array();
-  if (o.format != "json")
-    fmt::print("{:<10} {:<28} {:<8} {:>4} {:>6} {:>9} {:>10} {:>10} {:>9}  {}\n", "id", "name", "arch", "SMs", "MHz",
-               "DRAM GB/s", "fp16 TF/s", "int8 TOP/s", "fp32 TF/s", "trust (runtime sets)");
+  std::vector<GpuModel> gpus;
+  size_t id_w = 2, arch_w = 4;  // the columns fit the longest id and architecture
   for (const auto& id : ids) {
-    const GpuModel g = load_gpu(id, dir);
+    gpus.push_back(load_gpu(id, dir));
+    id_w = std::max(id_w, gpus.back().id.size());
+    arch_w = std::max(arch_w, gpus.back().arch.size());
+  }
+  if (o.format != "json")
+    fmt::print("{:<{}} {:<28} {:<{}} {:>4} {:>6} {:>9} {:>10} {:>10} {:>9}  {}\n", "id", id_w, "name", "arch", arch_w,
+               "SMs", "MHz", "DRAM GB/s", "fp16 TF/s", "int8 TOP/s", "fp32 TF/s", "trust (runtime sets)");
+  for (const GpuModel& g : gpus) {
     auto peak = [&](DType d) { return g.precisions.count(d) ? g.precisions.at(d).peak_tflops : 0.0; };
     std::vector<std::string> runtimes;
     for (const auto& [name, set] : g.runtime_params) runtimes.push_back(name);
@@ -389,8 +395,8 @@ int cmd_gpus(const CommonOptions& o) {
                       {"param_origin", g.param_origin}, {"memory_type", g.memory_type},
                       {"instruction_family", g.instruction_family}, {"runtime_params", g.runtime_params}});
     } else {
-      fmt::print("{:<10} {:<28.28} {:<8} {:>4} {:>6.0f} {:>9.0f} {:>10.1f} {:>10.1f} {:>9.1f}  {}{}\n", g.id, g.name,
-                 g.arch, g.sms, g.boost_clock_mhz, g.dram_bandwidth_gbs, peak(DType::fp16), peak(DType::int8),
+      fmt::print("{:<{}} {:<28.28} {:<{}} {:>4} {:>6.0f} {:>9.0f} {:>10.1f} {:>10.1f} {:>9.1f}  {}{}\n", g.id, id_w,
+                 g.name, g.arch, arch_w, g.sms, g.boost_clock_mhz, g.dram_bandwidth_gbs, peak(DType::fp16), peak(DType::int8),
                  peak(DType::fp32), g.trust,
                  runtimes.empty() ? "" : " (" + fmt::format("{}", fmt::join(runtimes, ", ")) + ")");
     }
