@@ -191,6 +191,27 @@ expect 1 "unmeasured.jsonl:1: no numeric 'measured_us'" -- "$tw" calibrate valid
 expect 0 "" -- "$tw" calibrate carry --gpu h200 --to a100 -o "$tmp/a100.json"
 grep -q '"trust": "carried-over"' "$tmp/a100.json" || { echo "FAIL: carry did not mark the file"; fails=$((fails + 1)); }
 expect 1 "needs a calibrated GPU file" -- "$tw" calibrate carry --gpu "$tmp/a100.json" --to t4
+grep -q '"eltwise_bw_efficiency": "h200: same memory family (hbm' "$tmp/a100.json" || { echo "FAIL: carry did not record each parameter's rule"; fails=$((fails + 1)); }
+
+# from-benchmark (docs/calibration.md "From a published benchmark"): a
+# datasheet GPU carried from the H200, fitted to a timm results file.
+bench=$data/timm_results
+expect 0 "" -- "$tw" calibrate from-benchmark "$bench/benchmark-infer-amp-nchw-test.csv" --gpu rtx3090 --models "$bench" -o "$tmp/rtx3090.json"
+grep -q '"trust": "fitted-from-benchmark"' "$tmp/rtx3090.json" || { echo "FAIL: from-benchmark did not mark the file"; fails=$((fails + 1)); }
+grep -q '"held_out_families"' "$tmp/rtx3090.json" || { echo "FAIL: from-benchmark did not record its split"; fails=$((fails + 1)); }
+expect 0 "" -- "$tw" analyze "$data/tiny_cnn.onnx" --gpu "$tmp/rtx3090.json"
+expect 0 "" -- "$tw" calibrate carry --gpu "$tmp/rtx3090.json,h200" --to rtx5090 -o "$tmp/rtx5090.json"
+grep -q 'rtx3090: same instruction family (mma-sm80)' "$tmp/rtx5090.json" || { echo "FAIL: the fitted GPU did not give the main loop to its instruction family"; fails=$((fails + 1)); }
+expect 0 "" -- "$tw" calibrate from-benchmark "$bench/benchmark-infer-amp-nchw-test.csv" --gpu rtx3090 --models "$bench" --no-fit --predictions "$tmp/pred.jsonl"
+[ "$(wc -l <"$tmp/pred.jsonl")" = 2 ] || { echo "FAIL: --predictions wrote $(wc -l <"$tmp/pred.jsonl") rows, wanted 2"; fails=$((fails + 1)); }
+cp "$bench/benchmark-infer-amp-nchw-test.csv" "$tmp/results.csv"
+expect 1 "results.csv: the file name says neither -nchw- nor -nhwc-" -- "$tw" calibrate from-benchmark "$tmp/results.csv" --gpu rtx3090 --models "$bench"
+mkdir -p "$tmp/bad"
+printf 'model,infer_img_size\ntiny_cnn,32\n' > "$tmp/bad/benchmark-infer-amp-nhwc-x.csv"
+expect 1 "no column 'infer_step_time'" -- "$tw" calibrate from-benchmark "$tmp/bad/benchmark-infer-amp-nhwc-x.csv" --gpu rtx3090 --models "$bench"
+printf 'model,infer_img_size,infer_step_time,infer_batch_size,infer_gmacs\ntiny_cnn,32,-1,16,1\n' > "$tmp/bad/benchmark-infer-amp-nhwc-y.csv"
+expect 1 "benchmark-infer-amp-nhwc-y.csv:2: '-1' is not a positive number" -- "$tw" calibrate from-benchmark "$tmp/bad/benchmark-infer-amp-nhwc-y.csv" --gpu rtx3090 --models "$bench"
+expect 1 "manifest.jsonl: no such manifest" -- "$tw" calibrate from-benchmark "$bench/benchmark-infer-amp-nchw-test.csv" --gpu rtx3090 --models "$tmp/bad"
 
 # fit-networks: bad inputs are one line naming the file and line; nothing is written.
 printf '%s\n' '{"model":"resnet18","batch":1,"latency_ms":0.2,"status":"ok"}' >"$tmp/net.jsonl"

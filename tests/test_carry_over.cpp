@@ -25,6 +25,9 @@ GpuModel gpu(const std::string& id, const std::string& arch, const std::string& 
   return g;
 }
 
+// Bytes of DRAM bandwidth per SM cycle: what an SM-limited rate carries by.
+double per_sm_cycle(const GpuModel& g) { return g.dram_bandwidth_gbs / (g.sms * g.boost_clock_mhz); }
+
 }  // namespace
 
 TEST_CASE("carry-over: each owner's rule picks its donor") {
@@ -39,6 +42,7 @@ TEST_CASE("carry-over: each owner's rule picks its donor") {
   gddr.params["tc_efficiency"] = 0.72;
   gddr.params["eltwise_bw_efficiency"] = 0.88;
   gddr.params["fixed_us_memory"] = 2.1;
+  gddr.params["gemm_bw_efficiency"] = 0.5;
   const GpuModel target = gpu("rtx5090", "blackwell-sm120", "mma-sm80", "GDDR7", 1792, 170, 2410);
 
   const CarryOver c = carry_over(target, {hbm, gddr});
@@ -47,9 +51,15 @@ TEST_CASE("carry-over: each owner's rule picks its donor") {
   CHECK(c.params.at("tc_efficiency").value == doctest::Approx(0.72));
   CHECK(c.params.at("tc_efficiency").from == "rtx3090");
   CHECK(c.params.at("tc_efficiency").rule == "same instruction family (mma-sm80)");
-  // Memory: the same family (GDDR) before the first donor.
-  CHECK(c.params.at("eltwise_bw_efficiency").value == doctest::Approx(0.88));
+  // Memory: the same family (GDDR) before the first donor; a bandwidth
+  // fraction the SMs limit grows where each SM has less DRAM bandwidth, up
+  // to its bound.
+  CHECK(c.params.at("eltwise_bw_efficiency").from == "rtx3090");
   CHECK(c.params.at("eltwise_bw_efficiency").rule.find("same memory family (gddr") == 0);
+  CHECK(c.params.at("eltwise_bw_efficiency").value == doctest::Approx(1.0));  // 0.88 x 1.54, capped
+  CHECK(c.params.at("gemm_bw_efficiency").value ==
+        doctest::Approx(std::min(1.0, 0.5 * per_sm_cycle(gddr) / per_sm_cycle(target))));
+  CHECK(c.params.at("l2_reuse_fraction").value == doctest::Approx(gddr.params.at("l2_reuse_fraction")));  // a share
   // Launch and runtime terms: no donor of its architecture, so the first donor's.
   CHECK(c.params.at("fixed_us_memory").value == doctest::Approx(1.3));
   CHECK(c.params.at("launch_gap_us").from == "h200");
@@ -61,7 +71,7 @@ TEST_CASE("carry-over: each owner's rule picks its donor") {
   // With the H200 alone: no main-loop parameter carries across instruction families.
   const CarryOver alone = carry_over(target, {hbm});
   CHECK_FALSE(alone.params.count("tc_efficiency"));
-  CHECK(alone.params.at("eltwise_bw_efficiency").value == doctest::Approx(0.70));
+  CHECK(alone.params.at("eltwise_bw_efficiency").value == doctest::Approx(1.0));  // 0.70 x 4.2, capped
   CHECK(alone.params.at("eltwise_bw_efficiency").rule.find("no donor of its memory family") == 0);
   for (const auto& p : param_table())
     if (p.owner == ParamOwner::architecture) CHECK_FALSE(alone.params.count(p.name));
@@ -69,7 +79,8 @@ TEST_CASE("carry-over: each owner's rule picks its donor") {
   // The same memory type wins over the same family.
   GpuModel gddr7 = gpu("other", "ada", "mma-sm80", "GDDR7");
   gddr7.params["eltwise_bw_efficiency"] = 0.5;
-  CHECK(carry_over(target, {gddr, gddr7}).params.at("eltwise_bw_efficiency").value == doctest::Approx(0.5));
+  CHECK(carry_over(target, {gddr, gddr7}).params.at("eltwise_bw_efficiency").value ==
+        doctest::Approx(0.5 * per_sm_cycle(gddr7) / per_sm_cycle(target)));
 }
 
 TEST_CASE("carry-over: runtime sets follow the same rules, donors must be calibrated") {

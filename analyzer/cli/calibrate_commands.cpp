@@ -16,6 +16,7 @@
 #include "output.h"
 #include "tilewave/analysis.h"
 #include "tilewave/calibration.h"
+#include "tilewave/benchmark_fit.h"
 #include "tilewave/carry_over.h"
 #include "tilewave/error.h"
 
@@ -313,5 +314,112 @@ int cmd_calibrate_carry(const CommonOptions& o, const std::string& to) {
 }  // namespace tilewave::cli
 
 namespace tilewave::cli {
+
+// docs/calibration.md "From a published benchmark".
+int cmd_calibrate_from_benchmark(const CommonOptions& o, const std::vector<std::string>& results,
+                                 const std::string& models_dir, const std::string& from, int seed,
+                                 const std::string& predictions, bool fit_scales) {
+  GpuModel start = gpu_of(o);
+  std::vector<std::string> carried_from;
+  if (start.trust == "datasheet") {
+    // A datasheet file has no parameters of its own: carried first, by the owner rules.
+    std::vector<GpuModel> donors;
+    for (const auto& id : split_list(from, "--from")) {
+      CommonOptions d = o;
+      d.gpu = id;
+      donors.push_back(gpu_of(d));
+    }
+    const CarryOver c = carry_over(start, donors);
+    start = with_carried(start, c);
+    carried_from = c.donors;
+  }
+  std::vector<BenchmarkRun> runs;
+  for (const auto& path : results) {
+    int missing = 0;
+    auto file_runs = read_timm_results(path, models_dir, &missing);
+    fmt::print(std::cerr, "{}: {} rows with an export ({} without), {}\n", path, file_runs.size(), missing,
+               file_runs.empty() ? "?" : file_runs.front().exec.name());
+    runs.insert(runs.end(), file_runs.begin(), file_runs.end());
+  }
+  const std::shared_ptr<const HostModel> host =
+      o.host.empty() ? std::make_shared<const HostModel>(default_host()) : host_of(o);
+  size_t shown = 0;
+  const BenchmarkFit fit = fit_benchmark(start, runs, *host, unsigned(seed), [&](size_t i, size_t n) {
+    if (i == n || i >= shown) {
+      fmt::print(std::cerr, "\rlowering {} of {} runs", i, n);
+      shown = i + std::max<size_t>(1, n / 20);
+      if (i == n) fmt::print(std::cerr, "\n");
+    }
+  }, fit_scales);
+  if (fit.failed)
+    fmt::print(std::cerr, "{} runs could not be analysed and are left out (first: {})\n", fit.failed,
+               fit.failures.empty() ? "?" : fit.failures.front());
+  fmt::print(std::cerr, "fitted on {} families, {} held out (seed {}); {} evaluations: memory-rate scale {:.3f}, "
+                        "main-loop scale {:.3f}\n",
+             fit.fit_families.size(), fit.held_out_families.size(), seed, fit.evaluations, fit.scales.memory_rate,
+             fit.scales.main_loop);
+  auto table = [&](const std::vector<BenchmarkError>& rows, const char* title) {
+    fmt::print(std::cerr, "{}\n  {:<58} {:<8} {:<7} {:>4} {:>7} {:>7} {:>6} {:>6} {:>6}\n", title, "results file",
+               "subset", "kind", "n", "median", "p90", "ratio", "tau", "GMACs");
+    for (const auto& e : rows)
+      fmt::print(std::cerr, "  {:<58} {:<8} {:<7} {:>4} {:>6.1f}% {:>6.1f}% {:>6.2f} {:>6.2f} {:>6.2f}\n",
+                 std::filesystem::path(e.source).filename().string(), e.subset, e.kind, e.n, 100 * e.median,
+                 100 * e.p90, e.median_ratio, e.tau, e.tau_gmacs);
+  };
+  table(fit.before, fit_scales ? "before the fit (the starting parameters):" : "the GPU file as it is (--no-fit):");
+  if (fit_scales) table(fit.after, "after the fit:");
+  if (!predictions.empty())
+    write_output(predictions, [&](std::ostream& os) {
+      const std::set<std::string> held(fit.held_out_families.begin(), fit.held_out_families.end());
+      for (size_t i = 0; i < runs.size(); ++i)
+        os << json{{"source", std::filesystem::path(runs[i].source).filename().string()},
+                   {"model", runs[i].model}, {"family", runs[i].family}, {"kind", runs[i].kind},
+                   {"img_size", runs[i].img_size}, {"batch", runs[i].batch},
+                   {"subset", held.count(runs[i].family) ? "held-out" : "fit"},
+                   {"measured_us", runs[i].measured_us}, {"gmacs", runs[i].gmacs},
+                   {"before_us", fit.before_us[i]}, {"after_us", fit.after_us[i]}}
+                  .dump()
+           << "\n";
+    });
+  if (!fit_scales) return 0;  // judged only: nothing to write
+  json held_rows = json::array();
+  for (const auto& e : fit.after)
+    held_rows.push_back({{"source", std::filesystem::path(e.source).filename().string()}, {"subset", e.subset},
+                         {"kind", e.kind}, {"n", e.n}, {"median", e.median}, {"p90", e.p90},
+                         {"median_ratio", e.median_ratio}, {"tau", e.tau}, {"tau_gmacs", e.tau_gmacs}});
+  std::vector<std::string> files;
+  for (const auto& r : results) files.push_back(std::filesystem::path(r).filename().string());
+  json origins = json::object();
+  const std::string scaled_by = fmt::format("fitted from {} ({} families)", fmt::join(files, ", "),
+                                            fit.fit_families.size());
+  for (const auto& [k, v] : fit.gpu.params) {
+    const bool moved = std::abs(v - start.params.at(k)) > 1e-12;
+    if (moved) origins[k] = scaled_by;
+    else if (start.param_origin.count(k)) origins[k] = start.param_origin.at(k);
+  }
+  std::map<std::string, double> values(fit.gpu.params.begin(), fit.gpu.params.end());
+  json runtime_sets = json::object();
+  for (const auto& [key, set] : fit.gpu.runtime_params) {
+    json p = json::object();
+    for (const auto& [k, v] : set) p[k] = std::round(v * 1e5) / 1e5;
+    runtime_sets[key] = {{"params", p}, {"fitted_on", scaled_by}};
+  }
+  write_calibrated_gpu(fit.gpu, values, "from_benchmark",
+                       {{"results", files},
+                        {"carried_from", carried_from},
+                        {"date", utc_now()},
+                        {"seed", seed},
+                        {"scales", {{"memory_rate", fit.scales.memory_rate}, {"main_loop", fit.scales.main_loop}}},
+                        {"fit_families", fit.fit_families},
+                        {"held_out_families", fit.held_out_families},
+                        {"runs", runs.size()},
+                        {"runs_failed", fit.failed},
+                        {"host", host->id},
+                        {"errors", held_rows},
+                        {"params", origins}},
+                       o.output, "fitted-from-benchmark", runtime_sets.empty() ? json(nullptr) : runtime_sets,
+                       /*replace_params=*/true);
+  return 0;
+}
 
 }  // namespace tilewave::cli

@@ -81,6 +81,9 @@ int cmd_calibrate_fit_networks(const CommonOptions& o, const std::string& netben
 int cmd_calibrate_fit_runtime(const CommonOptions& o, const std::string& measured, const std::string& models_dir,
                               const std::string& class_times, const std::vector<std::string>& params);
 int cmd_calibrate_carry(const CommonOptions& o, const std::string& to);
+int cmd_calibrate_from_benchmark(const CommonOptions& o, const std::vector<std::string>& results,
+                                 const std::string& models_dir, const std::string& from, int seed,
+                                 const std::string& predictions, bool fit);
 int cmd_calibrate_validate(const CommonOptions& o, const std::vector<std::string>& measured, const std::string& dtype, int seed,
                            double holdout);
 

@@ -262,6 +262,23 @@ int main(int argc, char** argv) {
   carry->add_option("--to", carry_to, "target GPU id or file")->required();
   // --gpu (add_gpu_options): the calibrated donors, comma-separated, preferred first.
   carry->add_option("-o,--output", o.output, "GPU file to write (default: stdout)");
+  std::vector<std::string> bench_results;
+  std::string bench_models, bench_from = "h200", bench_predictions;
+  auto* from_bench = calibrate->add_subcommand(
+      "from-benchmark", "fit a GPU you do not own to published step times (timm's results files)");
+  from_bench->add_option("results", bench_results, "timm results CSVs (benchmark-infer-amp-<layout>-….csv)")
+      ->required();
+  add_gpu_options(from_bench, o);
+  from_bench->add_option("--models", bench_models, "folder of the exports, with their manifest.jsonl")->required();
+  from_bench->add_option("--from", bench_from, "calibrated GPUs a datasheet-only --gpu is carried from first")
+      ->capture_default_str();
+  from_bench->add_option("--seed", seed, "which half of the families is fitted")->capture_default_str();
+  from_bench->add_option("--host", o.host, "host description the loops are issued by (default: tilewave's defaults)");
+  from_bench->add_option("--predictions", bench_predictions, "also write each run's prediction (JSON Lines)");
+  bool bench_no_fit = false;
+  from_bench->add_flag("--no-fit", bench_no_fit,
+                       "judge the GPU file as it is (carried first if datasheet-only): tables and --predictions only");
+  from_bench->add_option("-o,--output", o.output, "GPU file to write (default: stdout)");
   auto* validate = calibrate->add_subcommand("validate", "prediction error per op class on measured layers");
   validate->add_option("measured", measured_files, "measured layer sets")->required();
   add_gpu_options(validate, o);
@@ -316,6 +333,9 @@ int main(int argc, char** argv) {
     }
     if (*fit_rt) return cli::cmd_calibrate_fit_runtime(o, measured, runtime_models_dir, class_times, runtime_params);
     if (*carry) return cli::cmd_calibrate_carry(o, carry_to);
+    if (*from_bench)
+      return cli::cmd_calibrate_from_benchmark(o, bench_results, bench_models, bench_from, seed, bench_predictions,
+                                               !bench_no_fit);
     if (*validate) return cli::cmd_calibrate_validate(o, measured_files, fit_dtype, seed, holdout);
   } catch (const InputError& e) {
     std::cerr << "tilewave: error: " << printable(e.what()) << "\n";

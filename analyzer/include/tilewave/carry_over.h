@@ -37,8 +37,13 @@ std::string memory_family(const std::string& memory_type);
 //   the first donor (its rule then says so);
 // - kernel launch, runtime: the first donor of the same architecture, else
 //   the first donor.
-// Values scale by ParamInfo::scale. Donors must be calibrated
-// (trust "calibrated"); InputError naming the file otherwise.
+// Values scale by ParamInfo::scale. Donors must be calibrated on the card
+// or fitted from a published benchmark (trust "calibrated" or
+// "fitted-from-benchmark"); InputError naming the file otherwise.
 CarryOver carry_over(const GpuModel& target, const std::vector<GpuModel>& donors);
+
+// The target with the carried values in place (and their origins), as the
+// file `calibrate carry` writes would load.
+GpuModel with_carried(const GpuModel& target, const CarryOver& c);
 
 }  // namespace tilewave

@@ -55,9 +55,14 @@ enum class ParamOwner { architecture, memory_system, launch, runtime, host };
 const char* param_owner_name(ParamOwner o);
 
 // How a value carried to another GPU scales with it: not at all, with the
-// DRAM bandwidth (a size in MB that a rate fills), or inversely with the SMs
-// times the clock (a time per row the SMs work through).
-enum class ParamScale { none, dram_bandwidth, inverse_sm_clock };
+// DRAM bandwidth (a size in MB that a rate fills), inversely with the SMs
+// times the clock (a time per row the SMs work through), or, for a
+// bandwidth fraction, as a rate the SMs limit: a kernel that reached a
+// fraction f of the donor's DRAM bandwidth moves f x BW_donor / (SMs x clock)_donor
+// bytes per SM cycle, and reaches f x ratio of the target's bandwidth,
+// ratio = (BW/(SMs x clock))_donor / (BW/(SMs x clock))_target, capped at the
+// parameter's upper bound (docs/calibration.md "Carry-over").
+enum class ParamScale { none, dram_bandwidth, inverse_sm_clock, sm_limited_rate };
 
 // A named model constant with its default and the bounds a fit may move it in.
 struct ParamInfo {

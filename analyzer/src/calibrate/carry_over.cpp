@@ -74,6 +74,11 @@ double scaled(const ParamInfo& p, double v, const GpuModel& from, const GpuModel
     case ParamScale::dram_bandwidth: return v * to.dram_bandwidth_gbs / from.dram_bandwidth_gbs;
     case ParamScale::inverse_sm_clock:
       return v * (double(from.sms) * from.boost_clock_mhz) / (double(to.sms) * to.boost_clock_mhz);
+    case ParamScale::sm_limited_rate: {
+      const double from_ratio = from.dram_bandwidth_gbs / (double(from.sms) * from.boost_clock_mhz);
+      const double to_ratio = to.dram_bandwidth_gbs / (double(to.sms) * to.boost_clock_mhz);
+      return std::min(v * from_ratio / to_ratio, p.fit_max);
+    }
   }
   return v;
 }
@@ -85,8 +90,9 @@ CarryOver carry_over(const GpuModel& target, const std::vector<GpuModel>& donors
   std::vector<const GpuModel*> pool;
   CarryOver out;
   for (const GpuModel& d : donors) {
-    if (d.trust != "calibrated")
-      throw InputError(d.source_file, "carry-over needs a calibrated GPU file (trust: calibrated)");
+    if (d.trust != "calibrated" && d.trust != "fitted-from-benchmark")
+      throw InputError(d.source_file,
+                       "carry-over needs a calibrated GPU file (trust: calibrated or fitted-from-benchmark)");
     if (d.id == target.id) continue;  // a GPU does not donate to itself
     pool.push_back(&d);
     out.donors.push_back(d.id);
@@ -121,6 +127,20 @@ CarryOver carry_over(const GpuModel& target, const std::vector<GpuModel>& donors
     if (set.empty()) out.runtime_params.erase(key);
   }
   return out;
+}
+
+GpuModel with_carried(const GpuModel& target, const CarryOver& c) {
+  GpuModel g = target;
+  g.param_origin.clear();
+  for (const auto& [k, p] : c.params) {
+    g.params[k] = p.value;
+    g.param_origin[k] = p.origin();
+  }
+  g.runtime_params.clear();
+  for (const auto& [key, set] : c.runtime_params)
+    for (const auto& [k, p] : set) g.runtime_params[key][k] = p.value;
+  g.trust = "carried-over";
+  return g;
 }
 
 }  // namespace tilewave

@@ -67,7 +67,7 @@ const std::vector<ParamInfo>& param_table() {
        "per-wave pipeline fill and epilogue of a GEMM-like kernel", ParamScope::layer, ParamOwner::architecture},
       {"gemm_bw_efficiency", 0.80, 0.20, 1.00, "fraction",
        "fraction of DRAM bandwidth a GEMM-like kernel's operand traffic reaches",
-       ParamScope::layer, ParamOwner::memory_system},
+       ParamScope::layer, ParamOwner::memory_system, ParamScale::sm_limited_rate},
       {"fixed_us_gemm", 3.00, 0.00, 20.0, "us", "fixed cost of one GEMM/conv kernel",
        ParamScope::layer, ParamOwner::launch},
       {"ramp_mb", 10.0, 0.10, 200.0, "MB",
@@ -75,23 +75,23 @@ const std::vector<ParamInfo>& param_table() {
        ParamScope::layer, ParamOwner::memory_system, ParamScale::dram_bandwidth},
       {"ramp_bw_efficiency", 0.50, 0.05, 5.00, "fraction",
        "rate of that first part, as a fraction of DRAM bandwidth (in series with the class rate)",
-       ParamScope::layer, ParamOwner::memory_system},
+       ParamScope::layer, ParamOwner::memory_system, ParamScale::sm_limited_rate},
       {"grouped_fallback_efficiency", 0.30, 0.01, 1.00, "fraction",
        "main-loop rate of a grouped conv whose group width is not a power of two, relative to a native one",
        ParamScope::layer, ParamOwner::architecture},
       {"transform_bw_efficiency", 0.20, 0.01, 1.00, "fraction",
        "DRAM bandwidth fraction of the layout transforms around such a conv (input and output, there and back)",
-       ParamScope::layer, ParamOwner::memory_system},
+       ParamScope::layer, ParamOwner::memory_system, ParamScale::sm_limited_rate},
       {"direct_conv_efficiency", 0.40, 0.01, 1.00, "fraction",
        "fraction of CUDA-core peak a direct (depthwise/small-group) convolution reaches",
        ParamScope::layer, ParamOwner::architecture},
       {"direct_bw_efficiency", 0.60, 0.05, 1.00, "fraction",
-       "fraction of DRAM bandwidth a direct convolution reaches", ParamScope::layer, ParamOwner::memory_system},
+       "fraction of DRAM bandwidth a direct convolution reaches", ParamScope::layer, ParamOwner::memory_system, ParamScale::sm_limited_rate},
       {"fixed_us_direct", 2.50, 0.00, 20.0, "us", "fixed cost of one direct-convolution kernel",
        ParamScope::layer, ParamOwner::launch},
       {"l2_bw_factor", 2.0, 1.0, 4.0, "x DRAM",
        "rate of bytes served by L2 inside a network (reads of values just written, and those writes), relative to DRAM bandwidth",
-       ParamScope::network_kernel, ParamOwner::memory_system},
+       ParamScope::network_kernel, ParamOwner::memory_system, ParamScale::sm_limited_rate},
       {"launch_gap_us", 0.3, 0.0, 3.0, "us",
        "wait between a kernel and the one it depends on inside a network (graph replay)",
        ParamScope::network, ParamOwner::runtime},
@@ -99,25 +99,25 @@ const std::vector<ParamInfo>& param_table() {
        "share of L2 a tensor and the traffic since it was written may fill and still be an L2 hit",
        ParamScope::network_kernel, ParamOwner::memory_system},
       {"eltwise_bw_efficiency", 0.85, 0.05, 1.00, "fraction", "DRAM bandwidth fraction, elementwise",
-       ParamScope::layer, ParamOwner::memory_system},
+       ParamScope::layer, ParamOwner::memory_system, ParamScale::sm_limited_rate},
       {"pool_bw_efficiency", 0.60, 0.05, 1.00, "fraction", "DRAM bandwidth fraction, pooling",
-       ParamScope::layer, ParamOwner::memory_system},
+       ParamScope::layer, ParamOwner::memory_system, ParamScale::sm_limited_rate},
       {"reduce_bw_efficiency", 0.60, 0.05, 1.00, "fraction", "DRAM bandwidth fraction, reductions",
-       ParamScope::layer, ParamOwner::memory_system},
+       ParamScope::layer, ParamOwner::memory_system, ParamScale::sm_limited_rate},
       {"softmax_bw_efficiency", 0.60, 0.05, 1.00, "fraction", "DRAM bandwidth fraction, softmax/normalisation",
-       ParamScope::layer, ParamOwner::memory_system},
+       ParamScope::layer, ParamOwner::memory_system, ParamScale::sm_limited_rate},
       {"row_ns", 0.50, 0.00, 10.0, "ns",
        "GPU time per row of a row-normalisation kernel (LayerNorm, softmax): frameworks give each row a warp "
        "or a block, so many short rows are bound by the row rate, not by bandwidth",
        ParamScope::layer, ParamOwner::launch, ParamScale::inverse_sm_clock},
       {"copy_bw_efficiency", 0.70, 0.05, 1.00, "fraction", "DRAM bandwidth fraction, data movement",
-       ParamScope::layer, ParamOwner::memory_system},
+       ParamScope::layer, ParamOwner::memory_system, ParamScale::sm_limited_rate},
       {"norm_bw_efficiency", 0.60, 0.05, 1.00, "fraction",
        "DRAM bandwidth fraction, an inference BatchNorm's pass as PyTorch eager runs it",
-       ParamScope::runtime, ParamOwner::memory_system},
+       ParamScope::runtime, ParamOwner::memory_system, ParamScale::sm_limited_rate},
       {"fused_bw_efficiency", 0.60, 0.05, 1.00, "fraction",
        "DRAM bandwidth fraction, generated kernels of fused pointwise ops (torch.compile)",
-       ParamScope::runtime, ParamOwner::memory_system},
+       ParamScope::runtime, ParamOwner::memory_system, ParamScale::sm_limited_rate},
       {"fixed_us_memory", 2.00, 0.00, 20.0, "us", "fixed cost of one memory-bound kernel",
        ParamScope::layer, ParamOwner::launch},
       {"fixed_us_pool", 2.00, 0.00, 40.0, "us",
@@ -130,7 +130,7 @@ const std::vector<ParamInfo>& param_table() {
        ParamScope::runtime, ParamOwner::launch},
       {"norm_max_bw_efficiency", 5.00, 0.05, 5.00, "fraction",
        "rate of a BatchNorm pass kernel's own per-element work, as a fraction of DRAM bandwidth: it moves no "
-       "byte faster, not even one served by L2", ParamScope::runtime, ParamOwner::memory_system},
+       "byte faster, not even one served by L2", ParamScope::runtime, ParamOwner::memory_system, ParamScale::sm_limited_rate},
       {"fixed_us_reduce_extra", 0.00, 0.00, 20.0, "us",
        "fixed cost of a reduction kernel (PyTorch's reduce_kernel: global pools, means) beyond fixed_us_memory",
        ParamScope::runtime, ParamOwner::launch},
@@ -318,7 +318,12 @@ GpuModel gpu_from_json(const json& j, const std::string& id, const std::string& 
       j["carried_over"]["params"].is_object()) {
     for (const auto& [k, v] : j["carried_over"]["params"].items())
       if (v.is_string() && g.params.count(k)) g.param_origin[k] = v.get<std::string>();
-  } else if (g.trust == "calibrated" && j.contains("params") && j["params"].is_object()) {
+  }
+  if (j.contains("from_benchmark") && j["from_benchmark"].is_object() && j["from_benchmark"].contains("params") &&
+      j["from_benchmark"]["params"].is_object()) {
+    for (const auto& [k, v] : j["from_benchmark"]["params"].items())
+      if (v.is_string() && g.params.count(k)) g.param_origin[k] = v.get<std::string>();
+  } else if (g.param_origin.empty() && g.trust == "calibrated" && j.contains("params") && j["params"].is_object()) {
     for (const auto& [k, v] : j["params"].items()) g.param_origin[k] = "fitted on this GPU";
   }
   g.sms = int(number_in(j, "sms", 1, 10000, where));
