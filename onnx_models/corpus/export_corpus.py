@@ -517,6 +517,13 @@ def strip_and_save(mp, out_dir, rel):
     wpath = os.path.join(os.path.dirname(path), location)
     if os.path.exists(wpath):
         os.remove(wpath)
+    return describe_stripped(path, rel, lifted)
+
+
+def describe_stripped(path, rel, lifted):
+    """The manifest bits of a saved stripped file (which must load without
+    its weights); `lifted` is the number of Constants lifted before."""
+    import onnx
     chk = onnx.load(path, load_external_data=False)     # must load without weights
     n_ext = sum(1 for t in chk.graph.initializer if len(t.external_data))
     n_inl = len(chk.graph.initializer) - n_ext
@@ -713,12 +720,37 @@ def run_task(task, out_dir, work_dir):
     return res
 
 
-def worker_main(args):
+def worker_pipes(args):
+    """A worker's ends: a line-buffered copy of stdout for its JSON replies,
+    stdout and stderr themselves sent to --worker-log. Returns (replies,
+    path prefixes for sanitize)."""
     proto = os.fdopen(os.dup(1), "w", buffering=1)
     logf = open(args.worker_log, "a", buffering=1)
     os.dup2(logf.fileno(), 1)
     os.dup2(logf.fileno(), 2)
-    prefixes = path_prefixes(args.out, args.work)
+    return proto, path_prefixes(args.out, args.work)
+
+
+def serve_tasks(proto, args, run, crashed, clean):
+    """Answer each task line on stdin with one JSON line on proto:
+    run(task, out, work); crashed(task, exc) if run raised all the same;
+    clean(result) just before it is written."""
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        task = json.loads(line)
+        print("=== task %s" % task["id"], flush=True)
+        try:
+            res = run(task, args.out, args.work)
+        except BaseException as e:   # run should not raise; be safe
+            res = crashed(task, e)
+        clean(res)
+        proto.write(json.dumps(res) + "\n")
+    return 0
+
+
+def worker_main(args):
+    proto, prefixes = worker_pipes(args)
     try:
         _torch_setup()
         import warnings
@@ -732,23 +764,18 @@ def worker_main(args):
         proto.write(json.dumps({"ready": False, "error": sanitize(str(e), prefixes)}) + "\n")
         return 1
     proto.write(json.dumps({"ready": True, "pid": os.getpid()}) + "\n")
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        task = json.loads(line)
-        print("=== task %s" % task["id"], flush=True)
-        try:
-            res = run_task(task, args.out, args.work)
-        except BaseException as e:   # run_task should not raise; be safe
-            res = {"id": task["id"], "entries": [], "model_info": {},
-                   "failures": [{"model": task["model"], "family": task["family"], "kind": task["kind"],
-                                 "exporter": task["exporter_main"],
-                                 "error": "%s: %s" % (type(e).__name__, e), "detail": traceback.format_exc()[-800:]}]}
+
+    def crashed(task, e):
+        return {"id": task["id"], "entries": [], "model_info": {},
+                "failures": [{"model": task["model"], "family": task["family"], "kind": task["kind"],
+                              "exporter": task["exporter_main"],
+                              "error": "%s: %s" % (type(e).__name__, e), "detail": traceback.format_exc()[-800:]}]}
+
+    def clean(res):
         for f in res.get("failures", []):
             f["error"] = sanitize(f.get("error", ""), prefixes)
             f["detail"] = sanitize(f.get("detail", ""), prefixes)
-        proto.write(json.dumps(res) + "\n")
-    return 0
+    return serve_tasks(proto, args, run_task, crashed, clean)
 
 
 # --------------------------------------------------------------------------
@@ -770,19 +797,23 @@ class Log:
 
 
 class Worker:
+    """A worker process (`script --worker`), one thread, talking JSON lines."""
+    script = os.path.abspath(__file__)
+    env_extra = dict(TOKENIZERS_PARALLELISM="false", TF_CPP_MIN_LOG_LEVEL="3", TRANSFORMERS_OFFLINE="1")
+
     def __init__(self, idx, args, log):
         self.idx, self.args, self.log = idx, args, log
         self.p = None
         self.buf = b""
+        self.ready = None
 
     def start(self):
         env = dict(os.environ)
         env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
-                   TOKENIZERS_PARALLELISM="false", PYTHONUNBUFFERED="1",
-                   TF_CPP_MIN_LOG_LEVEL="3", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+                   PYTHONUNBUFFERED="1", HF_HUB_OFFLINE="1", **self.env_extra)
         wlog = os.path.join(self.args.work, "logs", "worker%02d.log" % self.idx)
         self.p = subprocess.Popen(
-            [sys.executable, os.path.abspath(__file__), "--worker", "--out", self.args.out,
+            [sys.executable, self.script, "--worker", "--out", self.args.out,
              "--work", self.args.work, "--worker-log", wlog],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
         self.buf = b""
@@ -790,6 +821,7 @@ class Worker:
         if msg is None or not msg.get("ready"):
             self.kill()
             raise RuntimeError("worker %d did not start: %s" % (self.idx, msg))
+        self.ready = msg
 
     def read(self, timeout):
         end = time.time() + timeout
@@ -822,6 +854,119 @@ class Worker:
                 pass
 
 
+WAIT = object()     # next_task's answer when a task is left but must wait
+
+
+def start_worker(make, idx, log, what="start"):
+    """make(idx).start(), or None (logged) if that fails."""
+    w = make(idx)
+    try:
+        w.start()
+    except Exception as e:
+        log("worker %d %s failed: %s" % (idx, what, e))
+        return None
+    return w
+
+
+def run_slot(idx, args, log, t_start, make, next_task, done, lost, go_on, started=None, renew=None):
+    """One slot of the pool: a worker make(idx) runs next_task()'s tasks (None:
+    stop; WAIT: ask again soon) under each task's "timeout" and the hard
+    deadline. A reply goes to done(task, msg, seconds). A worker that overran
+    (msg None) or died goes to lost(task, worker, msg, seconds, hard), which
+    kills it; it is replaced while go_on(). started(idx, worker) follows the
+    first start; renew(task) true: replace the worker after that task."""
+    w = start_worker(make, idx, log)
+    if w is None:
+        return
+    if started:
+        started(idx, w)
+    while True:
+        task = next_task()
+        if task is None:
+            break
+        if task is WAIT:
+            time.sleep(0.5)
+            continue
+        ts = time.time()
+        limit = min(task["timeout"], args.hard_deadline_s - (ts - t_start))
+        try:
+            w.send(task)
+            msg = w.read(max(limit, 1))
+        except Exception as e:
+            msg = {"eof": True, "err": str(e)}
+        dt = time.time() - ts
+        if msg is None or msg.get("eof"):
+            lost(task, w, msg, dt, time.time() - t_start >= args.hard_deadline_s - 1)
+            if not go_on():
+                break
+        else:
+            done(task, msg, dt)
+            if not (renew and renew(task)):
+                continue
+            w.kill()
+            if not go_on():
+                return
+        w = start_worker(make, idx, log, "restart")
+        if w is None:
+            return
+    w.kill()
+
+
+def run_slots(n, slot):
+    """slot(0) ... slot(n - 1) in threads, started 0.2 s apart; wait for all."""
+    threads = [threading.Thread(target=slot, args=(i,), daemon=True) for i in range(n)]
+    for t in threads:
+        t.start()
+        time.sleep(0.2)
+    for t in threads:
+        t.join()
+
+
+def start_run(args, subdirs=(), packages=None):
+    """Make OUT, OUT/<subdir>s and WORK/logs; open the progress log (OUT/log.txt
+    and --log-copy) and log the package versions there.
+    Returns (prefixes, log, t_start, versions)."""
+    os.makedirs(args.out, exist_ok=True)
+    os.makedirs(os.path.join(args.work, "logs"), exist_ok=True)
+    for d in subdirs:
+        os.makedirs(os.path.join(args.out, d), exist_ok=True)
+    prefixes = path_prefixes(args.out, args.work)
+    logs = [os.path.join(args.out, "log.txt")] + ([args.log_copy] if args.log_copy else [])
+    log = Log(logs, prefixes)
+    t_start = time.time()
+    versions = pkg_versions(packages or PACKAGES)
+    log("versions: " + json.dumps(versions))
+    return prefixes, log, t_start, versions
+
+
+def split_missing(items, name_of, what, log, label=None):
+    """(the items whose name_of(item) timm.list_models() has, the others),
+    logged; all items if timm's list cannot be had."""
+    label = label or name_of
+    try:
+        import timm
+        avail = set(timm.list_models())
+    except Exception as e:
+        log("timm list_models failed: %s" % e)
+        return list(items), []
+    missing = [m for m in items if name_of(m) not in avail]
+    present = [m for m in items if name_of(m) in avail]
+    log("timm: %d %s requested, %d missing: %s" % (len(items), what, len(missing),
+                                                   ", ".join(label(m) for m in missing)))
+    return present, missing
+
+
+def write_jsonl(path, rows):
+    with open(path, "w") as f:
+        for r in rows:
+            f.write(json.dumps(r) + "\n")
+
+
+def write_json(path, obj):
+    with open(path, "w") as f:
+        json.dump(obj, f, indent=1, sort_keys=True)
+
+
 def make_tasks(models, hf_models):
     """Ordered task list: special models first, then the timm models with one
     per family before the second of any family, so a deadline cuts redundancy
@@ -850,11 +995,14 @@ def make_tasks(models, hf_models):
     return tasks
 
 
-def pkg_versions():
+PACKAGES = ("torch", "torchvision", "timm", "transformers", "onnx", "onnxruntime",
+            "onnxscript", "onnx-ir", "numpy", "protobuf")
+
+
+def pkg_versions(packages=PACKAGES):
     from importlib import metadata
     out = {}
-    for p in ("torch", "torchvision", "timm", "transformers", "onnx", "onnxruntime",
-              "onnxscript", "onnx-ir", "numpy", "protobuf"):
+    for p in packages:
         try:
             out[p] = metadata.version(p)
         except Exception:
@@ -909,16 +1057,7 @@ def ops_summary(out_dir, entries):
 
 
 def parent_main(args):
-    os.makedirs(args.out, exist_ok=True)
-    os.makedirs(os.path.join(args.work, "logs"), exist_ok=True)
-    for d in ("legacy", "dynamo", "ort"):
-        os.makedirs(os.path.join(args.out, d), exist_ok=True)
-    prefixes = path_prefixes(args.out, args.work)
-    logs = [os.path.join(args.out, "log.txt")] + ([args.log_copy] if args.log_copy else [])
-    log = Log(logs, prefixes)
-    t_start = time.time()
-    versions = pkg_versions()
-    log("versions: " + json.dumps(versions))
+    prefixes, log, t_start, versions = start_run(args, ("legacy", "dynamo", "ort"))
 
     failures = []
     models = list(TIMM_MODELS)
@@ -926,19 +1065,11 @@ def parent_main(args):
     if args.only:
         models = [m for m in models if m[0] in args.only]
         hf = [h for h in hf if h["stem"] in args.only]
-    try:
-        import timm
-        avail = set(timm.list_models())
-        missing = [m for m in models if m[0] not in avail]
-        for name, fam, kind in missing:
-            failures.append({"model": name, "family": fam, "kind": kind, "exporter": "all",
-                             "error": "not in timm %s list_models()" % versions.get("timm"),
-                             "reason": "missing"})
-        models = [m for m in models if m[0] in avail]
-        log("timm: %d models requested, %d missing: %s" % (len(models) + len(missing), len(missing),
-                                                           ", ".join(m[0] for m in missing)))
-    except Exception as e:
-        log("timm list_models failed: %s" % e)
+    models, missing = split_missing(models, lambda m: m[0], "models", log)
+    for name, fam, kind in missing:
+        failures.append({"model": name, "family": fam, "kind": kind, "exporter": "all",
+                         "error": "not in timm %s list_models()" % versions.get("timm"),
+                         "reason": "missing"})
     tasks = make_tasks(models, hf)
     log("%d tasks (%d timm models, %d transformers models), %d workers, deadline %ds, hard %ds"
         % (len(tasks), len(models), len(hf), args.workers, args.deadline_s, args.hard_deadline_s))
@@ -956,70 +1087,41 @@ def parent_main(args):
             started.add(t["id"])
             return t
 
-    def slot(idx):
-        w = Worker(idx, args, log)
-        try:
-            w.start()
-        except Exception as e:
-            log("worker %d start failed: %s" % (idx, e))
-            return
-        while True:
-            task = next_task()
-            if task is None:
-                break
-            ts = time.time()
-            limit = min(task["timeout"], args.hard_deadline_s - (ts - t_start))
-            try:
-                w.send(task)
-                msg = w.read(max(limit, 1))
-            except Exception as e:
-                msg = {"eof": True, "err": str(e)}
-            dt = time.time() - ts
-            if msg is None or msg.get("eof"):
-                hard = time.time() - t_start >= args.hard_deadline_s - 1
-                reason = ("killed at hard deadline" if hard and msg is None else
-                          "timeout after %.0fs (limit %ds)" % (dt, task["timeout"]) if msg is None else
-                          "worker died (exit %s)" % w.p.poll())
-                w.kill()
-                with lock:
-                    failures.append({"model": task["model"], "family": task["family"], "kind": task["kind"],
-                                     "exporter": task["exporter_main"] if task["type"] != "dynamo_static"
-                                     else "dynamo-static-retry",
-                                     "error": reason, "reason": "timeout" if msg is None else "crash",
-                                     "seconds": round(dt, 1)})
-                log("FAIL %-40s %s" % (task["id"], reason))
-                if time.time() - t_start > args.deadline_s:
-                    break
-                try:
-                    w = Worker(idx, args, log)
-                    w.start()
-                except Exception as e:
-                    log("worker %d restart failed: %s" % (idx, e))
-                    return
-                continue
-            with lock:
-                results.append((task, msg))
-                for f in msg.get("failures", []):
-                    f.setdefault("reason", "exception")
-                    f["seconds"] = round(dt, 1)
-                    failures.append(f)
-                if msg.get("retry_static"):
-                    for f in msg.get("failures", []):
-                        if f["exporter"] == "dynamo":
-                            f["retried_static"] = True
-                    queue.insert(0, dict(task, type="dynamo_static", id="dynamo_static:" + task["stem"],
-                                         timeout=TIMEOUT["dynamo_static"]))
-            files = ", ".join("%s(%dKB)" % (e["file"], e["bytes"] // 1024) for e in msg.get("entries", []))
-            errs = "; ".join("%s: %s" % (f["exporter"], f["error"][:160]) for f in msg.get("failures", []))
-            log("done %-40s %5.1fs %s%s" % (task["id"], dt, files, (" | FAILED " + errs) if errs else ""))
+    def lost(task, w, msg, dt, hard):
+        reason = ("killed at hard deadline" if hard and msg is None else
+                  "timeout after %.0fs (limit %ds)" % (dt, task["timeout"]) if msg is None else
+                  "worker died (exit %s)" % w.p.poll())
         w.kill()
+        with lock:
+            failures.append({"model": task["model"], "family": task["family"], "kind": task["kind"],
+                             "exporter": task["exporter_main"] if task["type"] != "dynamo_static"
+                             else "dynamo-static-retry",
+                             "error": reason, "reason": "timeout" if msg is None else "crash",
+                             "seconds": round(dt, 1)})
+        log("FAIL %-40s %s" % (task["id"], reason))
 
-    threads = [threading.Thread(target=slot, args=(i,), daemon=True) for i in range(args.workers)]
-    for t in threads:
-        t.start()
-        time.sleep(0.2)
-    for t in threads:
-        t.join()
+    def done(task, msg, dt):
+        with lock:
+            results.append((task, msg))
+            for f in msg.get("failures", []):
+                f.setdefault("reason", "exception")
+                f["seconds"] = round(dt, 1)
+                failures.append(f)
+            if msg.get("retry_static"):
+                for f in msg.get("failures", []):
+                    if f["exporter"] == "dynamo":
+                        f["retried_static"] = True
+                queue.insert(0, dict(task, type="dynamo_static", id="dynamo_static:" + task["stem"],
+                                     timeout=TIMEOUT["dynamo_static"]))
+        files = ", ".join("%s(%dKB)" % (e["file"], e["bytes"] // 1024) for e in msg.get("entries", []))
+        errs = "; ".join("%s: %s" % (f["exporter"], f["error"][:160]) for f in msg.get("failures", []))
+        log("done %-40s %5.1fs %s%s" % (task["id"], dt, files, (" | FAILED " + errs) if errs else ""))
+
+    def slot(idx):
+        run_slot(idx, args, log, t_start, lambda i: Worker(i, args, log), next_task, done, lost,
+                 lambda: time.time() - t_start <= args.deadline_s)
+
+    run_slots(args.workers, slot)
 
     for t in queue:
         failures.append({"model": t["model"], "family": t["family"], "kind": t["kind"],
@@ -1050,14 +1152,10 @@ def parent_main(args):
             rec["flops_device"] = mi.get("flops_device")
             entries.append(rec)
     entries.sort(key=lambda r: r["file"])
-    with open(os.path.join(args.out, "manifest.jsonl"), "w") as f:
-        for r in entries:
-            f.write(json.dumps(r, sort_keys=False) + "\n")
+    write_jsonl(os.path.join(args.out, "manifest.jsonl"), entries)
     failures.sort(key=lambda r: (r["model"], r["exporter"]))
-    with open(os.path.join(args.out, "failures.jsonl"), "w") as f:
-        for r in failures:
-            r = {k: sanitize(v, prefixes) if isinstance(v, str) else v for k, v in r.items()}
-            f.write(json.dumps(r) + "\n")
+    write_jsonl(os.path.join(args.out, "failures.jsonl"),
+                [{k: sanitize(v, prefixes) if isinstance(v, str) else v for k, v in r.items()} for r in failures])
 
     dyn_opsets = sorted({e["opset"] for e in entries if e["exporter"] == "dynamo"})
     gpu = next((mi.get("gpu") for mi in info.values() if mi.get("gpu")), None)
@@ -1065,8 +1163,7 @@ def parent_main(args):
                      "legacy_opset": LEGACY_OPSET, "dynamo_default_opset": dyn_opsets,
                      "flops_gpu": gpu, "workers": args.workers,
                      "wall_s": round(time.time() - t_start, 1)})
-    with open(os.path.join(args.out, "versions.json"), "w") as f:
-        json.dump(versions, f, indent=1, sort_keys=True)
+    write_json(os.path.join(args.out, "versions.json"), versions)
     try:
         ops = ops_summary(args.out, entries)
         with open(os.path.join(args.out, "ops.json"), "w") as f:   # one op / file a line
@@ -1083,28 +1180,49 @@ def parent_main(args):
     return 0
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter,
-                                 epilog=__doc__.split("\n\n", 1)[1])
-    ap.add_argument("--out", default="corpus_out", help="output folder")
-    ap.add_argument("--work", default=None, help="scratch folder (default: OUT/../_corpus_work)")
+def new_parser(doc):
+    """An argument parser whose description is doc's first paragraph and
+    whose epilog is the rest."""
+    return argparse.ArgumentParser(description=doc.split("\n\n")[0],
+                                   formatter_class=argparse.RawDescriptionHelpFormatter,
+                                   epilog=doc.split("\n\n", 1)[1])
+
+
+def add_run_args(ap, out_default, work_name, only_help, extra=None):
+    """The options of a pool run: --out, --work, --workers, the deadlines,
+    --worker-start-s, then extra(ap), --log-copy, --only and the worker's
+    hidden ones."""
+    ap.add_argument("--out", default=out_default, help="output folder")
+    ap.add_argument("--work", default=None, help="scratch folder (default: OUT/../%s)" % work_name)
     ap.add_argument("--workers", type=int, default=14)
     ap.add_argument("--deadline-s", type=float, default=420,
                     help="start no new export after this many seconds")
     ap.add_argument("--hard-deadline-s", type=float, default=500,
                     help="kill exports still running after this many seconds")
     ap.add_argument("--worker-start-s", type=float, default=180)
+    if extra:
+        extra(ap)
     ap.add_argument("--log-copy", default=None, help="also append the progress log here")
-    ap.add_argument("--only", nargs="*", default=None, help="restrict to these model names / stems")
+    ap.add_argument("--only", nargs="*", default=None, help=only_help)
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--worker-log", default=None, help=argparse.SUPPRESS)
+
+
+def dispatch(ap, argv, work_name, worker, parent):
+    """Parse argv; --work defaults to OUT/../<work_name>; run worker(args)
+    with --worker, else parent(args)."""
     args = ap.parse_args(argv)
     if args.work is None:
-        args.work = os.path.join(os.path.dirname(os.path.abspath(args.out)), "_corpus_work")
+        args.work = os.path.join(os.path.dirname(os.path.abspath(args.out)), work_name)
     if args.worker:
-        return worker_main(args)
-    return parent_main(args)
+        return worker(args)
+    return parent(args)
+
+
+def main(argv=None):
+    ap = new_parser(__doc__)
+    add_run_args(ap, "corpus_out", "_corpus_work", "restrict to these model names / stems")
+    return dispatch(ap, argv, "_corpus_work", worker_main, parent_main)
 
 
 if __name__ == "__main__":
