@@ -20,7 +20,8 @@ TEST_CASE("every GPU in the database loads with all parameters and an fp16 path"
     CHECK(g.precision(DType::fp16).peak_tflops > 0);
     CHECK(g.precision(DType::fp32).unit == Unit::cuda);
     CHECK(!g.sources.empty());
-    CHECK((g.trust == "calibrated" || g.trust == "carried-over" || g.trust == "datasheet"));
+    CHECK((g.trust == "calibrated" || g.trust == "fitted-from-benchmark" || g.trust == "carried-over" ||
+           g.trust == "datasheet"));
   }
 }
 

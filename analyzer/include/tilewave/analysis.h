@@ -60,7 +60,11 @@ struct Analysis {
   std::string gpu_id, gpu_name;
   double peak_tflops = 0;
   double dram_gbs = 0;       // the GPU's DRAM bandwidth: the roofline's slope
-  std::string gpu_trust;     // calibrated | carried-over | datasheet
+  std::string gpu_trust;     // calibrated | fitted-from-benchmark | carried-over | datasheet
+  // Where the GPU's parameters came from, by owner ("main loop", "memory
+  // system", "kernel launch", "runtime"): "<gpu>: <rule>", "fitted …" or
+  // "architecture defaults" (docs/calibration.md "Carry-over").
+  std::vector<std::pair<std::string, std::string>> gpu_param_sources;
   int64_t batch = 0;
   ExecutionConfig exec;      // runtime, dtype, amp, layout, launch mode
   DType dtype = DType::fp16;  // exec.dtype

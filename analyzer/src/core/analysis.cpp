@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -23,6 +24,35 @@ GpuModel gpu_for(const GpuModel& base, const ExecutionConfig& exec) {
     for (const auto& [k, v] : it->second) g.params[k] = v;
   return g;
 }
+
+namespace {
+
+// Per owner, the origins of its parameters, most common first ("; " between).
+std::vector<std::pair<std::string, std::string>> param_sources(const GpuModel& gpu) {
+  const std::pair<ParamOwner, const char*> owners[] = {{ParamOwner::architecture, "main loop"},
+                                                       {ParamOwner::memory_system, "memory system"},
+                                                       {ParamOwner::launch, "kernel launch"},
+                                                       {ParamOwner::runtime, "runtime"}};
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [owner, label] : owners) {
+    std::map<std::string, int> count;
+    for (const auto& p : param_table()) {
+      if (p.owner != owner) continue;
+      auto it = gpu.param_origin.find(p.name);
+      ++count[it == gpu.param_origin.end() ? (gpu.trust == "calibrated" ? "fitted on this GPU" : "architecture defaults")
+                                           : it->second];
+    }
+    std::vector<std::pair<int, std::string>> by_count;
+    for (const auto& [origin, n] : count) by_count.push_back({-n, origin});
+    std::sort(by_count.begin(), by_count.end());
+    std::string text;
+    for (const auto& [n, origin] : by_count) text += (text.empty() ? "" : "; ") + origin;
+    out.push_back({label, text});
+  }
+  return out;
+}
+
+}  // namespace
 
 double network_time_us(const KernelGraph& lowered, const GpuModel& gpu) {
   return cost_network(lowered, CostModel(gpu)).time_us;  // graph replay
@@ -70,6 +100,7 @@ Analysis analyze_model(const Model& model, const GpuModel& base_gpu, const Analy
   a.peak_tflops = gpu.peak_flops(exec.dtype) / 1e12;
   a.dram_gbs = gpu.dram_bandwidth_gbs;
   a.gpu_trust = gpu.trust;
+  a.gpu_param_sources = param_sources(gpu);
   a.batch = model.batch;
   a.exec = exec;
   a.exec.runtime = &runtime;

@@ -15,6 +15,7 @@ namespace {
 // A GPU's trust in one letter beside its id; the legend says what each means.
 const char* trust_mark(const std::string& trust) {
   if (trust == "calibrated") return "";
+  if (trust == "fitted-from-benchmark") return "+";
   if (trust == "carried-over") return "*";
   return "**";
 }
@@ -27,11 +28,11 @@ void write_compare_table(std::ostream& os, const std::vector<Analysis>& as) {
              as.size() == 1 ? "" : "s");
   fmt::print(os, "{:<9} {:<27} {:>5} {:>10} {:>10} {:>6}  {}\n", "gpu", "configuration", "batch", "latency",
              "samples/s", "util", "time lost: tile/wave/eff/mem/fixed/idle");
-  bool carried = false, datasheet = false;
+  bool carried = false, datasheet = false, published = false;
   for (const auto& a : as) {
     const Losses& l = a.total.losses;
     const std::string mark = trust_mark(a.gpu_trust);
-    carried |= mark == "*", datasheet |= mark == "**";
+    carried |= mark == "*", datasheet |= mark == "**", published |= mark == "+";
     const std::string latency =
         a.total.time_us >= 1000 ? fmt::format("{:.2f} ms", a.total.time_us / 1000) : fmt::format("{:.1f} us", a.total.time_us);
     fmt::print(os, "{:<9} {:<27} {:>5} {:>10} {:>10.0f} {:>5.1f}%  {:.0f}/{:.0f}/{:.0f}/{:.0f}/{:.0f}/{:.0f}%{}{}\n",
@@ -40,8 +41,10 @@ void write_compare_table(std::ostream& os, const std::vector<Analysis>& as) {
                100 * l.memory, 100 * l.fixed, 100 * l.idle, a.total.host_bound ? " host-bound" : "",
                a.partial ? " PARTIAL" : "");
   }
-  if (carried) os << "\n*  carried-over: the H200's fitted constants on this GPU's datasheet; not measured here\n";
-  if (datasheet) os << (carried ? "" : "\n") << "** datasheet only: defaults, never measured; expect larger errors\n";
+  if (published || carried || datasheet) os << "\n";
+  if (published) os << "+  fitted from a published benchmark (timm's results): not measured here\n";
+  if (carried) os << "*  carried-over: calibrated GPUs' constants on this GPU's datasheet; not measured here\n";
+  if (datasheet) os << "** datasheet only: defaults, never measured; expect larger errors\n";
   os << "util = useful FLOPs / (time x peak); docs/model.md explains the losses.\n";
 }
 

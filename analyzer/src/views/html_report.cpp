@@ -280,8 +280,10 @@ void compare_gpus(std::ostream& os, const Analysis& main, const std::vector<Anal
                std::max(1.0, bar_w * all[i]->total.time_us / longest), row - 5,
                label_w + bar_w * all[i]->total.time_us / longest + 6, yy + 14, fmt_us(all[i]->total.time_us));
   }
-  os << "</svg><p class=\"note\">Trust: <i>calibrated</i> GPUs were measured; <i>carried-over</i> ones take the "
-        "H200's fitted constants; <i>datasheet</i> ones only their datasheet (README, `tilewave gpus`).</p></section>\n";
+  os << "</svg><p class=\"note\">Trust: <i>calibrated</i> GPUs were measured; <i>fitted-from-benchmark</i> ones "
+        "were fitted to published step times; <i>carried-over</i> ones take calibrated GPUs' constants by what each "
+        "is a property of; <i>datasheet</i> ones only their datasheet (docs/calibration.md \"Other GPUs\", "
+        "`tilewave gpus`).</p></section>\n";
 }
 
 }  // namespace

@@ -37,6 +37,12 @@ json analysis_summary_json(const Analysis& a) {
           {"model_path", a.model_path},
           {"gpu", a.gpu_id},
           {"gpu_name", a.gpu_name},
+          {"gpu_trust", a.gpu_trust},
+          {"gpu_param_sources", [&] {
+             json j = json::object();
+             for (const auto& [owner, origin] : a.gpu_param_sources) j[owner] = origin;
+             return j;
+           }()},
           {"peak_tflops", a.peak_tflops},
           {"batch", a.batch},
           {"dtype", dtype_name(a.dtype)},

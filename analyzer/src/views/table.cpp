@@ -20,6 +20,12 @@ void write_table(std::ostream& os, const Analysis& a, int worst_layers) {
   const Totals& t = a.total;
   fmt::print(os, "{} on {} ({}), batch {}, {}{}\n", printable(a.model_name), a.gpu_name, a.gpu_id, a.batch,
              a.exec.name(), a.runtime_calibrated ? "" : " (no parameters fitted on this runtime)");
+  if (a.gpu_trust != "calibrated") {
+    // Where the numbers of a GPU not measured here come from (docs/calibration.md "Other GPUs").
+    fmt::print(os, "  GPU file           {}, not measured here:", a.gpu_trust);
+    for (const auto& [owner, origin] : a.gpu_param_sources) fmt::print(os, "\n    {:<14} {}", owner, origin);
+    fmt::print(os, "\n");
+  }
   fmt::print(os, "  {} ONNX nodes -> {} kernels ({} nodes launch nothing){}\n", a.nodes, a.kernels.size(),
              a.free_nodes, a.unmodelled.empty() ? "" : fmt::format(", {} UNMODELLED", a.unmodelled.size()));
   fmt::print(os, "  predicted latency  {:.1f} us   throughput {:.0f} samples/s{}\n", t.time_us, t.throughput_per_s,
