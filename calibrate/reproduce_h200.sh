@@ -57,7 +57,7 @@ for line in open(sys.argv[1]):
     print("gemm %d^3 fp16: measured %.1f us" % (o["M"], o["measured_us"]))' "$report/cliff.jsonl" | tee -a "$report/cliff.txt"
 
 echo "== 6. carry the calibration to the other GPU files"
-for g in h100 h100-pcie a100 a10 l4 l40s rtx4090 t4 v100; do
+for g in h100 h100-pcie a100 a10 l4 l40s t4 v100; do  # rtx3090/4090/5090, pro-6000: calibrate/validate/other_gpus.py --write
   "$tw" calibrate carry --gpu h200 --to "$g" -o "gpu_models/$g.json"
 done
 

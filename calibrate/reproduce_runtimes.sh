@@ -46,7 +46,7 @@ with open(sys.argv[3], "w") as f:
     f.write(json.dumps(eager, indent=2) + "\n")
 EOF
   echo "== 2b. carry the base and runtime sets to the other GPU files"
-  for g in h100 h100-pcie a100 a10 l4 l40s rtx4090 t4 v100; do
+  for g in h100 h100-pcie a100 a10 l4 l40s t4 v100; do  # rtx3090/4090/5090, pro-6000: calibrate/validate/other_gpus.py --write
     "$tw" calibrate carry --gpu h200 --to "$g" -o "gpu_models/$g.json"
   done
 fi
