@@ -61,7 +61,12 @@ void precision_pass(const LowerInput& in, KernelGraph& graph) {
       const Node& n = m.nodes[size_t(k.nodes[0])];
       // The fp32 input reaches the first op as fp32: autocast casts it there.
       for (const auto& t : n.inputs)
-        if (graph_inputs.count(t) && m.numel(t) > 0) out.push_back(cast_kernel(k, "/cast_input", m.numel(t), DType::fp32, half));
+        if (graph_inputs.count(t) && m.numel(t) > 0) {
+          Kernel cast = cast_kernel(k, "/cast_input", m.numel(t), DType::fp32, half);
+          // It reads the network's fp32 input: the search knows it by that edge.
+          cast.reads = {{t, m.numel(t) * 4, DType::fp32, e.layout}};
+          out.push_back(std::move(cast));
+        }
       // Every weight is cast on every forward (no cast cache under inference_mode).
       const bool conv = std::holds_alternative<ConvProblem>(k.layer->problem);
       for (size_t i = 1; i < n.inputs.size(); ++i) {

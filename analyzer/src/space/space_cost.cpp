@@ -68,9 +68,11 @@ SegmentCost SpaceEvaluator::cost_segment(const Block* blocks, size_t count, cons
   // later block's input is the block before it's half output.
   if (!first)
     lowered.kernels.erase(std::remove_if(lowered.kernels.begin(), lowered.kernels.end(),
-                                         [](const Kernel& k) {
-                                           return k.host_call == HostCall::cast && k.name.size() > 11 &&
-                                                  k.name.compare(k.name.size() - 11, 11, "/cast_input") == 0;
+                                         [&](const Kernel& k) {
+                                           return k.host_call == HostCall::cast &&
+                                                  std::any_of(k.reads.begin(), k.reads.end(), [&](const TensorRef& r) {
+                                                    return r.name == written.input_name;
+                                                  });
                                          }),
                           lowered.kernels.end());
   // The chain's context (docs/nas.md): a kernel before that wrote the input
