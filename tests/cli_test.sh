@@ -193,6 +193,22 @@ grep -q '"trust": "carried-over"' "$tmp/a100.json" || { echo "FAIL: carry did no
 expect 1 "needs a calibrated GPU file" -- "$tw" calibrate carry --gpu "$tmp/a100.json" --to t4
 grep -q '"eltwise_bw_efficiency": "h200: same memory family (hbm' "$tmp/a100.json" || { echo "FAIL: carry did not record each parameter's rule"; fails=$((fails + 1)); }
 
+# Output files (docs/errors.md "Output files"): the mode of a file replaced
+# is kept, a link stays a link with the file it names rewritten, a folder is
+# refused, and no temporary is left beside the target.
+mkdir -p "$tmp/outdir"
+: > "$tmp/outdir/private.csv"
+chmod 600 "$tmp/outdir/private.csv"
+expect 0 "" -- "$tw" analyze "$data/tiny_cnn.onnx" --format csv -o "$tmp/outdir/private.csv"
+[ "$(stat -c %a "$tmp/outdir/private.csv")" = 600 ] || { echo "FAIL: -o changed the file's mode to $(stat -c %a "$tmp/outdir/private.csv")"; fails=$((fails + 1)); }
+[ -s "$tmp/outdir/private.csv" ] || { echo "FAIL: -o wrote nothing"; fails=$((fails + 1)); }
+ln -s private.csv "$tmp/outdir/link.csv"
+expect 0 "" -- "$tw" analyze "$data/tiny_cnn.onnx" --format json -o "$tmp/outdir/link.csv"
+[ -L "$tmp/outdir/link.csv" ] || { echo "FAIL: -o replaced a symbolic link by a file"; fails=$((fails + 1)); }
+grep -q '"execution"' "$tmp/outdir/private.csv" || { echo "FAIL: -o through a link did not write the file it names"; fails=$((fails + 1)); }
+expect 1 "is a directory, not an output file" -- "$tw" analyze "$data/tiny_cnn.onnx" -o "$tmp/outdir"
+[ "$(ls -A "$tmp/outdir" | grep -c tmp)" = 0 ] || { echo "FAIL: a temporary file was left beside the output"; fails=$((fails + 1)); }
+
 # from-benchmark (docs/calibration.md "From a published benchmark"): a
 # datasheet GPU carried from the H200, fitted to a timm results file.
 bench=$data/timm_results

@@ -25,7 +25,8 @@ TILEWAVE_DATA="$prefix/alt" "$prefix/bin/tilewave" analyze "$root/onnx_models/re
 for f in share/doc/tilewave/tilewave-help.txt share/tilewave/spaces/mobilenetv2.json; do
   [ -s "$prefix/$f" ] || { echo "FAIL: $f not installed"; exit 1; }
 done
-"$prefix/bin/tilewave" nas "$prefix/share/tilewave/spaces/resnet.json" --samples 10 -o /dev/null 2>/dev/null
+"$prefix/bin/tilewave" nas "$prefix/share/tilewave/spaces/resnet.json" --samples 10 -o "$prefix/rows.csv" 2>/dev/null
+[ "$(wc -l <"$prefix/rows.csv")" = 12 ] || { echo "FAIL: the installed nas wrote no rows"; exit 1; }
 if [ -n "$python" ]; then
   env -u TILEWAVE_GPU_DIR -u TILEWAVE_DATA PYTHONPATH="$prefix/lib/python3/dist-packages" "$python" -c '
 import sys, tilewave
