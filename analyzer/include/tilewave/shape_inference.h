@@ -49,6 +49,8 @@ class ShapeContext {
   const TensorValue* value(size_t i) const;
   // The value of input i as integers; throws ShapeUnknown naming `what`.
   std::vector<int64_t> ints(size_t i, const char* what) const;
+  // The one integer input i holds (TopK's k, OneHot's depth); fails unless it holds exactly one.
+  int64_t single_int(size_t i, const char* what) const;
   // Integers from input i (opset forms that take them as inputs) or from the
   // attribute (older forms); nullopt when neither is given.
   std::optional<std::vector<int64_t>> ints_from(size_t input, const char* attribute) const;

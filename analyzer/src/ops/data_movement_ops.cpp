@@ -240,6 +240,8 @@ void shape_split(ShapeContext& ctx) {
     if (len < 0) throw ShapeUnknown("split of a dim whose size is unknown");
     const int64_t n = attr_int(ctx.node, "num_outputs", int64_t(parts));
     if (n <= 0) ctx.fail("num_outputs must be positive");
+    // Checked before any part is made (issue 20: 10^12 parts allocated without bound).
+    if (size_t(n) != parts) ctx.fail(fmt::format("num_outputs is {} for {} outputs", n, parts));
     const int64_t each = (len + n - 1) / n;  // the last part takes the remainder (opset 18)
     for (int64_t k = 0; k < n; ++k) sizes.push_back(std::min(each, len - k * each));
   }
@@ -247,7 +249,7 @@ void shape_split(ShapeContext& ctx) {
   int64_t total = 0;
   for (int64_t s : sizes) {
     if (s < 0) ctx.fail(fmt::format("split size {}", s));
-    total += s;
+    if (__builtin_add_overflow(total, s, &total)) ctx.fail("split sizes add up past 2^63");
   }
   if (len >= 0 && total != len) ctx.fail(fmt::format("split sizes add up to {}, the dim is {}", total, len));
   for (size_t o = 0; o < parts; ++o) {
@@ -354,14 +356,20 @@ void shape_depth_space(ShapeContext& ctx, bool to_space) {
   const auto& in = ctx.dims(0);
   const int64_t b = attr_int(ctx.node, "blocksize", 0);
   if (in.size() != 4) ctx.fail("needs a 4-D input");
-  if (b <= 0) ctx.fail("blocksize must be positive");
+  // Bounded so that b*b and a dim times it stay far inside 64 bits (issue 20: 2^32 squared wrapped to 0).
+  if (b <= 0 || b > (int64_t(1) << 16)) ctx.fail(fmt::format("blocksize {} is not in [1, 65536]", b));
+  auto grown = [&](int64_t d, int64_t f) {
+    if (d < 0) return int64_t(-1);
+    if (d > (int64_t(1) << 62) / f) ctx.fail(fmt::format("a dim of {} times {} exceeds 2^62", d, f));
+    return d * f;
+  };
   auto out = in;
   if (to_space) {
     if (in[1] >= 0 && in[1] % (b * b)) ctx.fail("channels not divisible by blocksize squared");
-    out = {in[0], in[1] < 0 ? -1 : in[1] / (b * b), in[2] < 0 ? -1 : in[2] * b, in[3] < 0 ? -1 : in[3] * b};
+    out = {in[0], in[1] < 0 ? -1 : in[1] / (b * b), grown(in[2], b), grown(in[3], b)};
   } else {
     if ((in[2] >= 0 && in[2] % b) || (in[3] >= 0 && in[3] % b)) ctx.fail("spatial dims not divisible by blocksize");
-    out = {in[0], in[1] < 0 ? -1 : in[1] * b * b, in[2] < 0 ? -1 : in[2] / b, in[3] < 0 ? -1 : in[3] / b};
+    out = {in[0], grown(in[1], b * b), in[2] < 0 ? -1 : in[2] / b, in[3] < 0 ? -1 : in[3] / b};
   }
   ctx.set_output(0, out, ctx.elem_type(0));
 }
@@ -369,7 +377,7 @@ void shape_depth_space(ShapeContext& ctx, bool to_space) {
 void shape_topk(ShapeContext& ctx) {
   auto out = ctx.dims(0);
   const int64_t axis = normalize_axis(ctx, attr_int(ctx.node, "axis", -1), int64_t(out.size()));
-  const int64_t k = ctx.opset >= 10 ? ctx.ints(1, "k").at(0) : attr_int(ctx.node, "k", -1);
+  const int64_t k = ctx.opset >= 10 ? ctx.single_int(1, "k") : attr_int(ctx.node, "k", -1);
   if (k < 0) ctx.fail("k must be non-negative");
   out[size_t(axis)] = k;
   ctx.set_output(0, out, ctx.elem_type(0));
@@ -378,7 +386,7 @@ void shape_topk(ShapeContext& ctx) {
 
 void shape_one_hot(ShapeContext& ctx) {
   auto out = ctx.dims(0);
-  const int64_t depth = ctx.ints(1, "depth").at(0);
+  const int64_t depth = ctx.single_int(1, "depth");
   const int64_t axis = normalize_axis(ctx, attr_int(ctx.node, "axis", -1), int64_t(out.size()) + 1);
   out.insert(out.begin() + axis, depth);
   ctx.set_output(0, out, ctx.elem_type(2));

@@ -17,6 +17,7 @@ std::optional<Layer> lower_pool(const LowerContext& ctx, bool max_pool) {
   if (x.dims.size() != 4) throw Unmodelled("only 2-D pooling is modelled");
   auto k = attr_ints(ctx.node, "kernel_shape");
   auto s = attr_ints(ctx.node, "strides", {1, 1});
+  if (s.empty()) s = {1, 1};  // an empty list is the default, as the shape rule reads it
   if (k.size() != 2) throw Unmodelled("pooling without a 2-D kernel_shape");
   MemoryProblem m;
   m.op = MemoryOp::pool;

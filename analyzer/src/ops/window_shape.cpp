@@ -38,6 +38,8 @@ std::vector<int64_t> output_dims(const ShapeContext& ctx, const std::vector<int6
   std::vector<int64_t> out(n, -1);
   if (transposed) {
     const auto output_shape = attr_ints(ctx.node, "output_shape");
+    if (!output_shape.empty() && output_shape.size() < n)
+      ctx.fail(fmt::format("'output_shape' has {} values for {} spatial dims", output_shape.size(), n));
     const auto output_padding = per_dim("output_padding", 0, n);
     for (size_t k = 0; k < n; ++k) {
       const int64_t in = x[k + 2];

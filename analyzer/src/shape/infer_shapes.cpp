@@ -58,6 +58,12 @@ const TensorValue* ShapeContext::value(size_t i) const {
   return &it->second;
 }
 
+int64_t ShapeContext::single_int(size_t i, const char* what) const {
+  const std::vector<int64_t> v = ints(i, what);
+  if (v.size() != 1) fail(fmt::format("its {} (input {}) holds {} values, not one", what, i, v.size()));
+  return v[0];
+}
+
 std::vector<int64_t> ShapeContext::ints(size_t i, const char* what) const {
   const TensorValue* v = value(i);
   if (!v) {
@@ -110,7 +116,8 @@ void ShapeContext::fail(const std::string& what) const {
 }
 
 int64_t normalize_axis(const ShapeContext& ctx, int64_t axis, int64_t rank) {
-  if (axis < -rank || axis >= std::max<int64_t>(rank, 1))
+  // A rank-0 tensor has no axis at all (issue 20: axis 0 was let through and read out of bounds).
+  if (axis < -rank || axis >= rank)
     ctx.fail(fmt::format("axis {} is out of range for rank {}", axis, rank));
   return axis < 0 ? axis + rank : axis;
 }

@@ -1,0 +1,122 @@
+// Issue 20: tiny models of valid structure with hostile contents. Each one
+// is analysed to a finite answer or refused with one InputError: never a
+// crash, a hang, another exception or a non-finite figure (docs/errors.md).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <functional>
+
+#include "onnx_builder.h"
+#include "test_helpers.h"
+#include "tilewave/analysis.h"
+#include "tilewave/error.h"
+
+using namespace tilewave;
+using B = test::OnnxBuilder;
+
+namespace {
+
+// "ok" (finite, non-negative totals) or "input error: …".
+std::string outcome(const B& b) {
+  try {
+    const Model m = b.load_batch(1);
+    AnalyzeOptions o;
+    o.exec = cuda_graph_harness(default_runtime(), DType::fp16);
+    const Analysis a = analyze_model(m, test::gpu("h200"), o);
+    if (!std::isfinite(a.total.time_us) || a.total.time_us < 0) return "non-finite time";
+    for (const auto& k : a.kernels)
+      if (k.cost && (!std::isfinite(k.cost->time_us) || k.cost->time_us < 0)) return "non-finite kernel " + k.kernel.name;
+    return "ok";
+  } catch (const InputError& e) {
+    return std::string("input error: ") + e.what();
+  }
+}
+
+B one_node(int opset, const std::string& op, const std::vector<int64_t>& in_dims,
+           const std::function<void(B&, tilewave::onnx::NodeProto&)>& setup, int extra_inputs = 0) {
+  B b(opset);
+  b.input("x", in_dims);
+  std::vector<std::string> inputs = {"x"};
+  for (int i = 0; i < extra_inputs; ++i) inputs.push_back("in" + std::to_string(i));
+  auto& n = b.node(op, inputs, {"y"});
+  if (setup) setup(b, n);
+  b.output("y");
+  return b;
+}
+
+void check_contract(const B& b, const char* what) {
+  CAPTURE(what);
+  const std::string r = outcome(b);
+  CAPTURE(r);
+  CHECK((r == "ok" || r.rfind("input error: ", 0) == 0));
+}
+
+}  // namespace
+
+TEST_CASE("hostile: axis ops on a rank-0 input are refused, not read out of bounds") {
+  for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ArgMax", "Concat", "Split", "Squeeze", "Softmax",
+                         "Flatten", "Gather"}) {
+    B b = one_node(13, op, {}, [&](B& bb, tilewave::onnx::NodeProto& n) {
+      B::attr(n, "axis", int64_t(0));
+      if (std::string(op) == "Gather") bb.ints("in0", {0}, true);
+    }, std::string(op) == "Gather" ? 1 : 0);
+    check_contract(b, op);
+  }
+  B slice = one_node(13, "Slice", {}, [](B& bb, tilewave::onnx::NodeProto&) {
+    bb.ints("in0", {0});
+    bb.ints("in1", {1});
+    bb.ints("in2", {0});
+  }, 3);
+  check_contract(slice, "Slice");
+  B topk = one_node(11, "TopK", {}, [](B& bb, tilewave::onnx::NodeProto&) { bb.ints("in0", {1}); }, 1);
+  check_contract(topk, "TopK");
+}
+
+TEST_CASE("hostile: pools with an empty strides or pads list, blocks of 2^32, empty k") {
+  for (const char* op : {"MaxPool", "AveragePool", "LpPool"}) {
+    B b = one_node(13, op, {1, 4, 8, 8}, [](B&, tilewave::onnx::NodeProto& n) {
+      B::attr(n, "kernel_shape", std::vector<int64_t>{2, 2});
+      B::attr(n, "strides", std::vector<int64_t>{});
+    });
+    check_contract(b, op);
+    B pads = one_node(13, op, {1, 4, 8, 8}, [](B&, tilewave::onnx::NodeProto& n) {
+      B::attr(n, "kernel_shape", std::vector<int64_t>{2, 2});
+      B::attr(n, "pads", std::vector<int64_t>{1});
+    });
+    check_contract(pads, op);
+  }
+  for (const char* op : {"DepthToSpace", "SpaceToDepth"}) {
+    B b = one_node(13, op, {1, 4, 8, 8}, [](B&, tilewave::onnx::NodeProto& n) {
+      B::attr(n, "blocksize", int64_t(1) << 32);
+    });
+    check_contract(b, op);
+    B zero = one_node(13, op, {1, 4, 8, 8}, [](B&, tilewave::onnx::NodeProto& n) { B::attr(n, "blocksize", int64_t(0)); });
+    check_contract(zero, op);
+  }
+  B topk = one_node(11, "TopK", {1, 8}, [](B& bb, tilewave::onnx::NodeProto&) { bb.ints("in0", {}); }, 1);
+  check_contract(topk, "TopK with an empty k");
+  B split = one_node(18, "Split", {1, 8}, [](B&, tilewave::onnx::NodeProto& n) {
+    B::attr(n, "num_outputs", int64_t(1000000000000));
+  });
+  check_contract(split, "Split into 10^12");
+}
+
+TEST_CASE("hostile: zero-sized batches and channels give finite figures or one error") {
+  B gn = one_node(18, "GroupNormalization", {0, 4, 8, 8}, [](B& bb, tilewave::onnx::NodeProto& n) {
+    B::attr(n, "num_groups", int64_t(2));
+    bb.floats("in0", {1, 1, 1, 1});
+    bb.floats("in1", {0, 0, 0, 0});
+  }, 2);
+  check_contract(gn, "GroupNormalization at batch 0");
+  B gn0 = one_node(18, "GroupNormalization", {1, 4, 8, 8}, [](B& bb, tilewave::onnx::NodeProto& n) {
+    B::attr(n, "num_groups", int64_t(0));
+    bb.floats("in0", {1, 1, 1, 1});
+    bb.floats("in1", {0, 0, 0, 0});
+  }, 2);
+  check_contract(gn0, "GroupNormalization with 0 groups");
+  B conv = one_node(13, "ConvTranspose", {1, 4, 8, 8}, [](B& bb, tilewave::onnx::NodeProto& n) {
+    bb.weight("in0", {4, 4, 3, 3});
+    B::attr(n, "output_shape", std::vector<int64_t>{16});
+  }, 1);
+  check_contract(conv, "ConvTranspose with a short output_shape");
+}
