@@ -153,7 +153,7 @@ expect 1 "cycle.onnx: the graph has a cycle" -- "$tw" analyze "$data/cycle.onnx"
 expect 1 "dangling.onnx.*ghost" -- "$tw" analyze "$data/dangling.onnx" --batch 1
 expect 1 "unknown shape" -- "$tw" analyze "$data/unknown_shape.onnx"
 expect 0 "symbolic batch.*using 1" -- "$tw" analyze "$data/tiny_cnn.onnx"
-expect 1 "no_such.onnx: cannot open" -- "$tw" analyze "$tmp/no_such.onnx"
+expect 1 "no_such.onnx: no such file" -- "$tw" analyze "$tmp/no_such.onnx"
 expect 1 "unknown GPU 'z80'" -- "$tw" analyze "$data/tiny_cnn.onnx" --batch 1 --gpu z80
 expect 1 "no int8 path" -- "$tw" analyze "$data/tiny_cnn.onnx" --batch 1 --gpu v100 --dtype int8
 expect 1 "not a graph input" -- "$tw" analyze "$data/tiny_cnn.onnx" --input nope=1x3x32x32
@@ -208,6 +208,20 @@ expect 0 "" -- "$tw" analyze "$data/tiny_cnn.onnx" --format json -o "$tmp/outdir
 grep -q '"execution"' "$tmp/outdir/private.csv" || { echo "FAIL: -o through a link did not write the file it names"; fails=$((fails + 1)); }
 expect 1 "is a directory, not an output file" -- "$tw" analyze "$data/tiny_cnn.onnx" -o "$tmp/outdir"
 [ "$(ls -A "$tmp/outdir" | grep -c tmp)" = 0 ] || { echo "FAIL: a temporary file was left beside the output"; fails=$((fails + 1)); }
+
+# Only regular files are read (docs/errors.md): a FIFO nobody writes is
+# refused at once, not waited on; a layer set can still come from a pipe as "-".
+mkfifo "$tmp/fifo"
+expect 1 "fifo: is not a regular file" -- timeout 10 "$tw" analyze "$data/tiny_cnn.onnx" --gpu "$tmp/fifo"
+expect 1 "fifo: is not a regular file" -- timeout 10 "$tw" analyze "$tmp/fifo"
+expect 1 "fifo: is not a regular file" -- timeout 10 "$tw" check "$data/tiny_cnn.onnx" --trace "$tmp/fifo"
+expect 1 "fifo: is not a regular file" -- timeout 10 "$tw" layers "$tmp/fifo"
+expect 1 "fifo: is not a regular file" -- timeout 10 "$tw" nas "$tmp/fifo"
+expect 1 "fifo: is not a regular file" -- timeout 10 "$tw" nas-merge "$tmp/fifo"
+echo '{"op":"eltwise","elems":1000,"inputs":1,"dtype":"fp16"}' | "$tw" layers - >"$tmp/piped.jsonl" 2>"$tmp/err" ||
+  { echo "FAIL: a layer set from stdin ('-')"; fails=$((fails + 1)); }
+grep -q '"pred_us"' "$tmp/piped.jsonl" || { echo "FAIL: no prediction for the piped layer set"; fails=$((fails + 1)); }
+rm -f "$tmp/fifo"
 
 # from-benchmark (docs/calibration.md "From a published benchmark"): a
 # datasheet GPU carried from the H200, fitted to a timm results file.

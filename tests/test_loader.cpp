@@ -110,7 +110,7 @@ TEST_CASE("bad files give one clear error naming the file") {
   };
   CHECK(message("not_onnx.onnx").find("not an ONNX model") != std::string::npos);
   CHECK(message("truncated.onnx").find("not an ONNX model") != std::string::npos);
-  CHECK(message("no_such_file.onnx").find("cannot open") != std::string::npos);
+  CHECK(message("no_such_file.onnx").find("no such file") != std::string::npos);
   CHECK(message("cycle.onnx").find("cycle") != std::string::npos);
   CHECK(message("dangling.onnx").find("ghost") != std::string::npos);
   CHECK(message("unknown_shape.onnx").find("unknown shape") != std::string::npos);

@@ -20,6 +20,7 @@
 
 #include "output.h"
 #include "tilewave/error.h"
+#include "tilewave/json_input.h"
 #include "tilewave/html_report.h"
 #include "tilewave/layer_set.h"
 #include "tilewave/report.h"
@@ -183,6 +184,7 @@ std::vector<std::string> expand_model_args(const std::vector<std::string>& args)
       if (found.empty()) throw InputError(arg, "folder holds no .onnx file");
       for (const auto& f : found) add(f);
     } else if (fs::path(arg).extension() == ".txt" || fs::path(arg).extension() == ".list") {
+      require_regular_file(arg, "a model list");
       std::ifstream list(arg);
       if (!list) throw InputError(arg, "cannot open model list");
       std::string line;

@@ -269,8 +269,9 @@ int cmd_nas_merge(const CommonOptions& o, const std::vector<std::string>& files)
   std::map<uint64_t, Row> rows;
   std::map<uint64_t, std::string> row_text;
   for (const auto& path : files) {
+    require_regular_file(path, "a nas output");
     std::ifstream f(path);
-    if (!f || std::filesystem::is_directory(path)) throw InputError(path, "cannot open nas output");
+    if (!f) throw InputError(path, "cannot open nas output");
     std::string line;
     std::getline(f, line);
     const bool csv = line.rfind("# ", 0) == 0;

@@ -3,11 +3,18 @@
 // recursive reader, and with errors as InputError naming `where`
 // (docs/errors.md).
 #pragma once
+#include <cstdint>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 namespace tilewave {
+
+// The one check before reading a user's file (docs/errors.md): it must be a
+// regular file of at most `max_bytes` (0: no limit). A folder, FIFO, device
+// or socket is refused, so that /dev/zero or a pipe nobody writes cannot
+// hang a command. `what` names it with its article: "a GPU file".
+void require_regular_file(const std::string& path, const std::string& what, uintmax_t max_bytes = 0);
 
 // Deeper than any tilewave file needs (GPU files nest 4 levels).
 constexpr int kMaxJsonNesting = 32;

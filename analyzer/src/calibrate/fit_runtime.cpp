@@ -19,8 +19,9 @@ namespace tilewave {
 
 void for_each_json_line(const std::string& path, const char* what,
                         const std::function<void(const nlohmann::json&, const std::string&)>& fn) {
+  require_regular_file(path, fmt::format("a {}", what));
   std::ifstream f(path);
-  if (!f || std::filesystem::is_directory(path)) throw InputError(path, fmt::format("cannot open {}", what));
+  if (!f) throw InputError(path, fmt::format("cannot open {}", what));
   std::string text;
   for (int line = 1; std::getline(f, text); ++line) {
     if (text.find_first_not_of(" \t\r") == std::string::npos) continue;

@@ -75,9 +75,22 @@ nlohmann::json parse_json_bytes(const std::string& bytes, const std::string& whe
 }
 
 // Read whole, then parsed: parsing from the stream took most of `tilewave gpus`.
-nlohmann::json read_json_file(const std::string& path, const std::string& what) {
+void require_regular_file(const std::string& path, const std::string& what, uintmax_t max_bytes) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw InputError(path, "is a directory, not a " + what);
+  const auto st = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(st)) throw InputError(path, "no such file (" + what + " was expected)");
+  if (std::filesystem::is_directory(st)) throw InputError(path, "is a directory, not " + what);
+  if (!std::filesystem::is_regular_file(st))
+    throw InputError(path, "is not a regular file (a device, FIFO or socket), not " + what);
+  if (max_bytes > 0) {
+    const auto size = std::filesystem::file_size(path, ec);
+    if (!ec && size > max_bytes)
+      throw InputError(path, fmt::format("is {} MB, more than {} may be ({} MB)", size >> 20, what, max_bytes >> 20));
+  }
+}
+
+nlohmann::json read_json_file(const std::string& path, const std::string& what) {
+  require_regular_file(path, "a " + what, uintmax_t(1) << 30);
   std::ifstream f(path, std::ios::binary);
   if (!f) throw InputError(path, "cannot open " + what);
   return parse_json_bytes(std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>()), path);

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <iterator>
 #include <optional>
 #include <stdexcept>
@@ -248,8 +249,8 @@ json cost_to_json(const KernelCost& c) { return json::parse("{" + cost_fields(c)
 
 void scan_layer_set(const std::string& path,
                     const std::function<void(const LayerSetEntry& entry, const std::string& text)>& fn) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw InputError(path, "is a directory, not a layer set");
+  if (path == "-") return scan_layer_set(std::cin, "stdin", fn);  // a pipe is given as "-"
+  require_regular_file(path, "a layer set");
   std::ifstream f(path);
   if (!f) throw InputError(path, "cannot open layer set");
   scan_layer_set(f, path, fn);

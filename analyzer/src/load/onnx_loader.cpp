@@ -8,6 +8,7 @@
 #include "tilewave_onnx.pb.h"
 
 #include "tilewave/error.h"
+#include "tilewave/json_input.h"
 #include "tilewave/model.h"
 #include "tilewave/op_registry.h"
 #include "tilewave/shape_inference.h"
@@ -105,7 +106,7 @@ std::vector<float> attr_floats(const Node& n, const std::string& name) {
 
 std::shared_ptr<onnx::ModelProto> read_onnx_file(const std::string& path) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw InputError(path, "is a directory, not an ONNX file");
+  require_regular_file(path, "an ONNX file");
   const auto file_bytes = std::filesystem::file_size(path, ec);
   if (!ec && file_bytes > uint64_t(kMaxModelFileBytes))
     throw InputError(path, fmt::format("file is {:.1f} GiB; an ONNX protobuf holds at most 2 GiB (larger weights "

@@ -108,8 +108,7 @@ double SearchSpace::size() const {
 }
 
 SearchSpace load_space(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw InputError(path, "is a directory, not a search space");
+  require_regular_file(path, "a search space", uintmax_t(64) << 20);
   std::ifstream f(path, std::ios::binary);
   if (!f) throw InputError(path, "cannot open search space");
   const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
