@@ -26,6 +26,17 @@ namespace tilewave::cli {
 
 namespace {
 
+// The GPUs a comma-separated option names, each loaded as --gpu would be.
+std::vector<GpuModel> gpus_of(const CommonOptions& o, const std::string& list, const char* what) {
+  std::vector<GpuModel> out;
+  for (const auto& id : split_list(list, what)) {
+    CommonOptions one = o;
+    one.gpu = id;
+    out.push_back(gpu_of(one));
+  }
+  return out;
+}
+
 void check_holdout(double holdout) {
   if (!(holdout >= 0 && holdout < 1)) throw InputError("--holdout", "must be in [0, 1)");
 }
@@ -264,12 +275,7 @@ namespace tilewave::cli {
 // carry_over.h; docs/calibration.md "Carry-over"). `--gpu` names the donors,
 // comma-separated, in the order of preference.
 int cmd_calibrate_carry(const CommonOptions& o, const std::string& to) {
-  std::vector<GpuModel> donors;
-  for (const auto& id : split_list(o.gpu, "--gpu")) {
-    CommonOptions d = o;
-    d.gpu = id;
-    donors.push_back(gpu_of(d));
-  }
+  const std::vector<GpuModel> donors = gpus_of(o, o.gpu, "--gpu");
   CommonOptions target_opt = o;
   target_opt.gpu = to;
   const GpuModel target = gpu_of(target_opt);
@@ -323,13 +329,7 @@ int cmd_calibrate_from_benchmark(const CommonOptions& o, const std::vector<std::
   std::vector<std::string> carried_from;
   if (start.trust == "datasheet") {
     // A datasheet file has no parameters of its own: carried first, by the owner rules.
-    std::vector<GpuModel> donors;
-    for (const auto& id : split_list(from, "--from")) {
-      CommonOptions d = o;
-      d.gpu = id;
-      donors.push_back(gpu_of(d));
-    }
-    const CarryOver c = carry_over(start, donors);
+    const CarryOver c = carry_over(start, gpus_of(o, from, "--from"));
     start = with_carried(start, c);
     carried_from = c.donors;
   }

@@ -39,6 +39,9 @@ struct FitResult {
   int evaluations = 0;
 };
 
+// The loss every fit minimises: soft-L1 of log(predicted/measured), scale 0.1.
+double robust_loss(double predicted, double measured);
+
 // Predicted time (µs) of item i under a candidate GPU model.
 using PredictFn = std::function<double(const GpuModel&, size_t)>;
 

@@ -78,11 +78,6 @@ double scaled_value(const ParamInfo& p, double v, const BenchmarkScales& s) {
   return v;
 }
 
-constexpr double kRobustScale = 0.1;
-double robust_loss(double predicted, double measured) {
-  const double r = std::log(predicted / measured) / kRobustScale;
-  return 2.0 * (std::sqrt(1.0 + r * r) - 1.0);
-}
 
 }  // namespace
 
@@ -226,7 +221,6 @@ BenchmarkFit fit_benchmark(const GpuModel& start, const std::vector<BenchmarkRun
 
   // Lowering depends on no parameter: once per run.
   std::vector<std::optional<KernelGraph>> lowered(runs.size());
-  std::map<std::string, Model> models;  // each export loaded once per batch
   for (size_t i = 0; i < runs.size(); ++i) {
     if (progress) progress(i, runs.size());
     try {
@@ -243,40 +237,50 @@ BenchmarkFit fit_benchmark(const GpuModel& start, const std::vector<BenchmarkRun
     }
   }
   if (progress) progress(runs.size(), runs.size());
-  auto predict = [&](const GpuModel& g, size_t i) {
-    if (!lowered[i]) return 0.0;
-    const GpuModel specialised = gpu_for(g, runs[i].exec);
-    return cost_network(*lowered[i], CostModel(specialised), nullptr, runs[i].onnx,
-                        StepModel{runs[i].exec.launch, &host})
-        .time_us;
+  // Every run's prediction under `g`, specialised once per execution
+  // configuration, not once per run.
+  auto predict_all = [&](const GpuModel& g, const std::vector<size_t>& which) {
+    std::map<std::string, GpuModel> gpus;
+    std::map<std::string, CostModel> cost_models;
+    std::vector<double> out(runs.size(), 0.0);
+    for (size_t i : which) {
+      if (!lowered[i]) continue;
+      const std::string key = runs[i].exec.name();
+      auto c = cost_models.find(key);
+      if (c == cost_models.end()) {
+        const GpuModel& specialised = gpus.emplace(key, gpu_for(g, runs[i].exec)).first->second;
+        c = cost_models.emplace(key, CostModel(specialised)).first;
+      }
+      out[i] = cost_network(*lowered[i], c->second, nullptr, runs[i].onnx, StepModel{runs[i].exec.launch, &host})
+                   .time_us;
+    }
+    return out;
   };
-  std::vector<size_t> train;
-  for (size_t i = 0; i < runs.size(); ++i)
+  std::vector<size_t> train, all(runs.size());
+  for (size_t i = 0; i < runs.size(); ++i) {
+    all[i] = i;
     if (lowered[i] && fitting.count(runs[i].family)) train.push_back(i);
+  }
   if (train.empty()) throw InputError("from-benchmark", "no run of the fit families could be analysed");
 
   struct Objective {
-    const GpuModel* start;
-    const std::vector<size_t>* train;
-    const std::function<double(const GpuModel&, size_t)>* predict;
-    const std::vector<BenchmarkRun>* runs;
+    std::function<double(const std::vector<double>&)> loss;
     int evaluations = 0;
-    double operator()(const std::vector<double>& x) {
-      ++evaluations;
-      const GpuModel g = with_scales(*start, {x[0], x[1]});
-      double sum = 0;
-      for (size_t i : *train) sum += robust_loss((*predict)(g, i), (*runs)[i].measured_us);
-      return sum / double(train->size());
-    }
   };
-  const std::function<double(const GpuModel&, size_t)> predict_fn = predict;
-  Objective obj{&start, &train, &predict_fn, &runs};
+  Objective obj{[&](const std::vector<double>& x) {
+    const std::vector<double> pred = predict_all(with_scales(start, {x[0], x[1]}), train);
+    double sum = 0;
+    for (size_t i : train) sum += robust_loss(pred[i], runs[i].measured_us);
+    return sum / double(train.size());
+  }};
   std::vector<double> x = {1.0, 1.0};
   nlopt::opt opt(nlopt::LN_NELDERMEAD, 2);
   opt.set_lower_bounds({0.25, 0.25});
   opt.set_upper_bounds({4.0, 4.0});
   opt.set_min_objective([](const std::vector<double>& v, std::vector<double>&, void* d) {
-    return (*static_cast<Objective*>(d))(v);
+    auto* o = static_cast<Objective*>(d);
+    ++o->evaluations;
+    return o->loss(v);
   }, &obj);
   opt.set_xtol_rel(1e-3);
   opt.set_maxeval(200);
@@ -289,10 +293,8 @@ BenchmarkFit fit_benchmark(const GpuModel& start, const std::vector<BenchmarkRun
   fit.evaluations = obj.evaluations;
   fit.scales = {x[0], x[1]};
   fit.gpu = with_scales(start, fit.scales);
-  for (size_t i = 0; i < runs.size(); ++i) {
-    fit.before_us.push_back(predict(start, i));
-    fit.after_us.push_back(predict(fit.gpu, i));
-  }
+  fit.before_us = predict_all(start, all);
+  fit.after_us = predict_all(fit.gpu, all);
   for (const auto* subset : {&fit.fit_families, &fit.held_out_families}) {
     const std::string name = subset == &fit.fit_families ? "fit" : "held-out";
     for (auto& e : benchmark_errors(runs, fit.before_us, *subset, name)) fit.before.push_back(e);

@@ -57,8 +57,8 @@ Split holdout_split(size_t n, double holdout, unsigned seed) {
 }
 
 namespace {
-
 constexpr double kRobustScale = 0.1;
+}  // namespace
 
 // Soft-L1 on the log ratio: quadratic near zero, linear beyond ~10%, so a few
 // items the model cannot explain do not drag every parameter towards them
@@ -67,6 +67,8 @@ double robust_loss(double predicted, double measured) {
   const double r = std::log(predicted / measured) / kRobustScale;
   return 2.0 * (std::sqrt(1.0 + r * r) - 1.0);
 }
+
+namespace {
 
 // The mean loss over the training items as a function of the free parameters.
 struct Objective {
