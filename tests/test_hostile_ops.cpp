@@ -2,14 +2,17 @@
 // is analysed to a finite answer or refused with one InputError: never a
 // crash, a hang, another exception or a non-finite figure (docs/errors.md).
 #include <doctest/doctest.h>
+#include <onnx/defs/schema.h>
 
 #include <cmath>
 #include <functional>
+#include <limits>
 
 #include "onnx_builder.h"
 #include "test_helpers.h"
 #include "tilewave/analysis.h"
 #include "tilewave/error.h"
+#include "tilewave/op_registry.h"
 
 using namespace tilewave;
 using B = test::OnnxBuilder;
@@ -119,4 +122,66 @@ TEST_CASE("hostile: zero-sized batches and channels give finite figures or one e
     B::attr(n, "output_shape", std::vector<int64_t>{16});
   }, 1);
   check_contract(conv, "ConvTranspose with a short output_shape");
+}
+
+TEST_CASE("per-op signatures agree with ONNX's schemas: attribute types, input counts") {
+  // The shared checker (check_signature) refuses what the registry entry and
+  // the attribute vocabulary rule out; both must admit every form ONNX
+  // defines, from the op's first opset tilewave reads to ONNX 1.12's newest.
+  int checked_ops = 0, checked_attrs = 0;
+  for (const auto& [key, rule] : OpRegistry::builtin().rules()) {
+    if (!key.first.empty()) continue;
+    const OpSignature& sig = rule.signature;
+    bool declared = sig.max_inputs >= 0;
+    for (int v = rule.since_opset; v <= 17; ++v) {
+      const ::onnx::OpSchema* s = ::onnx::OpSchemaRegistry::Schema(key.second, v, "");
+      if (!s || s->since_version() < rule.since_opset) continue;
+      CAPTURE(key.second);
+      CAPTURE(v);
+      CHECK(sig.min_inputs <= s->min_input());
+      if (s->max_input() == std::numeric_limits<int>::max()) {
+        CHECK(sig.max_inputs == -1);
+        declared = true;
+      } else {
+        CHECK((sig.max_inputs == -1 || sig.max_inputs >= s->max_input()));
+      }
+      for (const auto& [name, a] : s->attributes()) {
+        const int kind = attribute_kind(name);
+        if (!kind) continue;
+        CAPTURE(name);
+        CHECK(kind == int(a.type));
+        ++checked_attrs;
+      }
+      ++checked_ops;
+    }
+    CAPTURE(key.second);
+    CHECK(declared);  // every default-domain entry states its input count
+  }
+  CHECK(checked_ops > 300);
+  CHECK(checked_attrs > 100);
+}
+
+TEST_CASE("the shared checker refuses wrong-typed, repeated and over-long attributes, and bad input counts") {
+  auto refusal = [](const std::function<void(B&, tilewave::onnx::NodeProto&)>& setup, int extra = 0,
+                    std::vector<int64_t> dims = {1, 3, 8, 8}) {
+    B b = one_node(13, "MaxPool", dims, setup, extra);
+    return outcome(b);
+  };
+  CHECK(refusal([](B&, tilewave::onnx::NodeProto& n) { B::attr(n, "kernel_shape", int64_t(3)); })
+            .find("attribute 'kernel_shape' is INT; ONNX defines it as INTS") != std::string::npos);
+  CHECK(refusal([](B&, tilewave::onnx::NodeProto& n) {
+          B::attr(n, "kernel_shape", std::vector<int64_t>{2, 2});
+          B::attr(n, "kernel_shape", std::vector<int64_t>{3, 3});
+        }).find("attribute 'kernel_shape' is given twice") != std::string::npos);
+  CHECK(refusal([](B&, tilewave::onnx::NodeProto& n) {
+          B::attr(n, "kernel_shape", std::vector<int64_t>(5000, 1));
+        }).find("more than 4096 values") != std::string::npos);
+  CHECK(refusal([](B& b, tilewave::onnx::NodeProto& n) {
+          b.input("in0", {1});
+          B::attr(n, "kernel_shape", std::vector<int64_t>{2, 2});
+        }, 1).find("2 inputs given; the op takes 1") != std::string::npos);
+  CHECK(refusal([](B&, tilewave::onnx::NodeProto& n) { B::attr(n, "kernel_shape", std::vector<int64_t>{2}); }, 0,
+                {1, 8}).find("input 0 has rank 2; 3 to 8 expected") != std::string::npos);
+  // The same node, well formed, is analysed.
+  CHECK(refusal([](B&, tilewave::onnx::NodeProto& n) { B::attr(n, "kernel_shape", std::vector<int64_t>{2, 2}); }) == "ok");
 }

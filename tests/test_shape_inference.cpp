@@ -235,7 +235,6 @@ TEST_CASE("integer values evaluate through Range, ConstantOfShape, Expand, Tile,
   b.node("Gather", {"s", "i0"}, {"n"});
   b.node("Range", {"zero", "n", "step"}, {"r"});  // 0, 2, 4 ... below n
   b.ints("rep", {2});
-  b.node("Tile", {"r"}, {"t_unused"});
   b.node("Tile", {"r", "rep"}, {"t"});
   b.node("Mod", {"t", "three"}, {"m"});
   b.node("Equal", {"m", "zero"}, {"eq"});
@@ -251,9 +250,6 @@ TEST_CASE("integer values evaluate through Range, ConstantOfShape, Expand, Tile,
   CHECK(m.values.at("e").ints == V{5, 5});
   CHECK(dims_of(m, "e") == V{2, 1});
   CHECK(dims_of(m, "c") == V{2, 1});
-  // Tile without its repeats input has no shape; the reason says so.
-  CHECK(!m.tensor("t_unused"));
-  CHECK(m.unknown_reason.at("t_unused").find("repeats") != std::string::npos);
 }
 
 TEST_CASE("inconsistent nodes fail loading with the file, the node and the problem") {
@@ -323,7 +319,7 @@ TEST_CASE("Where needs its three inputs; Clip with min above max gives max, as O
   b.ints("c", {1, 0});
   b.ints("x", {5, 6});
   b.node("Where", {"c", "x"}, {"y"});
-  CHECK_THROWS_WITH_AS(b.load(), doctest::Contains("2 inputs given; Where takes 3"), InputError);
+  CHECK_THROWS_WITH_AS(b.load(), doctest::Contains("2 inputs given; the op takes 3"), InputError);
   OnnxBuilder ok(13);
   ok.ints("c", {1, 0});
   ok.ints("x", {5, 6});
@@ -635,7 +631,8 @@ TEST_CASE("ONNX Runtime's com.microsoft forms and the remaining new ops infer an
   b.node("RMSNormalization", {"h", "g"}, {"rms"});
   b.node("SimplifiedLayerNormalization", {"h", "g"}, {"sln"}, ms);
   b.node("SkipSimplifiedLayerNormalization", {"h", "rms", "g"}, {"ssln"}, ms);
-  for (const char* op : {"FastGelu", "Gelu", "QuickGelu", "BiasAdd"}) b.node(op, {"h"}, {std::string("act_") + op}, ms);
+  for (const char* op : {"FastGelu", "Gelu", "QuickGelu"}) b.node(op, {"h"}, {std::string("act_") + op}, ms);
+  b.node("BiasAdd", {"h", "h", "h"}, {"act_BiasAdd"}, ms);  // X, bias, skip
   b.node("Mish", {"h"}, {"mish"});
   b.weight("wt", {512, 256});
   auto& fm = b.node("FusedMatMul", {"h", "wt"}, {"fm"}, ms);

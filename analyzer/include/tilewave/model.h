@@ -67,6 +67,13 @@ constexpr int64_t kMaxTensorElems = int64_t(1) << 50;
 // largest real graphs have about 10^5 nodes.
 constexpr int64_t kMaxModelFileBytes = (int64_t(1) << 31) - 1;
 constexpr int kMaxGraphNodes = 1000000;
+// Per node (check_signature): real nodes have at most a few thousand inputs
+// (a Concat of every layer's output); the rules stay linear below this.
+constexpr int kMaxNodeInputs = 10000;
+constexpr int kMaxNodeOutputs = 10000;
+// An INTS/FLOATS attribute longer than this is refused: no op reads more
+// than a few values per dim, and ranks stay below 64.
+constexpr int kMaxAttributeValues = 4096;
 
 struct Node {
   int index = 0;

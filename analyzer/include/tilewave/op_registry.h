@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "tilewave/layer.h"
 #include "tilewave/model.h"
@@ -50,6 +51,42 @@ using LowerFn = std::function<std::optional<Layer>(const LowerContext&)>;
 // throws ShapeUnknown when it cannot, ctx.fail() for an inconsistent node.
 using ShapeFn = std::function<void(ShapeContext&)>;
 
+// What a node of the op must look like before any shape or value rule runs
+// (docs/errors.md "Per-op checks"); check_signature() enforces it, so that
+// shape functions and lowerings may index the dims of a declared rank.
+// Attribute types are not declared here: they come from one vocabulary
+// (attribute_kind), as ONNX gives each attribute name one type across ops.
+struct OpSignature {
+  struct Rank {
+    size_t input;
+    int64_t min, max;
+  };
+  struct AttrRange {
+    std::string name;
+    int64_t min, max;  // every value of an INT or INTS attribute
+  };
+  int min_inputs = 0;
+  int max_inputs = -1;  // -1: up to kMaxNodeInputs
+  std::vector<Rank> ranks;
+  std::vector<AttrRange> attr_ranges;
+
+  OpSignature& inputs(int min, int max = -1) {
+    min_inputs = min;
+    max_inputs = max;
+    return *this;
+  }
+  // Input i, when present and of known shape, has a rank in [min, max].
+  OpSignature& rank(size_t i, int64_t min, int64_t max) {
+    ranks.push_back({i, min, max});
+    return *this;
+  }
+  OpSignature& rank(size_t i, int64_t exact) { return rank(i, exact, exact); }
+  OpSignature& attr(std::string name, int64_t min, int64_t max) {
+    attr_ranges.push_back({std::move(name), min, max});
+    return *this;
+  }
+};
+
 struct OpRule {
   std::string domain;  // "" = default ONNX domain
   std::string op_type;
@@ -58,13 +95,25 @@ struct OpRule {
   LowerFn lower;
   std::string registered_at;  // file:line, for duplicate-registration errors
   int since_opset = 7;        // the oldest opset whose form the shape function reads (7 or the op's first)
+  OpSignature signature = {};
 };
+
+// The type ONNX gives an attribute name (onnx::AttributeProto::AttributeType),
+// or 0 for a name tilewave does not read.
+int attribute_kind(const std::string& name);
+
+// The shared per-op checker, run before the op's shape function: input
+// count and ranks, attribute types, lengths and ranges, duplicates. Throws
+// InputError (through ctx.fail) naming the node.
+void check_signature(const ShapeContext& ctx, const OpSignature& signature);
 
 class OpRegistry {
  public:
   // Throws std::logic_error on a duplicate (domain, op_type): two rules for
   // one op is a programming error, caught at start-up by the tests.
-  void add(OpRule rule);
+  // Returns the stored rule's signature, so that an entry states its checks
+  // where it is registered: r.add({...}).inputs(3, 6).rank(0, 3, 4).
+  OpSignature& add(OpRule rule);
   const OpRule* find(const std::string& domain, const std::string& op_type) const;
   size_t size() const { return rules_.size(); }
   std::vector<std::string> op_names() const;

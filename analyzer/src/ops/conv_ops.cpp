@@ -108,16 +108,20 @@ void shape_conv(ShapeContext& ctx, const ConvOperands& at) {
 }
 
 void register_conv_ops(OpRegistry& r) {
-  auto add = [&](const char* domain, const char* op, ConvOperands at) {
+  auto add = [&](const char* domain, const char* op, ConvOperands at, int min_inputs, int max_inputs) {
     r.add({domain, op, FusionRole::gemm, [at](ShapeContext& c) { shape_conv(c, at); },
-           [at](const LowerContext& c) { return lower_conv(c, at); }, TILEWAVE_HERE});
+           [at](const LowerContext& c) { return lower_conv(c, at); }, TILEWAVE_HERE})
+        .inputs(min_inputs, max_inputs)
+        .rank(at.x, 3, 8)
+        .rank(at.w, 3, 8)
+        .attr("group", 1, int64_t(1) << 31);
   };
-  add("", "Conv", {});
-  add("", "ConvTranspose", {.transposed = true});
-  add("com.microsoft", "FusedConv", {});  // Conv + bias + activation, as ONNX Runtime fuses it
+  add("", "Conv", {}, 2, 3);
+  add("", "ConvTranspose", {.transposed = true}, 2, 3);
+  add("com.microsoft", "FusedConv", {}, 2, 4);  // Conv + bias + activation, as ONNX Runtime fuses it
   // Quantized forms: int8 convolutions whatever --dtype says.
-  add("", "QLinearConv", {.x = 0, .w = 3, .bias = 8, .int8 = true, .out_type = 7});
-  add("", "ConvInteger", {.x = 0, .w = 1, .bias = -1, .int8 = true, .out_type = -2});
+  add("", "QLinearConv", {.x = 0, .w = 3, .bias = 8, .int8 = true, .out_type = 7}, 8, 9);
+  add("", "ConvInteger", {.x = 0, .w = 1, .bias = -1, .int8 = true, .out_type = -2}, 2, 4);
 }
 
 }  // namespace tilewave

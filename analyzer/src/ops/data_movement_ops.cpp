@@ -166,7 +166,9 @@ void shape_gather_nd(ShapeContext& ctx) {
   const int64_t b = attr_int(ctx.node, "batch_dims", 0);
   if (idx.empty() || idx.back() < 0) throw ShapeUnknown("GatherND indices' last dim is unknown");
   const int64_t last = idx.back();
-  if (b + last > int64_t(data.size())) ctx.fail("indices address more dims than the data has");
+  const int64_t r = int64_t(data.size()), q = int64_t(idx.size());
+  if (b < 0 || b >= std::min(r, q)) ctx.fail(fmt::format("batch_dims {} is outside [0, {})", b, std::min(r, q)));
+  if (last < 1 || last > r - b) ctx.fail(fmt::format("indices address {} dims; the data has {} after the batch dims", last, r - b));
   std::vector<int64_t> out(idx.begin(), idx.end() - 1);
   out.insert(out.end(), data.begin() + b + last, data.end());
   ctx.set_output(0, out, ctx.elem_type(0));
@@ -407,27 +409,36 @@ void shape_compress(ShapeContext& ctx) {
 }  // namespace
 
 void register_data_movement_ops(OpRegistry& r) {
-  const std::pair<const char*, ShapeFn> moves[] = {
-      {"Slice", shape_slice},   {"Gather", shape_gather},           {"GatherElements", shape_gather_elements},
-      {"GatherND", shape_gather_nd}, {"Split", shape_split}, {"Compress", shape_compress}};
-  for (const auto& [op, shape] : moves) r.add({"", op, FusionRole::opaque, shape, lower_move, TILEWAVE_HERE});
-  auto read_all = [&](const char* op, ShapeFn shape) {
-    r.add({"", op, FusionRole::opaque, std::move(shape), lower_read_all, TILEWAVE_HERE});
+  struct Move {
+    const char* op;
+    ShapeFn shape;
+    int min_inputs, max_inputs;
   };
-  r.add({"", "Transpose", FusionRole::opaque, shape_transpose, lower_transpose, TILEWAVE_HERE});
-  read_all("Concat", shape_concat);
-  read_all("Pad", shape_pad);
-  read_all("Resize", shape_resize);
-  read_all("Upsample", shape_resize);
-  read_all("Expand", shape_expand);
-  read_all("Tile", shape_tile);
-  read_all("DepthToSpace", [](ShapeContext& c) { shape_depth_space(c, true); });
-  read_all("SpaceToDepth", [](ShapeContext& c) { shape_depth_space(c, false); });
-  for (const char* op : {"ScatterND", "ScatterElements", "ReverseSequence", "Trilu", "CumSum"})
-    read_all(op, shape_same_as_data);
-  read_all("TopK", shape_topk);
-  read_all("OneHot", shape_one_hot);
-  read_all("NonZero", shape_non_zero);
+  const Move moves[] = {{"Slice", shape_slice, 1, 5},         {"Gather", shape_gather, 2, 2},
+                        {"GatherElements", shape_gather_elements, 2, 2}, {"GatherND", shape_gather_nd, 2, 2},
+                        {"Split", shape_split, 1, 2},         {"Compress", shape_compress, 2, 2}};
+  for (const auto& m : moves)
+    r.add({"", m.op, FusionRole::opaque, m.shape, lower_move, TILEWAVE_HERE}).inputs(m.min_inputs, m.max_inputs);
+  auto read_all = [&](const char* op, ShapeFn shape) -> OpSignature& {
+    return r.add({"", op, FusionRole::opaque, std::move(shape), lower_read_all, TILEWAVE_HERE});
+  };
+  r.add({"", "Transpose", FusionRole::opaque, shape_transpose, lower_transpose, TILEWAVE_HERE}).inputs(1, 1);
+  read_all("Concat", shape_concat).inputs(1, -1);
+  read_all("Pad", shape_pad).inputs(1, 4);
+  read_all("Resize", shape_resize).inputs(1, 4);
+  read_all("Upsample", shape_resize).inputs(1, 2);
+  read_all("Expand", shape_expand).inputs(2, 2);
+  read_all("Tile", shape_tile).inputs(2, 3);
+  read_all("DepthToSpace", [](ShapeContext& c) { shape_depth_space(c, true); }).inputs(1, 1).rank(0, 4);
+  read_all("SpaceToDepth", [](ShapeContext& c) { shape_depth_space(c, false); }).inputs(1, 1).rank(0, 4);
+  read_all("ScatterND", shape_same_as_data).inputs(3, 3);
+  read_all("ScatterElements", shape_same_as_data).inputs(3, 3);
+  read_all("ReverseSequence", shape_same_as_data).inputs(2, 2);
+  read_all("Trilu", shape_same_as_data).inputs(1, 2).rank(0, 2, 8);
+  read_all("CumSum", shape_same_as_data).inputs(2, 2);
+  read_all("TopK", shape_topk).inputs(1, 2);
+  read_all("OneHot", shape_one_hot).inputs(3, 3);
+  read_all("NonZero", shape_non_zero).inputs(1, 1);
 }
 
 }  // namespace tilewave

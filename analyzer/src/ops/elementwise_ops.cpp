@@ -85,14 +85,11 @@ std::vector<std::vector<int64_t>> input_shapes(const ShapeContext& ctx, size_t f
   return shapes;
 }
 
-// out_type 0: the type of the first input. `binary`: the op takes exactly two
-// inputs (Add, Pow, Less...), and its value rules read both; the variadic
-// ones (Sum, Max...) take one or more.
-ShapeFn broadcast(ValueRule rule = {}, int32_t out_type = 0, bool binary = true) {
-  return [rule, out_type, binary](ShapeContext& ctx) {
-    const size_t given = input_shapes(ctx).size();
-    if (binary ? given != 2 || !ctx.has_input(0) || !ctx.has_input(1) : given == 0)
-      ctx.fail(fmt::format("{} inputs given; the op takes {}", given, binary ? "2" : "1 or more"));
+// out_type 0: the type of the first input. The entry's signature holds the
+// input count: two for the binary ops (Add, Pow, Less...), whose value rules
+// read both; one or more for the variadic ones (Sum, Max...).
+ShapeFn broadcast(ValueRule rule = {}, int32_t out_type = 0) {
+  return [rule, out_type](ShapeContext& ctx) {
     const auto dims = broadcast_shapes(ctx, input_shapes(ctx));
     const int32_t type = out_type ? out_type : ctx.elem_type(0);
     ctx.set_output(0, dims, type);
@@ -154,10 +151,7 @@ void shape_cast(ShapeContext& ctx) {
 }
 
 void shape_where(ShapeContext& ctx) {
-  // Its value rule reads condition, X and Y alike.
-  const size_t given = input_shapes(ctx).size();
-  if (given != 3 || !ctx.has_input(0) || !ctx.has_input(1) || !ctx.has_input(2))
-    ctx.fail(fmt::format("{} inputs given; Where takes 3 (condition, X, Y)", given));
+  // Its value rule reads condition, X and Y alike (the signature requires all three).
   const auto dims = broadcast_shapes(ctx, input_shapes(ctx));
   const int32_t type = ctx.elem_type(1);
   ctx.set_output(0, dims, type);
@@ -207,51 +201,51 @@ void shape_bool_out(ShapeContext& ctx) { ctx.set_output(0, ctx.dims(0), elem::kB
 }  // namespace
 
 void register_elementwise_ops(OpRegistry& r) {
-  auto add = [&](const char* op, ShapeFn shape, int since = 7) {
+  auto add = [&](const char* op, ShapeFn shape, int since = 7) -> OpSignature& {
     OpRule rule{"", op, FusionRole::elementwise, std::move(shape), lower_elementwise, TILEWAVE_HERE};
     rule.since_opset = since;
-    r.add(std::move(rule));
+    return r.add(std::move(rule));
   };
   // Activations and other one-input ops keep their input's shape.
   for (const char* op : {"LeakyRelu", "Elu", "Selu", "Celu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh",
                          "Softplus", "Softsign", "Mish", "Erf", "Exp", "Log", "Sin", "Cos", "ThresholdedRelu"})
-    add(op, unary());
-  add("Clip", shape_clip);
-  add("Gelu", unary(), 20);
+    add(op, unary()).inputs(1, 1);
+  add("Clip", shape_clip).inputs(1, 3);
+  add("Gelu", unary(), 20).inputs(1, 1);
   add("Relu", unary({[](const auto& v) { return std::max(v[0], 0.0); },
-                     [](const auto& v) { return std::max<int64_t>(v[0], 0); }}));
-  add("Neg", unary({[](const auto& v) { return -v[0]; }, [](const auto& v) { return checked_sub(0, v[0]); }}));
+                     [](const auto& v) { return std::max<int64_t>(v[0], 0); }})).inputs(1, 1);
+  add("Neg", unary({[](const auto& v) { return -v[0]; }, [](const auto& v) { return checked_sub(0, v[0]); }})).inputs(1, 1);
   add("Abs", unary({[](const auto& v) { return std::fabs(v[0]); },
-                    [](const auto& v) { return v[0] < 0 ? checked_sub(0, v[0]) : v[0]; }}));
+                    [](const auto& v) { return v[0] < 0 ? checked_sub(0, v[0]) : v[0]; }})).inputs(1, 1);
   add("Sign", unary({[](const auto& v) { return double((v[0] > 0) - (v[0] < 0)); },
-                     [](const auto& v) { return int64_t((v[0] > 0) - (v[0] < 0)); }}));
-  add("Floor", unary({[](const auto& v) { return std::floor(v[0]); }, nullptr}));
-  add("Ceil", unary({[](const auto& v) { return std::ceil(v[0]); }, nullptr}));
-  add("Round", unary({[](const auto& v) { return std::nearbyint(v[0]); }, nullptr}));
-  add("Sqrt", unary({[](const auto& v) { return std::sqrt(v[0]); }, nullptr}));
-  add("Reciprocal", unary({[](const auto& v) { return 1.0 / v[0]; }, nullptr}));
-  add("Not", unary({nullptr, [](const auto& v) { return int64_t(!v[0]); }}));
-  add("Add", broadcast({[](const auto& v) { return v[0] + v[1]; }, [](const auto& v) { return checked_add(v[0], v[1]); }}));
-  add("Sub", broadcast({[](const auto& v) { return v[0] - v[1]; }, [](const auto& v) { return checked_sub(v[0], v[1]); }}));
-  add("Mul", broadcast({[](const auto& v) { return v[0] * v[1]; }, [](const auto& v) { return checked_mul(v[0], v[1]); }}));
+                     [](const auto& v) { return int64_t((v[0] > 0) - (v[0] < 0)); }})).inputs(1, 1);
+  add("Floor", unary({[](const auto& v) { return std::floor(v[0]); }, nullptr})).inputs(1, 1);
+  add("Ceil", unary({[](const auto& v) { return std::ceil(v[0]); }, nullptr})).inputs(1, 1);
+  add("Round", unary({[](const auto& v) { return std::nearbyint(v[0]); }, nullptr})).inputs(1, 1);
+  add("Sqrt", unary({[](const auto& v) { return std::sqrt(v[0]); }, nullptr})).inputs(1, 1);
+  add("Reciprocal", unary({[](const auto& v) { return 1.0 / v[0]; }, nullptr})).inputs(1, 1);
+  add("Not", unary({nullptr, [](const auto& v) { return int64_t(!v[0]); }})).inputs(1, 1);
+  add("Add", broadcast({[](const auto& v) { return v[0] + v[1]; }, [](const auto& v) { return checked_add(v[0], v[1]); }})).inputs(2, 2);
+  add("Sub", broadcast({[](const auto& v) { return v[0] - v[1]; }, [](const auto& v) { return checked_sub(v[0], v[1]); }})).inputs(2, 2);
+  add("Mul", broadcast({[](const auto& v) { return v[0] * v[1]; }, [](const auto& v) { return checked_mul(v[0], v[1]); }})).inputs(2, 2);
   add("Div", broadcast({[](const auto& v) { return v[0] / v[1]; },
-                        [](const auto& v) { return checked_div(v[0], v[1]); }}));
-  add("Pow", broadcast({[](const auto& v) { return std::pow(v[0], v[1]); }, nullptr}));
+                        [](const auto& v) { return checked_div(v[0], v[1]); }})).inputs(2, 2);
+  add("Pow", broadcast({[](const auto& v) { return std::pow(v[0], v[1]); }, nullptr})).inputs(2, 2);
   add("Mod", [](ShapeContext& ctx) {
     const bool fmod = attr_int(ctx.node, "fmod", 0) != 0;
     broadcast({[fmod](const auto& v) { return fmod ? std::fmod(v[0], v[1]) : v[0] - v[1] * std::floor(v[0] / v[1]); },
                [fmod](const auto& v) { return fmod ? c_mod(v[0], v[1]) : python_mod(v[0], v[1]); }})(ctx);
-  });
+  }).inputs(2, 2);
   add("Max", broadcast({[](const auto& v) { return *std::max_element(v.begin(), v.end()); },
-                        [](const auto& v) { return *std::max_element(v.begin(), v.end()); }}, 0, false));
+                        [](const auto& v) { return *std::max_element(v.begin(), v.end()); }})).inputs(1, -1);
   add("Min", broadcast({[](const auto& v) { return *std::min_element(v.begin(), v.end()); },
-                        [](const auto& v) { return *std::min_element(v.begin(), v.end()); }}, 0, false));
+                        [](const auto& v) { return *std::min_element(v.begin(), v.end()); }})).inputs(1, -1);
   add("Sum", broadcast({[](const auto& v) { double s = 0; for (double x : v) s += x; return s; },
-                        [](const auto& v) { int64_t s = 0; for (int64_t x : v) s = checked_add(s, x); return s; }}, 0, false));
+                        [](const auto& v) { int64_t s = 0; for (int64_t x : v) s = checked_add(s, x); return s; }})).inputs(1, -1);
   add("Mean", broadcast({[](const auto& v) { double s = 0; for (double x : v) s += x; return s / v.size(); },
-                         nullptr}, 0, false));
+                         nullptr})).inputs(1, -1);
   auto compare = [&](const char* op, std::function<bool(double, double)> pred) {
-    add(op, broadcast({nullptr, nullptr, [pred](const auto& v) { return pred(v[0], v[1]); }}, elem::kBool));
+    add(op, broadcast({nullptr, nullptr, [pred](const auto& v) { return pred(v[0], v[1]); }}, elem::kBool)).inputs(2, 2);
   };
   compare("Equal", [](double a, double b) { return a == b; });
   compare("Less", [](double a, double b) { return a < b; });
@@ -261,13 +255,13 @@ void register_elementwise_ops(OpRegistry& r) {
   compare("And", [](double a, double b) { return a != 0 && b != 0; });
   compare("Or", [](double a, double b) { return a != 0 || b != 0; });
   compare("Xor", [](double a, double b) { return (a != 0) != (b != 0); });
-  add("BitShift", broadcast());
-  add("Where", shape_where);
-  add("Cast", shape_cast);
-  add("PRelu", shape_prelu);
-  add("BatchNormalization", shape_batchnorm);
-  add("IsNaN", shape_bool_out);
-  add("IsInf", shape_bool_out);
+  add("BitShift", broadcast()).inputs(2, 2);
+  add("Where", shape_where).inputs(3, 3);
+  add("Cast", shape_cast).inputs(1, 1);
+  add("PRelu", shape_prelu).inputs(2, 2);
+  add("BatchNormalization", shape_batchnorm).inputs(5, 5).rank(0, 1, 8);
+  add("IsNaN", shape_bool_out).inputs(1, 1);
+  add("IsInf", shape_bool_out).inputs(1, 1);
 }
 
 }  // namespace tilewave

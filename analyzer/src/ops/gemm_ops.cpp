@@ -98,12 +98,15 @@ std::optional<Layer> lower_matmul_dims(const LowerContext& ctx, const std::vecto
 }
 
 void register_gemm_ops(OpRegistry& r) {
-  auto gemm = [&](const char* domain, const char* op, GemmOperands at) {
+  auto gemm = [&](const char* domain, const char* op, GemmOperands at, int min_inputs, int max_inputs) {
     r.add({domain, op, FusionRole::gemm, [at](ShapeContext& c) { shape_gemm(c, at); },
-           [at](const LowerContext& c) { return lower_gemm(c, at); }, TILEWAVE_HERE});
+           [at](const LowerContext& c) { return lower_gemm(c, at); }, TILEWAVE_HERE})
+        .inputs(min_inputs, max_inputs)
+        .rank(at.a, 2)
+        .rank(at.b, 2);
   };
-  gemm("", "Gemm", {});
-  gemm("com.microsoft", "QGemm", {.a = 0, .b = 3, .c = 6, .int8 = true});
+  gemm("", "Gemm", {}, 2, 3);
+  gemm("com.microsoft", "QGemm", {.a = 0, .b = 3, .c = 6, .int8 = true}, 6, 9);
   r.add({"com.microsoft", "FusedMatMul", FusionRole::gemm,
          [](ShapeContext& c) {
            c.set_output(0,
@@ -116,23 +119,27 @@ void register_gemm_ops(OpRegistry& r) {
                                     transposed_last(c.input(1).dims, attr_int(c.node, "transB", 0)),
                                     c.output(0).dims, false);
          },
-         TILEWAVE_HERE});
+         TILEWAVE_HERE})
+      .inputs(2, 2);
   // Quantized matrix products: int8 GEMMs whatever --dtype says.
   r.add({"", "QLinearMatMul", FusionRole::gemm,
          [](ShapeContext& c) { c.set_output(0, matmul_dims(c, c.dims(0), c.dims(3)), c.elem_type(7)); },
          [](const LowerContext& c) {
            return lower_matmul_dims(c, c.input(0).dims, c.input(3).dims, c.output(0).dims, true);
          },
-         TILEWAVE_HERE});
+         TILEWAVE_HERE})
+      .inputs(8, 8);
   r.add({"", "MatMulInteger", FusionRole::gemm,
          [](ShapeContext& c) { c.set_output(0, matmul_dims(c, c.dims(0), c.dims(1)), elem::kInt32); },
          [](const LowerContext& c) {
            return lower_matmul_dims(c, c.input(0).dims, c.input(1).dims, c.output(0).dims, true);
          },
-         TILEWAVE_HERE});
+         TILEWAVE_HERE})
+      .inputs(2, 4);
   r.add({"", "MatMul", FusionRole::gemm,
          [](ShapeContext& c) { c.set_output(0, matmul_dims(c, c.dims(0), c.dims(1)), c.elem_type(0)); }, lower_matmul,
-         TILEWAVE_HERE});
+         TILEWAVE_HERE})
+      .inputs(2, 2);
 }
 
 }  // namespace tilewave

@@ -28,13 +28,13 @@ bool LowerContext::input_is_static(size_t i) const {
   return has_input(i) && model.static_tensors.count(node.inputs[i]) > 0;
 }
 
-void OpRegistry::add(OpRule rule) {
+OpSignature& OpRegistry::add(OpRule rule) {
   auto key = std::make_pair(rule.domain, rule.op_type);
   auto it = rules_.find(key);
   if (it != rules_.end())
     throw std::logic_error(fmt::format("op '{}' registered twice: at {} and at {}", rule.op_type,
                                        it->second.registered_at, rule.registered_at));
-  rules_.emplace(std::move(key), std::move(rule));
+  return rules_.emplace(std::move(key), std::move(rule)).first->second.signature;
 }
 
 const OpRule* OpRegistry::find(const std::string& domain, const std::string& op_type) const {

@@ -186,21 +186,28 @@ void shape_same(ShapeContext& ctx) { ctx.same_as_input(0); }
 
 void register_pool_reduce_ops(OpRegistry& r) {
   r.add({"", "MaxPool", FusionRole::reduction, shape_pool, [](const LowerContext& c) { return lower_pool(c, true); },
-         TILEWAVE_HERE});
+         TILEWAVE_HERE})
+      .inputs(1, 1)
+      .rank(0, 3, 8);
   r.add({"", "AveragePool", FusionRole::reduction, shape_pool,
-         [](const LowerContext& c) { return lower_pool(c, false); }, TILEWAVE_HERE});
+         [](const LowerContext& c) { return lower_pool(c, false); }, TILEWAVE_HERE})
+      .inputs(1, 1)
+      .rank(0, 3, 8);
   r.add({"", "LpPool", FusionRole::opaque, shape_pool, [](const LowerContext& c) { return lower_pool(c, false); },
-         TILEWAVE_HERE});
+         TILEWAVE_HERE})
+      .inputs(1, 1)
+      .rank(0, 3, 8);
   for (const char* op : {"GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"})
-    r.add({"", op, FusionRole::reduction, shape_global_pool, lower_reduce, TILEWAVE_HERE});
+    r.add({"", op, FusionRole::reduction, shape_global_pool, lower_reduce, TILEWAVE_HERE}).inputs(1, 1).rank(0, 3, 8);
   for (const char* op : {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
                          "ReduceLogSumExp", "ReduceSumSquare", "ReduceLogSum"})
-    r.add({"", op, FusionRole::reduction, shape_reduce, lower_reduce, TILEWAVE_HERE});
-  for (const char* op : {"ArgMax", "ArgMin"}) r.add({"", op, FusionRole::reduction, shape_arg, lower_reduce, TILEWAVE_HERE});
+    r.add({"", op, FusionRole::reduction, shape_reduce, lower_reduce, TILEWAVE_HERE}).inputs(1, 2);
+  for (const char* op : {"ArgMax", "ArgMin"})
+    r.add({"", op, FusionRole::reduction, shape_arg, lower_reduce, TILEWAVE_HERE}).inputs(1, 1);
   for (const char* op : {"Softmax", "LogSoftmax", "InstanceNormalization", "LRN", "MeanVarianceNormalization",
                          "Hardmax", "LpNormalization"})
-    r.add({"", op, FusionRole::opaque, shape_same, lower_rowwise, TILEWAVE_HERE});
-  r.add({"", "LayerNormalization", FusionRole::opaque, shape_norm, lower_norm, TILEWAVE_HERE});
+    r.add({"", op, FusionRole::opaque, shape_same, lower_rowwise, TILEWAVE_HERE}).inputs(1, 3);
+  r.add({"", "LayerNormalization", FusionRole::opaque, shape_norm, lower_norm, TILEWAVE_HERE}).inputs(1, 3);
 }
 
 }  // namespace tilewave

@@ -210,12 +210,19 @@ void shape_eye_like(ShapeContext& ctx) {
 
 void register_shape_ops(OpRegistry& r) {
   auto no_work = [](const LowerContext&) -> std::optional<Layer> { return std::nullopt; };
-  const std::pair<const char*, ShapeFn> ops[] = {
-      {"Reshape", shape_reshape},   {"Flatten", shape_flatten}, {"Squeeze", shape_squeeze},
-      {"Unsqueeze", shape_unsqueeze}, {"Identity", shape_identity}, {"Shape", shape_shape},
-      {"Size", shape_size},         {"Constant", shape_constant}, {"ConstantOfShape", shape_constant_of_shape},
-      {"Dropout", shape_dropout},   {"Range", shape_range},     {"EyeLike", shape_eye_like}};
-  for (const auto& [op, shape] : ops) r.add({"", op, FusionRole::none, shape, no_work, TILEWAVE_HERE});
+  struct Entry {
+    const char* op;
+    ShapeFn shape;
+    int min_inputs, max_inputs;
+  };
+  const Entry ops[] = {{"Reshape", shape_reshape, 1, 2},     {"Flatten", shape_flatten, 1, 1},
+                       {"Squeeze", shape_squeeze, 1, 2},     {"Unsqueeze", shape_unsqueeze, 1, 2},
+                       {"Identity", shape_identity, 1, 1},   {"Shape", shape_shape, 1, 1},
+                       {"Size", shape_size, 1, 1},           {"Constant", shape_constant, 0, 0},
+                       {"ConstantOfShape", shape_constant_of_shape, 1, 1}, {"Dropout", shape_dropout, 1, 3},
+                       {"Range", shape_range, 3, 3},         {"EyeLike", shape_eye_like, 1, 1}};
+  for (const auto& e : ops)
+    r.add({"", e.op, FusionRole::none, e.shape, no_work, TILEWAVE_HERE}).inputs(e.min_inputs, e.max_inputs);
 }
 
 }  // namespace tilewave

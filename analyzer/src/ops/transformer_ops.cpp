@@ -100,7 +100,7 @@ std::optional<Layer> lower_attention(const LowerContext& ctx) {
 // com.microsoft.MultiHeadAttention with separate 3-D query, key and value.
 void shape_mha(ShapeContext& ctx) {
   const auto& q = ctx.dims(0);
-  if (q.size() != 3 || !ctx.has_input(2) || ctx.rank(2) != 3)
+  if (q.size() != 3 || !ctx.has_input(1) || ctx.rank(1) != 3 || !ctx.has_input(2) || ctx.rank(2) != 3)
     throw ShapeUnknown("only MultiHeadAttention with separate 3-D query, key and value is read");
   ctx.set_output(0, {q[0], q[1], ctx.dims(2)[2]}, ctx.elem_type(0));
 }
@@ -261,28 +261,63 @@ std::optional<Layer> lower_recurrent(const LowerContext& ctx) {
 }  // namespace
 
 void register_transformer_ops(OpRegistry& r) {
-  auto add = [&](const char* domain, const char* op, FusionRole role, ShapeFn shape, LowerFn lower, int since) {
+  auto add = [&](const char* domain, const char* op, FusionRole role, ShapeFn shape, LowerFn lower,
+                 int since) -> OpSignature& {
     OpRule rule{domain, op, role, std::move(shape), std::move(lower), TILEWAVE_HERE};
     rule.since_opset = since;
-    r.add(std::move(rule));
+    return r.add(std::move(rule));
   };
-  add("", "Attention", FusionRole::gemm, shape_attention, lower_attention, 23);
-  add("com.microsoft", "MultiHeadAttention", FusionRole::gemm, shape_mha, lower_mha, 1);
+  constexpr int64_t kMaxHeads = int64_t(1) << 20;
+  add("", "Attention", FusionRole::gemm, shape_attention, lower_attention, 23)
+      .inputs(3, 6)
+      .rank(0, 3, 4)
+      .rank(1, 3, 4)
+      .rank(2, 3, 4)
+      .rank(4, 4)
+      .rank(5, 4)
+      .attr("q_num_heads", 1, kMaxHeads)
+      .attr("kv_num_heads", 1, kMaxHeads);
+  add("com.microsoft", "MultiHeadAttention", FusionRole::gemm, shape_mha, lower_mha, 1)
+      .inputs(1, 10)
+      .rank(0, 3, 5)
+      .rank(1, 3, 5)
+      .rank(2, 3, 4)
+      .attr("num_heads", 1, kMaxHeads);
   add("com.microsoft", "Attention", FusionRole::gemm, shape_ort_attention,
       [](const LowerContext&) -> std::optional<Layer> {
         throw Unmodelled("com.microsoft.Attention packs the QKV projection and attention into one node; "
                          "tilewave models them only as separate nodes");
       },
-      1);
-  add("", "Einsum", FusionRole::gemm, shape_einsum, lower_einsum, 12);
-  add("", "GroupNormalization", FusionRole::opaque, [](ShapeContext& c) { c.same_as_input(0); }, lower_group_norm, 18);
-  add("", "RMSNormalization", FusionRole::opaque, shape_norm, lower_norm, 23);
-  for (const char* op : {"SkipLayerNormalization", "SkipSimplifiedLayerNormalization", "SimplifiedLayerNormalization"})
-    add("com.microsoft", op, FusionRole::opaque, shape_norm, lower_norm, 1);
-  add("", "SimplifiedLayerNormalization", FusionRole::opaque, shape_norm, lower_norm, 1);
-  for (const char* op : {"BiasGelu", "FastGelu", "Gelu", "QuickGelu", "BiasAdd"})
-    add("com.microsoft", op, FusionRole::elementwise, [](ShapeContext& c) { c.same_as_input(0); }, lower_elementwise, 1);
-  for (const char* op : {"LSTM", "GRU", "RNN"}) add("", op, FusionRole::gemm, shape_recurrent, lower_recurrent, 7);
+      1)
+      .inputs(2, 10)
+      .rank(0, 3)
+      .rank(1, 2)
+      .attr("num_heads", 1, kMaxHeads);
+  add("", "Einsum", FusionRole::gemm, shape_einsum, lower_einsum, 12).inputs(1, -1);
+  add("", "GroupNormalization", FusionRole::opaque, [](ShapeContext& c) { c.same_as_input(0); }, lower_group_norm, 18)
+      .inputs(3, 3)
+      .rank(0, 2, 8)
+      .attr("num_groups", 1, int64_t(1) << 31);
+  add("", "RMSNormalization", FusionRole::opaque, shape_norm, lower_norm, 23).inputs(1, 2);
+  for (const char* op : {"SkipLayerNormalization", "SkipSimplifiedLayerNormalization"})
+    add("com.microsoft", op, FusionRole::opaque, shape_norm, lower_norm, 1).inputs(2, 5);
+  add("com.microsoft", "SimplifiedLayerNormalization", FusionRole::opaque, shape_norm, lower_norm, 1).inputs(1, 2);
+  add("", "SimplifiedLayerNormalization", FusionRole::opaque, shape_norm, lower_norm, 1).inputs(1, 2);
+  struct Elementwise {
+    const char* op;
+    int min_inputs, max_inputs;
+  };
+  for (const auto& e : {Elementwise{"BiasGelu", 2, 2}, Elementwise{"FastGelu", 1, 2}, Elementwise{"Gelu", 1, 1},
+                        Elementwise{"QuickGelu", 1, 1}, Elementwise{"BiasAdd", 3, 3}})
+    add("com.microsoft", e.op, FusionRole::elementwise, [](ShapeContext& c) { c.same_as_input(0); }, lower_elementwise, 1)
+        .inputs(e.min_inputs, e.max_inputs);
+  for (const char* op : {"LSTM", "GRU", "RNN"})
+    add("", op, FusionRole::gemm, shape_recurrent, lower_recurrent, 7)
+        .inputs(3, 8)
+        .rank(0, 3)
+        .rank(1, 3)
+        .rank(2, 3)
+        .attr("hidden_size", 1, int64_t(1) << 31);
 }
 
 }  // namespace tilewave

@@ -221,6 +221,7 @@ void infer_shapes(Model& model, const OpRegistry& registry) {
       continue;
     }
     ShapeContext ctx(model, n);
+    check_signature(ctx, rule->signature);
     try {
       rule->shape(ctx);
     } catch (const ShapeUnknown& e) {
