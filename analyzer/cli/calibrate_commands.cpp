@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
-#include "output.h"
+#include "tilewave/output_file.h"
 #include "tilewave/analysis.h"
 #include "tilewave/calibration.h"
 #include "tilewave/benchmark_fit.h"
@@ -80,7 +80,7 @@ std::vector<NetworkRun> read_network_measurements(const std::string& path, const
                                                   const std::string& runtime = "") {
   std::vector<std::string> skipped;
   auto runs = read_network_runs(path, models_dir, runtime, &skipped);
-  for (const auto& s : skipped) fmt::print(std::cerr, "tilewave: note: {}: network {} skipped\n", path, s);
+  for (const auto& s : skipped) note(fmt::format("{}: network {} skipped", path, s));
   return runs;
 }
 

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <optional>
 #include <set>
+#include <mutex>
 #include <thread>
 #include <iostream>
 #include <sstream>
@@ -18,7 +19,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
-#include "output.h"
+#include "tilewave/output_file.h"
 #include "tilewave/error.h"
 #include "tilewave/json_input.h"
 #include "tilewave/html_report.h"
@@ -34,12 +35,32 @@ GpuModel gpu_of(const CommonOptions& o) {
   return load_gpu(o.gpu, o.gpu_dir.empty() ? default_gpu_dir() : o.gpu_dir);
 }
 
+namespace {
+std::mutex notes_mutex;
+std::vector<std::string> notes;  // the CLI's pending notes, in order
+}  // namespace
+
+void note(const std::string& line) {
+  std::lock_guard<std::mutex> lock(notes_mutex);
+  notes.push_back(line);
+}
+
+void print_notes() {
+  std::lock_guard<std::mutex> lock(notes_mutex);
+  for (const auto& n : notes) {
+    // "warning: …" lines keep their own label.
+    if (n.rfind("warning: ", 0) == 0) fmt::print(std::cerr, "tilewave: {}\n", printable(n));
+    else fmt::print(std::cerr, "tilewave: note: {}\n", printable(n));
+  }
+  notes.clear();
+}
+
 const RuntimeProfile& runtime_of(const CommonOptions& o) {
   std::string name = o.runtime;
   if (!o.fusion.empty()) {
     const std::string mapped = o.fusion == "trt" ? "tensorrt" : "eager";
-    fmt::print(std::cerr, "tilewave: note: --fusion is deprecated and goes in the next release; "
-                          "--fusion {} means --runtime {}\n", o.fusion, mapped);
+    note(fmt::format("--fusion is deprecated and goes in the next release; --fusion {} means --runtime {}", o.fusion,
+                     mapped));
     name = mapped;
   }
   return runtime_named(name, "--runtime");
@@ -86,10 +107,10 @@ void warn_unmodelled(const Analysis& a, const CommonOptions& o, bool print = tru
     if (auto why = incomplete_reason(a))
       throw InputError(a.model_path, *why + " (--allow-unmodelled gives partial totals)");
   if (!print) return;
-  for (const auto& n : a.notes) fmt::print(std::cerr, "tilewave: note: {}: {}\n", printable(a.model_path), printable(n));
+  for (const auto& n : a.notes) note(fmt::format("{}: {}", a.model_path, n));
   for (const auto& c : a.unmodelled_causes)
-    fmt::print(std::cerr, "tilewave: warning: {}: {} kernel{} unmodelled and left out of the totals (first: {}): {}\n",
-               printable(a.model_path), c.kernels, c.kernels == 1 ? "" : "s", printable(c.first), printable(c.reason));
+    note(fmt::format("warning: {}: {} kernel{} unmodelled and left out of the totals (first: {}): {}", a.model_path,
+                     c.kernels, c.kernels == 1 ? "" : "s", c.first, c.reason));
 }
 
 std::vector<int64_t> parse_batches(const std::string& s) {
@@ -214,6 +235,8 @@ int cmd_rank(const CommonOptions& o, const std::vector<std::string>& args, int t
   std::vector<std::optional<Analysis>> results(models.size());
   std::vector<std::string> reasons(models.size());
   std::atomic<size_t> next{0}, done{0};
+  std::mutex internal_mutex;
+  std::string internal_error;
   auto work = [&] {
     for (size_t i; (i = next.fetch_add(1)) < models.size(); done.fetch_add(1)) {
       try {
@@ -228,11 +251,16 @@ int cmd_rank(const CommonOptions& o, const std::vector<std::string>& args, int t
         const std::string what = e.what();
         // The message starts with the file; the row names it already.
         reasons[i] = what.rfind(models[i] + ": ", 0) == 0 ? what.substr(models[i].size() + 2) : what;
+      } catch (const std::exception& e) {
+        // Not a bad input: an internal error, raised on the main thread
+        // (exit 3) rather than ending the process from a worker.
+        std::lock_guard<std::mutex> lock(internal_mutex);
+        if (internal_error.empty()) internal_error = models[i] + ": " + e.what();
       }
     }
   };
   std::vector<std::thread> pool;
-  for (int t = 0; t < std::max(1, threads); ++t) pool.emplace_back(work);
+  for (int t = 0; t < std::max(1, threads); ++t) start_or_run(pool, work);
   const bool progress = ::isatty(2) && models.size() > 4;
   while (done.load() < models.size()) {
     if (progress) fmt::print(std::cerr, "\r  {} / {} models\x1b[K", done.load(), models.size());
@@ -240,6 +268,7 @@ int cmd_rank(const CommonOptions& o, const std::vector<std::string>& args, int t
   }
   for (auto& th : pool) th.join();
   if (progress) std::cerr << "\r\x1b[K";
+  if (!internal_error.empty()) throw std::runtime_error(internal_error);
   std::vector<Analysis> as;
   std::vector<RankFailure> failed;
   for (size_t i = 0; i < models.size(); ++i) {

@@ -2,6 +2,8 @@
 // the process exit code and throws InputError for bad input.
 #pragma once
 #include <string>
+#include <system_error>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -9,6 +11,22 @@
 #include "tilewave/analysis.h"
 
 namespace tilewave::cli {
+
+// A note for stderr ("tilewave: note: …"), printed once the command has
+// succeeded: a failing command prints only its error line.
+void note(const std::string& line);
+void print_notes();
+
+// Runs fn on a new thread of `pool`, or here when the system refuses another
+// thread (a process or memory limit): fewer threads, the same answers.
+template <class Fn>
+void start_or_run(std::vector<std::thread>& pool, Fn fn) {
+  try {
+    pool.emplace_back(fn);
+  } catch (const std::system_error&) {
+    fn();
+  }
+}
 
 struct CommonOptions {
   std::string gpu = "h200";

@@ -1,4 +1,5 @@
 // tilewave: a thin driver over the analyzer library (analyzer/include).
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <thread>
@@ -8,6 +9,7 @@
 
 #include "commands.h"
 #include "tilewave/error.h"
+#include "tilewave/output_file.h"
 #include "tilewave/report.h"
 #include "tilewave/text.h"
 
@@ -297,11 +299,37 @@ int main(int argc, char** argv) {
   } catch (const CLI::Success& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
+    // One line, as every error (docs/errors.md "Exit codes"): CLI11's own
+    // exit() adds a second line pointing at --help.
+    std::string what = e.what();
+    for (char& c : what)
+      if (c == '\n') c = ' ';
+    std::cerr << "tilewave: usage error: " << printable(what) << " (--help lists the options)\n";
     return 2;
   }
+  remove_temporaries_on_signals();
+  {
+    // Every argument is a candidate input: an output naming the same file as
+    // any other argument (the model, a GPU file, a layer set) is refused.
+    std::vector<std::string> args;
+    for (int i = 1; i < argc; ++i) {
+      const std::string a = argv[i];
+      const auto eq = a.find('=');
+      args.push_back(a.rfind("--", 0) == 0 && eq != std::string::npos ? a.substr(eq + 1) : a);
+    }
+    auto own = std::find(args.begin(), args.end(), o.output);
+    if (own != args.end()) args.erase(own);  // the output's own argument
+    try {
+      refuse_output_over_input(o.output, args);
+    } catch (const InputError& e) {
+      std::cerr << "tilewave: error: " << printable(e.what()) << "\n";
+      return 1;
+    }
+  }
 
-  try {
+  // Notes wait for the command's end (cli::note): a command that fails
+  // prints its one error line and nothing before it (docs/errors.md).
+  auto dispatch = [&]() -> int {
     if (*analyze) return cli::cmd_analyze(o, model, worst);
     if (*layers) {
       if (!extract.empty() == !layer_set.empty()) {
@@ -337,6 +365,12 @@ int main(int argc, char** argv) {
       return cli::cmd_calibrate_from_benchmark(o, bench_results, bench_models, bench_from, seed, bench_predictions,
                                                !bench_no_fit);
     if (*validate) return cli::cmd_calibrate_validate(o, measured_files, fit_dtype, seed, holdout);
+    return 2;
+  };
+  try {
+    const int rc = dispatch();
+    if (rc == 0) cli::print_notes();
+    return rc;
   } catch (const InputError& e) {
     std::cerr << "tilewave: error: " << printable(e.what()) << "\n";
     return 1;

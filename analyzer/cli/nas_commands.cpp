@@ -19,7 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
-#include "output.h"
+#include "tilewave/output_file.h"
 #include "tilewave/error.h"
 #include "tilewave/json_input.h"
 #include "tilewave/report.h"
@@ -164,6 +164,9 @@ int cmd_nas(const CommonOptions& o, const NasOptions& n) {
         if ((k - begin) % 1024 == 1023) done.fetch_add(1024, std::memory_order_relaxed);
       }
       done.fetch_add((end - begin) % 1024, std::memory_order_relaxed);
+    } catch (const std::bad_alloc&) {
+      failures[size_t(t)] = "out of memory (fewer --threads, or a smaller --samples chunk)";
+      failed = true;
     } catch (const std::exception& e) {
       failures[size_t(t)] = e.what();
       failed = true;
@@ -173,7 +176,7 @@ int cmd_nas(const CommonOptions& o, const NasOptions& n) {
     const uint64_t count = std::min(chunk, mine - first);
     rows->resize(count);
     std::vector<std::thread> pool;
-    for (int t = 0; t < threads; ++t) pool.emplace_back(work, t, rows, first, count);
+    for (int t = 0; t < threads; ++t) start_or_run(pool, [&work, t, rows, first, count] { work(t, rows, first, count); });
     return pool;
   };
 

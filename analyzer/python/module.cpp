@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <mutex>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -18,6 +19,7 @@
 #include "tilewave/error.h"
 #include "tilewave/layer_list.h"
 #include "tilewave/layer_set.h"
+#include "tilewave/output_file.h"
 #include "tilewave/report.h"
 #include "tilewave/space_cost.h"
 #include "tilewave_onnx.pb.h"
@@ -168,12 +170,7 @@ class Space {
     const auto c = space::decode(space_, encoding);
     if (batch < 1) throw InputError("batch", "batch must be positive");
     const auto written = space::write_blocks(space_, space::blocks_of(space_, c), {batch, space_.channels, space_.height, space_.width});
-    const std::string tmp = path + ".tmp";
-    {
-      std::ofstream f(tmp, std::ios::binary);
-      if (!f || !(f << written.proto->SerializeAsString()) || !f.flush()) throw InputError(path, "cannot write the file");
-    }
-    std::filesystem::rename(tmp, path);
+    write_output(path, [&](std::ostream& os) { os << written.proto->SerializeAsString(); });
   }
 
  private:
@@ -188,13 +185,15 @@ class Scorer {
       : space_(std::move(space)) {
     Target t = target_of(gpu, batch, runtime, dtype, gpu_dir);
     set_execution(t, layout, amp, graph, host, gpu_dir);
-    evaluator_ = std::make_unique<space::SpaceEvaluator>(space_->get(), t.gpu, t.options.exec, t.options.host, batch);
+    first_ = std::make_unique<space::SpaceEvaluator>(space_->get(), t.gpu, t.options.exec, t.options.host, batch);
   }
   py::object score(const std::string& encoding) {
     space::CandidateCost cost;
     {
       py::gil_scoped_release release;
-      cost = evaluator_->evaluate(space::decode(space_->get(), encoding));
+      const space::Candidate c = space::decode(space_->get(), encoding);
+      Lease lease(*this);
+      cost = lease->evaluate(c);
     }
     return row(cost, encoding);
   }
@@ -202,22 +201,58 @@ class Scorer {
     std::vector<space::CandidateCost> costs(encodings.size());
     {
       py::gil_scoped_release release;
-      for (size_t i = 0; i < encodings.size(); ++i) costs[i] = evaluator_->evaluate(space::decode(space_->get(), encodings[i]));
+      Lease lease(*this);
+      for (size_t i = 0; i < encodings.size(); ++i) costs[i] = lease->evaluate(space::decode(space_->get(), encodings[i]));
     }
     py::list rows(encodings.size());
     for (size_t i = 0; i < encodings.size(); ++i) rows[i] = row(costs[i], encodings[i]);
     return std::move(rows);
   }
-  size_t distinct_blocks() const { return evaluator_->distinct_blocks(); }
+  size_t distinct_blocks() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    size_t most = first_->distinct_blocks();
+    for (const auto& e : evaluators_) most = std::max(most, e->distinct_blocks());
+    return most;
+  }
 
  private:
+  // A SpaceEvaluator memoises into tables of its own, so that one may serve
+  // one thread at a time (issue 20: 8 threads on one evaluator read each
+  // other's half-written entries). Each call borrows an idle one, or a new
+  // sibling sharing the costed blocks, and gives it back: threads sharing a
+  // Scorer score in parallel with one thread's answers.
+  class Lease {
+   public:
+    explicit Lease(Scorer& s) : scorer_(s) {
+      std::lock_guard<std::mutex> lock(s.mutex_);
+      if (s.evaluators_.empty()) {
+        evaluator_ = s.first_->sibling();
+      } else {
+        evaluator_ = std::move(s.evaluators_.back());
+        s.evaluators_.pop_back();
+      }
+    }
+    ~Lease() {
+      std::lock_guard<std::mutex> lock(scorer_.mutex_);
+      scorer_.evaluators_.push_back(std::move(evaluator_));
+    }
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    space::SpaceEvaluator* operator->() { return evaluator_.get(); }
+
+   private:
+    Scorer& scorer_;
+    std::unique_ptr<space::SpaceEvaluator> evaluator_;
+  };
   static py::object row(const space::CandidateCost& cost, const std::string& encoding) {
     json j = candidate_to_json(cost, true);
     j["encoding"] = encoding;
     return to_python(j);
   }
-  std::shared_ptr<Space> space_;  // the evaluator refers to it
-  std::unique_ptr<space::SpaceEvaluator> evaluator_;
+  std::shared_ptr<Space> space_;  // the evaluators refer to it
+  std::unique_ptr<space::SpaceEvaluator> first_;  // never scores: siblings are made from it
+  mutable std::mutex mutex_;
+  std::vector<std::unique_ptr<space::SpaceEvaluator>> evaluators_;  // idle ones
 };
 
 }  // namespace
@@ -290,8 +325,7 @@ PYBIND11_MODULE(tilewave, m) {
         if (batch < 1) throw InputError("batch", "batch must be positive");
         const json list = from_python(layers, "layers");
         const auto written = space::network_from_layers(list, input_shape(batch, input), "layers");
-        std::ofstream f(path, std::ios::binary);
-        if (!f || !(f << written.proto->SerializeAsString())) throw InputError(path, "cannot write the file");
+        write_output(path, [&](std::ostream& os) { os << written.proto->SerializeAsString(); });
         return written.params;
       },
       py::arg("layers"), py::arg("path"), py::kw_only(), py::arg("input") = std::vector<int64_t>{3, 224, 224},

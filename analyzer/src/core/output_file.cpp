@@ -1,4 +1,4 @@
-#include "output.h"
+#include "tilewave/output_file.h"
 
 #include <atomic>
 #include <csignal>
@@ -11,6 +11,8 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <fmt/format.h>
 
 #include "tilewave/error.h"
 
@@ -30,14 +32,6 @@ extern "C" void remove_temp_and_reraise(int sig) {
   if (g_temp_set.load()) ::unlink(g_temp);
   std::signal(sig, SIG_DFL);
   std::raise(sig);
-}
-
-void install_handlers() {
-  static const bool done = [] {
-    for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, remove_temp_and_reraise);
-    return true;
-  }();
-  (void)done;
 }
 
 struct TempGuard {
@@ -62,6 +56,22 @@ mode_t current_umask() {
 }
 
 }  // namespace
+
+void remove_temporaries_on_signals() {
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, remove_temp_and_reraise);
+}
+
+void refuse_output_over_input(const std::string& output, const std::vector<std::string>& inputs) {
+  if (output.empty() || output == "-") return;
+  std::error_code ec;
+  if (!fs::exists(output, ec)) return;
+  for (const auto& in : inputs) {
+    if (in.empty() || in == "-") continue;
+    std::error_code ec2;
+    if (fs::equivalent(output, in, ec2) && !ec2)
+      throw InputError(output, fmt::format("is also an input of this command ({}); write the output elsewhere", in));
+  }
+}
 
 void write_output(const std::string& path, const std::function<void(std::ostream&)>& body) {
   if (path.empty() || path == "-") {
@@ -93,7 +103,6 @@ void write_output(const std::string& path, const std::function<void(std::ostream
   std::string pattern = (dir / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
   const int fd = ::mkstemp(pattern.data());
   if (fd < 0) throw InputError(path, std::string("cannot write output file: ") + std::strerror(errno));
-  install_handlers();
   TempGuard guard(pattern);
   // The target's mode if it exists, else what a new file gets under the umask.
   struct stat old {};
