@@ -376,6 +376,26 @@ expect 1 "" -- "$tw" analyze "$data/cycle.onnx" --batch 1 -o "$tmp/never.json"
 [ ! -e "$tmp/never.json" ] || { echo "FAIL: half-written output left behind"; fails=$((fails + 1)); }
 [ -z "$(ls "$tmp" | grep '\.tmp\.')" ] || { echo "FAIL: temporary file left behind"; fails=$((fails + 1)); }
 
+# Names from input files never become paths or raw terminal codes (issue 20):
+# a space named "../../escaped" exports inside its folder; control
+# characters in a space's or a GPU's name are refused.
+sed 's|"name": "mobilenetv2"|"name": "../../escaped"|' "$root/onnx_models/spaces/mobilenetv2.json" >"$tmp/dots.json"
+mkdir -p "$tmp/deep/er"
+expect 0 "" -- "$tw" nas "$tmp/dots.json" --samples 20 --export-onnx "$tmp/deep/er/top" --top 1 -o "$tmp/dots.csv"
+[ "$(find "$tmp" -name '*escaped*' | wc -l)" = 1 ] && [ -n "$(ls "$tmp/deep/er/top" | grep 'escaped_[0-9]*\.onnx$')" ] ||
+  { echo "FAIL: an export name left its folder: $(find "$tmp" -name '*escaped*')"; fails=$((fails + 1)); }
+printf '%s' "$(sed 's|"name": "mobilenetv2"|"name": "red\\u001b[31m"|' "$root/onnx_models/spaces/mobilenetv2.json")" >"$tmp/esc_space.json"
+expect 1 "esc_space.json: field 'name' ('red.x1b\[31m') holds a control character" -- "$tw" nas "$tmp/esc_space.json" --samples 5
+sed 's|"name": "NVIDIA H200[^"]*"|"name": "H200\\u0007"|' "$root/gpu_models/h200.json" >"$tmp/esc_gpu.json"
+expect 1 "esc_gpu.json: field 'name' ('H200.x07') holds a control character" -- "$tw" analyze "$data/tiny_cnn.onnx" --gpu "$tmp/esc_gpu.json"
+
+# Budgets (issue 20): a 300 KB gzip that inflates past the trace budget, and
+# a GPU file past its own, are one error each, not gigabytes of memory.
+head -c 300000000 /dev/zero | tr '\0' ' ' | gzip -1 >"$tmp/bomb.json.gz"
+expect 1 "bomb.json.gz: gzip content larger than 256 MB" -- "$tw" check "$data/tiny_cnn.onnx" --trace "$tmp/bomb.json.gz"
+{ cat "$root/gpu_models/h200.json"; head -c 5000000 /dev/zero | tr '\0' ' '; } >"$tmp/big_gpu.json"
+expect 1 "big_gpu.json: is 4.8 MB, more than a GPU file may be (4.0 MB)" -- "$tw" analyze "$data/tiny_cnn.onnx" --gpu "$tmp/big_gpu.json"
+
 # An output that is one of the inputs is refused, and the input is intact (issue 20).
 cp "$data/tiny_cnn.onnx" "$tmp/self.onnx"
 expect 1 "self.onnx: is also an input of this command" -- "$tw" analyze "$tmp/self.onnx" --batch 1 -o "$tmp/self.onnx"

@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "tilewave/text.h"
 #include "tilewave/output_file.h"
 #include "tilewave/error.h"
 #include "tilewave/json_input.h"
@@ -245,7 +246,7 @@ int cmd_nas(const CommonOptions& o, const NasOptions& n) {
   progress.update(done.load());
   progress.finish();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  fmt::print(std::cerr, "tilewave: nas: space '{}' holds {:.4g} candidates\n", s.name, s.size());
+  fmt::print(std::cerr, "tilewave: nas: space '{}' holds {:.4g} candidates\n", printable(s.name), s.size());
   fmt::print(std::cerr, "tilewave: nas: {} candidates in {:.3f} s ({:.0f}/s on {} thread{}, written rows included), "
              "{} written{}\n", mine, seconds, seconds > 0 ? double(mine) / seconds : 0.0, threads,
              threads == 1 ? "" : "s", written, invalid ? fmt::format(", {} not buildable (left out)", invalid) : "");
@@ -256,7 +257,7 @@ int cmd_nas(const CommonOptions& o, const NasOptions& n) {
       const space::Candidate c = space::decode(s, r.encoding);
       const auto written =
           space::write_blocks(s, space::blocks_of(s, c), {batch, s.channels, s.height, s.width});
-      const std::string file = (std::filesystem::path(n.export_dir) / fmt::format("{}_{}.onnx", s.name, r.index)).string();
+      const std::string file = (std::filesystem::path(n.export_dir) / fmt::format("{}_{}.onnx", file_stem(s.name), r.index)).string();
       write_output(file, [&](std::ostream& os) { os << written.proto->SerializeAsString(); });
     }
     fmt::print(std::cerr, "tilewave: nas: wrote the {} fastest candidates to {}\n", top.size(), n.export_dir);

@@ -36,6 +36,7 @@
 
 #include <fmt/format.h>
 
+#include "../onnx_builder.h"
 #include "contract.h"
 #include "tilewave/gpu_model.h"
 #include "tilewave/lowering.h"
@@ -358,6 +359,85 @@ Case make_case(const OpRule& rule, uint64_t seed, uint64_t index) {
   return c;
 }
 
+// Large inputs that once took seconds to minutes or gigabytes (issue 20),
+// run first in every campaign: each must finish under the slow limit.
+std::vector<Case> budget_cases() {
+  using B = test::OnnxBuilder;
+  std::vector<Case> out;
+  auto add = [&](const std::string& what, const B& b) {
+    out.push_back({"budget", std::make_shared<tp::ModelProto>(b.proto()), what});
+  };
+  for (const char* op : {"Sum", "Concat", "Max", "Mean"}) {  // kMaxNodeInputs inputs to one node
+    B b(13);
+    std::vector<std::string> ins;
+    for (int i = 0; i < kMaxNodeInputs; ++i) {
+      ins.push_back("x" + std::to_string(i));
+      b.input(ins.back(), {1, 8});
+    }
+    auto& n = b.node(op, ins, {"y"});
+    if (std::string(op) == "Concat") B::attr(n, "axis", int64_t(0));
+    b.output("y");
+    add(fmt::format("{} of {} inputs", op, kMaxNodeInputs), b);
+  }
+  {  // a value doubled 40 times (Concat of itself, past the values kept), then read by Gathers
+    B b(13);
+    b.ints("v", {1, 2, 3, 4});
+    std::string prev = "v";
+    for (int i = 0; i < 40; ++i) {
+      const std::string next = "c" + std::to_string(i);
+      B::attr(b.node("Concat", {prev, prev}, {next}), "axis", int64_t(0));
+      prev = next;
+    }
+    b.ints("idx", {0, 1, 2, 3});
+    for (int i = 0; i < 200; ++i) {
+      const std::string next = "g" + std::to_string(i);
+      b.node("Gather", {prev, "idx"}, {next});
+      prev = next;
+    }
+    b.output(prev);
+    add("a value doubled 40 times, then 200 Gathers", b);
+  }
+  {  // values of 2^40 elements asked for: Range, ConstantOfShape, Expand, Tile
+    B b(13);
+    b.ints("zero", {0}, true);
+    b.ints("huge", {int64_t(1) << 40}, true);
+    b.ints("one", {1}, true);
+    b.node("Range", {"zero", "huge", "one"}, {"r"});
+    b.ints("shape", {int64_t(1) << 20, int64_t(1) << 20});
+    b.node("ConstantOfShape", {"shape"}, {"c"});
+    b.node("Expand", {"one", "shape"}, {"e"});
+    b.ints("reps", {int64_t(1) << 40});
+    b.node("Tile", {"reps", "reps"}, {"t"});
+    for (const char* o : {"r", "c", "e", "t"}) {
+      b.node("Shape", {o}, {std::string(o) + "_shape"});
+      b.output(std::string(o) + "_shape");
+    }
+    add("values of 2^40 elements", b);
+  }
+  {  // a chain of 200,000 activations
+    B b(13);
+    b.input("x", {1, 64});
+    std::string prev = "x";
+    for (int i = 0; i < 200000; ++i) {
+      const std::string next = "a" + std::to_string(i);
+      b.node(i % 2 ? "Relu" : "Sigmoid", {prev}, {next});
+      prev = next;
+    }
+    b.output(prev);
+    add("a chain of 200,000 activations", b);
+  }
+  {  // one tensor read by 20,000 nodes
+    B b(13);
+    b.input("x", {1, 64});
+    for (int i = 0; i < 20000; ++i) {
+      b.node("Relu", {"x"}, {"r" + std::to_string(i)});
+      b.output("r" + std::to_string(i));
+    }
+    add("one tensor read by 20,000 nodes", b);
+  }
+  return out;
+}
+
 // One run as `tilewave analyze` makes it: load (own shape inference), lower
 // under one runtime, cost, and every view. Returns the broken rule, or ""
 // with `refused` set when the model was refused with one InputError.
@@ -472,6 +552,24 @@ int main(int argc, char** argv) {
 
   const auto start = std::chrono::steady_clock::now();
   uint64_t run = 0, findings = 0;
+  if (only_op.empty())
+    for (const Case& c : budget_cases()) {
+      const auto t0 = std::chrono::steady_clock::now();
+      bool refused = false;
+      std::string broken = run_isolated(c, gpu, 1, slow_seconds, refused);
+      const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (broken.empty() && took > slow_seconds) broken = fmt::format("took {:.1f} s (limit {} s)", took, slow_seconds);
+      std::printf("budget case: %s: %s in %.2f s\n", c.description.c_str(),
+                  !broken.empty() ? "FINDING" : refused ? "refused with one error line" : "analysed", took);
+      if (!broken.empty()) {
+        const std::string keep = fmt::format("{}/finding-budget-{}.onnx", out, findings);
+        std::ofstream f(keep, std::ios::binary);
+        c.proto->SerializeToOstream(&f);
+        std::fprintf(stderr, "finding: budget case (%s): %s; model kept as %s\n", c.description.c_str(), broken.c_str(),
+                     keep.c_str());
+        ++findings;
+      }
+    }
   std::map<std::string, uint64_t> analysed_by_op, refused_by_op;
   for (; run < cases; ++run) {
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -19,13 +19,22 @@ void require_regular_file(const std::string& path, const std::string& what, uint
 // Deeper than any tilewave file needs (GPU files nest 4 levels).
 constexpr int kMaxJsonNesting = 32;
 
+// Budgets on JSON input (docs/errors.md "Budgets"), on the file and, for a
+// gzip file, on its inflated text: a parsed document takes up to 10 times
+// its text, so that no input under 1 MB can take more than a few GB.
+// A GPU file is a few kB; a profiler trace of one forward a few tens of MB.
+constexpr uintmax_t kMaxJsonBytes = uintmax_t(64) << 20;
+constexpr uintmax_t kMaxGpuFileBytes = uintmax_t(4) << 20;
+constexpr uintmax_t kMaxTraceBytes = uintmax_t(256) << 20;
+
 nlohmann::json parse_json_text(const std::string& text, const std::string& where);
 // The same for a file's bytes, which may be gzip-compressed (as
-// torch.profiler's trace handler can write them): inflated first, to at most 1 GiB.
-nlohmann::json parse_json_bytes(const std::string& bytes, const std::string& where);
+// torch.profiler's trace handler can write them): inflated first, to at most max_bytes.
+nlohmann::json parse_json_bytes(const std::string& bytes, const std::string& where,
+                                uintmax_t max_bytes = kMaxJsonBytes);
 // A whole file read, then parsed; InputError naming the file, with `what` it
 // should have been ("GPU file", "trace") when it is a folder or cannot be opened.
-// Its bytes go through parse_json_bytes.
-nlohmann::json read_json_file(const std::string& path, const std::string& what);
+// Its bytes go through parse_json_bytes, under the same budget.
+nlohmann::json read_json_file(const std::string& path, const std::string& what, uintmax_t max_bytes = kMaxJsonBytes);
 
 }  // namespace tilewave

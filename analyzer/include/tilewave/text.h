@@ -14,6 +14,14 @@ std::string middle_ellipsis(const std::string& s, size_t width);
 // "/features/features.1/features.1.2/block/block.2/Conv" becomes
 // "/features.1.2/block.2/Conv" (PyTorch names each module by its full path).
 std::string compact_name(const std::string& name);
+// A display name from a file (a GPU's or a search space's), refused when it
+// holds control characters, which would reach terminals raw; throws
+// InputError(where, "field 'name' …").
+void require_display_name(const std::string& where, const char* field, const std::string& name);
+// A name from an input file made safe as one file name: only letters,
+// digits, '-', '_' and '.', no leading '.', at most 64 characters, so that
+// "../../x" or "/etc/x" stays inside the folder it is written to.
+std::string file_stem(const std::string& name);
 // Text for HTML and SVG: & < > " escaped, control characters as in printable().
 std::string html_escape(const std::string& s);
 

@@ -56,7 +56,7 @@ double number_or(const json& e, const char* key, double otherwise) {
 
 }  // namespace
 
-MeasuredTrace read_trace(const std::string& path) { return trace_from_json(read_json_file(path, "trace"), path); }
+MeasuredTrace read_trace(const std::string& path) { return trace_from_json(read_json_file(path, "trace", kMaxTraceBytes), path); }
 
 MeasuredTrace trace_from_json(const json& doc, const std::string& path) {
   const json* events = &doc;

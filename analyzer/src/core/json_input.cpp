@@ -32,8 +32,8 @@ int max_nesting(const std::string& text) {
 
 // A gzip stream inflated whole, stopping past `limit` bytes so that a small
 // file cannot expand without bound.
-std::string gunzip(const std::string& packed, const std::string& path) {
-  constexpr size_t kLimit = size_t(1) << 30;
+std::string gunzip(const std::string& packed, const std::string& path, uintmax_t max_bytes) {
+  const size_t kLimit = size_t(max_bytes);
   if (packed.size() > UINT32_MAX) throw InputError(path, "gzip file larger than 4 GiB");
   z_stream z{};
   if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) throw InputError(path, "cannot start gzip decompression");
@@ -51,7 +51,8 @@ std::string gunzip(const std::string& packed, const std::string& path) {
     else if (rc == Z_OK && z.avail_in == 0 && z.avail_out != 0) rc = Z_DATA_ERROR;  // input ended mid-stream
   }
   inflateEnd(&z);
-  if (out.size() > kLimit) throw InputError(path, "gzip content larger than 1 GiB");
+  if (out.size() > kLimit)
+    throw InputError(path, fmt::format("gzip content larger than {} MB, the most tilewave reads for this file", kLimit >> 20));
   if (rc != Z_STREAM_END) throw InputError(path, "gzip data is corrupt or cut short");
   return out;
 }
@@ -68,9 +69,12 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& where
   }
 }
 
-nlohmann::json parse_json_bytes(const std::string& bytes, const std::string& where) {
+nlohmann::json parse_json_bytes(const std::string& bytes, const std::string& where, uintmax_t max_bytes) {
   if (bytes.size() >= 2 && uint8_t(bytes[0]) == 0x1f && uint8_t(bytes[1]) == 0x8b)
-    return parse_json_text(gunzip(bytes, where), where);
+    return parse_json_text(gunzip(bytes, where, max_bytes), where);
+  if (bytes.size() > max_bytes)
+    throw InputError(where, fmt::format("is {} MB, more than the {} MB tilewave reads for this file", bytes.size() >> 20,
+                                        max_bytes >> 20));
   return parse_json_text(bytes, where);
 }
 
@@ -85,15 +89,17 @@ void require_regular_file(const std::string& path, const std::string& what, uint
   if (max_bytes > 0) {
     const auto size = std::filesystem::file_size(path, ec);
     if (!ec && size > max_bytes)
-      throw InputError(path, fmt::format("is {} MB, more than {} may be ({} MB)", size >> 20, what, max_bytes >> 20));
+      throw InputError(path, fmt::format("is {:.1f} MB, more than {} may be ({:.1f} MB)", double(size) / (1 << 20), what,
+                                             double(max_bytes) / (1 << 20)));
   }
 }
 
-nlohmann::json read_json_file(const std::string& path, const std::string& what) {
-  require_regular_file(path, "a " + what, uintmax_t(1) << 30);
+nlohmann::json read_json_file(const std::string& path, const std::string& what, uintmax_t max_bytes) {
+  require_regular_file(path, "a " + what, max_bytes);
   std::ifstream f(path, std::ios::binary);
   if (!f) throw InputError(path, "cannot open " + what);
-  return parse_json_bytes(std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>()), path);
+  return parse_json_bytes(std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>()), path,
+                          max_bytes);
 }
 
 }  // namespace tilewave

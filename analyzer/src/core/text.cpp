@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "tilewave/error.h"
+
 namespace tilewave {
 
 std::string printable(const std::string& s) {
@@ -14,6 +16,25 @@ std::string printable(const std::string& s) {
     else out += char(c);
   }
   return out;
+}
+
+void require_display_name(const std::string& where, const char* field, const std::string& name) {
+  for (unsigned char c : name)
+    if (c < 0x20 || c == 0x7f)
+      throw InputError(where, fmt::format("field '{}' ('{}') holds a control character", field, printable(name)));
+  if (name.size() > 200) throw InputError(where, fmt::format("field '{}' is longer than 200 characters", field));
+}
+
+std::string file_stem(const std::string& name) {
+  std::string out;
+  for (char c : name) {
+    const bool safe = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+                      c == '_' || c == '.';
+    out += safe ? c : '_';
+  }
+  while (!out.empty() && out[0] == '.') out[0] = '_';
+  if (out.size() > 64) out.resize(64);
+  return out.empty() ? "unnamed" : out;
 }
 
 std::string middle_ellipsis(const std::string& s, size_t width) {

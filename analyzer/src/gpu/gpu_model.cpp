@@ -1,3 +1,4 @@
+#include "tilewave/text.h"
 #include "tilewave/gpu_model.h"
 
 #include <algorithm>
@@ -178,7 +179,7 @@ namespace {
 const json& read_arch_file(const std::string& path) {
   static std::map<std::string, json> parsed;
   auto it = parsed.find(path);
-  if (it == parsed.end()) it = parsed.emplace(path, read_json_file(path, "GPU file")).first;
+  if (it == parsed.end()) it = parsed.emplace(path, read_json_file(path, "GPU file", kMaxGpuFileBytes)).first;
   return it->second;
 }
 
@@ -299,6 +300,7 @@ GpuModel gpu_from_json(const json& j, const std::string& id, const std::string& 
   // The chip's facts, with ranges wide enough for any GPU and narrow enough
   // that no later product or quotient overflows (docs/errors.md).
   g.name = get_optional<std::string>(j, "name", id, where);
+  require_display_name(where, "name", g.name);
   g.trust = get_optional<std::string>(j, "trust", "datasheet", where);
   g.host = get_optional<std::string>(j, "host", "", where);
   // An id in the database's hosts/ folder, never a path (docs/errors.md).
@@ -375,7 +377,7 @@ GpuModel load_gpu(const std::string& id_or_path, const std::string& db_dir) {
     throw InputError("--gpu", fmt::format("unknown GPU '{}' (known: {}; or pass a path to a .json file)",
                                           id_or_path, known));
   }
-  const json j = read_json_file(path, "GPU file");
+  const json j = read_json_file(path, "GPU file", kMaxGpuFileBytes);
   // A GPU file outside the database still finds its architecture file in the
   // database, so a user's own file needs only datasheet facts.
   fs::path arch_dir = fs::path(path).parent_path() / "arch";

@@ -146,14 +146,16 @@ void KernelEdges::derive(Kernel& k) const {
   for (int i : k.nodes)
     for (const auto& out : m.nodes[i].outputs)
       if (!out.empty()) produced[out] = true;
-  auto member = [&](int node) { return std::find(k.nodes.begin(), k.nodes.end(), node) != k.nodes.end(); };
-  std::vector<std::string> seen;
+  // Sets, not scans: a node may have 10,000 inputs (kMaxNodeInputs) and the
+  // work must stay linear in them.
+  const std::unordered_set<int> members(k.nodes.begin(), k.nodes.end());
+  auto member = [&](int node) { return members.count(node) > 0; };
+  std::unordered_set<std::string> seen;
   for (int i : k.nodes)
     for (const auto& t : m.nodes[i].inputs) {
       if (t.empty() || produced.count(t)) continue;
       const TensorRef r = ref(t);
-      if (r.name.empty() || std::find(seen.begin(), seen.end(), r.name) != seen.end()) continue;
-      seen.push_back(r.name);
+      if (r.name.empty() || !seen.insert(r.name).second) continue;
       k.reads.push_back(r);
     }
   for (int i : k.nodes)

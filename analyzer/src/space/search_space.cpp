@@ -1,4 +1,5 @@
 // Space files, sampling and encodings (docs/nas.md "Space files").
+#include "tilewave/text.h"
 #include "tilewave/search_space.h"
 
 #include <algorithm>
@@ -138,6 +139,7 @@ SearchSpace space_from_text(const std::string& text, const std::string& path) {
     return v.get<int64_t>();
   };
   s.name = str("name", "space");
+  require_display_name(path, "name", s.name);
   const std::string family = str("family", "");
   if (family == "mbconv") s.family = Family::mbconv;
   else if (family == "regnet") s.family = Family::regnet;
