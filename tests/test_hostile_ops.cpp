@@ -185,3 +185,47 @@ TEST_CASE("the shared checker refuses wrong-typed, repeated and over-long attrib
   // The same node, well formed, is analysed.
   CHECK(refusal([](B&, tilewave::onnx::NodeProto& n) { B::attr(n, "kernel_shape", std::vector<int64_t>{2, 2}); }) == "ok");
 }
+
+TEST_CASE("ReduceProd and ReduceSum of known values past 64 bits leave the value unknown, not wrapped") {
+  for (const char* op : {"ReduceProd", "ReduceSum"}) {
+    CAPTURE(op);
+    B b(13);
+    const int64_t big = std::string(op) == "ReduceProd" ? int64_t(1) << 40 : std::numeric_limits<int64_t>::max();
+    b.ints("v", {big, big});
+    B::attr(b.node(op, {"v"}, {"r"}), "keepdims", int64_t(0));
+    b.output("r");
+    const Model m = b.load();
+    CHECK(test::dims_of(m, "r") == std::vector<int64_t>{});
+    CHECK(m.values.count("r") == 0);
+    B ok(13);
+    ok.ints("v", {3, 4});
+    B::attr(ok.node(op, {"v"}, {"r"}), "keepdims", int64_t(0));
+    ok.output("r");
+    CHECK(ok.load().values.at("r").ints == std::vector<int64_t>{std::string(op) == "ReduceProd" ? 12 : 7});
+  }
+}
+
+TEST_CASE("compute inside a Loop, If or Scan body is compute left out: an error, not a partial total") {
+  for (const char* op : {"Loop", "If", "Scan"}) {
+    CAPTURE(op);
+    B b(13);
+    b.input("x", {1, 3, 8, 8});
+    auto& n = b.node(op, {"x"}, {"y"});
+    auto* a = n.add_attribute();
+    a->set_name(std::string(op) == "If" ? "then_branch" : "body");
+    a->set_type(tilewave::onnx::AttributeProto::GRAPH);
+    auto* inner = a->mutable_g()->add_node();  // one level down, inside another If
+    inner->set_op_type("If");
+    auto* deeper = inner->add_attribute();
+    deeper->set_name("else_branch");
+    deeper->set_type(tilewave::onnx::AttributeProto::GRAPH);
+    deeper->mutable_g()->add_node()->set_op_type("Conv");
+    b.output("y");
+    AnalyzeOptions o;
+    const Analysis an = analyze_model(b.load_batch(1), test::gpu("h200"), o);
+    const auto why = incomplete_reason(an);
+    REQUIRE(why);
+    CHECK(why->find("does tensor-core work") != std::string::npos);
+    CHECK(why->find("its subgraph holds Conv") != std::string::npos);
+  }
+}

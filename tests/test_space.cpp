@@ -114,3 +114,42 @@ TEST_CASE("space files are checked: family, choices, ranges, unknown keys") {
   CHECK(error_of(R"({"family": "resnet", "stage": []})").find("unknown field 'stage'") != std::string::npos);
   CHECK(error_of("[1,2") .find("not valid JSON") != std::string::npos);
 }
+
+TEST_CASE("encodings round-trip exactly and decode only the space's own options") {
+  // Issue 20: "{:g}" kept 6 digits, so wa 27.8926315 came back as 27.8926 (a
+  // different network); -0 was written "se-0", which '-' split in two.
+  std::ifstream f(space_path("regnet"));
+  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const auto replace = [&](const std::string& from, const std::string& to) {
+    const auto at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, from.size(), to);
+  };
+  replace("\"wa\": [12, 16,", "\"wa\": [27.892631578947368, 16,");
+  replace("\"se\": [0, 1]", "\"se\": [-0.0, 1]");
+  const space::SearchSpace sp = space::space_from_text(text, "regnet_digits.json");
+  int with_digits = 0;
+  for (uint64_t i = 0; i < 400; ++i) {
+    const auto cand = space::sample(sp, 3, i);
+    const std::string enc = space::encode(sp, cand);
+    const auto back = space::decode(sp, enc);
+    CHECK(back.values == cand.values);  // the same doubles, bit for bit
+    CHECK(enc.find("se-") == std::string::npos);
+    with_digits += enc.find("a27.89263157894737-") != std::string::npos;
+  }
+  CHECK(with_digits > 0);
+  // A value outside the stage's options, NaN or trailing text is refused.
+  const std::string good = space::encode(sp, space::sample(sp, 3, 0));
+  auto with_token = [&](const std::string& token, const std::string& by) {
+    std::string e = good;
+    const auto at = e.find(token);
+    REQUIRE(at != std::string::npos);
+    const auto end = std::min(e.find('-', at + 1), e.find('_', at + 1));
+    return e.replace(at, (end == std::string::npos ? e.size() : end) - at, by);
+  };
+  CHECK_THROWS_WITH_AS(space::decode(sp, with_token("-a", "-a13")), doctest::Contains("is not one of the space's options"),
+                       InputError);
+  CHECK_THROWS_WITH_AS(space::decode(sp, with_token("-a", "-anan")), doctest::Contains("is not one of the space's options"),
+                       InputError);
+  CHECK_THROWS_WITH_AS(space::decode(sp, with_token("-a", "-a16x")), doctest::Contains("is not a number"), InputError);
+}

@@ -191,6 +191,7 @@ int cmd_nas(const CommonOptions& o, const NasOptions& n) {
                        {"min_utilization", n.min_utilization}, {"pareto", n.pareto}};
   const auto start = std::chrono::steady_clock::now();
   uint64_t invalid = 0, written = 0;
+  std::string first_error;
   std::vector<Row> front, top;  // --pareto's front so far; --export-onnx's fastest so far
   auto by_time = [](const Row& a, const Row& b) { return a.cost.time_us < b.cost.time_us; };
   Progress progress(mine);
@@ -218,7 +219,7 @@ int cmd_nas(const CommonOptions& o, const NasOptions& n) {
       std::vector<Row> kept;  // rows for --pareto and --export-onnx (copies: the buffer's storage is reused)
       for (const Row& r : buffers[b]) {
         if (!r.error.empty()) {
-          if (invalid++ == 0) fmt::print(std::cerr, "tilewave: note: {}\n", r.error);
+          if (invalid++ == 0) first_error = r.error;
           continue;
         }
         if (r.cost.utilization < n.min_utilization) continue;
@@ -238,6 +239,11 @@ int cmd_nas(const CommonOptions& o, const NasOptions& n) {
         front = pareto_front(std::move(front));
       }
     }
+    // An empty answer is an error when no candidate could be built; one
+    // that --min-utilization filtered empty is an answer.
+    if (mine > 0 && invalid == mine)
+      throw InputError(n.space, fmt::format("none of the {} candidates could be built; the first: {}", mine, first_error));
+    if (invalid) note(fmt::format("{} (and {} other candidates not buildable)", first_error, invalid - 1));
     if (n.pareto) {
       write_rows(os, nullptr, front, o.format);
       written = front.size();

@@ -167,7 +167,12 @@ void shape_reduce(ShapeContext& ctx) {
     }
     int64_t& acc = r.ints[size_t(o)];
     const int64_t x = v->ints[size_t(i)];
-    acc = op == "ReduceProd" ? acc * x : op == "ReduceSum" ? acc + x : op == "ReduceMax" ? std::max(acc, x) : std::min(acc, x);
+    // A product or sum past 64 bits leaves the value unknown (the shape stays
+    // known): a runtime would wrap it, and tilewave will not guess a wrapped shape.
+    if (op == "ReduceProd" ? __builtin_mul_overflow(acc, x, &acc)
+        : op == "ReduceSum" ? __builtin_add_overflow(acc, x, &acc)
+                            : ((acc = op == "ReduceMax" ? std::max(acc, x) : std::min(acc, x)), false))
+      return;
   }
   ctx.set_value(0, std::move(r));
 }

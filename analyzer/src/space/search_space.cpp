@@ -1,5 +1,4 @@
 // Space files, sampling and encodings (docs/nas.md "Space files").
-#include "tilewave/text.h"
 #include "tilewave/search_space.h"
 
 #include <algorithm>
@@ -13,6 +12,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "tilewave/text.h"
 #include "tilewave/error.h"
 #include "tilewave/json_input.h"
 
@@ -54,7 +54,10 @@ uint64_t splitmix64(uint64_t& state) {
   return z ^ (z >> 31);
 }
 
-std::string number_text(double v) { return fmt::format("{:g}", v); }
+// The shortest text that reads back as the same double (fmt's default), so
+// that an encoding decodes to exactly its candidate ("{:g}" kept 6 digits);
+// -0 is written 0, since '-' separates choices.
+std::string number_text(double v) { return fmt::format("{}", v == 0 ? 0.0 : v); }
 
 int64_t make_divisible(double v, int64_t divisor) {
   // torchvision's _make_divisible: round to the multiple, never 10% below.
@@ -256,11 +259,23 @@ Candidate decode(const SearchSpace& s, const std::string& encoding) {
       const std::string want = rules[k].token;
       if (token.rfind(want, 0) != 0)
         throw InputError(s.source_file, fmt::format("encoding '{}': stage {} lacks '{}'", encoding, i, want));
+      double v = 0;
       try {
-        values.push_back(std::stod(token.substr(want.size())));
+        size_t used = 0;
+        v = std::stod(token.substr(want.size()), &used);
+        if (used != token.size() - want.size()) throw std::invalid_argument("trailing text");
       } catch (const std::exception&) {
-        throw InputError(s.source_file, fmt::format("encoding '{}': '{}' is not a number", encoding, token));
+        throw InputError(s.source_file, fmt::format("encoding '{}': '{}' is not a number", printable(encoding), printable(token)));
       }
+      // Only the space's own options: a value outside them (7 where the file
+      // offers 3 and 5, NaN, -1) would be costed as a network the space does not hold.
+      if (i < s.stages.size() && k < s.stages[i].choices.size()) {
+        const auto& options = s.stages[i].choices[k].options;
+        if (std::find(options.begin(), options.end(), v) == options.end())
+          throw InputError(s.source_file, fmt::format("encoding '{}': stage {}'s '{}' is not one of the space's options",
+                                                      printable(encoding), i, printable(token)));
+      }
+      values.push_back(v);
       p = e + 1;
     }
     c.values.push_back(std::move(values));
