@@ -396,6 +396,17 @@ expect 1 "bomb.json.gz: gzip content larger than 256 MB" -- "$tw" check "$data/t
 { cat "$root/gpu_models/h200.json"; head -c 5000000 /dev/zero | tr '\0' ' '; } >"$tmp/big_gpu.json"
 expect 1 "big_gpu.json: is 4.8 MB, more than a GPU file may be (4.0 MB)" -- "$tw" analyze "$data/tiny_cnn.onnx" --gpu "$tmp/big_gpu.json"
 
+# Hostile paths for --gpu and the model (issue 20): a loop of links, an id of
+# 300 characters, a file whose reads fail; -1 candidates is bad usage.
+ln -s "$tmp/loop_b" "$tmp/loop_a" && ln -s "$tmp/loop_a" "$tmp/loop_b"
+expect 1 "loop_a: cannot be read (Too many levels of symbolic links)" -- "$tw" analyze "$data/tiny_cnn.onnx" --gpu "$tmp/loop_a"
+expect 1 "is neither a GPU id" -- "$tw" analyze "$data/tiny_cnn.onnx" --gpu "$(printf 'a%.0s' $(seq 300))"
+if [ -r /proc/self/mem ]; then
+  expect 1 "/proc/self/mem: cannot read a GPU file" -- "$tw" analyze "$data/tiny_cnn.onnx" --gpu /proc/self/mem
+  expect 1 "/proc/self/mem: cannot read an ONNX file" -- "$tw" analyze /proc/self/mem
+fi
+expect 2 "not in range" -- "$tw" nas "$root/onnx_models/spaces/mobilenetv2.json" --samples -1
+
 # An output that is one of the inputs is refused, and the input is intact (issue 20).
 cp "$data/tiny_cnn.onnx" "$tmp/self.onnx"
 expect 1 "self.onnx: is also an input of this command" -- "$tw" analyze "$tmp/self.onnx" --batch 1 -o "$tmp/self.onnx"

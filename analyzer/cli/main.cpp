@@ -175,7 +175,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"eager", "inductor", "tensorrt"}))
       ->capture_default_str();
   nas->add_option("--batch", o.batch, "batch size (default 1)");
-  nas->add_option("--samples", nas_opt.samples, "candidates in the whole sampling")->capture_default_str();
+  nas->add_option("--samples", nas_opt.samples, "candidates in the whole sampling")->capture_default_str()
+      ->check(CLI::Range(uint64_t(1), uint64_t(1000000000000)));  // "-1" reads as 2^64-1 (issue 20)
   nas->add_option("--seed", nas_opt.seed, "sampling seed: the same seed gives the same candidates")
       ->capture_default_str();
   nas->add_option("--shard", nas_opt.shard, "i/n: this run is the i-th of n parts (0-based); nas-merge joins them")

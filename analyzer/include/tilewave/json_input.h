@@ -16,6 +16,11 @@ namespace tilewave {
 // hang a command. `what` names it with its article: "a GPU file".
 void require_regular_file(const std::string& path, const std::string& what, uintmax_t max_bytes = 0);
 
+// The whole file, read after require_regular_file(path, what, max_bytes):
+// at most max_bytes are read whatever its size claims (a /proc file says 0),
+// and a read error (EIO from /proc/self/mem) is an InputError naming it.
+std::string read_regular_file(const std::string& path, const std::string& what, uintmax_t max_bytes);
+
 // Deeper than any tilewave file needs (GPU files nest 4 levels).
 constexpr int kMaxJsonNesting = 32;
 

@@ -3,6 +3,12 @@
 #include <filesystem>
 #include <fstream>
 
+#include <cerrno>
+#include <cstring>
+
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <fmt/format.h>
 #include <zlib.h>
 
@@ -82,6 +88,9 @@ nlohmann::json parse_json_bytes(const std::string& bytes, const std::string& whe
 void require_regular_file(const std::string& path, const std::string& what, uintmax_t max_bytes) {
   std::error_code ec;
   const auto st = std::filesystem::status(path, ec);
+  // A loop of links or a name too long is the system's reason, not "no such file".
+  if (ec && ec != std::errc::no_such_file_or_directory)
+    throw InputError(path, fmt::format("cannot be read ({}); {} was expected", ec.message(), what));
   if (ec || !std::filesystem::exists(st)) throw InputError(path, "no such file (" + what + " was expected)");
   if (std::filesystem::is_directory(st)) throw InputError(path, "is a directory, not " + what);
   if (!std::filesystem::is_regular_file(st))
@@ -94,12 +103,33 @@ void require_regular_file(const std::string& path, const std::string& what, uint
   }
 }
 
+std::string read_regular_file(const std::string& path, const std::string& what, uintmax_t max_bytes) {
+  require_regular_file(path, what, max_bytes);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw InputError(path, fmt::format("cannot open {}: {}", what, std::strerror(errno)));
+  std::string bytes;
+  char chunk[1 << 16];
+  while (true) {
+    const ssize_t n = ::read(fd, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      throw InputError(path, fmt::format("cannot read {}: {}", what, std::strerror(err)));
+    }
+    if (n == 0) break;
+    bytes.append(chunk, size_t(n));
+    if (bytes.size() > max_bytes) {
+      ::close(fd);
+      throw InputError(path, fmt::format("is more than {:.1f} MB, more than {} may be", double(max_bytes) / (1 << 20), what));
+    }
+  }
+  ::close(fd);
+  return bytes;
+}
+
 nlohmann::json read_json_file(const std::string& path, const std::string& what, uintmax_t max_bytes) {
-  require_regular_file(path, "a " + what, max_bytes);
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw InputError(path, "cannot open " + what);
-  return parse_json_bytes(std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>()), path,
-                          max_bytes);
+  return parse_json_bytes(read_regular_file(path, "a " + what, max_bytes), path, max_bytes);
 }
 
 }  // namespace tilewave

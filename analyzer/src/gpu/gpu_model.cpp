@@ -369,8 +369,15 @@ GpuModel gpu_from_json(const json& j, const std::string& id, const std::string& 
 GpuModel load_gpu(const std::string& id_or_path, const std::string& db_dir) {
   const bool is_path = id_or_path.find('/') != std::string::npos ||
                        fs::path(id_or_path).extension() == ".json";
+  // An id names a file of the database: letters, digits, '-', '_', '.' only.
+  if (!is_path && (id_or_path.empty() || id_or_path.size() > 64 ||
+                   id_or_path.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") !=
+                       std::string::npos))
+    throw InputError("--gpu", fmt::format("'{}' is neither a GPU id (letters, digits, '-', '_', '.'; at most 64) nor a "
+                                          "path to a .json file", printable(id_or_path.substr(0, 80))));
   std::string path = is_path ? id_or_path : (fs::path(db_dir) / (id_or_path + ".json")).string();
-  if (!fs::exists(path)) {
+  std::error_code exists_error;
+  if (!fs::exists(fs::symlink_status(path, exists_error))) {
     if (is_path) throw InputError(path, "GPU file not found");
     std::string known;
     for (const auto& id : list_gpu_ids(db_dir)) known += (known.empty() ? "" : ", ") + id;

@@ -111,9 +111,7 @@ std::shared_ptr<onnx::ModelProto> read_onnx_file(const std::string& path) {
   if (!ec && file_bytes > uint64_t(kMaxModelFileBytes))
     throw InputError(path, fmt::format("file is {:.1f} GiB; an ONNX protobuf holds at most 2 GiB (larger weights "
                                        "belong in external data files)", double(file_bytes) / (1 << 30)));
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw InputError(path, "cannot open file");
-  std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const std::string bytes = read_regular_file(path, "an ONNX file", uintmax_t(kMaxModelFileBytes));
   if (bytes.empty()) throw InputError(path, "file is empty");
   auto m = std::make_shared<onnx::ModelProto>();
   if (!m->ParseFromString(bytes)) throw InputError(path, "not an ONNX model (protobuf parse failed)");

@@ -112,10 +112,7 @@ double SearchSpace::size() const {
 }
 
 SearchSpace load_space(const std::string& path) {
-  require_regular_file(path, "a search space", uintmax_t(64) << 20);
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw InputError(path, "cannot open search space");
-  const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const std::string text = read_regular_file(path, "a search space", uintmax_t(64) << 20);
   return space_from_text(text, path);
 }
 
