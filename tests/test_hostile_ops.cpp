@@ -229,3 +229,43 @@ TEST_CASE("compute inside a Loop, If or Scan body is compute left out: an error,
     CHECK(why->find("its subgraph holds Conv") != std::string::npos);
   }
 }
+
+TEST_CASE("generator findings: GatherND batch_dims, attention operands of the wrong rank, a scalar LSTM weight") {
+  // tests/fuzz/adversarial_ops found these (docs/robustness.md "Generated
+  // models per op"); each read memory out of bounds before check_signature.
+  {
+    B b(13);
+    b.input("data", {2, 3, 4});
+    b.ints("idx", {0, 1});
+    B::attr(b.node("GatherND", {"data", "idx"}, {"y"}), "batch_dims", int64_t(-100));
+    b.output("y");
+    CHECK(outcome(b).find("batch_dims -100 is outside [0, 1)") != std::string::npos);
+  }
+  {
+    B b(13, "");
+    b.import("com.microsoft", 1);
+    b.input("q", {2, 64});
+    b.input("k", {});
+    b.input("v", {2, 8, 64});
+    B::attr(b.node("MultiHeadAttention", {"q", "k", "v"}, {"y"}, "com.microsoft"), "num_heads", int64_t(4));
+    b.output("y");
+    CHECK(outcome(b).find("input 0 has rank 2; 3 to 5 expected") != std::string::npos);
+  }
+  {
+    B b(23);
+    for (const char* t : {"q", "k", "v"}) b.input(t, {1, 2, 8, 16});
+    b.input("past_key", {});
+    b.node("Attention", {"q", "k", "v", "", "past_key"}, {"y", "present_key"});
+    b.output("y");
+    CHECK(outcome(b).find("input 4 has rank 0; 4 expected") != std::string::npos);
+  }
+  {
+    B b(13);
+    b.input("x", {5, 1, 8});
+    b.input("w", {});
+    b.input("r", {1, 64, 16});
+    B::attr(b.node("LSTM", {"x", "w", "r"}, {"y"}), "hidden_size", int64_t(16));
+    b.output("y");
+    CHECK(outcome(b).find("input 1 has rank 0; 3 expected") != std::string::npos);
+  }
+}
