@@ -407,6 +407,12 @@ if [ -r /proc/self/mem ]; then
 fi
 expect 2 "not in range" -- "$tw" nas "$root/onnx_models/spaces/mobilenetv2.json" --samples -1
 
+# A kernel shorter than a profiler's resolution is no measurement: one error,
+# not "+inf%" (issue 20).
+printf '{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 1e-310}]}' >"$tmp/tiny_dur.json"
+expect 1 "tiny_dur.json: kernel 'k' lasts 1e-310 us, below a profiler's 1 ns resolution" -- \
+  "$tw" check "$data/tiny_cnn.onnx" --batch 1 --trace "$tmp/tiny_dur.json"
+
 # An output that is one of the inputs is refused, and the input is intact (issue 20).
 cp "$data/tiny_cnn.onnx" "$tmp/self.onnx"
 expect 1 "self.onnx: is also an input of this command" -- "$tw" analyze "$tmp/self.onnx" --batch 1 -o "$tmp/self.onnx"

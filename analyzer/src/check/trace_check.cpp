@@ -17,6 +17,7 @@ namespace tilewave {
 namespace {
 
 constexpr double kMaxKernelUs = 86400e6;
+constexpr double kMinKernelUs = 1e-3;
 
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::tolower(c)); });
@@ -111,6 +112,11 @@ MeasuredTrace trace_from_json(const json& doc, const std::string& path) {
     const double d = dur->get<double>();
     if (!std::isfinite(d) || d < 0 || !std::isfinite(ts->get<double>()))
       throw InputError(path, fmt::format("kernel '{}' has a negative or non-finite duration", name->get<std::string>()));
+    // Below a profiler's 1 ns resolution a duration is no measurement, and
+    // every relative error against it is infinite (issue 20: 1e-310 us).
+    if (d < kMinKernelUs)
+      throw InputError(path, fmt::format("kernel '{}' lasts {:g} us, below a profiler's 1 ns resolution",
+                                         name->get<std::string>(), d));
     // A day of one kernel is no profile of a forward; such sums would overflow.
     if (d > kMaxKernelUs)
       throw InputError(path, fmt::format("kernel '{}' lasts {:g} us, more than a day", name->get<std::string>(), d));
