@@ -2,9 +2,9 @@
 # Issue 20: no data race where tilewave runs threads. Under ThreadSanitizer
 # (a TILEWAVE_TSAN build), nas and rank on 8 worker threads, and 8 Python
 # threads sharing one Scorer, must run without a report and give one
-# thread's answers. Usage: tsan_test.sh TILEWAVE MODULE_DIR TSAN_RUNTIME REPO_ROOT PYTHON
+# thread's answers. Usage: tsan_test.sh TILEWAVE MODULE_DIR TSAN_PYTHON REPO_ROOT
 set -eu
-tw=$1 module_dir=$2 runtime=$3 root=$4 python=$5
+tw=$1 module_dir=$2 tsan_python=$3 root=$4
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export TSAN_OPTIONS="halt_on_error=1 exitcode=66"
@@ -15,6 +15,5 @@ cmp "$tmp/one.csv" "$tmp/eight.csv"
 "$tw" rank "$root/onnx_models/resnet18.onnx" "$root/onnx_models/mobilenet_v2.onnx" "$root/tests/data/tiny_cnn.onnx" \
   "$root/onnx_models/efficientnet_b0.onnx" --threads 8 >"$tmp/rank.txt"
 # The Python tests of threads, on the instrumented module.
-LD_PRELOAD=$runtime PYTHONPATH=$module_dir "$python" -m pytest -q -p no:cacheprovider \
-  "$root/tests/python/test_tilewave.py" -k "threads"
+"$tsan_python" "$module_dir" -q -s -p no:cacheprovider "$root/tests/python/test_tilewave.py" -k threads
 echo "tsan: nas, rank and the Python Scorer ran without a data race"
