@@ -413,6 +413,33 @@ printf '{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur
 expect 1 "tiny_dur.json: kernel 'k' lasts 1e-310 us, below a profiler's 1 ns resolution" -- \
   "$tw" check "$data/tiny_cnn.onnx" --batch 1 --trace "$tmp/tiny_dur.json"
 
+# --trace-out (issue 21): the predicted step as Chrome trace JSON, with a GPU
+# lane and, for a plain loop, a host lane; `check` reads it back as if it
+# were measured and pairs every kernel with 0% error.
+expect 0 "" -- "$tw" analyze "$root/onnx_models/resnet18.onnx" --batch 2 --trace-out "$tmp/pred_trace.json" --format json -o "$tmp/pred.json"
+python3 - "$tmp/pred_trace.json" "$tmp/pred.json" <<'PY' || { echo "FAIL: --trace-out is not the Chrome trace of the prediction"; fails=$((fails + 1)); }
+import json, sys
+t, a = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+ev = t["traceEvents"]
+for e in ev:  # the Trace Event Format's required fields
+    assert e["ph"] in ("X", "M") and isinstance(e["pid"], int) and isinstance(e["name"], str)
+    if e["ph"] == "X":
+        assert isinstance(e["tid"], int) and e["ts"] >= 0 and e["dur"] >= 0
+gpu = [e for e in ev if e.get("cat") == "kernel"]
+host = [e for e in ev if e.get("cat") == "cpu_op"]
+assert len(gpu) == a["total"]["kernels"] == len(host)
+assert all(g["ts"] >= h["ts"] + h["dur"] - 1e-6 for g, h in zip(gpu, host)), "a kernel starts before its op is issued"
+assert abs(t["otherData"]["step_us"] - a["total"]["time_us"]) < 1e-6
+assert abs(sum(g["dur"] for g in gpu) - a["total"]["gpu_busy_us"]) < 1e-3 * a["total"]["gpu_busy_us"]
+PY
+expect 0 "" -- "$tw" check "$root/onnx_models/resnet18.onnx" --batch 2 --trace "$tmp/pred_trace.json"
+grep -q "off by +0.0%; 150 kernels paired, median |error| 0.0%" "$tmp/out" ||
+  { echo "FAIL: check does not read the predicted trace back"; cat "$tmp/out" | head -5; fails=$((fails + 1)); }
+expect 0 "" -- "$tw" analyze "$root/onnx_models/resnet18.onnx" --batch 2 --layout nhwc --no-amp --graph --trace-out "$tmp/graph_trace.json"
+[ "$(grep -c '"cpu_op"' "$tmp/graph_trace.json")" = 0 ] || { echo "FAIL: a CUDA graph has a host lane of ops"; fails=$((fails + 1)); }
+cp "$data/tiny_cnn.onnx" "$tmp/self_trace.onnx"
+expect 1 "is also an input of this command" -- "$tw" analyze "$tmp/self_trace.onnx" --batch 1 --trace-out "$tmp/self_trace.onnx"
+
 # An output that is one of the inputs is refused, and the input is intact (issue 20).
 cp "$data/tiny_cnn.onnx" "$tmp/self.onnx"
 expect 1 "self.onnx: is also an input of this command" -- "$tw" analyze "$tmp/self.onnx" --batch 1 -o "$tmp/self.onnx"

@@ -135,6 +135,7 @@ int cmd_analyze(const CommonOptions& o, const std::string& model, int worst) {
   const AnalysisView* view = find_analysis_view(o.format);
   if (!view) throw InputError("--format", fmt::format("unknown format '{}'", o.format));
   write_output(o.output, [&](std::ostream& os) { view->write(os, a, ViewOptions{worst}); });
+  if (!o.trace_out.empty()) write_output(o.trace_out, [&](std::ostream& os) { write_chrome_trace(os, a); });
   return 0;
 }
 

@@ -36,6 +36,7 @@ struct CommonOptions {
   std::string fusion;           // deprecated alias of --runtime (none: eager, trt: tensorrt)
   std::string format = "table";
   std::string output = "-";
+  std::string trace_out;  // --trace-out: the predicted timeline as a Chrome trace
   std::vector<std::string> inputs;  // --input NAME=1x3x224x224
   int64_t batch = 0;                // 0: as in the file
   bool allow_unmodelled = false;

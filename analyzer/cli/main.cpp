@@ -87,6 +87,8 @@ int main(int argc, char** argv) {
   analyze->add_option("--format", o.format, "table, json or csv")->check(CLI::IsMember(formats));
   analyze->add_option("--top", worst, "layers shown in the table")->capture_default_str();
   analyze->add_option("-o,--output", o.output, "output file (default: stdout)");
+  analyze->add_option("--trace-out", o.trace_out,
+                      "also write the predicted timeline as Chrome trace JSON (Perfetto, chrome://tracing)");
 
   auto* layers = app.add_subcommand("layers", "predict a layer set (JSONL), or --extract one from a model");
   layers->add_option("layer_set", layer_set, "layer-set JSONL file (docs/layerset.md)");
@@ -318,10 +320,13 @@ int main(int argc, char** argv) {
       const auto eq = a.find('=');
       args.push_back(a.rfind("--", 0) == 0 && eq != std::string::npos ? a.substr(eq + 1) : a);
     }
-    auto own = std::find(args.begin(), args.end(), o.output);
-    if (own != args.end()) args.erase(own);  // the output's own argument
+    for (const std::string* out : {&o.output, &o.trace_out}) {
+      auto own = std::find(args.begin(), args.end(), *out);
+      if (own != args.end()) args.erase(own);  // an output's own argument
+    }
     try {
       refuse_output_over_input(o.output, args);
+      refuse_output_over_input(o.trace_out, args);
     } catch (const InputError& e) {
       std::cerr << "tilewave: error: " << printable(e.what()) << "\n";
       return 1;

@@ -56,6 +56,10 @@ nlohmann::json candidate_to_json(const space::CandidateCost& c, bool with_losses
 // One model on several GPUs, runtimes, dtypes or batches (`tilewave compare`).
 void write_compare_table(std::ostream& os, const std::vector<Analysis>& analyses);
 nlohmann::json compare_to_json(const std::vector<Analysis>& analyses);
+// The predicted step as Chrome trace JSON (torch.profiler's export format):
+// a GPU-stream lane of kernels and, for a plain loop, the host's lane of ops.
+nlohmann::json chrome_trace_json(const Analysis& a);
+void write_chrome_trace(std::ostream& os, const Analysis& a);
 // The model file at `path` with each node's prediction in its doc_string
 // (Netron shows it) and the network's in metadata_props["tilewave"];
 // nothing else changes, weights included. Serialized bytes.

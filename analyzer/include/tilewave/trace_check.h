@@ -18,6 +18,9 @@ struct TraceKernel {
   // cpu_op with the kernel's "External id", recorded with
   // record_shapes=True), flattened into one sorted list; empty if unknown.
   std::vector<int64_t> launch_dims;
+  // The kind its producer states (args "kind" of a trace tilewave predicted:
+  // compute, pool, reduce, norm, copy, elementwise); empty: told by its name.
+  std::string kind;
 };
 
 struct MeasuredTrace {

@@ -55,6 +55,16 @@ double number_or(const json& e, const char* key, double otherwise) {
   return it != e.end() && it->is_number() ? it->get<double>() : otherwise;
 }
 
+// args "kind" when it is one of check's kinds (a predicted trace states it).
+std::string stated_kind(const json& e) {
+  const auto args = e.find("args");
+  if (args == e.end() || !args->is_object()) return "";
+  const std::string k = string_or_empty(*args, "kind");
+  for (const char* known : {"compute", "pool", "reduce", "norm", "copy", "elementwise"})
+    if (k == known) return k;
+  return "";
+}
+
 }  // namespace
 
 MeasuredTrace read_trace(const std::string& path) { return trace_from_json(read_json_file(path, "trace", kMaxTraceBytes), path); }
@@ -120,7 +130,7 @@ MeasuredTrace trace_from_json(const json& doc, const std::string& path) {
     // A day of one kernel is no profile of a forward; such sums would overflow.
     if (d > kMaxKernelUs)
       throw InputError(path, fmt::format("kernel '{}' lasts {:g} us, more than a day", name->get<std::string>(), d));
-    t.kernels.push_back({name->get<std::string>(), ts->get<double>(), d, {}});
+    t.kernels.push_back({name->get<std::string>(), ts->get<double>(), d, {}, stated_kind(e)});
     kernel_correlation.push_back(int_arg(e, "correlation"));
     kernel_external_id.push_back(int_arg(e, "External id"));
   }
@@ -206,7 +216,7 @@ TraceCheck check_against_trace(const Analysis& a, const MeasuredTrace& t) {
   const size_t n = pred.size(), m = t.kernels.size();
   std::vector<std::string> pk(n), mk(m);
   for (size_t i = 0; i < n; ++i) pk[i] = kernel_kind(a.kernels[size_t(pred[i])]);
-  for (size_t j = 0; j < m; ++j) mk[j] = kernel_kind(t.kernels[j].name);
+  for (size_t j = 0; j < m; ++j) mk[j] = t.kernels[j].kind.empty() ? kernel_kind(t.kernels[j].name) : t.kernels[j].kind.c_str();
   std::vector<std::vector<int64_t>> signature(n);
   for (size_t i = 0; i < n; ++i) signature[i] = shape_signature(a.kernels[size_t(pred[i])]);
   // -1: not comparable; else whether every predicted size is among the launching op's.
