@@ -269,3 +269,33 @@ TEST_CASE("generator findings: GatherND batch_dims, attention operands of the wr
     CHECK(outcome(b).find("input 1 has rank 0; 3 expected") != std::string::npos);
   }
 }
+
+TEST_CASE("node facts: parameters, weight and activation bytes, the peak of live activations") {
+  B b(13);
+  b.input("x", {1, 8, 4, 4});
+  b.weight("w", {16, 8, 3, 3});
+  b.weight("bias", {16});
+  auto& conv = b.node("Conv", {"x", "w", "bias"}, {"c"});
+  B::attr(conv, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  b.node("Relu", {"c"}, {"r"});
+  b.node("Add", {"r", "c"}, {"y"});  // c stays alive until the Add
+  b.output("y");
+  const Model m = b.load_batch(2);
+  for (bool amp : {true, false}) {
+    CAPTURE(amp);
+    AnalyzeOptions o;
+    o.exec.amp = amp;
+    const Analysis a = analyze_model(m, test::gpu("h200"), o);
+    const int weight_bytes = amp ? 4 : 2;  // fp32 under autocast, else as .half() stores them
+    CHECK(a.memory.params == 16 * 8 * 9 + 16);
+    CHECK(a.memory.weight_bytes == (16 * 8 * 9 + 16) * weight_bytes);
+    const NodeFate& c = a.nodes_fate[0];
+    CHECK(c.params == 16 * 8 * 9 + 16);
+    CHECK(c.activation_read_bytes == 2 * 8 * 16 * 2);    // x in fp16
+    CHECK(c.activation_write_bytes == 2 * 16 * 16 * 2);  // c
+    CHECK(c.time_us > 0);
+    // Step 0 holds x and c; step 1 c and r; step 2 c, r and y: the peak.
+    CHECK(a.memory.peak_activation_bytes == 3 * 2 * 16 * 16 * 2);
+    CHECK(a.memory.peak_at == "y");
+  }
+}

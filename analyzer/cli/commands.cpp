@@ -128,13 +128,13 @@ std::vector<int64_t> parse_batches(const std::string& s) {
 
 }  // namespace
 
-int cmd_analyze(const CommonOptions& o, const std::string& model, int worst) {
+int cmd_analyze(const CommonOptions& o, const std::string& model, int worst, const std::string& by) {
   const GpuModel gpu = gpu_of(o);
   const Analysis a = analyze_file(model, gpu, analyze_options(o));
   warn_unmodelled(a, o);
   const AnalysisView* view = find_analysis_view(o.format);
   if (!view) throw InputError("--format", fmt::format("unknown format '{}'", o.format));
-  write_output(o.output, [&](std::ostream& os) { view->write(os, a, ViewOptions{worst}); });
+  write_output(o.output, [&](std::ostream& os) { view->write(os, a, ViewOptions{worst, by}); });
   if (!o.trace_out.empty()) write_output(o.trace_out, [&](std::ostream& os) { write_chrome_trace(os, a); });
   return 0;
 }

@@ -71,7 +71,7 @@ std::shared_ptr<const HostModel> host_of(const CommonOptions& o);
 // A comma-separated list option's items; InputError naming `what` when it names none.
 std::vector<std::string> split_list(const std::string& s, const char* what);
 
-int cmd_analyze(const CommonOptions& o, const std::string& model, int worst);
+int cmd_analyze(const CommonOptions& o, const std::string& model, int worst, const std::string& by = "op");
 int cmd_layers(const CommonOptions& o, const std::string& layer_set);
 int cmd_extract(const CommonOptions& o, const std::string& model);
 int cmd_rank(const CommonOptions& o, const std::vector<std::string>& models, int threads);

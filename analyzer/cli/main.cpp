@@ -72,6 +72,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "tilewave 0.1.0");
   cli::CommonOptions o;
   int worst = 15;
+  std::string analyze_by = "op";
   std::string model, layer_set, extract, batches = "1,2,4,8,16,32,64,128,256", measured;
   std::vector<std::string> models, measured_files;
   int seed = 1;
@@ -86,6 +87,10 @@ int main(int argc, char** argv) {
   for (const auto& v : analysis_views()) formats.push_back(v.format);
   analyze->add_option("--format", o.format, "table, json or csv")->check(CLI::IsMember(formats));
   analyze->add_option("--top", worst, "layers shown in the table")->capture_default_str();
+  analyze->add_option("--by", analyze_by, "the table's summary: op (convolution kinds apart), name (what each kernel "
+                                          "runs, as nsys sums kernels), node (ONNX nodes with parameters and memory) or kernel (launch order)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"op", "name", "node", "kernel"}));
   analyze->add_option("-o,--output", o.output, "output file (default: stdout)");
   analyze->add_option("--trace-out", o.trace_out,
                       "also write the predicted timeline as Chrome trace JSON (Perfetto, chrome://tracing)");
@@ -336,7 +341,7 @@ int main(int argc, char** argv) {
   // Notes wait for the command's end (cli::note): a command that fails
   // prints its one error line and nothing before it (docs/errors.md).
   auto dispatch = [&]() -> int {
-    if (*analyze) return cli::cmd_analyze(o, model, worst);
+    if (*analyze) return cli::cmd_analyze(o, model, worst, analyze_by);
     if (*layers) {
       if (!extract.empty() == !layer_set.empty()) {
         std::cerr << "tilewave layers: give either a layer-set file or --extract MODEL.onnx\n";

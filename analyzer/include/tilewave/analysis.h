@@ -52,6 +52,26 @@ struct NodeFate {
   std::string name, op;
   std::string fate;  // kernel | fused | free | unmodelled
   std::vector<int> kernels;
+  // Facts of the node itself (docs/model.md "Node facts"), as onnx-tool
+  // reports them: weights are its initializer inputs, stored as the
+  // execution configuration stores them (fp32 under autocast); activations
+  // are its other inputs and its outputs, at the activation precision.
+  int64_t params = 0;
+  int64_t weight_bytes = 0;
+  int64_t activation_read_bytes = 0, activation_write_bytes = 0;
+  double time_us = 0;  // its kernels' device time (the kernels it heads)
+  double share = 0;    // of the kernels' device time
+};
+
+// Memory of the whole network for the batch: every weight once, and the
+// most activation bytes alive at once when nodes run in graph order (each
+// tensor from its producer to its last reader; graph inputs and outputs
+// included).
+struct MemoryFacts {
+  int64_t params = 0;
+  int64_t weight_bytes = 0;
+  int64_t peak_activation_bytes = 0;
+  std::string peak_at;  // the node that runs when the peak is reached
 };
 
 struct Analysis {
@@ -88,7 +108,9 @@ struct Analysis {
   std::vector<std::string> notes;       // assumptions made while loading
   Totals total;
   std::vector<NodeFate> nodes_fate;   // per ONNX node, in graph order
-  std::vector<KernelGroup> by_op;     // by time, longest first
+  MemoryFacts memory;
+  std::vector<KernelGroup> by_op;     // by head op, convolutions by kind (depthwise, grouped); longest first
+  std::vector<KernelGroup> by_name;   // by what a kernel runs ("Conv+bias+Relu"), as nsys sums a kernel name
   std::vector<KernelGroup> by_bound;  // compute, latency, memory
 };
 

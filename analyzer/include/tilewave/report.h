@@ -22,6 +22,10 @@ std::string shape_text(const Kernel& k);
 // The formats of one analysis (table, json, csv), looked up by name.
 struct ViewOptions {
   int worst_layers = 15;  // the table's slowest kernels
+  // The table's summary (--by): op (head op, convolution kinds apart), name
+  // (what each kernel runs, as nsys sums kernel names), node (ONNX nodes with
+  // their facts) or kernel (kernels in launch order).
+  std::string by = "op";
 };
 struct AnalysisView {
   const char* format;
@@ -40,7 +44,7 @@ nlohmann::json analysis_summary_json(const Analysis& a);
 void write_json(std::ostream& os, const Analysis& a);
 void write_csv(std::ostream& os, const Analysis& a);
 // A person's view: summary, where the time goes, the worst layers.
-void write_table(std::ostream& os, const Analysis& a, int worst_layers = 15);
+void write_table(std::ostream& os, const Analysis& a, int worst_layers = 15, const std::string& by = "op");
 
 // Several models side by side (`tilewave rank`); `failed` lists the models
 // that could not be analysed, as (file, reason), shown after the ranking.

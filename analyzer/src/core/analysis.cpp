@@ -1,5 +1,7 @@
 #include "tilewave/analysis.h"
 
+#include "node_facts.h"
+
 #include "tilewave_onnx.pb.h"
 
 #include "tilewave/error.h"
@@ -164,7 +166,17 @@ Analysis analyze_model(const Model& model, const GpuModel& base_gpu, const Analy
       if (f.fate == "free" || fate == "kernel" || (fate == "unmodelled" && f.fate == "fused")) f.fate = fate;
     }
   }
-  a.by_op = group_kernels(a, [](const KernelResult& r) { return r.kernel.ops.substr(0, r.kernel.ops.find('+')); });
+  fill_node_facts(model, graph, exec, a);
+  // By head op, with convolutions by kind: depthwise and grouped ones run
+  // other kernels than dense ones and are EfficientNet's real cost.
+  a.by_op = group_kernels(a, [](const KernelResult& r) {
+    std::string head = r.kernel.ops.substr(0, r.kernel.ops.find('+'));
+    if (r.kernel.layer)
+      if (const auto* c = std::get_if<ConvProblem>(&r.kernel.layer->problem); c && c->groups > 1)
+        head += c->groups == c->C && c->groups == c->K ? " (depthwise)" : " (grouped)";
+    return head;
+  });
+  a.by_name = group_kernels(a, [](const KernelResult& r) { return r.kernel.ops; });
   a.by_bound = group_kernels(a, [](const KernelResult& r) { return std::string(bound_name(r.cost->bound)); });
   std::sort(a.by_bound.begin(), a.by_bound.end(), [](const auto& x, const auto& y) { return x.name < y.name; });
   return a;

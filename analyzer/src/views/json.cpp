@@ -78,8 +78,21 @@ json analysis_to_json(const Analysis& a, bool with_layers) {
   json out = analysis_summary_json(a);
   json nodes = json::array();
   for (const auto& f : a.nodes_fate)
-    nodes.push_back({{"name", f.name}, {"op", f.op}, {"fate", f.fate}, {"kernels", f.kernels}});
+    nodes.push_back({{"name", f.name},
+                     {"op", f.op},
+                     {"fate", f.fate},
+                     {"kernels", f.kernels},
+                     {"params", f.params},
+                     {"weight_bytes", f.weight_bytes},
+                     {"activation_read_bytes", f.activation_read_bytes},
+                     {"activation_write_bytes", f.activation_write_bytes},
+                     {"time_us", f.time_us},
+                     {"share", f.share}});
   out["node_fates"] = std::move(nodes);
+  out["memory"] = {{"params", a.memory.params},
+                   {"weight_bytes", a.memory.weight_bytes},
+                   {"peak_activation_bytes", a.memory.peak_activation_bytes},
+                   {"peak_at", a.memory.peak_at}};
   // Both timelines (docs/model.md "Schedule"): per costed kernel, its index
   // in "layers", the host's issue interval and the GPU's run, µs from the step's start.
   json timeline = json::array();

@@ -7,7 +7,7 @@ namespace tilewave {
 const std::vector<AnalysisView>& analysis_views() {
   static const std::vector<AnalysisView> views = {
       {"table", "a person's view at 80 columns: summary, per-op split, slowest kernels",
-       [](std::ostream& os, const Analysis& a, const ViewOptions& o) { write_table(os, a, o.worst_layers); }},
+       [](std::ostream& os, const Analysis& a, const ViewOptions& o) { write_table(os, a, o.worst_layers, o.by); }},
       {"json", "every kernel and node, all fields",
        [](std::ostream& os, const Analysis& a, const ViewOptions&) { write_json(os, a); }},
       {"csv", "the run's facts, then a row per kernel",

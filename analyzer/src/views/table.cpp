@@ -16,7 +16,7 @@ using views::loss_json;
 using views::pct;
 using views::si;
 
-void write_table(std::ostream& os, const Analysis& a, int worst_layers) {
+void write_table(std::ostream& os, const Analysis& a, int worst_layers, const std::string& by) {
   const Totals& t = a.total;
   fmt::print(os, "{} on {} ({}), batch {}, {}{}\n", printable(a.model_name), a.gpu_name, a.gpu_id, a.batch,
              a.exec.name(), a.runtime_calibrated ? "" : " (no parameters fitted on this runtime)");
@@ -39,6 +39,9 @@ void write_table(std::ostream& os, const Analysis& a, int worst_layers) {
                std::max(0.0, t.time_us - t.gpu_busy_us));
   fmt::print(os, "  useful work        {}   DRAM traffic {}   intensity {:.1f} FLOP/B\n", si(double(t.flops), "FLOP"),
              si(double(t.bytes), "B"), t.bytes ? double(t.flops) / t.bytes : 0.0);
+  fmt::print(os, "  memory             {} parameters, weights {}, peak activations {} (at {})\n",
+             si(double(a.memory.params), ""), si(double(a.memory.weight_bytes), "B"),
+             si(double(a.memory.peak_activation_bytes), "B"), printable(compact_name(a.memory.peak_at)));
   fmt::print(os, "  utilization        {} of the {:.0f} TFLOP/s {} peak ({} of the GPU's busy time)\n",
              pct(t.utilization), a.peak_tflops, dtype_name(a.dtype), pct(t.gpu_busy_utilization));
   fmt::print(os, "  time lost to       tile quantization {}, wave quantization {},\n"
@@ -50,13 +53,46 @@ void write_table(std::ostream& os, const Analysis& a, int worst_layers) {
     fmt::print(os, "  {:<19}{}-bound: {} kernels, {} of time\n", i ? "" : "kernels by bound", a.by_bound[i].name,
                a.by_bound[i].kernels, pct(a.by_bound[i].share));
 
-  const size_t ops_shown = std::min<size_t>(10, a.by_op.size());
-  fmt::print(os, "\nBy op ({} of {} kinds, by time):\n", ops_shown, a.by_op.size());
-  fmt::print(os, "  {:<24} {:>7} {:>11} {:>7} {:>11} {:>7}\n", "op", "kernels", "time_us", "share", "FLOP", "util");
-  for (size_t i = 0; i < ops_shown; ++i) {
-    const KernelGroup& g = a.by_op[i];
-    fmt::print(os, "  {:<24} {:>7} {:>11.1f} {:>7} {:>11} {:>7}\n", middle_ellipsis(printable(g.name), 24), g.kernels,
-               g.time_us, pct(g.share), si(double(g.flops), ""), pct(g.utilization));
+  auto groups = [&](const char* title, const std::vector<KernelGroup>& list, const char* column) {
+    const size_t shown = std::min<size_t>(std::max(10, worst_layers), list.size());
+    fmt::print(os, "\nBy {} ({} of {}, by time):\n", title, shown, list.size());
+    fmt::print(os, "  {:<32} {:>7} {:>11} {:>7} {:>11} {:>7}\n", column, "kernels", "time_us", "share", "FLOP", "util");
+    for (size_t i = 0; i < shown; ++i) {
+      const KernelGroup& g = list[i];
+      fmt::print(os, "  {:<32} {:>7} {:>11.1f} {:>7} {:>11} {:>7}\n", middle_ellipsis(printable(g.name), 32), g.kernels,
+                 g.time_us, pct(g.share), si(double(g.flops), ""), pct(g.utilization));
+    }
+  };
+  if (by == "op") groups("op", a.by_op, "op");
+  if (by == "name") groups("kernel name (what each kernel runs)", a.by_name, "runs");
+  if (by == "node") {
+    std::vector<const NodeFate*> nodes;
+    for (const auto& f : a.nodes_fate) nodes.push_back(&f);
+    std::stable_sort(nodes.begin(), nodes.end(), [](auto* x, auto* y) { return x->time_us > y->time_us; });
+    const size_t shown = std::min<size_t>(size_t(std::max(worst_layers, 0)), nodes.size());
+    fmt::print(os, "\nBy ONNX node ({} of {}, by the time of the kernels each heads):\n", shown, nodes.size());
+    fmt::print(os, "  {:<34} {:<18} {:<10} {:>9} {:>6} {:>8} {:>9} {:>9} {:>9}\n", "node", "op", "fate", "time_us",
+               "share", "params", "weights", "act_in", "act_out");
+    for (size_t i = 0; i < shown; ++i) {
+      const NodeFate& f = *nodes[i];
+      fmt::print(os, "  {:<34} {:<18} {:<10} {:>9.1f} {:>6} {:>8} {:>9} {:>9} {:>9}\n",
+                 middle_ellipsis(printable(compact_name(f.name)), 34), middle_ellipsis(printable(f.op), 18), f.fate,
+                 f.time_us, pct(f.share), si(double(f.params), ""), si(double(f.weight_bytes), "B"),
+                 si(double(f.activation_read_bytes), "B"), si(double(f.activation_write_bytes), "B"));
+    }
+  }
+  if (by == "kernel") {
+    const size_t shown = std::min<size_t>(size_t(std::max(worst_layers, 0)), a.schedule.kernels.size());
+    fmt::print(os, "\nKernels in launch order ({} of {}): GPU start and time, the GPU's wait before it:\n", shown,
+               a.schedule.kernels.size());
+    fmt::print(os, "  {:>5} {:<40} {:<22} {:>10} {:>9} {:>9}\n", "#", "kernel", "runs", "start_us", "time_us", "wait_us");
+    for (size_t i = 0; i < shown; ++i) {
+      const ScheduledKernel& s = a.schedule.kernels[i];
+      const KernelResult& r = a.kernels[size_t(s.kernel)];
+      fmt::print(os, "  {:>5} {:<40} {:<22} {:>10.1f} {:>9.2f} {:>9.2f}\n", i + 1,
+                 middle_ellipsis(printable(compact_name(r.kernel.name)), 40), middle_ellipsis(printable(r.kernel.ops), 22),
+                 s.gpu_start_us, s.gpu_end_us - s.gpu_start_us, s.gpu_wait_us);
+    }
   }
 
   std::vector<const KernelResult*> rows;
