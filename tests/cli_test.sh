@@ -406,6 +406,12 @@ if [ -r /proc/self/mem ]; then
   expect 1 "/proc/self/mem: cannot read an ONNX file" -- "$tw" analyze /proc/self/mem
 fi
 expect 2 "not in range" -- "$tw" nas "$root/onnx_models/spaces/mobilenetv2.json" --samples -1
+# Every candidate unbuildable (a batch past 2^50 elements) is an error, not
+# an empty table; a filter that keeps nothing is an answer.
+expect 1 "mobilenetv2.json: none of the 5 candidates could be built; the first: graph input 'input' would have more than 2^50" -- \
+  "$tw" nas "$root/onnx_models/spaces/mobilenetv2.json" --samples 5 --batch 100000000000 -o "$tmp/none.csv"
+[ ! -e "$tmp/none.csv" ] || { echo "FAIL: nas wrote a table of no candidates"; fails=$((fails + 1)); }
+expect 0 "" -- "$tw" nas "$root/onnx_models/spaces/mobilenetv2.json" --samples 5 --min-utilization 0.99 -o "$tmp/filtered.csv"
 
 # A kernel shorter than a profiler's resolution is no measurement: one error,
 # not "+inf%" (issue 20).

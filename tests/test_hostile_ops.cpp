@@ -250,6 +250,14 @@ TEST_CASE("generator findings: GatherND batch_dims, attention operands of the wr
     B::attr(b.node("MultiHeadAttention", {"q", "k", "v"}, {"y"}, "com.microsoft"), "num_heads", int64_t(4));
     b.output("y");
     CHECK(outcome(b).find("input 0 has rank 2; 3 to 5 expected") != std::string::npos);
+    B scalar_key(13, "");
+    scalar_key.import("com.microsoft", 1);
+    scalar_key.input("q", {2, 8, 64});
+    scalar_key.input("k", {});
+    scalar_key.input("v", {2, 8, 64});
+    B::attr(scalar_key.node("MultiHeadAttention", {"q", "k", "v"}, {"y"}, "com.microsoft"), "num_heads", int64_t(4));
+    scalar_key.output("y");
+    CHECK(outcome(scalar_key).find("input 1 has rank 0; 3 to 5 expected") != std::string::npos);
   }
   {
     B b(23);
