@@ -131,12 +131,14 @@ TEST_CASE("per-op signatures agree with ONNX's schemas: attribute types, input c
   int checked_ops = 0, checked_attrs = 0;
   for (const auto& [key, rule] : OpRegistry::builtin().rules()) {
     if (!key.first.empty()) continue;
+    // Copies: clang 14 cannot capture structured bindings, as CAPTURE does.
+    const std::string op = key.second;
     const OpSignature& sig = rule.signature;
     bool declared = sig.max_inputs >= 0;
     for (int v = rule.since_opset; v <= 17; ++v) {
-      const ::onnx::OpSchema* s = ::onnx::OpSchemaRegistry::Schema(key.second, v, "");
+      const ::onnx::OpSchema* s = ::onnx::OpSchemaRegistry::Schema(op, v, "");
       if (!s || s->since_version() < rule.since_opset) continue;
-      CAPTURE(key.second);
+      CAPTURE(op);
       CAPTURE(v);
       CHECK(sig.min_inputs <= s->min_input());
       if (s->max_input() == std::numeric_limits<int>::max()) {
@@ -145,7 +147,8 @@ TEST_CASE("per-op signatures agree with ONNX's schemas: attribute types, input c
       } else {
         CHECK((sig.max_inputs == -1 || sig.max_inputs >= s->max_input()));
       }
-      for (const auto& [name, a] : s->attributes()) {
+      for (const auto& [attr_name, a] : s->attributes()) {
+        const std::string name = attr_name;
         const int kind = attribute_kind(name);
         if (!kind) continue;
         CAPTURE(name);
@@ -154,7 +157,7 @@ TEST_CASE("per-op signatures agree with ONNX's schemas: attribute types, input c
       }
       ++checked_ops;
     }
-    CAPTURE(key.second);
+    CAPTURE(op);
     CHECK(declared);  // every default-domain entry states its input count
   }
   CHECK(checked_ops > 300);
