@@ -40,6 +40,10 @@ std::mutex notes_mutex;
 std::vector<std::string> notes;  // the CLI's pending notes, in order
 }  // namespace
 
+std::string without_file(const std::string& message, const std::string& file) {
+  return message.rfind(file + ": ", 0) == 0 ? message.substr(file.size() + 2) : message;
+}
+
 void note(const std::string& line) {
   std::lock_guard<std::mutex> lock(notes_mutex);
   notes.push_back(line);
@@ -249,9 +253,7 @@ int cmd_rank(const CommonOptions& o, const std::vector<std::string>& args, int t
           }
         results[i] = std::move(a);
       } catch (const InputError& e) {
-        const std::string what = e.what();
-        // The message starts with the file; the row names it already.
-        reasons[i] = what.rfind(models[i] + ": ", 0) == 0 ? what.substr(models[i].size() + 2) : what;
+        reasons[i] = without_file(e.what(), models[i]);  // the row names the file already
       } catch (const std::exception& e) {
         // Not a bad input: an internal error, raised on the main thread
         // (exit 3) rather than ending the process from a worker.

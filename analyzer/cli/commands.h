@@ -17,6 +17,10 @@ namespace tilewave::cli {
 void note(const std::string& line);
 void print_notes();
 
+// An error message without the "FILE: " that starts it, for a row or line
+// that names the file already.
+std::string without_file(const std::string& message, const std::string& file);
+
 // Runs fn on a new thread of `pool`, or here when the system refuses another
 // thread (a process or memory limit): fewer threads, the same answers.
 template <class Fn>

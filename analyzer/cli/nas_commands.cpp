@@ -219,9 +219,7 @@ int cmd_nas(const CommonOptions& o, const NasOptions& n) {
       std::vector<Row> kept;  // rows for --pareto and --export-onnx (copies: the buffer's storage is reused)
       for (const Row& r : buffers[b]) {
         if (!r.error.empty()) {
-          // The space's path heads the error line already.
-          if (invalid++ == 0)
-            first_error = r.error.rfind(n.space + ": ", 0) == 0 ? r.error.substr(n.space.size() + 2) : r.error;
+          if (invalid++ == 0) first_error = without_file(r.error, n.space);  // the error line names the space
           continue;
         }
         if (r.cost.utilization < n.min_utilization) continue;
