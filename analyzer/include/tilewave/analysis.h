@@ -27,6 +27,9 @@ struct Totals {
   bool host_bound = false;     // the host, not the GPU, sets the step
   double utilization = 0;      // useful FLOPs / (step time x peak)
   double gpu_busy_utilization = 0;  // useful FLOPs / (GPU busy time x peak)
+  int64_t dram_bytes = 0;             // bytes less those found in L2
+  int64_t l2_hit_bytes = 0;
+  double bandwidth_utilization = 0;   // over the step (docs/model.md "Bandwidth utilization")
   double throughput_per_s = 0;  // samples (batch items) per second
   int kernels = 0;
   // Time-weighted loss breakdown of the whole network, fractions of time.
@@ -40,7 +43,9 @@ struct KernelGroup {
   int kernels = 0;
   double time_us = 0;
   int64_t flops = 0;
+  int64_t dram_bytes = 0, l2_hit_bytes = 0;
   double utilization = 0;  // the group's FLOPs / (its time x peak)
+  double bandwidth_utilization = 0;  // over its time (docs/model.md "Bandwidth utilization")
   double share = 0;        // of the network's time
 };
 
@@ -80,6 +85,7 @@ struct Analysis {
   std::string gpu_id, gpu_name;
   double peak_tflops = 0;
   double dram_gbs = 0;       // the GPU's DRAM bandwidth: the roofline's slope
+  double l2_gbs = 0;         // the rate of bytes found in L2 (l2_bw_factor x DRAM)
   std::string gpu_trust;     // calibrated | fitted-from-benchmark | carried-over | datasheet
   // Where the GPU's parameters came from, by owner ("main loop", "memory
   // system", "kernel launch", "runtime"): "<gpu>: <rule>", "fitted …" or

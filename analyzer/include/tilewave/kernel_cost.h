@@ -49,6 +49,10 @@ struct KernelCost {
   double compute_us = 0, memory_us = 0, fixed_us = 0, time_us = 0;
   Bound bound = Bound::latency;
   double utilization = 0;  // flops / (time * peak of the GPU's headline unit for the dtype)
+  // What a memory-bound kernel uses of the GPU, where `utilization` reads ~0:
+  // the busier memory level's share of its rate (docs/model.md "Bandwidth
+  // utilization").
+  double bandwidth_utilization = 0;
   Losses losses;
 };
 
@@ -68,6 +72,14 @@ struct CostModel {
   double memory_max_bw_efficiency[kMemoryOpCount];  // by MemoryOp: a rate its kernels never beat, L2 or not
   double memory_fixed_us[kMemoryOpCount];           // by MemoryOp: fixed_us_memory, or the class's own
 };
+
+// The busier of DRAM (bytes from DRAM / (time x DRAM bandwidth)) and L2 (L2
+// hits / (time x the L2 rate)), as Nsight Compute's "Memory Throughput" takes
+// the busiest unit; 0 without time (docs/model.md "Bandwidth utilization").
+double bandwidth_utilization(double dram_bytes, double l2_hit_bytes, double time_us, double dram_gbs, double l2_gbs);
+// The bytes a kernel moves to or from DRAM: its bytes less its L2 hits (a
+// hit count may include operand re-reads the byte count leaves out).
+int64_t dram_bytes(const KernelCost& c);
 
 // `l2_hit_bytes`: bytes a network finds in or leaves in L2 (0 for a layer on
 // its own, as calibration measures it with buffers rotated beyond L2).

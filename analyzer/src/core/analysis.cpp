@@ -74,10 +74,14 @@ std::vector<KernelGroup> group_kernels(const Analysis& a, Key key) {
     ++g->kernels;
     g->time_us += r.cost->time_us;
     g->flops += r.cost->flops;
+    g->dram_bytes += dram_bytes(*r.cost);
+    g->l2_hit_bytes += r.cost->l2_hit_bytes;
   }
   const double peak = a.peak_tflops * 1e12;
   for (auto& g : groups) {
     g.utilization = g.time_us > 0 && peak > 0 ? double(g.flops) / (g.time_us * 1e-6 * peak) : 0;
+    g.bandwidth_utilization =
+        bandwidth_utilization(double(g.dram_bytes), double(g.l2_hit_bytes), g.time_us, a.dram_gbs, a.l2_gbs);
     g.share = a.total.time_us > 0 ? g.time_us / a.total.time_us : 0;
   }
   std::stable_sort(groups.begin(), groups.end(), [](const auto& x, const auto& y) { return x.time_us > y.time_us; });
@@ -101,6 +105,7 @@ Analysis analyze_model(const Model& model, const GpuModel& base_gpu, const Analy
   a.gpu_name = gpu.name;
   a.peak_tflops = gpu.peak_flops(exec.dtype) / 1e12;
   a.dram_gbs = gpu.dram_bandwidth_gbs;
+  a.l2_gbs = gpu.dram_bandwidth_gbs * CostModel(gpu).l2_bw_factor;
   a.gpu_trust = gpu.trust;
   a.gpu_param_sources = param_sources(gpu);
   a.batch = model.batch;
@@ -135,6 +140,10 @@ Analysis analyze_model(const Model& model, const GpuModel& base_gpu, const Analy
       else
         ++cause->kernels;
     }
+    if (costs[i]) {
+      a.total.dram_bytes += dram_bytes(*costs[i]);
+      a.total.l2_hit_bytes += costs[i]->l2_hit_bytes;
+    }
     a.kernels.push_back({k, std::move(costs[i])});
   }
   a.total.flops = totals.flops;
@@ -150,6 +159,8 @@ Analysis analyze_model(const Model& model, const GpuModel& base_gpu, const Analy
   if (t > 0) {
     a.total.utilization = double(a.total.flops) / (t * 1e-6 * gpu.peak_flops(exec.dtype));
     a.total.throughput_per_s = double(a.batch) / (t * 1e-6);
+    a.total.bandwidth_utilization =
+        bandwidth_utilization(double(a.total.dram_bytes), double(a.total.l2_hit_bytes), t, a.dram_gbs, a.l2_gbs);
     a.total.losses = totals.losses();
   }
   a.nodes_fate.resize(model.nodes.size());

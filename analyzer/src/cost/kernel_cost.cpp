@@ -295,7 +295,9 @@ KernelCost cost_layer(const Layer& layer, const GpuModel& gpu, double l2_hit_byt
   return cost_layer(layer, CostModel(gpu), l2_hit_bytes);
 }
 
-KernelCost cost_layer(const Layer& layer, const CostModel& m, double l2_hit_bytes) {
+namespace {
+
+KernelCost cost_problem(const Layer& layer, const CostModel& m, double l2_hit_bytes) {
   const int64_t bytes = min_bytes(layer);
   if (auto* c = std::get_if<ConvProblem>(&layer.problem)) return cost_conv(*c, bytes, layer.dtype, m, l2_hit_bytes);
   if (auto* g = std::get_if<GemmProblem>(&layer.problem)) {
@@ -322,6 +324,25 @@ KernelCost cost_layer(const Layer& layer, const CostModel& m, double l2_hit_byte
     return c;
   }
   return cost_memory(std::get<MemoryProblem>(layer.problem), bytes, layer.dtype, m, l2_hit_bytes);
+}
+
+}  // namespace
+
+KernelCost cost_layer(const Layer& layer, const CostModel& m, double l2_hit_bytes) {
+  KernelCost c = cost_problem(layer, m, l2_hit_bytes);
+  c.l2_hit_bytes = int64_t(l2_hit_bytes);
+  c.bandwidth_utilization = bandwidth_utilization(double(dram_bytes(c)), double(c.l2_hit_bytes), c.time_us,
+                                                  m.gpu.dram_bandwidth_gbs, m.gpu.dram_bandwidth_gbs * m.l2_bw_factor);
+  return c;
+}
+
+int64_t dram_bytes(const KernelCost& c) { return std::max<int64_t>(0, c.bytes - c.l2_hit_bytes); }
+
+double bandwidth_utilization(double dram_bytes, double l2_hit_bytes, double time_us, double dram_gbs, double l2_gbs) {
+  if (!(time_us > 0)) return 0;
+  const double dram = dram_gbs > 0 ? dram_bytes / (time_us * dram_gbs * 1e3) : 0;
+  const double l2 = l2_gbs > 0 ? l2_hit_bytes / (time_us * l2_gbs * 1e3) : 0;
+  return std::max(dram, l2);
 }
 
 

@@ -85,7 +85,6 @@ NetworkTotals cost_network(const KernelGraph& graph, const CostModel& model,
       continue;
     }
     KernelCost c = cost_layer(*k.layer, model, hits[i]);
-    c.l2_hit_bytes = int64_t(hits[i]);
     if (__builtin_add_overflow(t.flops, c.flops, &t.flops) || __builtin_add_overflow(t.bytes, c.bytes, &t.bytes))
       throw InputError(where, "the network's total FLOPs or bytes exceed 2^63, the most tilewave counts; "
                               "use a smaller --batch or input");

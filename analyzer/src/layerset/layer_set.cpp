@@ -222,6 +222,7 @@ std::string cost_fields(const KernelCost& c) {
   num("intensity", c.intensity);
   str("bound", bound_name(c.bound));
   num("utilization", c.utilization);
+  num("bandwidth_utilization", c.bandwidth_utilization);
   num("compute_us", c.compute_us);
   num("memory_us", c.memory_us);
   num("fixed_us", c.fixed_us);

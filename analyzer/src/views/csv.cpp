@@ -18,7 +18,7 @@ void write_csv(std::ostream& os, const Analysis& a) {
   // The run's facts first, as one JSON comment line (the same convention as `nas`).
   os << "# " << analysis_summary_json(a).dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
   os << "name,op,shape,kernel,flops,bytes,l2_hit_bytes,intensity,time_us,compute_us,memory_us,fixed_us,utilization,"
-        "bound,tile,split_k,tile_eff,wave_eff,tiles,waves,loss_tile,loss_wave,loss_efficiency,loss_memory,loss_fixed,"
+        "bandwidth_utilization,bound,tile,split_k,tile_eff,wave_eff,tiles,waves,loss_tile,loss_wave,loss_efficiency,loss_memory,loss_fixed,"
         "unmodelled\n";
   auto quote = [](const std::string& s) {
     std::string q = "\"";
@@ -28,15 +28,15 @@ void write_csv(std::ostream& os, const Analysis& a) {
   for (const auto& r : a.kernels) {
     os << quote(r.kernel.name) << ',' << quote(r.kernel.ops) << ',' << quote(shape_text(r.kernel)) << ',';
     if (!r.cost) {
-      os << ",,,,,,,,,,,,,,,,,,,,,," << quote(r.kernel.unmodelled_reason) << "\n";
+      os << ",,,,,,,,,,,,,,,,,,,,,,," << quote(r.kernel.unmodelled_reason) << "\n";
       continue;
     }
     const KernelCost& c = *r.cost;
     const bool gemm = c.path == CostPath::tensor_gemm || c.path == CostPath::cuda_gemm;
-    fmt::print(os, "{},{},{},{},{:.4g},{:.4f},{:.4f},{:.4f},{:.4f},{:.6f},{},{},{},{:.4f},{:.4f},{},{},{:.4f},{:.4f},{:.4f},"
+    fmt::print(os, "{},{},{},{},{:.4g},{:.4f},{:.4f},{:.4f},{:.4f},{:.6f},{:.6f},{},{},{},{:.4f},{:.4f},{},{},{:.4f},{:.4f},{:.4f},"
                    "{:.4f},{:.4f},\n",
                c.kernel, c.flops, c.bytes, c.l2_hit_bytes, c.intensity, c.time_us, c.compute_us, c.memory_us, c.fixed_us,
-               c.utilization, bound_name(c.bound), gemm ? c.tile.name() : "", gemm ? c.split_k : 0, c.tile_eff,
+               c.utilization, c.bandwidth_utilization, bound_name(c.bound), gemm ? c.tile.name() : "", gemm ? c.split_k : 0, c.tile_eff,
                c.wave_eff, c.tiles, c.waves, c.losses.tile, c.losses.wave, c.losses.efficiency, c.losses.memory,
                c.losses.fixed);
   }

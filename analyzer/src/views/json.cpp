@@ -63,6 +63,9 @@ json analysis_summary_json(const Analysis& a) {
             {"bound_by", a.exec.launch == Launch::graph ? "gpu" : a.total.host_bound ? "host" : "gpu"},
             {"utilization", a.total.utilization},
             {"gpu_busy_utilization", a.total.gpu_busy_utilization},
+            {"dram_bytes", a.total.dram_bytes},
+            {"l2_hit_bytes", a.total.l2_hit_bytes},
+            {"bandwidth_utilization", a.total.bandwidth_utilization},
             {"throughput_per_s", a.total.throughput_per_s},
             {"kernels", a.total.kernels},
             {"loss", loss_json(a.total.losses)}}},
@@ -89,6 +92,23 @@ json analysis_to_json(const Analysis& a, bool with_layers) {
                      {"time_us", f.time_us},
                      {"share", f.share}});
   out["node_fates"] = std::move(nodes);
+  // The table's --by op and --by name summaries.
+  const auto groups = [](const std::vector<KernelGroup>& list) {
+    json rows = json::array();
+    for (const auto& g : list)
+      rows.push_back({{"name", g.name},
+                      {"kernels", g.kernels},
+                      {"time_us", g.time_us},
+                      {"share", g.share},
+                      {"flops", g.flops},
+                      {"dram_bytes", g.dram_bytes},
+                      {"l2_hit_bytes", g.l2_hit_bytes},
+                      {"utilization", g.utilization},
+                      {"bandwidth_utilization", g.bandwidth_utilization}});
+    return rows;
+  };
+  out["by_op"] = groups(a.by_op);
+  out["by_name"] = groups(a.by_name);
   out["memory"] = {{"params", a.memory.params},
                    {"weight_bytes", a.memory.weight_bytes},
                    {"peak_activation_bytes", a.memory.peak_activation_bytes},

@@ -44,6 +44,9 @@ void write_table(std::ostream& os, const Analysis& a, int worst_layers, const st
              si(double(a.memory.peak_activation_bytes), "B"), printable(compact_name(a.memory.peak_at)));
   fmt::print(os, "  utilization        {} of the {:.0f} TFLOP/s {} peak ({} of the GPU's busy time)\n",
              pct(t.utilization), a.peak_tflops, dtype_name(a.dtype), pct(t.gpu_busy_utilization));
+  fmt::print(os, "  bandwidth          {} over the step (DRAM {} at {:.2f} TB/s, L2 hits {} at {:.2f})\n",
+             pct(t.bandwidth_utilization), si(double(t.dram_bytes), "B"), a.dram_gbs / 1000,
+             si(double(t.l2_hit_bytes), "B"), a.l2_gbs / 1000);
   fmt::print(os, "  time lost to       tile quantization {}, wave quantization {},\n"
                  "                     main-loop efficiency {}, memory {}, fixed cost {},\n"
                  "                     GPU idle between kernels {}\n",
@@ -56,11 +59,12 @@ void write_table(std::ostream& os, const Analysis& a, int worst_layers, const st
   auto groups = [&](const char* title, const std::vector<KernelGroup>& list, const char* column) {
     const size_t shown = std::min<size_t>(std::max(10, worst_layers), list.size());
     fmt::print(os, "\nBy {} ({} of {}, by time):\n", title, shown, list.size());
-    fmt::print(os, "  {:<32} {:>7} {:>11} {:>7} {:>11} {:>7}\n", column, "kernels", "time_us", "share", "FLOP", "util");
+    fmt::print(os, "  {:<28} {:>7} {:>9} {:>6} {:>8} {:>6} {:>6}\n", column, "kernels", "time_us", "share", "FLOP", "util",
+               "bw");
     for (size_t i = 0; i < shown; ++i) {
       const KernelGroup& g = list[i];
-      fmt::print(os, "  {:<32} {:>7} {:>11.1f} {:>7} {:>11} {:>7}\n", middle_ellipsis(printable(g.name), 32), g.kernels,
-                 g.time_us, pct(g.share), si(double(g.flops), ""), pct(g.utilization));
+      fmt::print(os, "  {:<28} {:>7} {:>9.1f} {:>6} {:>8} {:>6} {:>6}\n", middle_ellipsis(printable(g.name), 28), g.kernels,
+                 g.time_us, pct(g.share), si(double(g.flops), ""), pct(g.utilization), pct(g.bandwidth_utilization));
     }
   };
   if (by == "op") groups("op", a.by_op, "op");
@@ -101,7 +105,8 @@ void write_table(std::ostream& os, const Analysis& a, int worst_layers, const st
   std::stable_sort(rows.begin(), rows.end(), [](auto* x, auto* y) { return x->cost->time_us > y->cost->time_us; });
   const int shown = std::min<int>(worst_layers, int(rows.size()));
   fmt::print(os, "\nSlowest {} of {} kernels: name, bound and main loss; then op, shape, time, share\n"
-                 "of the network, utilization, tile/wave efficiency in % (GEMM-like kernels):\n", shown, rows.size());
+                 "of the network, utilization, bandwidth utilization, tile/wave efficiency in %\n"
+                 "(GEMM-like kernels):\n", shown, rows.size());
   for (int i = 0; i < shown; ++i) {
     const auto& r = *rows[i];
     const KernelCost& c = *r.cost;
@@ -109,9 +114,9 @@ void write_table(std::ostream& os, const Analysis& a, int worst_layers, const st
     const std::string why = fmt::format("{}-bound: {}", bound_name(c.bound), main_loss(c));
     fmt::print(os, "{:>3} {:<{}} {}\n", i + 1, middle_ellipsis(printable(compact_name(r.kernel.name)), 75 - why.size()),
                75 - why.size(), why);
-    fmt::print(os, "    {:<10} {:<28} {:>8.1f} us {:>6} {:>6} {:>7}\n", middle_ellipsis(printable(r.kernel.ops), 10),
-               middle_ellipsis(shape_text(r.kernel), 28), c.time_us, pct(t.time_us > 0 ? c.time_us / t.time_us : 0),
-               pct(c.utilization),
+    fmt::print(os, "    {:<10} {:<24} {:>8.1f} us {:>6} {:>6} {:>6} {:>7}\n", middle_ellipsis(printable(r.kernel.ops), 10),
+               middle_ellipsis(shape_text(r.kernel), 24), c.time_us, pct(t.time_us > 0 ? c.time_us / t.time_us : 0),
+               pct(c.utilization), pct(c.bandwidth_utilization),
                gemm ? fmt::format("{:.0f}/{:.0f}", 100 * c.tile_eff, 100 * c.wave_eff) : std::string("-"));
   }
   if (!a.unmodelled.empty()) {
@@ -122,7 +127,8 @@ void write_table(std::ostream& os, const Analysis& a, int worst_layers, const st
   }
   fmt::print(os, "\nKernel times are inside the network: L2 reuse between kernels and the {:.1f} us\n"
                  "launch gap included (`tilewave layers` costs a kernel alone).\n"
-                 "util = useful FLOPs / (time x peak); docs/model.md explains every number;\n"
+                 "util = useful FLOPs / (time x peak); bw = the busier of DRAM and L2, of its rate;\n"
+                 "docs/model.md explains every number;\n"
                  "--format json or csv gives all kernels.\n",
              a.launch_gap_us);
 }
