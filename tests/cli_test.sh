@@ -108,7 +108,8 @@ grep -q '"gpu_trust"' "$tmp/out" || { echo "FAIL: compare json lacks the trust";
 expect 1 "unknown dtype 'fp13'" -- "$tw" compare "$data/tiny_cnn.onnx" --dtype fp13
 expect 1 "names nothing" -- "$tw" compare "$data/tiny_cnn.onnx" --gpu ,
 expect 0 "" -- "$tw" annotate "$data/tiny_cnn.onnx" --batch 4 -o "$tmp/a.onnx"
-grep -aq "\[tilewave\] predicted on" "$tmp/a.onnx" || { echo "FAIL: annotate wrote no doc strings"; fails=$((fails + 1)); }
+grep -aq "\[tilewave\] h200, batch 4: " "$tmp/a.onnx" || { echo "FAIL: annotate wrote no doc strings"; fails=$((fails + 1)); }
+grep -aq "tilewave.utilization" "$tmp/a.onnx" || { echo "FAIL: annotate wrote no node metadata"; fails=$((fails + 1)); }
 expect 0 "" -- "$tw" analyze "$tmp/a.onnx" --batch 4
 expect 2 "" -- "$tw" annotate "$data/tiny_cnn.onnx"
 expect 0 "" -- "$tw" advise "$root/onnx_models/resnet50.onnx" --batch 16

@@ -147,7 +147,7 @@ int main(int argc, char** argv) {
   compare->add_option("--format", o.format, "table or json")->check(CLI::IsMember({"table", "json"}));
   compare->add_option("-o,--output", o.output, "output file (default: stdout)");
 
-  auto* annotate = app.add_subcommand("annotate", "write the model with each node's prediction in its doc string (Netron shows it)");
+  auto* annotate = app.add_subcommand("annotate", "write the model with each node's prediction in its metadata and a line in its doc string (Netron shows both)");
   annotate->add_option("model", model, "ONNX file")->required();
   add_model_options(annotate, o);
   annotate->add_option("--batch", o.batch, "batch size (default: as in the file)");
