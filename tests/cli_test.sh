@@ -108,7 +108,8 @@ grep -q '"gpu_trust"' "$tmp/out" || { echo "FAIL: compare json lacks the trust";
 expect 1 "unknown dtype 'fp13'" -- "$tw" compare "$data/tiny_cnn.onnx" --dtype fp13
 expect 1 "names nothing" -- "$tw" compare "$data/tiny_cnn.onnx" --gpu ,
 expect 0 "" -- "$tw" annotate "$data/tiny_cnn.onnx" --batch 4 -o "$tmp/a.onnx"
-grep -aq "\[tilewave\] predicted on" "$tmp/a.onnx" || { echo "FAIL: annotate wrote no doc strings"; fails=$((fails + 1)); }
+grep -aq "\[tilewave\] h200, batch 4: " "$tmp/a.onnx" || { echo "FAIL: annotate wrote no doc strings"; fails=$((fails + 1)); }
+grep -aq "tilewave.utilization" "$tmp/a.onnx" || { echo "FAIL: annotate wrote no node metadata"; fails=$((fails + 1)); }
 expect 0 "" -- "$tw" analyze "$tmp/a.onnx" --batch 4
 expect 2 "" -- "$tw" annotate "$data/tiny_cnn.onnx"
 expect 0 "" -- "$tw" advise "$root/onnx_models/resnet50.onnx" --batch 16
@@ -233,6 +234,7 @@ bench=$data/timm_results
 expect 0 "" -- "$tw" calibrate from-benchmark "$bench/benchmark-infer-amp-nchw-test.csv" --gpu rtx3090 --models "$bench" -o "$tmp/rtx3090.json"
 grep -q '"trust": "fitted-from-benchmark"' "$tmp/rtx3090.json" || { echo "FAIL: from-benchmark did not mark the file"; fails=$((fails + 1)); }
 grep -q '"held_out_families"' "$tmp/rtx3090.json" || { echo "FAIL: from-benchmark did not record its split"; fails=$((fails + 1)); }
+! grep -q "lowering\|$(printf '\r')" "$tmp/err" || { echo "FAIL: from-benchmark printed progress into a file"; fails=$((fails + 1)); }
 expect 0 "" -- "$tw" analyze "$data/tiny_cnn.onnx" --gpu "$tmp/rtx3090.json"
 expect 0 "" -- "$tw" calibrate carry --gpu "$tmp/rtx3090.json,h200" --to rtx5090 -o "$tmp/rtx5090.json"
 grep -q 'rtx3090: same instruction family (mma-sm80)' "$tmp/rtx5090.json" || { echo "FAIL: the fitted GPU did not give the main loop to its instruction family"; fails=$((fails + 1)); }
@@ -331,6 +333,54 @@ PY
 expect 0 "" -- "$tw" nas "$sp" --samples 20 --export-onnx "$tmp/top" --top 2 -o "$tmp/few.csv"
 [ "$(ls "$tmp/top" | wc -l)" = 2 ] || { echo "FAIL: --export-onnx --top 2 wrote $(ls "$tmp/top" | wc -l) files"; fails=$((fails + 1)); }
 expect 0 "" -- "$tw" analyze "$(ls "$tmp"/top/*.onnx | head -n 1)"
+# --unique (docs/nas.md "Sampling"): every row a distinct candidate, the same
+# seed the same rows, shards merged the unsharded run; --enumerate: each
+# candidate of a small space exactly once. The default repeats candidates.
+rows_distinct() { tail -n +3 "$1" | cut -d, -f2 | sort -u | wc -l; }
+rows_count() { tail -n +3 "$1" | wc -l; }
+rg=$root/onnx_models/spaces/regnet.json
+expect 0 "" -- "$tw" nas "$rg" --samples 20000 --seed 4 -o "$tmp/repl.csv"
+[ "$(rows_distinct "$tmp/repl.csv")" -lt 20000 ] || { echo "FAIL: the default sampling has no repeats"; fails=$((fails + 1)); }
+expect 0 "" -- "$tw" nas "$rg" --samples 20000 --seed 4 --unique -o "$tmp/uniq.csv"
+[ "$(rows_count "$tmp/uniq.csv")" = 20000 ] && [ "$(rows_distinct "$tmp/uniq.csv")" = 20000 ] ||
+  { echo "FAIL: --unique gave $(rows_distinct "$tmp/uniq.csv") distinct of $(rows_count "$tmp/uniq.csv") rows"; fails=$((fails + 1)); }
+grep -q '"sampling":"unique"' "$tmp/uniq.csv" || { echo "FAIL: the header lacks the sampling"; fails=$((fails + 1)); }
+expect 0 "" -- "$tw" nas "$rg" --samples 20000 --seed 4 --unique --threads 2 -o "$tmp/uniq_again.csv"
+cmp -s "$tmp/uniq.csv" "$tmp/uniq_again.csv" || { echo "FAIL: --unique differs between runs of one seed"; fails=$((fails + 1)); }
+expect 0 "" -- "$tw" nas "$rg" --samples 20000 --seed 5 --unique -o "$tmp/uniq5.csv"
+cmp -s "$tmp/uniq.csv" "$tmp/uniq5.csv" && { echo "FAIL: --unique ignores the seed"; fails=$((fails + 1)); }
+for i in 0 1; do expect 0 "" -- "$tw" nas "$rg" --samples 20000 --seed 4 --unique --shard "$i/2" -o "$tmp/upart$i.csv"; done
+expect 0 "" -- "$tw" nas-merge "$tmp/upart0.csv" "$tmp/upart1.csv" -o "$tmp/umerged.csv"
+[ "$(tail -n +2 "$tmp/umerged.csv")" = "$(tail -n +2 "$tmp/uniq.csv")" ] ||
+  { echo "FAIL: --unique shards merged differ from the unsharded run"; fails=$((fails + 1)); }
+expect 1 "differs from the first file" -- "$tw" nas-merge "$tmp/upart0.csv" "$tmp/repl.csv"
+expect 1 "regnet.json: --unique: --samples 21505 is more than the 21504 candidates" -- \
+  "$tw" nas "$rg" --samples 21505 --unique
+printf '{"family": "resnet", "stages": [{"depth": [1, 2], "width": [16, 32], "bottleneck": [0, 1], "stride": [1, 2]},
+  {"depth": [1, 2, 3], "width": [32], "bottleneck": [0, 1], "stride": [2]}]}' >"$tmp/small_space.json"
+expect 0 "" -- "$tw" nas "$tmp/small_space.json" --enumerate -o "$tmp/enum.csv"
+[ "$(rows_count "$tmp/enum.csv")" = 96 ] && [ "$(rows_distinct "$tmp/enum.csv")" = 96 ] ||
+  { echo "FAIL: --enumerate gave $(rows_distinct "$tmp/enum.csv") distinct of $(rows_count "$tmp/enum.csv") rows, wanted 96"; fails=$((fails + 1)); }
+for i in 0 1 2; do expect 0 "" -- "$tw" nas "$tmp/small_space.json" --enumerate --shard "$i/3" -o "$tmp/epart$i.csv"; done
+expect 0 "" -- "$tw" nas-merge "$tmp/epart0.csv" "$tmp/epart1.csv" "$tmp/epart2.csv" -o "$tmp/emerged.csv"
+[ "$(tail -n +2 "$tmp/emerged.csv")" = "$(tail -n +2 "$tmp/enum.csv")" ] ||
+  { echo "FAIL: --enumerate shards merged differ from the unsharded run"; fails=$((fails + 1)); }
+expect 1 "mobilenetv2.json: --enumerate: the space holds 8.569e+13 candidates, more than the 10000000" -- \
+  "$tw" nas "$sp" --enumerate
+expect 2 "excludes" -- "$tw" nas "$tmp/small_space.json" --enumerate --samples 5
+expect 2 "excludes" -- "$tw" nas "$tmp/small_space.json" --enumerate --unique
+# Progress (docs/errors.md "Progress"): none when stderr is not a terminal,
+# only the two summary lines; a rewritten line under a pseudo-terminal.
+expect 0 "" -- "$tw" nas "$sp" --samples 300000 --threads 2 -o "$tmp/big.csv"
+if grep -q "$(printf '\r')" "$tmp/err" || [ "$(wc -l <"$tmp/err")" != 2 ]; then
+  echo "FAIL: nas printed progress into a file"; cat "$tmp/err"; fails=$((fails + 1))
+fi
+if command -v script >/dev/null; then
+  script -qec "'$tw' nas '$sp' --samples 300000 --threads 2 -o '$tmp/big_tty.csv'" /dev/null </dev/null >"$tmp/tty.out" 2>&1
+  grep -aq "$(printf '\r')tilewave nas: candidates [0-9]* / 300000" "$tmp/tty.out" ||
+    { echo "FAIL: nas on a terminal shows no progress"; cat "$tmp/tty.out"; fails=$((fails + 1)); }
+  cmp -s "$tmp/big.csv" "$tmp/big_tty.csv" || { echo "FAIL: progress changed nas's rows"; fails=$((fails + 1)); }
+fi
 printf '{"family": "resnet", "stages": [{"depth": [1], "width": [64], "bottleneck": [1]}]}' >"$tmp/bad_space.json"
 expect 1 "bad_space.json: stages\[0\]: missing choice 'stride'" -- "$tw" nas "$tmp/bad_space.json"
 

@@ -2,6 +2,7 @@
 // block-sum cost against the whole candidate's analysis.
 #include <cmath>
 #include <fstream>
+#include <set>
 
 #include <doctest/doctest.h>
 
@@ -152,4 +153,59 @@ TEST_CASE("encodings round-trip exactly and decode only the space's own options"
   CHECK_THROWS_WITH_AS(space::decode(sp, with_token("-a", "-anan")), doctest::Contains("is not one of the space's options"),
                        InputError);
   CHECK_THROWS_WITH_AS(space::decode(sp, with_token("-a", "-a16x")), doctest::Contains("is not a number"), InputError);
+}
+
+TEST_CASE("--unique draws distinct candidates, --enumerate each candidate once, both from (seed, index) alone") {
+  const space::SearchSpace s = space::load_space(space_path("regnet"));
+  const uint64_t size = uint64_t(s.size());
+  REQUIRE(size == 21504);
+  auto encodings = [&](const space::Sampler& sampler, uint64_t first, uint64_t step) {
+    std::vector<std::string> out;
+    space::Candidate c;
+    for (uint64_t i = first; i < sampler.total(); i += step) {
+      sampler.draw(i, c);
+      CHECK(c.index == i);
+      out.push_back(space::encode(s, c));
+    }
+    return out;
+  };
+  // The whole space drawn without replacement is a permutation of it.
+  const space::Sampler unique(s, space::Sampling::unique, 3, size);
+  const auto drawn = encodings(unique, 0, 1);
+  const std::set<std::string> distinct(drawn.begin(), drawn.end());
+  CHECK(distinct.size() == size);
+  // Enumeration covers the same set, in another (fixed) order.
+  const space::Sampler all(s, space::Sampling::enumerate, 99, 1);
+  CHECK(all.total() == size);
+  const auto listed = encodings(all, 0, 1);
+  CHECK(std::set<std::string>(listed.begin(), listed.end()) == distinct);
+  CHECK(listed != drawn);
+  CHECK(listed.front() == space::encode(s, [&] { space::Candidate c; space::candidate_at(s, 0, c); return c; }()));
+  // The same seed gives the same candidates, another seed others; a shard's
+  // candidates are the unsharded run's at its indices.
+  CHECK(encodings(space::Sampler(s, space::Sampling::unique, 3, 500), 0, 1) ==
+        std::vector<std::string>(drawn.begin(), drawn.begin() + 500));
+  CHECK(encodings(space::Sampler(s, space::Sampling::unique, 4, 500), 0, 1) !=
+        std::vector<std::string>(drawn.begin(), drawn.begin() + 500));
+  const auto shard = encodings(space::Sampler(s, space::Sampling::unique, 3, 500), 1, 3);
+  for (size_t k = 0; k < shard.size(); ++k) CHECK(shard[k] == drawn[1 + 3 * k]);
+  // The default draws with replacement: 20,000 of 21,504 hold repeats.
+  const auto replaced = encodings(space::Sampler(s, space::Sampling::replacement, 3, 20000), 0, 1);
+  CHECK(std::set<std::string>(replaced.begin(), replaced.end()).size() < 20000);
+}
+
+TEST_CASE("--unique and --enumerate refuse what they cannot give, naming the space file") {
+  const space::SearchSpace regnet = space::load_space(space_path("regnet"));
+  CHECK_THROWS_WITH_AS(space::Sampler(regnet, space::Sampling::unique, 1, 21505),
+                       doctest::Contains("regnet.json: --unique: --samples 21505 is more than the 21504"), InputError);
+  CHECK_NOTHROW(space::Sampler(regnet, space::Sampling::unique, 1, 21504));
+  const space::SearchSpace mobile = space::load_space(space_path("mobilenetv2"));
+  CHECK_THROWS_WITH_AS(space::Sampler(mobile, space::Sampling::enumerate, 1, 1),
+                       doctest::Contains("mobilenetv2.json: --enumerate: the space holds 8.569e+13"), InputError);
+  // A space too large for enumeration still samples without replacement.
+  const space::Sampler unique(mobile, space::Sampling::unique, 1, 1000);
+  std::set<std::string> seen;
+  space::Candidate c;
+  for (uint64_t i = 0; i < 1000; ++i) unique.draw(i, c), seen.insert(space::encode(mobile, c));
+  CHECK(seen.size() == 1000);
 }

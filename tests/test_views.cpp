@@ -41,41 +41,81 @@ std::string file_bytes(const std::string& path) {
 
 }  // namespace
 
-TEST_CASE("annotate: every node gets its prediction, weights and graph stay byte for byte") {
+namespace {
+// A node's annotation keys (NodeProto.metadata_props, field 9: tilewave's
+// schema has it, ONNX 1.12's does not), read back with tilewave's classes.
+std::map<std::string, std::string> props_of(const google::protobuf::RepeatedPtrField<tilewave::onnx::StringStringEntryProto>& p) {
+  std::map<std::string, std::string> out;
+  for (const auto& e : p) CHECK(out.emplace(e.key(), e.value()).second);  // keys distinct, as ONNX asks
+  return out;
+}
+}  // namespace
+
+TEST_CASE("annotate: every node gets its prediction as keys and one line, weights and graph stay byte for byte") {
   const std::string path = test::data("tiny_cnn.onnx");
   AnalyzeOptions o;
   o.load.batch = 8;
   const Analysis a = analyze_file(path, test::gpu("h200"), o);
   const ::onnx::ModelProto before = parse(file_bytes(path));
   const std::string once = annotated_onnx(path, a);
-  ::onnx::ModelProto after = parse(once);
+  ::onnx::ModelProto after = parse(once);  // ONNX 1.12's own reader still takes the file
   REQUIRE(after.graph().node_size() == before.graph().node_size());
   REQUIRE(after.graph().initializer_size() == before.graph().initializer_size());
   for (int i = 0; i < before.graph().initializer_size(); ++i)
     CHECK(after.graph().initializer(i).SerializeAsString() == before.graph().initializer(i).SerializeAsString());
+  tilewave::onnx::ModelProto ours;
+  REQUIRE(ours.ParseFromString(once));
   int with_kernel = 0;
-  for (int i = 0; i < after.graph().node_size(); ++i) {
-    const std::string& doc = after.graph().node(i).doc_string();
-    CHECK(doc.find("[tilewave] predicted on NVIDIA H200") != std::string::npos);
-    with_kernel += doc.find(" us, utilization ") != std::string::npos;
-    // Apart from doc strings the nodes are unchanged.
-    ::onnx::NodeProto n = after.graph().node(i);
+  double shares = 0;
+  for (int i = 0; i < ours.graph().node_size(); ++i) {
+    const auto& node = ours.graph().node(i);
+    CAPTURE(node.name());
+    const auto keys = props_of(node.metadata_props());
+    const NodeFate& fate = a.nodes_fate[size_t(i)];
+    CHECK(keys.at("tilewave.fate") == fate.fate);
+    // One short line for Netron's sidebar.
+    CHECK(node.doc_string().rfind("[tilewave] h200, batch 8: ", 0) == 0);
+    CHECK(node.doc_string().find('\n') == std::string::npos);
+    if (fate.fate == "kernel") {
+      ++with_kernel;
+      for (const char* k : {"time_us", "share", "utilization", "bound", "main_loss", "kernels", "runs_as",
+                            "loss.tile", "loss.wave", "loss.efficiency", "loss.memory", "loss.fixed"})
+        CHECK_MESSAGE(keys.count(std::string("tilewave.") + k), k);
+      CHECK(std::stod(keys.at("tilewave.time_us")) == doctest::Approx(fate.time_us).epsilon(1e-3));
+      CHECK(std::stod(keys.at("tilewave.utilization")) >= 0);
+      CHECK(std::stod(keys.at("tilewave.utilization")) <= 1);
+      double losses = 0;
+      for (const char* k : {"loss.tile", "loss.wave", "loss.efficiency", "loss.memory", "loss.fixed"})
+        losses += std::stod(keys.at(std::string("tilewave.") + k));
+      CHECK(losses <= 1.0001);
+      shares += std::stod(keys.at("tilewave.share"));
+      CHECK(node.doc_string().find(keys.at("tilewave.bound") + "-bound") != std::string::npos);
+    }
+    // Apart from doc strings and metadata the nodes are unchanged.
+    tilewave::onnx::NodeProto n = node;
     n.clear_doc_string();
-    ::onnx::NodeProto m = before.graph().node(i);
+    n.clear_metadata_props();
+    tilewave::onnx::NodeProto m;
+    REQUIRE(m.ParseFromString(before.graph().node(i).SerializeAsString()));
     m.clear_doc_string();
     CHECK(n.SerializeAsString() == m.SerializeAsString());
   }
   CHECK(with_kernel > 0);
-  bool meta = false;
-  for (const auto& e : after.metadata_props()) meta |= e.key() == "tilewave" && e.value().find("utilization") != std::string::npos;
-  CHECK(meta);
+  CHECK(shares == doctest::Approx(1).epsilon(0.01));  // the nodes with kernels hold the network's time
+  const auto model_keys = props_of(ours.metadata_props());
+  CHECK(model_keys.at("tilewave.target").find("NVIDIA H200") != std::string::npos);
+  CHECK(std::stod(model_keys.at("tilewave.time_us")) == doctest::Approx(a.total.time_us).epsilon(1e-3));
+  CHECK(model_keys.at("tilewave.kernels") == std::to_string(a.total.kernels));
 
   // Annotating the annotated file replaces the annotation instead of adding one.
   const std::string tmp = test::write_temp("tw_annotated.onnx", once);
-  const ::onnx::ModelProto twice = parse(annotated_onnx(tmp, a));
-  for (int i = 0; i < twice.graph().node_size(); ++i)
-    CHECK(twice.graph().node(i).doc_string() == after.graph().node(i).doc_string());
-  CHECK(twice.metadata_props_size() == after.metadata_props_size());
+  tilewave::onnx::ModelProto twice;
+  REQUIRE(twice.ParseFromString(annotated_onnx(tmp, a)));
+  for (int i = 0; i < twice.graph().node_size(); ++i) {
+    CHECK(twice.graph().node(i).doc_string() == ours.graph().node(i).doc_string());
+    CHECK(props_of(twice.graph().node(i).metadata_props()) == props_of(ours.graph().node(i).metadata_props()));
+  }
+  CHECK(twice.metadata_props_size() == ours.metadata_props_size());
 }
 
 TEST_CASE("names are shortened in the middle, on code points") {

@@ -16,6 +16,7 @@
 #include "tilewave/output_file.h"
 #include "tilewave/analysis.h"
 #include "tilewave/calibration.h"
+#include "tilewave/progress.h"
 #include "tilewave/benchmark_fit.h"
 #include "tilewave/carry_over.h"
 #include "tilewave/error.h"
@@ -122,7 +123,9 @@ int cmd_calibrate_fit(const CommonOptions& o, const std::vector<std::string>& me
                            [](auto& p) { return p.fit_min < p.fit_max && p.scope == ParamScope::layer; }),
              split.train.size(), split.test.size());
   const auto before = error_stats(gpu, data, split.test.empty() ? split.train : split.test);
-  const FitResult fit = fit_parameters(gpu, data, split.train);
+  Progress progress("tilewave calibrate fit");
+  const FitResult fit = fit_parameters(gpu, data, split.train, progress.callback());
+  progress.finish();
   for (const auto& [k, v] : fit.params) gpu.params[k] = v;
   const auto after_train = error_stats(gpu, data, split.train);
   const auto after_test = error_stats(gpu, data, split.test.empty() ? split.train : split.test);
@@ -159,7 +162,9 @@ int cmd_calibrate_fit_networks(const CommonOptions& o, const std::string& netben
   options.holdout = holdout;
   options.kernel_match = kernel_match;
   options.kernel_times_path = kernel_times;
-  const NetworkFit fit = fit_networks(gpu, runtime_of(o), nets, kernels, options);
+  Progress progress("tilewave calibrate fit-networks");
+  const NetworkFit fit = fit_networks(gpu, runtime_of(o), nets, kernels, options, progress.callback());
+  progress.finish();
   if (!fit.mismatched.empty())
     fmt::print(std::cerr, "not fitted, kernel counts differ by more than {:.0f}%: {}\n", 100 * kernel_match,
                joined(fit.mismatched));
@@ -208,7 +213,9 @@ int cmd_calibrate_fit_runtime(const CommonOptions& o, const std::string& measure
       class_times_path.empty() ? std::vector<ClassTime>{} : read_class_times(class_times_path, runs);
   if (!class_times_path.empty() && class_times.empty())
     throw InputError(class_times_path, fmt::format("no class times for the runs of {}", measured));
-  const RuntimeFit r = fit_runtime(gpu, runtime, runs, class_times, params);
+  Progress progress("tilewave calibrate fit-runtime");
+  const RuntimeFit r = fit_runtime(gpu, runtime, runs, class_times, params, progress.callback());
+  progress.finish();
   for (const auto& [c, loss] : r.class_loss) fmt::print(std::cerr, "  class {:<9} train loss {:.4f}\n", c, loss);
   fmt::print(std::cerr, "  network stage: {} of {} runs (kernel count within 10% of the profile's)\n",
              r.network_runs_fitted, runs.size());
@@ -343,14 +350,9 @@ int cmd_calibrate_from_benchmark(const CommonOptions& o, const std::vector<std::
   }
   const std::shared_ptr<const HostModel> host =
       o.host.empty() ? std::make_shared<const HostModel>(default_host()) : host_of(o);
-  size_t shown = 0;
-  const BenchmarkFit fit = fit_benchmark(start, runs, *host, unsigned(seed), [&](size_t i, size_t n) {
-    if (i == n || i >= shown) {
-      fmt::print(std::cerr, "\rlowering {} of {} runs", i, n);
-      shown = i + std::max<size_t>(1, n / 20);
-      if (i == n) fmt::print(std::cerr, "\n");
-    }
-  }, fit_scales);
+  Progress progress("tilewave calibrate from-benchmark");
+  const BenchmarkFit fit = fit_benchmark(start, runs, *host, unsigned(seed), progress.callback(), fit_scales);
+  progress.finish();
   if (fit.failed)
     fmt::print(std::cerr, "{} runs could not be analysed and are left out (first: {})\n", fit.failed,
                fit.failures.empty() ? "?" : fit.failures.front());

@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tilewave/output_file.h"
+#include "tilewave/progress.h"
 #include "tilewave/error.h"
 #include "tilewave/json_input.h"
 #include "tilewave/html_report.h"
@@ -264,13 +265,14 @@ int cmd_rank(const CommonOptions& o, const std::vector<std::string>& args, int t
   };
   std::vector<std::thread> pool;
   for (int t = 0; t < std::max(1, threads); ++t) start_or_run(pool, work);
-  const bool progress = ::isatty(2) && models.size() > 4;
+  Progress progress("tilewave rank");
   while (done.load() < models.size()) {
-    if (progress) fmt::print(std::cerr, "\r  {} / {} models\x1b[K", done.load(), models.size());
+    progress.update(done.load(), models.size(), "models");
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   for (auto& th : pool) th.join();
-  if (progress) std::cerr << "\r\x1b[K";
+  progress.update(done.load(), models.size(), "models");
+  progress.finish();
   if (!internal_error.empty()) throw std::runtime_error(internal_error);
   std::vector<Analysis> as;
   std::vector<RankFailure> failed;

@@ -56,6 +56,8 @@ struct NasOptions {
   std::string space;          // space file
   uint64_t samples = 1000;
   uint64_t seed = 1;
+  bool unique = false;        // --unique: without replacement
+  bool enumerate = false;     // --enumerate: every candidate once
   std::string shard = "0/1";  // i/n: every n-th candidate from the i-th
   int threads = 1;
   double min_utilization = 0;

@@ -147,7 +147,7 @@ int main(int argc, char** argv) {
   compare->add_option("--format", o.format, "table or json")->check(CLI::IsMember({"table", "json"}));
   compare->add_option("-o,--output", o.output, "output file (default: stdout)");
 
-  auto* annotate = app.add_subcommand("annotate", "write the model with each node's prediction in its doc string (Netron shows it)");
+  auto* annotate = app.add_subcommand("annotate", "write the model with each node's prediction in its metadata and a line in its doc string (Netron shows both)");
   annotate->add_option("model", model, "ONNX file")->required();
   add_model_options(annotate, o);
   annotate->add_option("--batch", o.batch, "batch size (default: as in the file)");
@@ -182,8 +182,15 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"eager", "inductor", "tensorrt"}))
       ->capture_default_str();
   nas->add_option("--batch", o.batch, "batch size (default 1)");
-  nas->add_option("--samples", nas_opt.samples, "candidates in the whole sampling")->capture_default_str()
+  auto* nas_samples = nas->add_option("--samples", nas_opt.samples, "candidates in the whole sampling")->capture_default_str()
       ->check(CLI::Range(uint64_t(1), uint64_t(1000000000000)));  // "-1" reads as 2^64-1 (issue 20)
+  auto* nas_unique = nas->add_flag("--unique", nas_opt.unique,
+                                   "sample without replacement: every candidate distinct (default: with replacement, "
+                                   "so a candidate may come twice)");
+  nas->add_flag("--enumerate", nas_opt.enumerate,
+                "every candidate of the space once, in the file's order (spaces of at most 10,000,000)")
+      ->excludes(nas_samples)
+      ->excludes(nas_unique);
   nas->add_option("--seed", nas_opt.seed, "sampling seed: the same seed gives the same candidates")
       ->capture_default_str();
   nas->add_option("--shard", nas_opt.shard, "i/n: this run is the i-th of n parts (0-based); nas-merge joins them")

@@ -1,6 +1,4 @@
 // `tilewave nas` and `tilewave nas-merge` (docs/nas.md).
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -21,6 +19,7 @@
 #include "commands.h"
 #include "tilewave/text.h"
 #include "tilewave/output_file.h"
+#include "tilewave/progress.h"
 #include "tilewave/error.h"
 #include "tilewave/json_input.h"
 #include "tilewave/report.h"
@@ -91,28 +90,6 @@ std::pair<uint64_t, uint64_t> parse_shard(const std::string& s) {
   return {i, n};
 }
 
-// Progress on a terminal only: a rewritten line on stderr.
-class Progress {
- public:
-  explicit Progress(uint64_t total) : total_(total), on_(::isatty(2) && total >= 10000) {}
-  void update(uint64_t done) {
-    if (!on_) return;
-    const auto now = std::chrono::steady_clock::now();
-    if (now - last_ < std::chrono::milliseconds(250) && done < total_) return;
-    last_ = now;
-    const double s = std::chrono::duration<double>(now - start_).count();
-    fmt::print(std::cerr, "\r  {} / {} candidates, {:.0f}/s", done, total_, s > 0 ? double(done) / s : 0.0);
-  }
-  void finish() {
-    if (on_) std::cerr << "\n";
-  }
-
- private:
-  uint64_t total_;
-  bool on_;
-  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now(), last_{};
-};
-
 }  // namespace
 
 int cmd_nas(const CommonOptions& o, const NasOptions& n) {
@@ -122,6 +99,11 @@ int cmd_nas(const CommonOptions& o, const NasOptions& n) {
   const RuntimeProfile& runtime = exec.runtime_profile();
   const int64_t batch = o.batch > 0 ? o.batch : 1;
   if (n.samples == 0) throw InputError("--samples", "give at least one candidate");
+  const space::Sampling mode = n.enumerate ? space::Sampling::enumerate
+                               : n.unique  ? space::Sampling::unique
+                                           : space::Sampling::replacement;
+  const space::Sampler sampler(s, mode, n.seed, n.samples);
+  const uint64_t samples = sampler.total();
   const auto shard_spec = parse_shard(n.shard);
   const uint64_t shard = shard_spec.first, shards = shard_spec.second;  // named: the workers' lambda captures them
   const int threads = std::max(1, n.threads);
@@ -131,7 +113,7 @@ int cmd_nas(const CommonOptions& o, const NasOptions& n) {
   // buffers: while the workers fill one, this thread writes the other (or
   // folds it into the front) and reports progress. Each worker has its own
   // evaluator; they share one table of costed blocks.
-  const uint64_t mine = n.samples / shards + (shard < n.samples % shards ? 1 : 0);
+  const uint64_t mine = samples / shards + (shard < samples % shards ? 1 : 0);
   const uint64_t chunk = 16384 * uint64_t(threads);
   std::vector<std::unique_ptr<space::SpaceEvaluator>> evaluators;
   evaluators.push_back(std::make_unique<space::SpaceEvaluator>(s, gpu, exec, host_of(o), batch));
@@ -149,7 +131,7 @@ int cmd_nas(const CommonOptions& o, const NasOptions& n) {
       for (uint64_t k = begin; k < end; ++k) {
         Row& r = (*rows)[k];
         r.index = shard + (first + k) * shards;
-        space::sample(s, n.seed, r.index, c);
+        sampler.draw(r.index, c);
         space::encode(s, c, r.encoding);
         r.error.clear();
         r.text.clear();
@@ -183,7 +165,8 @@ int cmd_nas(const CommonOptions& o, const NasOptions& n) {
 
   const json header = {{"header", true},         {"tool", "tilewave nas"},
                        {"space", s.name},        {"space_file", n.space},
-                       {"seed", n.seed},         {"samples", n.samples},
+                       {"seed", n.seed},         {"samples", samples},
+                       {"sampling", space::sampling_name(mode)},
                        {"shard", fmt::format("{}/{}", shard, shards)},
                        {"gpu", gpu.id},          {"batch", batch},
                        {"dtype", o.dtype},       {"runtime", runtime.name()},
@@ -194,7 +177,7 @@ int cmd_nas(const CommonOptions& o, const NasOptions& n) {
   std::string first_error;
   std::vector<Row> front, top;  // --pareto's front so far; --export-onnx's fastest so far
   auto by_time = [](const Row& a, const Row& b) { return a.cost.time_us < b.cost.time_us; };
-  Progress progress(mine);
+  Progress progress("tilewave nas");
   write_output(o.output, [&](std::ostream& os) {
     write_rows(os, header, {}, o.format);
     std::vector<std::thread> pool = launch(&buffers[0], 0);
@@ -208,7 +191,7 @@ int cmd_nas(const CommonOptions& o, const NasOptions& n) {
     for (uint64_t first = 0, b = 0; first < mine; first += chunk, b ^= 1) {
       const uint64_t target = std::min(mine, first + chunk);
       while (done.load() < target && !failed.load()) {
-        progress.update(done.load());
+        progress.update(done.load(), mine, "candidates");
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
       }
       for (auto& th : pool) th.join();
@@ -249,7 +232,7 @@ int cmd_nas(const CommonOptions& o, const NasOptions& n) {
       written = front.size();
     }
   });
-  progress.update(done.load());
+  progress.update(done.load(), mine, "candidates");
   progress.finish();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   fmt::print(std::cerr, "tilewave: nas: space '{}' holds {:.4g} candidates\n", printable(s.name), s.size());
@@ -298,7 +281,7 @@ int cmd_nas_merge(const CommonOptions& o, const std::vector<std::string>& files)
     if (first_header.is_null()) {
       first_header = comparable, shard_count = n, format = csv ? "csv" : "json";
     } else if (comparable != first_header || n != shard_count || (csv ? "csv" : "json") != format) {
-      throw InputError(path, "its run differs from the first file's (space, seed, samples, GPU, batch, dtype, "
+      throw InputError(path, "its run differs from the first file's (space, seed, samples, sampling, GPU, batch, dtype, "
                              "runtime, filters, shard count or format)");
     }
     if (!shards_seen.insert(i).second) throw InputError(path, fmt::format("shard {}/{} given twice", i, n));

@@ -10,6 +10,7 @@
 
 #include "tilewave/exec_config.h"
 #include "tilewave/gpu_model.h"
+#include "tilewave/progress.h"
 #include "tilewave/schedule.h"
 
 namespace tilewave {
@@ -73,7 +74,7 @@ struct BenchmarkFit {
 // and model kind. `host` issues the loops; `progress` hears "i of n".
 // fit = false: the start judged as it is (scales 1), the same split and tables.
 BenchmarkFit fit_benchmark(const GpuModel& start, const std::vector<BenchmarkRun>& runs, const HostModel& host,
-                           unsigned seed, const std::function<void(size_t, size_t)>& progress = {}, bool fit = true);
+                           unsigned seed, const ProgressFn& progress = {}, bool fit = true);
 
 // The error table of given predictions (one per run) over `families`.
 std::vector<BenchmarkError> benchmark_errors(const std::vector<BenchmarkRun>& runs, const std::vector<double>& pred_us,

@@ -14,6 +14,7 @@
 #include "tilewave/layer_set.h"
 #include "tilewave/lowering.h"
 #include "tilewave/model.h"
+#include "tilewave/progress.h"
 
 namespace tilewave {
 
@@ -48,17 +49,18 @@ using PredictFn = std::function<double(const GpuModel&, size_t)>;
 // Fits the parameters of the given scopes: minimises the mean soft-L1 loss of
 // log(predicted/measured) over `train` with NLopt within each parameter's
 // bounds. The other parameters stay as in `start`.
+// `progress` hears the local searches done (the start point and the restarts).
 FitResult fit_scope(const GpuModel& start, const std::vector<ParamScope>& scopes, const std::vector<size_t>& train,
-                    const PredictFn& predict, const std::vector<double>& measured);
+                    const PredictFn& predict, const std::vector<double>& measured, const ProgressFn& progress = {});
 
 // The same for the named parameters alone.
 FitResult fit_named(const GpuModel& start, const std::vector<std::string>& names, const std::vector<size_t>& train,
-                    const PredictFn& predict, const std::vector<double>& measured);
+                    const PredictFn& predict, const std::vector<double>& measured, const ProgressFn& progress = {});
 
 // Minimises a robust (soft-L1) loss of log(pred/measured) over `train` with
 // NLopt, within each parameter's fit bounds (param_table()).
 FitResult fit_parameters(const GpuModel& start, const std::vector<Measurement>& data,
-                         const std::vector<size_t>& train);
+                         const std::vector<size_t>& train, const ProgressFn& progress = {});
 
 // The q-quantile with linear interpolation (q = 0.5: the median, the mean of
 // the middle two for an even count).
@@ -129,7 +131,8 @@ std::vector<ClassTime> read_class_times(const std::string& path, const std::vect
 // each class's parameters on that class's summed kernel times, when
 // `class_times` is not empty; then `network_params` on whole-network latency.
 RuntimeFit fit_runtime(const GpuModel& gpu, const RuntimeProfile& runtime, const std::vector<NetworkRun>& runs,
-                       const std::vector<ClassTime>& class_times, const std::vector<std::string>& network_params);
+                       const std::vector<ClassTime>& class_times, const std::vector<std::string>& network_params,
+                       const ProgressFn& progress = {});
 
 // One kernel's device time inside a network run (calibrate/pair/eltwise_in_network.py).
 struct KernelInNetwork {
@@ -163,6 +166,7 @@ struct NetworkFit {
   std::vector<BatchError> errors;
 };
 NetworkFit fit_networks(const GpuModel& gpu, const RuntimeProfile& runtime, const std::vector<NetworkRun>& runs,
-                        const std::vector<KernelInNetwork>& kernels, const NetworkFitOptions& options);
+                        const std::vector<KernelInNetwork>& kernels, const NetworkFitOptions& options,
+                        const ProgressFn& progress = {});
 
 }  // namespace tilewave

@@ -60,6 +60,41 @@ struct Candidate {
 Candidate sample(const SearchSpace& s, uint64_t seed, uint64_t index);
 // The same into `out`, reusing its storage (a search's hot loop allocates nothing).
 void sample(const SearchSpace& s, uint64_t seed, uint64_t index, Candidate& out);
+// How `nas` picks its candidates (docs/nas.md "Sampling"): replacement is
+// the default (sample() above: a candidate may come twice); unique draws
+// without replacement, through a seeded permutation of the whole space;
+// enumerate takes every candidate once, in the space's fixed order.
+enum class Sampling { replacement, unique, enumerate };
+const char* sampling_name(Sampling m);
+
+// --enumerate refuses larger spaces: their tables would not be read whole.
+inline constexpr uint64_t kEnumerateLimit = 10'000'000;
+
+// Candidate `index` of a sampling, from (mode, seed, index) alone, so that
+// threads and shards draw the same candidates. The constructor throws
+// InputError naming the space file when the mode cannot give `samples`
+// candidates (unique: more than the space holds; enumerate: a space over
+// kEnumerateLimit). total(): the candidates of the whole sampling
+// (enumerate: the space's size, whatever `samples` says).
+class Sampler {
+ public:
+  Sampler(const SearchSpace& s, Sampling mode, uint64_t seed, uint64_t samples);
+  void draw(uint64_t index, Candidate& out) const;
+  uint64_t total() const { return total_; }
+
+ private:
+  uint64_t permute(uint64_t index) const;  // a bijection of [0, size_)
+  const SearchSpace& s_;
+  Sampling mode_;
+  uint64_t seed_, total_, size_ = 0;
+  std::array<uint64_t, 6> keys_{};  // Feistel round keys, from the seed
+  unsigned half_bits_ = 1;
+};
+
+// The candidate at position `rank` of the space's fixed order: mixed radix
+// over the choices, the last choice of the last stage varying fastest.
+void candidate_at(const SearchSpace& s, uint64_t rank, Candidate& out);
+
 // "d2-w24-e6-k5-se0-s2_..." : stages joined by '_', choices by '-'.
 std::string encode(const SearchSpace& s, const Candidate& c);
 void encode(const SearchSpace& s, const Candidate& c, std::string& out);

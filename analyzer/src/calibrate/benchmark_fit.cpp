@@ -204,7 +204,7 @@ std::vector<BenchmarkError> benchmark_errors(const std::vector<BenchmarkRun>& ru
 }
 
 BenchmarkFit fit_benchmark(const GpuModel& start, const std::vector<BenchmarkRun>& runs, const HostModel& host,
-                           unsigned seed, const std::function<void(size_t, size_t)>& progress, bool fit_scales) {
+                           unsigned seed, const ProgressFn& progress, bool fit_scales) {
   if (runs.empty()) throw InputError("from-benchmark", "no results row has an exported model to analyse");
   BenchmarkFit fit;
   // Half of the families fit, by seed; the other half only judge.
@@ -222,7 +222,7 @@ BenchmarkFit fit_benchmark(const GpuModel& start, const std::vector<BenchmarkRun
   // Lowering depends on no parameter: once per run.
   std::vector<std::optional<KernelGraph>> lowered(runs.size());
   for (size_t i = 0; i < runs.size(); ++i) {
-    if (progress) progress(i, runs.size());
+    if (progress) progress(i, runs.size(), "lowering runs");
     try {
       LoadOptions lo;
       lo.batch = runs[i].batch;
@@ -236,7 +236,7 @@ BenchmarkFit fit_benchmark(const GpuModel& start, const std::vector<BenchmarkRun
       if (fit.failures.size() < 5) fit.failures.push_back(runs[i].model + ": " + e.what());
     }
   }
-  if (progress) progress(runs.size(), runs.size());
+  if (progress) progress(runs.size(), runs.size(), "lowering runs");
   // Every run's prediction under `g`, specialised once per execution
   // configuration, not once per run.
   auto predict_all = [&](const GpuModel& g, const std::vector<size_t>& which) {
@@ -265,6 +265,7 @@ BenchmarkFit fit_benchmark(const GpuModel& start, const std::vector<BenchmarkRun
 
   struct Objective {
     std::function<double(const std::vector<double>&)> loss;
+    const ProgressFn* progress;
     int evaluations = 0;
   };
   Objective obj{[&](const std::vector<double>& x) {
@@ -272,18 +273,20 @@ BenchmarkFit fit_benchmark(const GpuModel& start, const std::vector<BenchmarkRun
     double sum = 0;
     for (size_t i : train) sum += robust_loss(pred[i], runs[i].measured_us);
     return sum / double(train.size());
-  }};
+  }, &progress};
   std::vector<double> x = {1.0, 1.0};
+  static constexpr uint64_t kMaxEvaluations = 200;
   nlopt::opt opt(nlopt::LN_NELDERMEAD, 2);
   opt.set_lower_bounds({0.25, 0.25});
   opt.set_upper_bounds({4.0, 4.0});
   opt.set_min_objective([](const std::vector<double>& v, std::vector<double>&, void* d) {
     auto* o = static_cast<Objective*>(d);
     ++o->evaluations;
+    if (*o->progress) (*o->progress)(uint64_t(o->evaluations), kMaxEvaluations, "fit evaluations (at most)");
     return o->loss(v);
   }, &obj);
   opt.set_xtol_rel(1e-3);
-  opt.set_maxeval(200);
+  opt.set_maxeval(int(kMaxEvaluations));
   double value = 0;
   try {
     if (fit_scales) opt.optimize(x, value);

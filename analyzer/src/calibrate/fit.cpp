@@ -95,16 +95,16 @@ double nlopt_objective(const std::vector<double>& x, std::vector<double>&, void*
 }  // namespace
 
 FitResult fit_scope(const GpuModel& start, const std::vector<ParamScope>& scopes, const std::vector<size_t>& train,
-                    const PredictFn& predict, const std::vector<double>& measured) {
+                    const PredictFn& predict, const std::vector<double>& measured, const ProgressFn& progress) {
   std::vector<std::string> names;
   for (const auto& p : param_table())
     if (p.fit_min < p.fit_max && std::find(scopes.begin(), scopes.end(), p.scope) != scopes.end())
       names.push_back(p.name);
-  return fit_named(start, names, train, predict, measured);
+  return fit_named(start, names, train, predict, measured, progress);
 }
 
 FitResult fit_named(const GpuModel& start, const std::vector<std::string>& names, const std::vector<size_t>& train,
-                    const PredictFn& predict, const std::vector<double>& measured) {
+                    const PredictFn& predict, const std::vector<double>& measured, const ProgressFn& progress) {
   if (train.empty()) throw InputError("calibrate fit", "nothing to fit");
   Objective obj{start, {}, &train, &predict, &measured, 0};
   std::vector<double> x, lo, hi;
@@ -144,9 +144,12 @@ FitResult fit_named(const GpuModel& start, const std::vector<std::string>& names
     }
     return std::make_pair(value, start_x);
   };
-  auto [best, best_x] = local_search(x);
-  std::mt19937 rng(12345);
   const int restarts = x.size() <= 4 ? 8 : 2;
+  const uint64_t searches = uint64_t(restarts) + 1;
+  if (progress) progress(0, searches, "searches");
+  auto [best, best_x] = local_search(x);
+  if (progress) progress(1, searches, "searches");
+  std::mt19937 rng(12345);
   for (int r = 0; r < restarts; ++r) {
     std::vector<double> start_x(x.size());
     for (size_t i = 0; i < x.size(); ++i) start_x[i] = std::uniform_real_distribution<double>(lo[i], hi[i])(rng);
@@ -155,6 +158,7 @@ FitResult fit_named(const GpuModel& start, const std::vector<std::string>& names
       best = value;
       best_x = end_x;
     }
+    if (progress) progress(uint64_t(r) + 2, searches, "searches");
   }
   x = best_x;
   FitResult r;
@@ -165,11 +169,11 @@ FitResult fit_named(const GpuModel& start, const std::vector<std::string>& names
 }
 
 FitResult fit_parameters(const GpuModel& start, const std::vector<Measurement>& data,
-                         const std::vector<size_t>& train) {
+                         const std::vector<size_t>& train, const ProgressFn& progress) {
   std::vector<double> measured;
   for (const auto& m : data) measured.push_back(m.measured_us);
   const PredictFn predict = [&](const GpuModel& g, size_t i) { return cost_layer(data[i].entry.layer, g).time_us; };
-  return fit_scope(start, {ParamScope::layer}, train, predict, measured);
+  return fit_scope(start, {ParamScope::layer}, train, predict, measured, progress);
 }
 
 double quantile(std::vector<double> v, double q) {

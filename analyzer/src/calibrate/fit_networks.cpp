@@ -26,7 +26,8 @@ std::vector<KernelInNetwork> read_kernel_times(const std::string& path, const st
 }
 
 NetworkFit fit_networks(const GpuModel& start, const RuntimeProfile& runtime, const std::vector<NetworkRun>& nets,
-                        const std::vector<KernelInNetwork>& kernels, const NetworkFitOptions& options) {
+                        const std::vector<KernelInNetwork>& kernels, const NetworkFitOptions& options,
+                        const ProgressFn& progress) {
   NetworkFit r;
   GpuModel gpu = start;
   // Hold out whole networks (every batch of a model), so the held-out ones
@@ -43,6 +44,7 @@ NetworkFit fit_networks(const GpuModel& start, const RuntimeProfile& runtime, co
   std::vector<std::set<std::string>> kernel_names(nets.size());
   std::vector<int> kernel_count(nets.size());
   for (size_t i = 0; i < nets.size(); ++i) {
+    if (progress) progress(i, nets.size(), "lowering runs");
     const Model& m = nets[i].model;
     for (const auto& k : lower_model(m, build_layer_graph(m), runtime, opt.exec.dtype).kernels) {
       kernel_names[i].insert(k.name);
@@ -110,11 +112,12 @@ NetworkFit fit_networks(const GpuModel& start, const RuntimeProfile& runtime, co
       return by_node.at(kernels[k].node);  // checked above
     };
     r.kernels_fitted = kernel_train.size();
-    r.kernel_stage = fit_scope(gpu, {ParamScope::network_kernel}, kernel_train, predict_kernel, kernel_measured);
+    r.kernel_stage = fit_scope(gpu, {ParamScope::network_kernel}, kernel_train, predict_kernel, kernel_measured,
+                               prefixed(progress, "kernel terms"));
     for (const auto& [k, v] : r.kernel_stage->params) gpu.params[k] = r.params[k] = v;
     on_totals = {ParamScope::network};
   }
-  r.totals = fit_scope(gpu, on_totals, train, predict, measured);
+  r.totals = fit_scope(gpu, on_totals, train, predict, measured, prefixed(progress, "network terms"));
   for (const auto& [k, v] : r.totals.params) gpu.params[k] = r.params[k] = v;
   errors("after", gpu);
   return r;

@@ -115,7 +115,8 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& class_param
 }  // namespace
 
 RuntimeFit fit_runtime(const GpuModel& gpu, const RuntimeProfile& runtime, const std::vector<NetworkRun>& runs,
-                       const std::vector<ClassTime>& class_times, const std::vector<std::string>& network_params) {
+                       const std::vector<ClassTime>& class_times, const std::vector<std::string>& network_params,
+                       const ProgressFn& progress) {
   for (const auto& p : network_params)
     if (!gpu.params.count(p)) throw InputError("--params", fmt::format("unknown model parameter '{}'", p));
   // From the base set, whatever set the file holds for this runtime now, so a
@@ -133,7 +134,10 @@ RuntimeFit fit_runtime(const GpuModel& gpu, const RuntimeProfile& runtime, const
   }
   // Lowering depends on no parameter: once per run.
   std::vector<KernelGraph> lowered;
-  for (const auto& run : runs) lowered.push_back(lower_model(run.model, build_layer_graph(run.model), runtime, opt.exec.dtype));
+  for (const auto& run : runs) {
+    if (progress) progress(lowered.size(), runs.size(), "lowering runs");
+    lowered.push_back(lower_model(run.model, build_layer_graph(run.model), runtime, opt.exec.dtype));
+  }
   const PredictFn predict = [&](const GpuModel& g, size_t i) { return network_time_us(lowered[i], g); };
   auto median_errors = [&](const GpuModel& g) {
     std::map<int64_t, std::vector<double>> by_batch;
@@ -169,7 +173,8 @@ RuntimeFit fit_runtime(const GpuModel& gpu, const RuntimeProfile& runtime, const
         if (lowered[run].kernels[i].layer && kernel_class(*lowered[run].kernels[i].layer) == cls) sum += device[i];
       return std::max(sum, 1e-3);
     };
-    const FitResult f = fit_named(current, params, items, predict_class, class_measured);
+    const FitResult f = fit_named(current, params, items, predict_class, class_measured,
+                                  prefixed(progress, "class " + cls));
     for (const auto& [k, v] : f.params) current.params[k] = r.fit.params[k] = v;
     r.class_loss[cls] = f.train_loss;
     r.fit.evaluations += f.evaluations;
@@ -186,7 +191,8 @@ RuntimeFit fit_runtime(const GpuModel& gpu, const RuntimeProfile& runtime, const
       if (counted <= 0 || std::abs(predicted - counted) <= kNetworkCountMatch * counted) matched.push_back(i);
     }
     r.network_runs_fitted = matched.size();
-    const FitResult f = fit_named(current, network_params, matched, predict, measured);
+    const FitResult f = fit_named(current, network_params, matched, predict, measured,
+                                  prefixed(progress, "network terms"));
     for (const auto& [k, v] : f.params) current.params[k] = r.fit.params[k] = v;
     r.fit.train_loss = f.train_loss;
     r.fit.evaluations += f.evaluations;

@@ -209,6 +209,81 @@ void sample(const SearchSpace& s, uint64_t seed, uint64_t index, Candidate& c) {
   }
 }
 
+const char* sampling_name(Sampling m) {
+  return m == Sampling::unique ? "unique" : m == Sampling::enumerate ? "enumerate" : "replacement";
+}
+
+void candidate_at(const SearchSpace& s, uint64_t rank, Candidate& c) {
+  c.index = rank;
+  c.values.resize(s.stages.size());
+  for (size_t i = 0; i < s.stages.size(); ++i) c.values[i].resize(s.stages[i].choices.size());
+  // Least significant digit last, so that the order reads as nested loops in the file's order.
+  for (size_t i = s.stages.size(); i-- > 0;) {
+    const auto& choices = s.stages[i].choices;
+    for (size_t k = choices.size(); k-- > 0;) {
+      const uint64_t radix = choices[k].options.size();
+      c.values[i][k] = choices[k].options[rank % radix];
+      rank /= radix;
+    }
+  }
+}
+
+Sampler::Sampler(const SearchSpace& s, Sampling mode, uint64_t seed, uint64_t samples)
+    : s_(s), mode_(mode), seed_(seed), total_(samples) {
+  if (mode == Sampling::replacement) return;
+  // The exact count; 2^62 bounds it so that the permutation's domain (below
+  // four times the size) fits 64 bits.
+  const uint64_t cap = uint64_t(1) << 62;
+  uint64_t size = 1;
+  for (const auto& st : s.stages)
+    for (const auto& c : st.choices) size = size > cap / c.options.size() ? cap + 1 : size * c.options.size();
+  if (mode == Sampling::enumerate) {
+    if (size > kEnumerateLimit)
+      throw InputError(s.source_file, fmt::format("--enumerate: the space holds {:.4g} candidates, more than the "
+                                                  "{} it enumerates; sample it with --samples N --unique",
+                                                  s.size(), kEnumerateLimit));
+    size_ = total_ = size;
+    return;
+  }
+  if (size > cap)
+    throw InputError(s.source_file, fmt::format("--unique: the space holds {:.4g} candidates, more than the 2^62 it "
+                                                "permutes; samples drawn with replacement are almost surely distinct",
+                                                s.size()));
+  if (samples > size)
+    throw InputError(s.source_file, fmt::format("--unique: --samples {} is more than the {} candidates the space holds "
+                                                "(--enumerate takes each once)", samples, size));
+  size_ = size;
+  while ((uint64_t(1) << (2 * half_bits_)) < size_) ++half_bits_;
+  uint64_t state = seed * 0x9e3779b97f4a7c15ULL + 0x5eed;
+  for (auto& k : keys_) k = splitmix64(state);
+}
+
+// A balanced Feistel network on 2 * half_bits_ bits is a bijection whatever
+// its round function; walking the cycle until the value falls below size_
+// makes it one of [0, size_) (Black and Rogaway's cycle walking). The domain
+// is under 4 * size_, so a draw takes a few rounds on average.
+uint64_t Sampler::permute(uint64_t x) const {
+  const uint64_t mask = (uint64_t(1) << half_bits_) - 1;
+  do {
+    uint64_t left = x >> half_bits_, right = x & mask;
+    for (uint64_t key : keys_) {
+      uint64_t z = right ^ key;
+      const uint64_t f = splitmix64(z) & mask;
+      const uint64_t next = left ^ f;
+      left = right;
+      right = next;
+    }
+    x = (left << half_bits_) | right;
+  } while (x >= size_);
+  return x;
+}
+
+void Sampler::draw(uint64_t index, Candidate& out) const {
+  if (mode_ == Sampling::replacement) return sample(s_, seed_, index, out);
+  candidate_at(s_, mode_ == Sampling::unique ? permute(index) : index, out);
+  out.index = index;
+}
+
 Candidate sample(const SearchSpace& s, uint64_t seed, uint64_t index) {
   Candidate c;
   sample(s, seed, index, c);

@@ -1,8 +1,11 @@
-// `tilewave annotate` (docs/report.md): the model file again, each node's
-// doc_string carrying its prediction so that Netron shows it beside the
-// node, and the network's in metadata_props. The file is re-read as it is
-// on disk (the loader's copy has overridden shapes); only doc strings and
-// metadata change, so weights, internal or external, stay as they were.
+// `tilewave annotate` (docs/report.md "annotate"): the model file again,
+// each node's prediction as key/value pairs in its metadata_props (ONNX
+// 1.16's NodeProto field, added to tilewave's copy of the 1.12 schema,
+// analyzer/CMakeLists.txt) and one short line in its doc_string for
+// Netron's sidebar; the network's totals in the model's metadata_props. The
+// file is re-read as it is on disk (the loader's copy has overridden
+// shapes); only doc strings and metadata change, so weights, internal or
+// external, stay as they were.
 #include <fstream>
 #include <sstream>
 
@@ -19,17 +22,71 @@ namespace tilewave {
 namespace {
 
 constexpr const char* kMark = "[tilewave] ";
+constexpr const char* kKeyPrefix = "tilewave.";  // every key annotate writes; a second run replaces them
 
-std::string kernel_line(const KernelResult& k) {
-  if (!k.cost) return fmt::format("kernel {} [{}]: unmodelled: {}", k.kernel.name, k.kernel.ops, k.kernel.unmodelled_reason);
-  const KernelCost& c = *k.cost;
-  const Losses& l = c.losses;
-  return fmt::format("kernel {} [{}] {}: {:.2f} us, utilization {:.2f}%, {}-bound; time lost to tile {:.1f}%, "
-                     "wave {:.1f}%, main-loop efficiency {:.1f}%, memory {:.1f}%, fixed cost {:.1f}%; main loss: {}; "
-                     "runs as {}",
-                     k.kernel.name, k.kernel.ops, shape_text(k.kernel), c.time_us, 100 * c.utilization,
-                     bound_name(c.bound), 100 * l.tile, 100 * l.wave, 100 * l.efficiency, 100 * l.memory,
-                     100 * l.fixed, main_loss(c), c.kernel);
+using Entries = google::protobuf::RepeatedPtrField<onnx::StringStringEntryProto>;
+
+// Drops the entries an earlier annotation wrote, keeping everyone else's.
+void drop_ours(Entries& props) {
+  for (int i = props.size(); i-- > 0;)
+    if (props.Get(i).key().rfind(kKeyPrefix, 0) == 0 || props.Get(i).key() == "tilewave") props.DeleteSubrange(i, 1);
+}
+
+void put(Entries& props, const std::string& key, const std::string& value) {
+  auto* e = props.Add();
+  e->set_key(kKeyPrefix + key);
+  e->set_value(value);
+}
+
+// The node's facts and its one-line summary. Several kernels a node heads
+// (eager's convolution, bias and BatchNorm) are summed; utilization and the
+// losses are weighted by time, bound and main loss are the longest kernel's.
+std::string annotate_node(const Analysis& a, int node, const onnx::GraphProto& g, Entries& props) {
+  const NodeFate& fate = a.nodes_fate[size_t(node)];
+  put(props, "fate", fate.fate);
+  std::string kernels;
+  for (int k : fate.kernels) kernels += (kernels.empty() ? "" : "; ") + a.kernels[size_t(k)].kernel.name;
+  put(props, "kernels", kernels);
+  if (fate.kernels.empty()) return "launches no kernel (shape arithmetic, or a constant the runtime folds)";
+  const KernelResult& first = a.kernels[size_t(fate.kernels.front())];
+  if (fate.fate == "fused") {
+    const std::string& head = g.node(first.kernel.nodes.front()).name();
+    put(props, "fused_into", head);
+    return fmt::format("fused into kernel {}, whose head is node {}", first.kernel.name, head);
+  }
+  if (fate.fate == "unmodelled") {
+    put(props, "unmodelled", first.kernel.unmodelled_reason);
+    return "unmodelled: " + first.kernel.unmodelled_reason;
+  }
+  double time = 0, useful = 0;
+  Losses l;
+  const KernelCost* longest = nullptr;
+  for (int k : fate.kernels) {
+    const KernelResult& r = a.kernels[size_t(k)];
+    if (!r.cost || r.kernel.nodes.front() != node) continue;  // only the kernels it heads
+    const KernelCost& c = *r.cost;
+    time += c.time_us;
+    useful += c.utilization * c.time_us;
+    l.tile += c.losses.tile * c.time_us, l.wave += c.losses.wave * c.time_us;
+    l.efficiency += c.losses.efficiency * c.time_us, l.memory += c.losses.memory * c.time_us;
+    l.fixed += c.losses.fixed * c.time_us;
+    if (!longest || c.time_us > longest->time_us) longest = &c;
+  }
+  if (!longest || !(time > 0)) return "no costed kernel";
+  const double u = useful / time;
+  put(props, "time_us", fmt::format("{:.3f}", time));
+  put(props, "share", fmt::format("{:.4f}", fate.share));
+  put(props, "utilization", fmt::format("{:.4f}", u));
+  put(props, "bound", bound_name(longest->bound));
+  put(props, "main_loss", main_loss(*longest));
+  put(props, "runs_as", longest->kernel);
+  put(props, "loss.tile", fmt::format("{:.4f}", l.tile / time));
+  put(props, "loss.wave", fmt::format("{:.4f}", l.wave / time));
+  put(props, "loss.efficiency", fmt::format("{:.4f}", l.efficiency / time));
+  put(props, "loss.memory", fmt::format("{:.4f}", l.memory / time));
+  put(props, "loss.fixed", fmt::format("{:.4f}", l.fixed / time));
+  return fmt::format("{:.2f} us ({:.1f}% of the network), utilization {:.1f}%, {}-bound, main loss: {}", time,
+                     100 * fate.share, 100 * u, bound_name(longest->bound), main_loss(*longest));
 }
 
 }  // namespace
@@ -42,30 +99,24 @@ std::string annotated_onnx(const std::string& path, const Analysis& a) {
   const std::string target = fmt::format("{} ({}), batch {}, {}, runtime {}", a.gpu_name, a.gpu_id, a.batch,
                                          dtype_name(a.dtype), a.runtime);
   for (int i = 0; i < nodes; ++i) {
-    std::string text = fmt::format("{}predicted on {}: ", kMark, target);
-    const NodeFate& fate = a.nodes_fate[size_t(i)];
-    if (fate.kernels.empty()) text += "launches no kernel (shape arithmetic, or a constant the runtime folds)";
-    for (size_t j = 0; j < fate.kernels.size(); ++j) {
-      const KernelResult& k = a.kernels[size_t(fate.kernels[j])];
-      if (j) text += "\n";
-      if (k.kernel.nodes.front() == i) text += kernel_line(k);
-      else text += fmt::format("fused into kernel {} [{}], whose head is node {}", k.kernel.name, k.kernel.ops,
-                               g->node(k.kernel.nodes.front()).name());
-    }
+    onnx::NodeProto* node = g->mutable_node(i);
+    drop_ours(*node->mutable_metadata_props());
+    const std::string line = fmt::format("{}{}, batch {}: {}", kMark, a.gpu_id, a.batch,
+                                         annotate_node(a, i, *g, *node->mutable_metadata_props()));
     // A second annotation replaces the first; the node's own text stays.
-    std::string doc = g->node(i).doc_string();
+    std::string doc = node->doc_string();
     const auto at = doc.find(kMark);
     if (at != std::string::npos) doc.erase(at > 0 && doc[at - 1] == '\n' ? at - 1 : at);
-    g->mutable_node(i)->set_doc_string(doc.empty() ? text : doc + "\n" + text);
+    node->set_doc_string(doc.empty() ? line : doc + "\n" + line);
   }
-  onnx::StringStringEntryProto* meta = nullptr;
-  for (auto& e : *proto.mutable_metadata_props())
-    if (e.key() == "tilewave") meta = &e;
-  if (!meta) meta = proto.add_metadata_props(), meta->set_key("tilewave");
-  meta->set_value(fmt::format("predicted on {}: {:.1f} us, {:.0f} samples/s, utilization {:.2f}% of {:.0f} TFLOP/s; "
-                              "{} kernels{}",
-                              target, a.total.time_us, a.total.throughput_per_s, 100 * a.total.utilization,
-                              a.peak_tflops, a.total.kernels, a.partial ? " (PARTIAL)" : ""));
+  auto& meta = *proto.mutable_metadata_props();
+  drop_ours(meta);
+  put(meta, "target", target);
+  put(meta, "time_us", fmt::format("{:.3f}", a.total.time_us));
+  put(meta, "throughput_per_s", fmt::format("{:.1f}", a.total.throughput_per_s));
+  put(meta, "utilization", fmt::format("{:.4f}", a.total.utilization));
+  put(meta, "kernels", std::to_string(a.total.kernels));
+  put(meta, "partial", a.partial ? "true" : "false");
   return proto.SerializeAsString();
 }
 
