@@ -318,54 +318,72 @@ std::vector<std::string> split_list(const std::string& s, const char* what) {
 }
 
 int cmd_report(const CommonOptions& o, const std::string& model_path, const std::string& compare,
-               const std::string& batches) {
+               const std::string& batches, const std::string& vs) {
   const GpuModel gpu = gpu_of(o);
-  const ModelFile model(model_path);
-  ReportInput in;
-  in.main = model.analyze(gpu, analyze_options(o));
-  warn_unmodelled(in.main, o);
-  for (int64_t b : parse_batches(batches)) {
-    CommonOptions ob = o;
-    ob.batch = b;
-    in.batch_sweep.push_back(model.analyze(gpu, analyze_options(ob)));
-  }
-  std::sort(in.batch_sweep.begin(), in.batch_sweep.end(), [](const Analysis& a, const Analysis& b) { return a.batch < b.batch; });
+  const std::vector<int64_t> sweep = parse_batches(batches);
+  std::vector<GpuModel> others;
   if (!compare.empty())
     for (const auto& id : split_list(compare, "--compare")) {
       CommonOptions og = o;
       og.gpu = id;
-      const GpuModel other = gpu_of(og);
-      if (other.id != gpu.id) in.other_gpus.push_back(model.analyze(other, analyze_options(o)));
+      GpuModel other = gpu_of(og);
+      if (other.id != gpu.id) others.push_back(std::move(other));
     }
-  write_output(o.output, [&](std::ostream& os) { write_html_report(os, in); });
+  const auto report_of = [&](const std::string& path, bool first) {
+    const ModelFile model(path);
+    ReportInput in;
+    in.main = model.analyze(gpu, analyze_options(o));
+    warn_unmodelled(in.main, o, first);
+    for (int64_t b : sweep) {
+      CommonOptions ob = o;
+      ob.batch = b;
+      in.batch_sweep.push_back(model.analyze(gpu, analyze_options(ob)));
+    }
+    std::sort(in.batch_sweep.begin(), in.batch_sweep.end(),
+              [](const Analysis& a, const Analysis& b) { return a.batch < b.batch; });
+    for (const auto& other : others) in.other_gpus.push_back(model.analyze(other, analyze_options(o)));
+    return in;
+  };
+  const ReportInput main = report_of(model_path, true);
+  if (vs.empty()) {
+    write_output(o.output, [&](std::ostream& os) { write_html_report(os, main); });
+    return 0;
+  }
+  const ReportInput second = report_of(vs, false);
+  const NetworkComparison c = compare_networks(main.main, second.main);
+  write_output(o.output, [&](std::ostream& os) { write_html_comparison(os, main, second, c); });
   return 0;
 }
 
-int cmd_compare(const CommonOptions& o, const std::string& model_path, const std::string& gpus,
+int cmd_compare(const CommonOptions& o, const std::vector<std::string>& model_paths, const std::string& gpus,
                 const std::string& runtimes, const std::string& dtypes, const std::string& batches,
                 const std::string& layouts, const std::string& launches) {
-  const ModelFile model(model_path);
   // Not given: each runtime's own default.
   auto axis = [](const std::string& list, const char* what) {
     return list.empty() ? std::vector<std::string>{""} : split_list(list, what);
   };
   std::vector<Analysis> as;
-  for (const auto& gpu_id : split_list(gpus, "--gpu"))
-    for (const auto& runtime : split_list(runtimes, "--runtime"))
-      for (const auto& dtype : split_list(dtypes, "--dtype"))
-        for (const auto& layout : axis(layouts, "--layout"))
-          for (const auto& launch : axis(launches, "--launch"))
-            for (int64_t b : batches.empty() ? std::vector<int64_t>{0} : parse_batches(batches)) {
-              CommonOptions oc = o;
-              oc.gpu = gpu_id, oc.runtime = runtime, oc.dtype = dtype, oc.batch = b;
-              if (!layout.empty()) oc.execution["layout"] = layout;
-              if (!launch.empty()) oc.execution["launch"] = launch;
-              as.push_back(model.analyze(gpu_of(oc), analyze_options(oc)));
-              warn_unmodelled(as.back(), o, as.size() == 1);
-            }
+  for (const auto& model_path : model_paths) {
+    const ModelFile model(model_path);
+    for (const auto& gpu_id : split_list(gpus, "--gpu"))
+      for (const auto& runtime : split_list(runtimes, "--runtime"))
+        for (const auto& dtype : split_list(dtypes, "--dtype"))
+          for (const auto& layout : axis(layouts, "--layout"))
+            for (const auto& launch : axis(launches, "--launch"))
+              for (int64_t b : batches.empty() ? std::vector<int64_t>{0} : parse_batches(batches)) {
+                CommonOptions oc = o;
+                oc.gpu = gpu_id, oc.runtime = runtime, oc.dtype = dtype, oc.batch = b;
+                if (!layout.empty()) oc.execution["layout"] = layout;
+                if (!launch.empty()) oc.execution["launch"] = launch;
+                as.push_back(model.analyze(gpu_of(oc), analyze_options(oc)));
+                warn_unmodelled(as.back(), o, as.size() == 1);
+              }
+  }
+  std::optional<NetworkComparison> networks;
+  if (model_paths.size() == 2 && as.size() == 2) networks = compare_networks(as[0], as[1]);
   write_output(o.output, [&](std::ostream& os) {
-    if (o.format == "json") os << compare_to_json(as).dump(2) << "\n";
-    else write_compare_table(os, as);
+    if (o.format == "json") os << compare_to_json(as, networks ? &*networks : nullptr).dump(2) << "\n";
+    else write_compare_table(os, as, networks ? &*networks : nullptr);
   });
   return 0;
 }

@@ -90,9 +90,11 @@ int cmd_check(const CommonOptions& o, const std::string& model, const std::strin
 // The model with each node's prediction in its doc_string (docs/report.md).
 int cmd_annotate(const CommonOptions& o, const std::string& model);
 // The HTML report (docs/report.md); `compare`: GPU ids, `batches`: the batch chart's sizes.
-int cmd_report(const CommonOptions& o, const std::string& model, const std::string& compare, const std::string& batches);
+// `vs` non-empty: a second network beside the first (docs/report.md "Two networks").
+int cmd_report(const CommonOptions& o, const std::string& model, const std::string& compare, const std::string& batches,
+               const std::string& vs);
 // The model on every combination of the listed GPUs, runtimes, dtypes and batches.
-int cmd_compare(const CommonOptions& o, const std::string& model, const std::string& gpus, const std::string& runtimes,
+int cmd_compare(const CommonOptions& o, const std::vector<std::string>& models, const std::string& gpus, const std::string& runtimes,
                 const std::string& dtypes, const std::string& batches, const std::string& layouts,
                 const std::string& launches);
 int cmd_nas(const CommonOptions& o, const NasOptions& n);

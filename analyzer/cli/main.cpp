@@ -120,8 +120,10 @@ int main(int argc, char** argv) {
   sweep->add_option("--format", o.format, "table or json")->check(CLI::IsMember({"table", "json"}));
 
   std::string compare_gpus, report_batches = "1,2,4,8,16,32,64,128,256";
+  std::string report_vs;
   auto* report = app.add_subcommand("report", "write a self-contained HTML report with plots (docs/report.md)");
   report->add_option("model", model, "ONNX file")->required();
+  report->add_option("--vs", report_vs, "a second ONNX file, side by side on one page: why one uses the GPU better");
   add_model_options(report, o);
   report->add_option("--batch", o.batch, "batch size (default: as in the file)");
   report->add_option("--compare", compare_gpus, "also these GPUs, comma-separated (e.g. a100,l4)");
@@ -130,8 +132,8 @@ int main(int argc, char** argv) {
 
   std::string cmp_gpus = "h200,a100,l4", cmp_runtimes = "eager", cmp_dtypes = "fp16", cmp_batches;
   std::string cmp_layouts, cmp_launches;  // empty: each runtime's default
-  auto* compare = app.add_subcommand("compare", "one model side by side on several GPUs, runtimes, dtypes or batches");
-  compare->add_option("model", model, "ONNX file")->required();
+  auto* compare = app.add_subcommand("compare", "models side by side on several GPUs, runtimes, dtypes or batches");
+  compare->add_option("models", models, "ONNX files, one or more")->required();
   compare->add_option("--gpu", cmp_gpus, "GPU ids, comma-separated")->capture_default_str();
   compare->add_option("--gpu-dir", o.gpu_dir, "GPU database directory (default: the bundled one)");
   compare->add_option("--runtime", cmp_runtimes, "runtimes, comma-separated (eager, inductor, tensorrt)")->capture_default_str();
@@ -362,8 +364,8 @@ int main(int argc, char** argv) {
     if (*advise) return cli::cmd_advise(o, model);
     if (*check) return cli::cmd_check(o, model, trace, worst);
     if (*annotate) return cli::cmd_annotate(o, model);
-    if (*report) return cli::cmd_report(o, model, compare_gpus, report_batches);
-    if (*compare) return cli::cmd_compare(o, model, cmp_gpus, cmp_runtimes, cmp_dtypes, cmp_batches, cmp_layouts,
+    if (*report) return cli::cmd_report(o, model, compare_gpus, report_batches, report_vs);
+    if (*compare) return cli::cmd_compare(o, models, cmp_gpus, cmp_runtimes, cmp_dtypes, cmp_batches, cmp_layouts,
                                                cmp_launches);
     if (*gpus) return cli::cmd_gpus(o);
     if (*nas) {

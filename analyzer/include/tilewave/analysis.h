@@ -16,6 +16,10 @@ namespace tilewave {
 struct KernelResult {
   Kernel kernel;
   std::optional<KernelCost> cost;  // absent for unmodelled kernels
+  // The group --by op puts it in: its head op, "Conv (depthwise)" and
+  // "Conv (grouped)" apart from dense convolutions.
+  std::string op_group;
+  bool grouped_conv = false;  // a depthwise or grouped convolution
 };
 
 struct Totals {
@@ -47,6 +51,7 @@ struct KernelGroup {
   double utilization = 0;  // the group's FLOPs / (its time x peak)
   double bandwidth_utilization = 0;  // over its time (docs/model.md "Bandwidth utilization")
   double share = 0;        // of the network's time
+  double busy_share = 0;   // of the kernels' device time (the GPU's busy time)
 };
 
 // What became of one ONNX node: it heads kernels of its own, is fused into

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "tilewave/analysis.h"
+#include "tilewave/comparison.h"
 
 namespace tilewave {
 
@@ -16,5 +17,9 @@ struct ReportInput {
 };
 
 void write_html_report(std::ostream& os, const ReportInput& in);
+// Two networks on one page (`report A --vs B`): the comparison's findings,
+// each step split by cause and by op, both per-op tables, both rooflines,
+// both batch curves on one chart and both timelines.
+void write_html_comparison(std::ostream& os, const ReportInput& a, const ReportInput& b, const NetworkComparison& c);
 
 }  // namespace tilewave

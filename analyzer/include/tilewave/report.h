@@ -8,6 +8,7 @@
 
 #include "tilewave/advise.h"
 #include "tilewave/analysis.h"
+#include "tilewave/comparison.h"
 #include "tilewave/space_cost.h"
 #include "tilewave/trace_check.h"
 
@@ -57,9 +58,11 @@ nlohmann::json rank_to_json(const std::vector<Analysis>& analyses, const std::ve
 // A search-space candidate's predicted figures (`tilewave nas` rows, the
 // Python module's scores); `with_losses` adds the loss split.
 nlohmann::json candidate_to_json(const space::CandidateCost& c, bool with_losses = false);
-// One model on several GPUs, runtimes, dtypes or batches (`tilewave compare`).
-void write_compare_table(std::ostream& os, const std::vector<Analysis>& analyses);
-nlohmann::json compare_to_json(const std::vector<Analysis>& analyses);
+// Models on several GPUs, runtimes, dtypes or batches (`tilewave compare`);
+// `networks`: two models' comparison, whose findings follow the rows.
+void write_compare_table(std::ostream& os, const std::vector<Analysis>& analyses,
+                         const NetworkComparison* networks = nullptr);
+nlohmann::json compare_to_json(const std::vector<Analysis>& analyses, const NetworkComparison* networks = nullptr);
 // The predicted step as Chrome trace JSON (torch.profiler's export format):
 // a GPU-stream lane of kernels and, for a plain loop, the host's lane of ops.
 nlohmann::json chrome_trace_json(const Analysis& a);

@@ -83,6 +83,7 @@ std::vector<KernelGroup> group_kernels(const Analysis& a, Key key) {
     g.bandwidth_utilization =
         bandwidth_utilization(double(g.dram_bytes), double(g.l2_hit_bytes), g.time_us, a.dram_gbs, a.l2_gbs);
     g.share = a.total.time_us > 0 ? g.time_us / a.total.time_us : 0;
+    g.busy_share = a.total.gpu_busy_us > 0 ? g.time_us / a.total.gpu_busy_us : 0;
   }
   std::stable_sort(groups.begin(), groups.end(), [](const auto& x, const auto& y) { return x.time_us > y.time_us; });
   return groups;
@@ -180,13 +181,15 @@ Analysis analyze_model(const Model& model, const GpuModel& base_gpu, const Analy
   fill_node_facts(model, graph, exec, a);
   // By head op, with convolutions by kind: depthwise and grouped ones run
   // other kernels than dense ones and are EfficientNet's real cost.
-  a.by_op = group_kernels(a, [](const KernelResult& r) {
-    std::string head = r.kernel.ops.substr(0, r.kernel.ops.find('+'));
+  for (auto& r : a.kernels) {
+    r.op_group = r.kernel.ops.substr(0, r.kernel.ops.find('+'));
     if (r.kernel.layer)
-      if (const auto* c = std::get_if<ConvProblem>(&r.kernel.layer->problem); c && c->groups > 1)
-        head += c->groups == c->C && c->groups == c->K ? " (depthwise)" : " (grouped)";
-    return head;
-  });
+      if (const auto* c = std::get_if<ConvProblem>(&r.kernel.layer->problem); c && c->groups > 1) {
+        r.grouped_conv = true;
+        r.op_group += c->groups == c->C && c->groups == c->K ? " (depthwise)" : " (grouped)";
+      }
+  }
+  a.by_op = group_kernels(a, [](const KernelResult& r) { return r.op_group; });
   a.by_name = group_kernels(a, [](const KernelResult& r) { return r.kernel.ops; });
   a.by_bound = group_kernels(a, [](const KernelResult& r) { return std::string(bound_name(r.cost->bound)); });
   std::sort(a.by_bound.begin(), a.by_bound.end(), [](const auto& x, const auto& y) { return x.name < y.name; });

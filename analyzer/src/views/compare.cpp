@@ -1,5 +1,6 @@
-// `tilewave compare`: one model under several GPUs, runtimes, dtypes or
-// batches, one row each, at 80 columns; JSON with the same fields.
+// `tilewave compare`: models under several GPUs, runtimes, dtypes or
+// batches, one row each; JSON with the same fields. Two models in one
+// configuration also get the comparison's findings.
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
@@ -22,10 +23,16 @@ const char* trust_mark(const std::string& trust) {
 
 }  // namespace
 
-void write_compare_table(std::ostream& os, const std::vector<Analysis>& as) {
+void write_compare_table(std::ostream& os, const std::vector<Analysis>& as, const NetworkComparison* networks) {
   if (as.empty()) return;
-  fmt::print(os, "{}: predicted on {} configuration{}\n\n", printable(as.front().model_name), as.size(),
-             as.size() == 1 ? "" : "s");
+  bool several_models = false;
+  for (const auto& a : as) several_models |= a.model_path != as.front().model_path;
+  if (several_models)
+    fmt::print(os, "{} rows: models side by side\n\n", as.size());
+  else
+    fmt::print(os, "{}: predicted on {} configuration{}\n\n", printable(as.front().model_name), as.size(),
+               as.size() == 1 ? "" : "s");
+  if (several_models) fmt::print(os, "{:<18} ", "model");
   fmt::print(os, "{:<9} {:<27} {:>5} {:>10} {:>10} {:>6}  {}\n", "gpu", "configuration", "batch", "latency",
              "samples/s", "util", "time lost: tile/wave/eff/mem/fixed/idle");
   bool carried = false, datasheet = false, published = false;
@@ -35,6 +42,7 @@ void write_compare_table(std::ostream& os, const std::vector<Analysis>& as) {
     carried |= mark == "*", datasheet |= mark == "**", published |= mark == "+";
     const std::string latency =
         a.total.time_us >= 1000 ? fmt::format("{:.2f} ms", a.total.time_us / 1000) : fmt::format("{:.1f} us", a.total.time_us);
+    if (several_models) fmt::print(os, "{:<18} ", middle_ellipsis(printable(a.model_name), 18));
     fmt::print(os, "{:<9} {:<27} {:>5} {:>10} {:>10.0f} {:>5.1f}%  {:.0f}/{:.0f}/{:.0f}/{:.0f}/{:.0f}/{:.0f}%{}{}\n",
                middle_ellipsis(printable(a.gpu_id) + mark, 9), a.exec.name(), a.batch, latency,
                a.total.throughput_per_s, 100 * a.total.utilization, 100 * l.tile, 100 * l.wave, 100 * l.efficiency,
@@ -46,16 +54,25 @@ void write_compare_table(std::ostream& os, const std::vector<Analysis>& as) {
   if (carried) os << "*  carried-over: calibrated GPUs' constants on this GPU's datasheet; not measured here\n";
   if (datasheet) os << "** datasheet only: defaults, never measured; expect larger errors\n";
   os << "util = useful FLOPs / (time x peak); docs/model.md explains the losses.\n";
+  if (networks) {
+    os << "\nWhy one uses the GPU better (`tilewave report A --vs B` draws it):\n";
+    for (const auto& f : networks->findings) os << "  - " << printable(f) << "\n";
+  }
 }
 
-json compare_to_json(const std::vector<Analysis>& as) {
+json compare_to_json(const std::vector<Analysis>& as, const NetworkComparison* networks) {
   json rows = json::array();
   for (const auto& a : as) {
     json r = analysis_summary_json(a);
     r["gpu_trust"] = a.gpu_trust;
     rows.push_back(std::move(r));
   }
-  return {{"model", as.empty() ? "" : as.front().model_name}, {"configurations", rows}};
+  json models = json::array();
+  for (const auto& a : as)
+    if (models.empty() || models.back() != a.model_name) models.push_back(a.model_name);
+  json out = {{"model", as.empty() ? "" : as.front().model_name}, {"models", models}, {"configurations", rows}};
+  if (networks) out["findings"] = networks->findings;
+  return out;
 }
 
 }  // namespace tilewave

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include "tilewave/comparison.h"
 #include "tilewave/report.h"
 #include "tilewave/text.h"
 
@@ -71,11 +72,16 @@ void summary(std::ostream& os, const Analysis& a) {
   fmt::print(os, R"~(<section id="summary"><table class="facts">
 <tr><th>predicted latency</th><td>{}</td><th>throughput</th><td>{:.0f} samples/s</td></tr>
 <tr><th>utilization</th><td><b>{}</b> of the {:.0f} TFLOP/s {} peak</td><th>kernels</th><td>{}{}</td></tr>
-<tr><th>useful work</th><td>{:.2f} GFLOP</td><th>DRAM traffic</th><td>{:.3f} GB</td></tr>
+<tr><th>bandwidth utilization</th><td><b>{}</b> of the memory's rate</td><th>GPU busy</th><td>{} of the step</td></tr>
+<tr><th>useful work</th><td>{:.2f} GFLOP</td><th>traffic</th><td>{:.3f} GB ({:.3f} GB from DRAM)</td></tr>
+<tr><th>parameters</th><td>{:.2f} M, {:.1f} MB of weights</td><th>peak activations</th><td>{:.1f} MB</td></tr>
 </table>
 <p>Time lost to: )~",
              fmt_us(t.time_us), t.throughput_per_s, fmt_pct(t.utilization), a.peak_tflops, dtype_name(a.dtype), t.kernels,
-             a.partial ? " (PARTIAL: some kernels unmodelled)" : "", double(t.flops) / 1e9, double(t.bytes) / 1e9);
+             a.partial ? " (PARTIAL: some kernels unmodelled)" : "", fmt_pct(t.bandwidth_utilization),
+             fmt_pct(a.schedule.step_us > 0 ? a.schedule.gpu_busy_us / a.schedule.step_us : 0), double(t.flops) / 1e9,
+             double(t.bytes) / 1e9, double(t.dram_bytes) / 1e9, double(a.memory.params) / 1e6,
+             double(a.memory.weight_bytes) / 1e6, double(a.memory.peak_activation_bytes) / 1e6);
   for (size_t i = 1; i < sh.size(); ++i)
     fmt::print(os, R"~({}<span class="key" style="background:{}"></span>{} {})~", i > 1 ? ", " : "", kShares[i].colour,
                kShares[i].name, fmt_pct(sh[i]));
@@ -90,15 +96,15 @@ void summary(std::ostream& os, const Analysis& a) {
 
 // Both timelines of one step (docs/model.md "Schedule"): the host issuing
 // ops (a plain loop only) and the GPU running kernels, coloured by bound.
-void timeline(std::ostream& os, const Analysis& a) {
+void timeline(std::ostream& os, const Analysis& a, const std::string& id) {
   const Schedule& s = a.schedule;
   if (s.kernels.empty() || s.step_us <= 0) return;
   const double w = 940, l = 60, r = w - 10, lane = 26, h = 2 * lane + 60;
   const auto x = [&](double us) { return l + (r - l) * us / s.step_us; };
-  fmt::print(os, R"~(<section id="timeline-section"><h2>One step on both timelines</h2>
-<svg id="timeline" class="chart" viewBox="0 0 {0} {1}" width="{0}" height="{1}" role="img" aria-label="timeline">
+  fmt::print(os, R"~(<section id="{5}-section"><h2>One step of {6} on both timelines</h2>
+<svg id="{5}" class="chart" viewBox="0 0 {0} {1}" width="{0}" height="{1}" role="img" aria-label="timeline">
 <text x="{2:.0f}" y="{3:.0f}" class="label" text-anchor="end">host</text><text x="{2:.0f}" y="{4:.0f}" class="label" text-anchor="end">GPU</text>)~",
-             w, h, l - 6, 10 + lane / 2 + 4, 20 + lane * 1.5 + 4);
+             w, h, l - 6, 10 + lane / 2 + 4, 20 + lane * 1.5 + 4, id, html_escape(a.model_name));
   for (const auto& k : s.kernels) {
     if (k.host_end_us > k.host_start_us)
       fmt::print(os, R"~(<rect x="{:.2f}" y="10" width="{:.2f}" height="{:.0f}" fill="#888"/>)~", x(k.host_start_us),
@@ -118,45 +124,125 @@ void timeline(std::ostream& os, const Analysis& a) {
              fmt_pct(a.total.utilization), fmt_pct(a.total.gpu_busy_utilization));
 }
 
-void roofline(std::ostream& os, const Analysis& a) {
-  const double w = 760, h = 420, l = 70, r = w - 20, top = 20, bottom = h - 45;
-  const double peak = a.peak_tflops, bw_tbs = a.dram_gbs / 1000;
-  LogScale x{0.01, 1e4, l, r}, y{1e-4, std::pow(10.0, std::ceil(std::log10(peak))), bottom, top};
-  fmt::print(os, R"~(<section id="roofline-section"><h2>Roofline</h2>
-<svg id="roofline" class="chart" viewBox="0 0 {} {}" width="{}" height="{}" role="img" aria-label="roofline">)~", w, h, w, h);
-  log_ticks(os, x, true, top, bottom, "");
-  log_ticks(os, y, false, l, r, "");
-  fmt::print(os, R"~(<text x="{:.0f}" y="{:.0f}" class="axis" text-anchor="middle">arithmetic intensity (FLOP/byte)</text>)~", (l + r) / 2, h - 8);
-  fmt::print(os, R"~(<text x="14" y="{:.0f}" class="axis" text-anchor="middle" transform="rotate(-90 14 {:.0f})">achieved TFLOP/s</text>)~",
-             (top + bottom) / 2, (top + bottom) / 2);
-  // The ceilings: DRAM bandwidth times intensity, then the peak.
-  const double ridge = peak / bw_tbs;
-  fmt::print(os, R"~(<polyline class="ceiling" points="{:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f}"/>)~", x(x.lo), y(bw_tbs * x.lo),
-             x(ridge), y(peak), x(x.hi), y(peak));
-  fmt::print(os, R"~(<text x="{:.1f}" y="{:.1f}" class="tick">{:.0f} TFLOP/s peak, {:.1f} TB/s DRAM</text>)~", x(ridge) + 6,
-             y(peak) + 14, peak, bw_tbs);
-  int no_flops = 0;
+// A decade-aligned log range around [lo, hi] (positive values).
+LogScale fitted(double lo, double hi, double a, double b) {
+  lo = std::pow(10.0, std::floor(std::log10(lo)));
+  hi = std::pow(10.0, std::ceil(std::log10(hi)));
+  if (hi <= lo) hi = lo * 10;
+  return {lo, hi, a, b};
+}
+
+void kernel_point(std::ostream& os, const Analysis& a, const KernelResult& k, double px, double py) {
+  const KernelCost& c = *k.cost;
+  const double share = a.total.time_us > 0 ? c.time_us / a.total.time_us : 0;
+  fmt::print(os, R"~(<circle cx="{:.1f}" cy="{:.1f}" r="{:.1f}" fill="{}" class="pt{}"><title>{} ({}, {}): {}, {} of the step, utilization {}, bandwidth {}, {}-bound, main loss: {}</title></circle>)~",
+             px, py, 2 + 30 * std::sqrt(share), bound_colour(c.bound), k.grouped_conv ? " ring" : "",
+             html_escape(k.kernel.name), html_escape(k.kernel.ops), html_escape(k.op_group), fmt_us(c.time_us), fmt_pct(share), fmt_pct(c.utilization),
+             fmt_pct(c.bandwidth_utilization), bound_name(c.bound), main_loss(c));
+}
+
+// docs/report.md "Roofline": the compute roofline of the kernels with FLOPs,
+// and beside it every kernel against the memory roof, those without FLOPs in
+// their own column: each panel's axes fitted to its points.
+void roofline(std::ostream& os, const Analysis& a, const std::string& id) {
+  const double w = 470, h = 380, l = 62, r = w - 14, top = 18, bottom = h - 42;
+  const double peak = a.peak_tflops, bw_tbs = a.dram_gbs / 1000, ridge = bw_tbs > 0 ? peak / bw_tbs : 1;
+  std::vector<const KernelResult*> with_flops, all;
   for (const auto& k : a.kernels) {
-    if (!k.cost) continue;
-    const KernelCost& c = *k.cost;
-    if (c.flops <= 0 || c.bytes <= 0 || c.time_us <= 0) {
-      ++no_flops;
-      continue;
-    }
-    const double share = a.total.time_us > 0 ? c.time_us / a.total.time_us : 0;
-    const double achieved = double(c.flops) / (c.time_us * 1e-6) / 1e12;
-    fmt::print(os, R"~(<circle cx="{:.1f}" cy="{:.1f}" r="{:.1f}" fill="{}" class="pt"><title>{} ({}): {}, {} of time, {} utilization, {}-bound</title></circle>)~",
-               x(double(c.flops) / double(c.bytes)), y(achieved), 2 + 40 * std::sqrt(share), bound_colour(c.bound),
-               html_escape(k.kernel.name), html_escape(k.kernel.ops), fmt_us(c.time_us), fmt_pct(share),
-               fmt_pct(c.utilization), bound_name(c.bound));
+    if (!k.cost || k.cost->time_us <= 0 || k.cost->bytes <= 0) continue;
+    all.push_back(&k);
+    if (k.cost->flops > 0) with_flops.push_back(&k);
   }
-  os << "</svg>\n<p class=\"note\">Each kernel is a circle whose area is its share of the time, coloured by what "
+  double with_flops_us = 0, all_us = 0;
+  for (auto* k : all) all_us += k->cost->time_us;
+  for (auto* k : with_flops) with_flops_us += k->cost->time_us;
+  fmt::print(os, R"~(<section id="{0}-section"><h2>Roofline: compute and memory</h2><div class="pair">)~", id);
+  // Compute: achieved FLOP/s (utilization x peak) against FLOP/byte.
+  {
+    double xlo = ridge, xhi = ridge, ylo = peak, yhi = peak;
+    for (auto* k : with_flops) {
+      const double achieved = k->cost->utilization * peak;
+      xlo = std::min(xlo, k->cost->intensity), xhi = std::max(xhi, k->cost->intensity);
+      if (achieved > 0) ylo = std::min(ylo, achieved);
+    }
+    const LogScale x = fitted(xlo, xhi * 1.5, l, r), y = fitted(ylo, yhi, bottom, top);
+    fmt::print(os, R"~(<div><svg id="{0}" class="chart" viewBox="0 0 {1} {2}" width="{1}" height="{2}" role="img" aria-label="compute roofline">)~",
+               id, w, h);
+    log_ticks(os, x, true, top, bottom, "");
+    log_ticks(os, y, false, l, r, "");
+    fmt::print(os, R"~(<text x="{:.0f}" y="{:.0f}" class="axis" text-anchor="middle">arithmetic intensity (FLOP/byte)</text>)~",
+               (l + r) / 2, h - 6);
+    fmt::print(os, R"~(<text x="12" y="{0:.0f}" class="axis" text-anchor="middle" transform="rotate(-90 12 {0:.0f})">achieved TFLOP/s</text>)~",
+               (top + bottom) / 2);
+    fmt::print(os, R"~(<polyline class="ceiling" points="{:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f}"/>)~", x(x.lo),
+               y(bw_tbs * x.lo), x(ridge), y(peak), x(x.hi), y(peak));
+    fmt::print(os, R"~(<text x="{:.1f}" y="{:.1f}" class="tick" text-anchor="end">{:.0f} TFLOP/s {} peak</text>)~", r - 4,
+               y(peak) + 14, peak, dtype_name(a.dtype));
+    for (auto* k : with_flops) kernel_point(os, a, *k, x(k->cost->intensity), y(k->cost->utilization * peak));
+    fmt::print(os, "</svg><p class=\"note\">The {} kernels with FLOPs ({} of the kernels' time), against the "
+                   "DRAM slope and the peak.</p></div>",
+               with_flops.size(), fmt_pct(all_us > 0 ? with_flops_us / all_us : 0));
+  }
+  // Memory: bandwidth utilization against FLOP/byte; no FLOPs at the left.
+  {
+    const double strip = 44;  // the column of kernels without FLOPs
+    double xlo = ridge, xhi = ridge, ylo = 1;
+    for (auto* k : all) {
+      if (k->cost->flops > 0) xlo = std::min(xlo, k->cost->intensity), xhi = std::max(xhi, k->cost->intensity);
+      if (k->cost->bandwidth_utilization > 0) ylo = std::min(ylo, k->cost->bandwidth_utilization);
+    }
+    const LogScale x = fitted(xlo, xhi * 1.5, l + strip, r), y = fitted(std::max(ylo, 1e-6), 1, bottom, top);
+    fmt::print(os, R"~(<div><svg id="{0}-memory" class="chart" viewBox="0 0 {1} {2}" width="{1}" height="{2}" role="img" aria-label="memory roofline">)~",
+               id, w, h);
+    log_ticks(os, x, true, top, bottom, "");
+    for (double d = y.lo; d <= y.hi * 1.0001; d *= 10)
+      fmt::print(os, R"~(<line y1="{0:.1f}" y2="{0:.1f}" x1="{1:.1f}" x2="{2:.1f}" class="grid"/><text y="{0:.1f}" x="{3:.1f}" class="tick" text-anchor="end" dominant-baseline="middle">{4:g}%</text>)~",
+                 y(d), l, r, l - 4, 100 * d);
+    fmt::print(os, R"~(<rect x="{:.0f}" y="{:.0f}" width="{:.0f}" height="{:.0f}" class="strip"/><text x="{:.0f}" y="{:.0f}" class="tick" text-anchor="middle">no FLOPs</text>)~",
+               l, top, strip - 6, bottom - top, l + (strip - 6) / 2, bottom + 26);
+    fmt::print(os, R"~(<text x="{:.0f}" y="{:.0f}" class="axis" text-anchor="middle">arithmetic intensity (FLOP/byte)</text>)~",
+               (l + strip + r) / 2, h - 6);
+    fmt::print(os, R"~(<text x="12" y="{0:.0f}" class="axis" text-anchor="middle" transform="rotate(-90 12 {0:.0f})">bandwidth utilization</text>)~",
+               (top + bottom) / 2);
+    // The memory roof, and where the compute peak caps a kernel's DRAM traffic.
+    const double cap_end = std::min(x.hi, ridge / y.lo);
+    fmt::print(os, R"~(<polyline class="ceiling" points="{:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f}"/>)~", l, y(1.0),
+               x(ridge), y(1.0), x(cap_end), y(ridge / cap_end));
+    fmt::print(os, R"~(<text x="{:.1f}" y="{:.1f}" class="tick" text-anchor="middle">memory roof: DRAM {:.1f} TB/s, L2 {:.1f} TB/s</text>)~",
+               (l + strip + r) / 2, y(1.0) - 5, bw_tbs, a.l2_gbs / 1000);
+    // Kernels without FLOPs spread across their column by launch order, so they do not hide each other.
+    size_t i = 0, n_strip = 0;
+    for (auto* k : all) n_strip += k->cost->flops == 0;
+    for (auto* k : all) {
+      const double py = y(std::max(k->cost->bandwidth_utilization, y.lo));
+      if (k->cost->flops > 0) kernel_point(os, a, *k, x(k->cost->intensity), py);
+      else kernel_point(os, a, *k, l + 4 + (strip - 14) * double(i++) / double(std::max<size_t>(1, n_strip - 1)), py);
+    }
+    fmt::print(os, "</svg><p class=\"note\">All {} kernels; the {} without FLOPs (copies, casts, activations, "
+                   "pools) in the left column. Bandwidth utilization: the busier of DRAM and L2, of its rate "
+                   "(docs/model.md \"Bandwidth utilization\").</p></div>",
+               all.size(), n_strip);
+  }
+  os << "</div><p class=\"note\">Each kernel is a circle whose area is its share of the step, coloured by what "
         "bounds it: <span class=\"key\" style=\"background:#2b7bb9\"></span>compute, "
         "<span class=\"key\" style=\"background:#d95f02\"></span>memory, "
-        "<span class=\"key\" style=\"background:#7570b3\"></span>latency (fixed cost, too little work). "
-        "A kernel far below the line loses to tiles, waves, main-loop efficiency or fixed cost.";
-  if (no_flops) fmt::print(os, " {} kernels without FLOPs (copies, layout changes) are not drawn.", no_flops);
-  os << "</p></section>\n";
+        "<span class=\"key\" style=\"background:#7570b3\"></span>latency (fixed cost, too little work); "
+        "ringed in black: depthwise and grouped convolutions. A kernel far below both roofs wastes the GPU: it loses to tiles, waves, main-loop efficiency or fixed "
+        "cost. Hover for its figures.</p></section>\n";
+}
+
+// The --by op summary as a table, convolution kinds apart.
+void op_table(std::ostream& os, const Analysis& a, const std::string& id) {
+  fmt::print(os, R"~(<section id="{}-section"><h2>Time by op</h2><table class="cmp ops" id="{}"><tr><th>op</th><th>kernels</th><th>time</th><th>share of the step</th><th>of GPU time</th><th>GFLOP</th><th>utilization</th><th>bandwidth</th></tr>)~",
+             id, id);
+  for (const auto& g : a.by_op)
+    fmt::print(os, R"~(<tr><td>{}</td><td>{}</td><td>{}</td><td><span class="bar" style="width:{:.0f}px"></span> {}</td><td>{}</td><td>{:.2f}</td><td>{}</td><td>{}</td></tr>)~",
+               html_escape(g.name), g.kernels, fmt_us(g.time_us), 120 * g.share, fmt_pct(g.share), fmt_pct(g.busy_share),
+               double(g.flops) / 1e9,
+               fmt_pct(g.utilization), fmt_pct(g.bandwidth_utilization));
+  os << "</table><p class=\"note\">Kernels grouped by the op they run first, depthwise and grouped convolutions "
+        "apart from dense ones (`tilewave analyze --by op`). Utilization: useful FLOPs over the group's time at the "
+        "peak; bandwidth: its memory traffic over its time at the memory's rate.</p></section>\n";
 }
 
 std::vector<const KernelResult*> slowest(const Analysis& a, size_t n) {
@@ -224,36 +310,79 @@ void loss_bars(std::ostream& os, const Analysis& a) {
         "is its utilization, the rest is lost to each cause (docs/model.md \"Losses\").</p></section>\n";
 }
 
-void batch_chart(std::ostream& os, const std::vector<Analysis>& sweep) {
-  if (sweep.size() < 2) return;
-  const double w = 760, h = 300, l = 70, r = w / 2 - 20, top = 24, bottom = h - 45;
-  os << R"~(<section id="batch-section"><h2>Utilization and throughput against batch size</h2>)~";
-  fmt::print(os, R"~(<svg id="batch" class="chart" viewBox="0 0 {} {}" width="{}" height="{}" role="img" aria-label="batch size">)~", w, h, w, h);
-  LogScale x1{double(sweep.front().batch), double(sweep.back().batch), l, r};
-  double max_u = 0, max_t = 0;
-  for (const auto& a : sweep) max_u = std::max(max_u, a.total.utilization), max_t = std::max(max_t, a.total.throughput_per_s);
-  auto panel = [&](double offset, const char* title, double max_v, auto value, auto label) {
-    fmt::print(os, R"~(<text x="{:.0f}" y="14" class="axis">{}</text>)~", l + offset, title);
-    fmt::print(os, R"~(<line x1="{0:.0f}" x2="{0:.0f}" y1="{1:.0f}" y2="{2:.0f}" class="grid"/><line x1="{0:.0f}" x2="{3:.0f}" y1="{2:.0f}" y2="{2:.0f}" class="grid"/>)~",
-               l + offset, top, bottom, r + offset);
-    std::string points;
-    for (const auto& a : sweep) {
-      const double px = x1(double(a.batch)) + offset, py = bottom - (bottom - top) * value(a) / (max_v > 0 ? max_v : 1);
-      points += fmt::format("{:.1f},{:.1f} ", px, py);
-      fmt::print(os, R"~(<circle cx="{:.1f}" cy="{:.1f}" r="3" fill="#2b7bb9"><title>batch {}: {}</title></circle><text x="{:.1f}" y="{:.0f}" class="tick" text-anchor="middle">{}</text>)~",
-                 px, py, a.batch, label(value(a)), px, bottom + 14, a.batch);
+// Ticks at 1, 2 or 5 times a power of ten, about five from zero to `top`.
+double tick_step(double top) {
+  if (!(top > 0)) return 1;
+  const double raw = top / 5, decade = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 5.0})
+    if (m * decade >= raw) return m * decade;
+  return 10 * decade;
+}
+
+// One network's (or two networks') curves over batch size.
+struct BatchSeries {
+  std::string label, colour;
+  const std::vector<Analysis>* sweep;
+};
+
+// docs/report.md "Batch size": utilization (throughput is the same curve
+// scaled, so it is in the tooltips) and the step's latency, both from zero,
+// over the batches swept; the report's batch marked.
+void batch_chart(std::ostream& os, const std::vector<BatchSeries>& series, int64_t chosen, const std::string& id) {
+  int64_t lo = 0, hi = 0;
+  for (const auto& s : series)
+    for (const auto& a : *s.sweep) lo = lo ? std::min(lo, a.batch) : a.batch, hi = std::max(hi, a.batch);
+  if (hi <= lo) return;
+  const double w = 940, h = 300, l = 64, pw = w / 2 - l - 20, top = 26, bottom = h - 48;
+  fmt::print(os, R"~(<section id="{0}-section"><h2>Against batch size</h2><svg id="{0}" class="chart" viewBox="0 0 {1} {2}" width="{1}" height="{2}" role="img" aria-label="batch size">)~",
+             id, w, h);
+  const LogScale x_at{double(lo), double(hi), 0, pw};
+  auto panel = [&](double left, const char* title, auto value, auto label) {
+    double top_v = 0;
+    for (const auto& s : series)
+      for (const auto& a : *s.sweep) top_v = std::max(top_v, value(a));
+    const double step = tick_step(top_v);
+    const double y_hi = std::max(step, std::ceil(top_v / step) * step);
+    const auto y = [&](double v) { return bottom - (bottom - top) * v / y_hi; };
+    fmt::print(os, R"~(<text x="{:.0f}" y="14" class="axis">{}</text>)~", left, title);
+    for (double v = 0; v <= y_hi * 1.0001; v += step)
+      fmt::print(os, R"~(<line x1="{0:.0f}" x2="{1:.0f}" y1="{2:.1f}" y2="{2:.1f}" class="grid"/><text x="{3:.0f}" y="{2:.1f}" class="tick" text-anchor="end" dominant-baseline="middle">{4}</text>)~",
+                 left, left + pw, y(v), left - 4, label(v));
+    for (const auto& a : *series.front().sweep)
+      fmt::print(os, R"~(<line x1="{0:.1f}" x2="{0:.1f}" y1="{1:.0f}" y2="{2:.0f}" class="grid"/><text x="{0:.1f}" y="{3:.0f}" class="tick" text-anchor="middle">{4}</text>)~",
+                 left + x_at(double(a.batch)), top, bottom, bottom + 14, a.batch);
+    if (chosen >= lo && chosen <= hi)
+      fmt::print(os, R"~(<line x1="{0:.1f}" x2="{0:.1f}" y1="{1:.0f}" y2="{2:.0f}" class="chosen"/><text x="{0:.1f}" y="{3:.0f}" class="tick" text-anchor="middle">batch {4} (this report)</text>)~",
+                 left + x_at(double(chosen)), top - 4, bottom, top - 8, chosen);
+    for (const auto& s : series) {
+      std::string points;
+      for (const auto& a : *s.sweep) {
+        const double px = left + x_at(double(a.batch)), py = y(value(a));
+        points += fmt::format("{:.1f},{:.1f} ", px, py);
+        fmt::print(os, R"~(<circle cx="{:.1f}" cy="{:.1f}" r="3" fill="{}"><title>{}, batch {}: utilization {}, {:.0f} samples/s, {} per step</title></circle>)~",
+                   px, py, s.colour, html_escape(s.label), a.batch, fmt_pct(a.total.utilization),
+                   a.total.throughput_per_s, fmt_us(a.total.time_us));
+      }
+      fmt::print(os, R"~(<polyline class="series" style="stroke:{}" points="{}"/>)~", s.colour, points);
     }
-    fmt::print(os, R"~(<polyline class="series" points="{}"/>)~", points);
-    fmt::print(os, R"~(<text x="{:.0f}" y="{:.0f}" class="tick" text-anchor="end">{}</text>)~", l + offset - 4, top + 4,
-               label(max_v));
   };
-  panel(0, "utilization", max_u, [](const Analysis& a) { return a.total.utilization; },
-        [](double v) { return fmt_pct(v); });
-  panel(w / 2, "throughput (samples/s)", max_t, [](const Analysis& a) { return a.total.throughput_per_s; },
-        [](double v) { return fmt::format("{:.0f}/s", v); });
-  fmt::print(os, R"~(<text x="{:.0f}" y="{:.0f}" class="axis" text-anchor="middle">batch size</text></svg>)~", w / 2, h - 6);
-  os << "<p class=\"note\">Larger batches fill more tiles and waves and spread fixed costs; the last partial wave "
-        "and memory traffic set where the curve flattens.</p></section>\n";
+  panel(l, "utilization (% of the peak)", [](const Analysis& a) { return a.total.utilization; },
+        [](double v) { return fmt::format("{:g}%", 100 * v); });
+  panel(l + w / 2, "latency per step (ms)", [](const Analysis& a) { return a.total.time_us / 1000; },
+        [](double v) { return fmt::format("{:g}", v); });
+  fmt::print(os, R"~(<text x="{:.0f}" y="{:.0f}" class="axis" text-anchor="middle">batch size (samples per step)</text>)~",
+             w / 2, h - 8);
+  if (series.size() > 1) {
+    double at = l;
+    for (const auto& s : series) {
+      fmt::print(os, R"~(<rect x="{:.0f}" y="{:.0f}" width="10" height="10" fill="{}"/><text x="{:.0f}" y="{:.0f}" class="tick">{}</text>)~",
+                 at, h - 18, s.colour, at + 14, h - 9, html_escape(s.label));
+      at += 24 + 7.0 * double(s.label.size());
+    }
+  }
+  os << "</svg><p class=\"note\">Larger batches fill more tiles and waves and spread fixed and host costs; "
+        "throughput is utilization times the peak over the FLOPs per sample, so its curve is this one scaled "
+        "(hover a point for it). The last partial wave and memory traffic set where the curve flattens.</p></section>\n";
 }
 
 void compare_gpus(std::ostream& os, const Analysis& main, const std::vector<Analysis>& others) {
@@ -286,37 +415,31 @@ void compare_gpus(std::ostream& os, const Analysis& main, const std::vector<Anal
         "`tilewave gpus`).</p></section>\n";
 }
 
-}  // namespace
-
-void write_html_report(std::ostream& os, const ReportInput& in) {
-  const Analysis& a = in.main;
-  const std::string title = fmt::format("{} on {}, batch {}, {}", a.model_name, a.gpu_name, a.batch, a.exec.name());
+void page_head(std::ostream& os, const std::string& title, const std::string& subtitle) {
   fmt::print(os, R"~(<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>tilewave: {0}</title>
 <style>
 body {{ font-family: system-ui, sans-serif; max-width: 980px; margin: 1.5em auto; color: #222; }}
-h1 {{ font-size: 1.4em; }} h2 {{ font-size: 1.15em; margin-top: 1.6em; }}
+h1 {{ font-size: 1.4em; }} h2 {{ font-size: 1.15em; margin-top: 1.6em; }} h3 {{ font-size: 1em; }}
 table.facts th, table.cmp th {{ text-align: left; font-weight: 600; padding: 2px 10px 2px 0; }}
 table.facts td, table.cmp td {{ padding: 2px 18px 2px 0; }}
 table.cmp {{ border-collapse: collapse; }} table.cmp tr:nth-child(even) {{ background: #f4f4f4; }}
+table.ops td:nth-child(n+2) {{ text-align: right; }} .bar {{ display: inline-block; height: 9px; background: #2b7bb9; }}
 .key {{ display: inline-block; width: 10px; height: 10px; margin: 0 4px 0 2px; }}
-.note {{ color: #555; font-size: 0.9em; }}
+.note {{ color: #555; font-size: 0.9em; }} .findings li {{ margin: 0.3em 0; }}
+.pair {{ display: flex; gap: 8px; }} .pair > div {{ flex: 1; min-width: 0; }} .pair svg {{ width: 100%; height: auto; }}
 svg text {{ font-size: 11px; fill: #333; }} svg .axis {{ font-size: 12px; }}
 .grid {{ stroke: #ddd; stroke-width: 1; }} .ceiling {{ fill: none; stroke: #111; stroke-width: 2; }}
-.series {{ fill: none; stroke: #2b7bb9; stroke-width: 2; }} .pt {{ fill-opacity: 0.6; stroke: #fff; stroke-width: 0.5; }}
+.chosen {{ stroke: #c00; stroke-width: 1.5; stroke-dasharray: 4 3; }} .strip {{ fill: #f3f3f3; }}
+.series {{ fill: none; stroke-width: 2; }} svg .inbar {{ fill: #fff; font-size: 10px; dominant-baseline: middle; }} .pt {{ fill-opacity: 0.6; stroke: #fff; stroke-width: 0.5; }} .pt.ring {{ stroke: #000; stroke-width: 1.5; }}
 </style></head><body>
 <h1>{0}</h1>
-<p class="note">{1} ({2}, {3}); predicted by tilewave from {4}.</p>
+<p class="note">{1}</p>
 )~",
-             html_escape(title), html_escape(a.gpu_name), html_escape(a.gpu_id), html_escape(a.gpu_trust),
-             html_escape(a.model_path));
-  summary(os, a);
-  timeline(os, a);
-  roofline(os, a);
-  layer_bars(os, a);
-  loss_bars(os, a);
-  batch_chart(os, in.batch_sweep);
-  compare_gpus(os, a, in.other_gpus);
+             html_escape(title), subtitle);
+}
+
+void page_end(std::ostream& os) {
   os << R"~(<script>
 // The browser test's check: every chart drawn, with marks in it.
 const charts = [...document.querySelectorAll('svg.chart')];
@@ -326,6 +449,152 @@ document.body.dataset.charts = String(charts.length - empty.length);
 </script>
 </body></html>
 )~";
+}
+
+std::string source_line(const Analysis& a) {
+  return fmt::format("{} ({}, {}); predicted by tilewave from {}.", html_escape(a.gpu_name), html_escape(a.gpu_id),
+                     html_escape(a.gpu_trust), html_escape(a.model_path));
+}
+
+// Colours of op groups in the side-by-side split, by rank.
+const char* kGroupColours[] = {"#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e",
+                               "#e6ab02", "#a6761d", "#1f78b4", "#999999"};
+
+// Each network's step as one bar, split by `parts` (name, share, title); the
+// rest of the step is "other".
+void split_bars(std::ostream& os, const std::string& id, const std::string& a_name, const std::string& b_name,
+                const std::vector<std::tuple<std::string, const char*, double, double, std::string, std::string>>& parts) {
+  const double row = 34, label_w = 170, bar_w = 740, w = label_w + bar_w + 20, h = 2 * row + 60;
+  fmt::print(os, R"~(<svg id="{0}" class="chart" viewBox="0 0 {1} {2}" width="{1}" height="{2}" role="img" aria-label="{0}">)~",
+             id, w, h);
+  for (int n = 0; n < 2; ++n) {
+    const double yy = 6 + row * n;
+    fmt::print(os, R"~(<text x="{:.0f}" y="{:.1f}" class="label" text-anchor="end">{}</text>)~", label_w - 6,
+               yy + row / 2 + 2, html_escape(n == 0 ? a_name : b_name));
+    double at = label_w;
+    for (const auto& [name, colour, share_a, share_b, title_a, title_b] : parts) {
+      const double share = n == 0 ? share_a : share_b, wi = bar_w * std::max(0.0, share);
+      if (wi <= 0) continue;
+      fmt::print(os, R"~(<rect x="{:.1f}" y="{:.1f}" width="{:.2f}" height="{:.0f}" fill="{}"><title>{}</title></rect>)~",
+                 at, yy, wi, row - 8, colour, html_escape(n == 0 ? title_a : title_b));
+      if (wi > 44)
+        fmt::print(os, R"~(<text x="{:.1f}" y="{:.1f}" class="inbar" text-anchor="middle">{}</text>)~", at + wi / 2,
+                   yy + row / 2, fmt_pct(share));
+      at += wi;
+    }
+  }
+  double at = 10, line = 2 * row + 16;
+  for (const auto& part : parts) {
+    const std::string& name = std::get<0>(part);
+    const double width = 26 + 6.8 * double(name.size());
+    if (at + width > w) at = 10, line += 16;
+    fmt::print(os, R"~(<rect x="{:.0f}" y="{:.0f}" width="10" height="10" fill="{}"/><text x="{:.0f}" y="{:.0f}" class="tick">{}</text>)~",
+               at, line, std::get<1>(part), at + 14, line + 9, html_escape(name));
+    at += width;
+  }
+  os << "</svg>";
+}
+
+}  // namespace
+
+void write_html_report(std::ostream& os, const ReportInput& in) {
+  const Analysis& a = in.main;
+  page_head(os, fmt::format("{} on {}, batch {}, {}", a.model_name, a.gpu_name, a.batch, a.exec.name()), source_line(a));
+  summary(os, a);
+  timeline(os, a, "timeline");
+  roofline(os, a, "roofline");
+  op_table(os, a, "ops");
+  layer_bars(os, a);
+  loss_bars(os, a);
+  batch_chart(os, {{a.model_name, "#2b7bb9", &in.batch_sweep}}, a.batch, "batch");
+  compare_gpus(os, a, in.other_gpus);
+  page_end(os);
+}
+
+void write_html_comparison(std::ostream& os, const ReportInput& in_a, const ReportInput& in_b,
+                           const NetworkComparison& c) {
+  const Analysis &a = in_a.main, &b = in_b.main;
+  page_head(os, fmt::format("{} vs {} on {}, batch {}, {}", c.a_name, c.b_name, a.gpu_name, a.batch, a.exec.name()),
+            source_line(a) + "<br>" + source_line(b));
+  os << R"~(<section id="summary"><table class="cmp">)~";
+  fmt::print(os, "<tr><th></th><th>{}</th><th>{}</th></tr>", html_escape(c.a_name), html_escape(c.b_name));
+  const auto row = [&](const char* what, const std::string& x, const std::string& y) {
+    fmt::print(os, "<tr><th>{}</th><td>{}</td><td>{}</td></tr>", what, x, y);
+  };
+  const auto both = [&](const char* what, auto text) { row(what, text(a), text(b)); };
+  both("predicted latency", [](const Analysis& x) { return fmt_us(x.total.time_us); });
+  both("throughput", [](const Analysis& x) { return fmt::format("{:.0f} samples/s", x.total.throughput_per_s); });
+  both("utilization", [](const Analysis& x) { return "<b>" + fmt_pct(x.total.utilization) + "</b>"; });
+  both("utilization of the GPU's busy time", [](const Analysis& x) { return fmt_pct(x.total.gpu_busy_utilization); });
+  both("bandwidth utilization", [](const Analysis& x) { return fmt_pct(x.total.bandwidth_utilization); });
+  both("useful work", [](const Analysis& x) { return fmt::format("{:.2f} GFLOP", double(x.total.flops) / 1e9); });
+  both("traffic", [](const Analysis& x) { return fmt::format("{:.3f} GB", double(x.total.bytes) / 1e9); });
+  both("parameters", [](const Analysis& x) { return fmt::format("{:.2f} M", double(x.memory.params) / 1e6); });
+  both("kernels", [](const Analysis& x) { return fmt::format("{}", x.total.kernels); });
+  both("GPU busy", [](const Analysis& x) {
+    return fmt::format("{} of the step{}", fmt_pct(x.schedule.step_us > 0 ? x.schedule.gpu_busy_us / x.schedule.step_us : 0),
+                       x.total.host_bound ? ", host-bound" : "");
+  });
+  os << "</table></section>\n<section id=\"findings-section\"><h2>Why one uses the GPU better</h2><ul class=\"findings\">";
+  for (const auto& f : c.findings) fmt::print(os, "<li>{}</li>", html_escape(f));
+  os << "</ul></section>\n";
+
+  os << R"~(<section id="split-section"><h2>Where each step goes</h2><h3>By cause</h3>)~";
+  {
+    std::vector<std::tuple<std::string, const char*, double, double, std::string, std::string>> parts;
+    for (size_t i = 0; i < c.shares.size(); ++i)
+      parts.emplace_back(c.shares[i].cause, kShares[i].colour, c.shares[i].a, c.shares[i].b,
+                         fmt::format("{}: {}", c.shares[i].cause, fmt_pct(c.shares[i].a)),
+                         fmt::format("{}: {}", c.shares[i].cause, fmt_pct(c.shares[i].b)));
+    split_bars(os, "split-cause", c.a_name, c.b_name, parts);
+  }
+  os << "<h3>The GPU's busy time by op, convolution kinds apart</h3>";
+  {
+    std::vector<std::tuple<std::string, const char*, double, double, std::string, std::string>> parts;
+    const size_t shown = std::min<size_t>(c.by_op.size(), 7);
+    double rest_a = 1, rest_b = 1;
+    const auto title = [](const KernelGroup& g) {
+      return fmt::format("{}: {} kernels, {} of the GPU's time, utilization {}, bandwidth {}", g.name, g.kernels,
+                         fmt_pct(g.busy_share), fmt_pct(g.utilization), fmt_pct(g.bandwidth_utilization));
+    };
+    for (size_t i = 0; i < shown; ++i) {
+      const GroupPair& p = c.by_op[i];
+      parts.emplace_back(p.name, kGroupColours[i], p.a.busy_share, p.b.busy_share, title(p.a), title(p.b));
+      rest_a -= p.a.busy_share, rest_b -= p.b.busy_share;
+    }
+    parts.emplace_back("other ops", "#aaaaaa", std::max(0.0, rest_a), std::max(0.0, rest_b),
+                       fmt::format("other ops: {}", fmt_pct(rest_a)), fmt::format("other ops: {}", fmt_pct(rest_b)));
+    split_bars(os, "split-op", c.a_name, c.b_name, parts);
+  }
+  os << "<p class=\"note\">Above, each bar is one network's step (100%): useful work (the utilization) and the "
+        "time lost to each cause (docs/model.md \"Utilization and losses\"); below, the kernels' own time (the "
+        "GPU's busy time, 100%) by the op each runs. "
+        "Hover a part for its figures.</p></section>\n";
+
+  os << R"~(<section id="pair-ops-section"><h2>Time by op, both networks</h2><table class="cmp ops" id="pair-ops"><tr><th>op</th>)~";
+  for (const auto* name : {&c.a_name, &c.b_name})
+    fmt::print(os, "<th>{0}: kernels</th><th>of GPU time</th><th>utilization</th><th>bandwidth</th>", html_escape(*name));
+  os << "</tr>";
+  for (const auto& p : c.by_op) {
+    fmt::print(os, "<tr><td>{}</td>", html_escape(p.name));
+    for (const KernelGroup* g : {&p.a, &p.b})
+      if (g->kernels)
+        fmt::print(os, "<td>{}</td><td>{}</td><td>{}</td><td>{}</td>", g->kernels, fmt_pct(g->busy_share),
+                   fmt_pct(g->utilization), fmt_pct(g->bandwidth_utilization));
+      else
+        os << "<td>-</td><td></td><td></td><td></td>";
+    os << "</tr>";
+  }
+  os << "</table></section>\n";
+  for (const auto* in : {&in_a, &in_b}) {
+    fmt::print(os, "<h2>{}</h2>", html_escape(in == &in_a ? c.a_name : c.b_name));
+    roofline(os, in->main, in == &in_a ? "roofline-a" : "roofline-b");
+  }
+  batch_chart(os, {{c.a_name, "#2b7bb9", &in_a.batch_sweep}, {c.b_name, "#d95f02", &in_b.batch_sweep}}, a.batch,
+              "batch");
+  timeline(os, a, "timeline-a");
+  timeline(os, b, "timeline-b");
+  page_end(os);
 }
 
 }  // namespace tilewave

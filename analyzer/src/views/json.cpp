@@ -100,6 +100,7 @@ json analysis_to_json(const Analysis& a, bool with_layers) {
                       {"kernels", g.kernels},
                       {"time_us", g.time_us},
                       {"share", g.share},
+                      {"busy_share", g.busy_share},
                       {"flops", g.flops},
                       {"dram_bytes", g.dram_bytes},
                       {"l2_hit_bytes", g.l2_hit_bytes},
