@@ -159,7 +159,7 @@ int cmd_calibrate_fit_networks(const CommonOptions& o, const std::string& netben
   options.holdout = holdout;
   options.kernel_match = kernel_match;
   options.kernel_times_path = kernel_times;
-  const NetworkFit fit = fit_networks(gpu, runtime_of(o), nets, kernels, options);
+  const NetworkFit fit = fit_networks(gpu, runtime_named(o.runtime, "--runtime"), nets, kernels, options);
   if (!fit.mismatched.empty())
     fmt::print(std::cerr, "not fitted, kernel counts differ by more than {:.0f}%: {}\n", 100 * kernel_match,
                joined(fit.mismatched));
@@ -198,7 +198,7 @@ int cmd_calibrate_fit_networks(const CommonOptions& o, const std::string& netben
 int cmd_calibrate_fit_runtime(const CommonOptions& o, const std::string& measured, const std::string& models_dir,
                               const std::string& class_times_path, const std::vector<std::string>& params) {
   const GpuModel gpu = gpu_of(o);
-  const RuntimeProfile& runtime = runtime_of(o);
+  const RuntimeProfile& runtime = runtime_named(o.runtime, "--runtime");
   const auto runs = read_network_measurements(measured, models_dir, runtime.name());
   std::set<std::string> names;
   for (const auto& run : runs) names.insert(run.name);
