@@ -163,7 +163,8 @@ int cmd_calibrate_fit_networks(const CommonOptions& o, const std::string& netben
   options.kernel_match = kernel_match;
   options.kernel_times_path = kernel_times;
   Progress progress("tilewave calibrate fit-networks");
-  const NetworkFit fit = fit_networks(gpu, runtime_of(o), nets, kernels, options, progress.callback());
+  const NetworkFit fit =
+      fit_networks(gpu, runtime_named(o.runtime, "--runtime"), nets, kernels, options, progress.callback());
   progress.finish();
   if (!fit.mismatched.empty())
     fmt::print(std::cerr, "not fitted, kernel counts differ by more than {:.0f}%: {}\n", 100 * kernel_match,
@@ -203,7 +204,7 @@ int cmd_calibrate_fit_networks(const CommonOptions& o, const std::string& netben
 int cmd_calibrate_fit_runtime(const CommonOptions& o, const std::string& measured, const std::string& models_dir,
                               const std::string& class_times_path, const std::vector<std::string>& params) {
   const GpuModel gpu = gpu_of(o);
-  const RuntimeProfile& runtime = runtime_of(o);
+  const RuntimeProfile& runtime = runtime_named(o.runtime, "--runtime");
   const auto runs = read_network_measurements(measured, models_dir, runtime.name());
   std::set<std::string> names;
   for (const auto& run : runs) names.insert(run.name);

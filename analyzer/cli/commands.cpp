@@ -32,10 +32,6 @@ using nlohmann::json;
 
 namespace tilewave::cli {
 
-GpuModel gpu_of(const CommonOptions& o) {
-  return load_gpu(o.gpu, o.gpu_dir.empty() ? default_gpu_dir() : o.gpu_dir);
-}
-
 namespace {
 std::mutex notes_mutex;
 std::vector<std::string> notes;  // the CLI's pending notes, in order
@@ -60,57 +56,26 @@ void print_notes() {
   notes.clear();
 }
 
-const RuntimeProfile& runtime_of(const CommonOptions& o) {
-  std::string name = o.runtime;
+void resolve_options(CommonOptions& o) {
   if (!o.fusion.empty()) {
     const std::string mapped = o.fusion == "trt" ? "tensorrt" : "eager";
     note(fmt::format("--fusion is deprecated and goes in the next release; --fusion {} means --runtime {}", o.fusion,
                      mapped));
-    name = mapped;
+    o.runtime = mapped;
+    o.fusion.clear();
   }
-  return runtime_named(name, "--runtime");
-}
-
-ExecutionConfig execution_of(const CommonOptions& o) {
-  nlohmann::json j = o.execution;
-  j["runtime"] = runtime_of(o).name();
-  j["dtype"] = o.dtype;
-  j["attention"] = o.attention;
-  return execution_from_json(j, "options");
-}
-
-std::shared_ptr<const HostModel> host_of(const CommonOptions& o) {
-  // Graph replay needs no host.
-  if (o.host.empty() && execution_of(o).launch != Launch::loop) return nullptr;
-  const std::string dir = o.gpu_dir.empty() ? default_gpu_dir() : o.gpu_dir;
-  std::string id = o.host;
-  if (id.empty()) id = gpu_of(o).host;
-  return std::make_shared<const HostModel>(id.empty() ? default_host() : load_host(id, dir));
+  for (const auto& spec : o.inputs) {
+    auto [name, dims] = parse_input_spec(spec);
+    o.input_shapes[name] = std::move(dims);  // the last --input for a name wins
+  }
 }
 
 namespace {
 
-AnalyzeOptions analyze_options(const CommonOptions& o) {
-  AnalyzeOptions a;
-  a.exec = execution_of(o);
-  a.host = host_of(o);
-  if (o.batch > 0) a.load.batch = o.batch;
-  else if (o.batch < 0) throw InputError("--batch", "batch must be positive");
-  for (const auto& spec : o.inputs) {
-    const auto eq = spec.find('=');
-    auto dims = eq == std::string::npos ? std::nullopt : parse_dims(spec.substr(eq + 1));
-    if (!dims) throw InputError("--input", fmt::format("'{}' is not NAME=1x3x224x224", spec));
-    a.load.input_shapes[spec.substr(0, eq)] = *dims;
-  }
-  return a;
-}
-
 // One line per cause, with its count; an error instead when the totals
 // cannot stand for the model and partial answers were not asked for.
 void warn_unmodelled(const Analysis& a, const CommonOptions& o, bool print = true) {
-  if (!o.allow_unmodelled)
-    if (auto why = incomplete_reason(a))
-      throw InputError(a.model_path, *why + " (--allow-unmodelled gives partial totals)");
+  require_complete(a, o);
   if (!print) return;
   for (const auto& n : a.notes) note(fmt::format("{}: {}", a.model_path, n));
   for (const auto& c : a.unmodelled_causes)
@@ -293,14 +258,7 @@ int cmd_rank(const CommonOptions& o, const std::vector<std::string>& args, int t
 }
 
 int cmd_sweep(const CommonOptions& o, const std::string& model_path, const std::string& batches) {
-  const GpuModel gpu = gpu_of(o);
-  const ModelFile model(model_path);
-  std::vector<Analysis> as;
-  for (int64_t b : parse_batches(batches)) {
-    CommonOptions ob = o;
-    ob.batch = b;
-    as.push_back(model.analyze(gpu, analyze_options(ob)));
-  }
+  const std::vector<Analysis> as = analyze_batches(ModelFile(model_path), o, parse_batches(batches));
   for (size_t i = 0; i < as.size(); ++i) warn_unmodelled(as[i], o, i == 0);  // the same causes at every batch
   if (o.format == "json") std::cout << sweep_to_json(as).dump(2) << "\n";
   else write_sweep_table(std::cout, as);
@@ -334,11 +292,7 @@ int cmd_report(const CommonOptions& o, const std::string& model_path, const std:
     ReportInput in;
     in.main = model.analyze(gpu, analyze_options(o));
     warn_unmodelled(in.main, o, first);
-    for (int64_t b : sweep) {
-      CommonOptions ob = o;
-      ob.batch = b;
-      in.batch_sweep.push_back(model.analyze(gpu, analyze_options(ob)));
-    }
+    in.batch_sweep = analyze_batches(model, o, sweep);
     std::sort(in.batch_sweep.begin(), in.batch_sweep.end(),
               [](const Analysis& a, const Analysis& b) { return a.batch < b.batch; });
     for (const auto& other : others) in.other_gpus.push_back(model.analyze(other, analyze_options(o)));
@@ -358,27 +312,18 @@ int cmd_report(const CommonOptions& o, const std::string& model_path, const std:
 int cmd_compare(const CommonOptions& o, const std::vector<std::string>& model_paths, const std::string& gpus,
                 const std::string& runtimes, const std::string& dtypes, const std::string& batches,
                 const std::string& layouts, const std::string& launches) {
-  // Not given: each runtime's own default.
-  auto axis = [](const std::string& list, const char* what) {
-    return list.empty() ? std::vector<std::string>{""} : split_list(list, what);
-  };
+  CompareAxes axes;
+  axes.gpus = split_list(gpus, "--gpu");
+  axes.runtimes = split_list(runtimes, "--runtime");
+  axes.dtypes = split_list(dtypes, "--dtype");
+  if (!layouts.empty()) axes.layouts = split_list(layouts, "--layout");
+  if (!launches.empty()) axes.launches = split_list(launches, "--launch");
+  if (!batches.empty()) axes.batches = parse_batches(batches);
   std::vector<Analysis> as;
-  for (const auto& model_path : model_paths) {
-    const ModelFile model(model_path);
-    for (const auto& gpu_id : split_list(gpus, "--gpu"))
-      for (const auto& runtime : split_list(runtimes, "--runtime"))
-        for (const auto& dtype : split_list(dtypes, "--dtype"))
-          for (const auto& layout : axis(layouts, "--layout"))
-            for (const auto& launch : axis(launches, "--launch"))
-              for (int64_t b : batches.empty() ? std::vector<int64_t>{0} : parse_batches(batches)) {
-                CommonOptions oc = o;
-                oc.gpu = gpu_id, oc.runtime = runtime, oc.dtype = dtype, oc.batch = b;
-                if (!layout.empty()) oc.execution["layout"] = layout;
-                if (!launch.empty()) oc.execution["launch"] = launch;
-                as.push_back(model.analyze(gpu_of(oc), analyze_options(oc)));
-                warn_unmodelled(as.back(), o, as.size() == 1);
-              }
-  }
+  for (const auto& model_path : model_paths)
+    for (auto& a : analyze_combinations(ModelFile(model_path), o, axes,
+                                        [&](const Analysis& a, size_t i) { warn_unmodelled(a, o, as.empty() && i == 0); }))
+      as.push_back(std::move(a));
   std::optional<NetworkComparison> networks;
   if (model_paths.size() == 2 && as.size() == 2) networks = compare_networks(as[0], as[1]);
   write_output(o.output, [&](std::ostream& os) {

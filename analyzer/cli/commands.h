@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tilewave/analysis.h"
+#include "tilewave/run_options.h"
 
 namespace tilewave::cli {
 
@@ -32,24 +33,13 @@ void start_or_run(std::vector<std::thread>& pool, Fn fn) {
   }
 }
 
-struct CommonOptions {
-  std::string gpu = "h200";
-  std::string gpu_dir;          // empty: default_gpu_dir()
-  std::string dtype = "fp16";
-  std::string runtime = "eager";
+// The analysing options (RunOptions, shared with the Python module) and the CLI's own.
+struct CommonOptions : RunOptions {
   std::string fusion;           // deprecated alias of --runtime (none: eager, trt: tensorrt)
   std::string format = "table";
   std::string output = "-";
   std::string trace_out;  // --trace-out: the predicted timeline as a Chrome trace
-  std::vector<std::string> inputs;  // --input NAME=1x3x224x224
-  int64_t batch = 0;                // 0: as in the file
-  bool allow_unmodelled = false;
-  std::string attention = "fused";  // fused | unfused    // partial totals instead of an error (docs/errors.md)
-  // The execution configuration's other axes, in its JSON form
-  // (execution_from_json): each flag writes its key, e.g. {"layout": "nchw"}
-  // (docs/model.md "Execution configuration").
-  nlohmann::json execution = nlohmann::json::object();
-  std::string host;                 // host description; empty: the GPU file's
+  std::vector<std::string> inputs;  // --input NAME=1x3x224x224, as given: resolve_options parses them
 };
 
 struct NasOptions {
@@ -66,14 +56,9 @@ struct NasOptions {
   int top = 10;
 };
 
-// The GPU named by --gpu (and --gpu-dir).
-GpuModel gpu_of(const CommonOptions& o);
-// The runtime named by --runtime, or by the deprecated --fusion (with a note).
-const RuntimeProfile& runtime_of(const CommonOptions& o);
-// The execution configuration the options name (InputError on a bad value).
-ExecutionConfig execution_of(const CommonOptions& o);
-// The host a plain loop is scheduled on: --host, else the GPU file's; null for graph replay.
-std::shared_ptr<const HostModel> host_of(const CommonOptions& o);
+// The flags as RunOptions reads them: --input parsed into input_shapes, the
+// deprecated --fusion as --runtime (with a note). Before any command runs.
+void resolve_options(CommonOptions& o);
 // A comma-separated list option's items; InputError naming `what` when it names none.
 std::vector<std::string> split_list(const std::string& s, const char* what);
 

@@ -6,12 +6,14 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "commands.h"
 #include "tilewave/error.h"
 #include "tilewave/output_file.h"
 #include "tilewave/report.h"
 #include "tilewave/text.h"
+#include "tilewave/version.h"
 
 using namespace tilewave;
 
@@ -69,11 +71,14 @@ void add_model_options(CLI::App* cmd, cli::CommonOptions& o) {
 int main(int argc, char** argv) {
   CLI::App app{"tilewave: predicts how well a neural network uses a GPU (tile, wave and roofline model)", "tilewave"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "tilewave 0.1.0");
+  app.set_version_flag("--version", std::string("tilewave ") + version());
   cli::CommonOptions o;
   int worst = 15;
   std::string analyze_by = "op";
-  std::string model, layer_set, extract, batches = "1,2,4,8,16,32,64,128,256", measured;
+  // The list defaults are the library's (run_options.h), which the Python module's share.
+  const std::string sweep_batches = fmt::format("{}", fmt::join(default_sweep_batches(), ","));
+  const CompareAxes compare_axes;
+  std::string model, layer_set, extract, batches = sweep_batches, measured;
   std::vector<std::string> models, measured_files;
   int seed = 1;
   std::string fit_dtype = "fp16";
@@ -119,7 +124,7 @@ int main(int argc, char** argv) {
   sweep->add_option("--batch", batches, "comma-separated batch sizes")->capture_default_str();
   sweep->add_option("--format", o.format, "table or json")->check(CLI::IsMember({"table", "json"}));
 
-  std::string compare_gpus, report_batches = "1,2,4,8,16,32,64,128,256";
+  std::string compare_gpus, report_batches = sweep_batches;
   std::string report_vs;
   auto* report = app.add_subcommand("report", "write a self-contained HTML report with plots (docs/report.md)");
   report->add_option("model", model, "ONNX file")->required();
@@ -130,7 +135,9 @@ int main(int argc, char** argv) {
   report->add_option("--batches", report_batches, "batch sizes of the batch chart")->capture_default_str();
   report->add_option("-o,--output", o.output, "the HTML file")->required();
 
-  std::string cmp_gpus = "h200,a100,l4", cmp_runtimes = "eager", cmp_dtypes = "fp16", cmp_batches;
+  std::string cmp_gpus = fmt::format("{}", fmt::join(compare_axes.gpus, ",")),
+              cmp_runtimes = fmt::format("{}", fmt::join(compare_axes.runtimes, ",")),
+              cmp_dtypes = fmt::format("{}", fmt::join(compare_axes.dtypes, ",")), cmp_batches;
   std::string cmp_layouts, cmp_launches;  // empty: each runtime's default
   auto* compare = app.add_subcommand("compare", "models side by side on several GPUs, runtimes, dtypes or batches");
   compare->add_option("models", models, "ONNX files, one or more")->required();
@@ -350,6 +357,7 @@ int main(int argc, char** argv) {
   // Notes wait for the command's end (cli::note): a command that fails
   // prints its one error line and nothing before it (docs/errors.md).
   auto dispatch = [&]() -> int {
+    cli::resolve_options(o);
     if (*analyze) return cli::cmd_analyze(o, model, worst, analyze_by);
     if (*layers) {
       if (!extract.empty() == !layer_set.empty()) {

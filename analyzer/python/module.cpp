@@ -5,12 +5,16 @@
 // Python threads can score in parallel.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
+#include <pybind11/stl/filesystem.h>
 
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <mutex>
+#include <sstream>
+#include <tuple>
+#include <variant>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -21,7 +25,9 @@
 #include "tilewave/layer_set.h"
 #include "tilewave/output_file.h"
 #include "tilewave/report.h"
+#include "tilewave/run_options.h"
 #include "tilewave/space_cost.h"
+#include "tilewave/version.h"
 #include "tilewave_onnx.pb.h"
 
 namespace py = pybind11;
@@ -87,47 +93,74 @@ json from_python(const py::handle& obj, const std::string& where, int depth = 0)
                                       py::str(py::type::of(obj).attr("__name__")).cast<std::string>()));
 }
 
-// What every entry point shares: the GPU, runtime, dtype and batch.
-struct Target {
-  GpuModel gpu;
-  AnalyzeOptions options;
-};
-Target target_of(const std::string& gpu, int64_t batch, const std::string& runtime, const std::string& dtype,
-                 const std::optional<std::string>& gpu_dir) {
-  if (batch < 1) throw InputError("batch", fmt::format("batch must be positive, not {}", batch));
-  Target t{load_gpu(gpu, gpu_dir ? *gpu_dir : default_gpu_dir()), {}};
-  t.options.load.batch = batch;
-  t.options.exec.dtype = dtype_named(dtype, "dtype");
-  t.options.exec.runtime = &runtime_named(runtime, "runtime");
-  return t;
+// Paths: str or any os.PathLike (pybind11 calls os.fspath). A GPU or host is
+// an id or a path, so either.
+using PathArg = std::filesystem::path;
+using IdOrPath = std::variant<std::string, PathArg>;
+using Shapes = std::optional<std::map<std::string, std::vector<int64_t>>>;
+
+std::string text_of(const IdOrPath& v) {
+  return std::holds_alternative<std::string>(v) ? std::get<std::string>(v) : std::get<PathArg>(v).string();
 }
 
-// The execution configuration's other axes, as the CLI's --layout, --amp,
-// --graph/--no-graph and --host (docs/python.md).
-// None keeps the runtime's default, as a flag not given does.
-void set_execution(Target& t, const std::optional<std::string>& layout, std::optional<bool> amp,
-                   std::optional<bool> graph, const std::optional<std::string>& host,
-                   const std::optional<std::string>& gpu_dir) {
-  nlohmann::json j = {{"runtime", t.options.exec.runtime_profile().name()},
-                      {"dtype", dtype_name(t.options.exec.dtype)},
-                      {"attention", t.options.exec.fuse_attention ? "fused" : "unfused"}};
-  if (layout) j["layout"] = *layout;
-  if (amp) j["amp"] = *amp;
-  if (graph) j["launch"] = *graph ? "graph" : "loop";
-  t.options.exec = execution_from_json(j, "execution");
-  const std::string id = host ? *host : t.gpu.host;
-  if (t.options.exec.launch == Launch::loop || host)
-    t.options.host = std::make_shared<const HostModel>(
-        id.empty() ? default_host() : load_host(id, gpu_dir ? *gpu_dir : default_gpu_dir()));
+// None: as in the file, the CLI's --batch not given; 0 is not a batch.
+int64_t batch_of(std::optional<int64_t> batch) {
+  if (batch && *batch < 1) throw InputError("batch", fmt::format("batch must be positive, not {}", *batch));
+  return batch.value_or(0);
+}
+
+// The keywords as the CLI's flags: RunOptions is what both hand the library
+// (run_options.h), so that equal options are equal analyses. None keeps the
+// runtime's default, as a flag not given does.
+RunOptions target_options(const IdOrPath& gpu, const std::string& runtime, const std::string& dtype,
+                          const std::optional<std::string>& layout, std::optional<bool> amp, std::optional<bool> graph,
+                          const std::optional<IdOrPath>& host, const std::optional<PathArg>& gpu_dir) {
+  RunOptions o;
+  o.option_prefix = "";  // errors name the keyword: "batch: ...", not "--batch: ..."
+  o.gpu = text_of(gpu);
+  o.runtime = runtime;
+  o.dtype = dtype;
+  if (layout) o.execution["layout"] = *layout;
+  if (amp) o.execution["amp"] = *amp;
+  if (graph) o.execution["launch"] = *graph ? "graph" : "loop";
+  if (host) o.host = text_of(*host);
+  if (gpu_dir) o.gpu_dir = gpu_dir->string();
+  return o;
+}
+
+// The keywords of the CLI's model options (main.cpp add_model_options) but
+// --batch, which each function takes its own way.
+auto model_keywords() {
+  return std::make_tuple(py::arg("gpu") = "h200", py::arg("input") = py::none(), py::arg("runtime") = "eager",
+                         py::arg("dtype") = "fp16", py::arg("attention") = "fused", py::arg("layout") = py::none(),
+                         py::arg("amp") = py::none(), py::arg("graph") = py::none(), py::arg("host") = py::none(),
+                         py::arg("gpu_dir") = py::none(), py::arg("allow_unmodelled") = false);
+}
+
+// Binds fn(path, RunOptions, extra...) as name(path, *, extra..., <model_keywords>):
+// one list of those keywords for every function that analyses a file.
+template <class... Extra, class Fn, class... ExtraKeywords>
+void def_model_function(py::module_& m, const char* name, Fn fn, const char* doc, ExtraKeywords... extra_keywords) {
+  auto bound = [fn](const PathArg& path, Extra... extra, const IdOrPath& gpu, const Shapes& input,
+                    const std::string& runtime, const std::string& dtype, const std::string& attention,
+                    const std::optional<std::string>& layout, std::optional<bool> amp, std::optional<bool> graph,
+                    const std::optional<IdOrPath>& host, const std::optional<PathArg>& gpu_dir, bool allow_unmodelled) {
+    RunOptions o = target_options(gpu, runtime, dtype, layout, amp, graph, host, gpu_dir);
+    o.attention = attention;
+    if (input) o.input_shapes = *input;
+    o.allow_unmodelled = allow_unmodelled;
+    return fn(path.string(), std::move(o), extra...);
+  };
+  std::apply([&](auto... keywords) { m.def(name, bound, py::arg("path"), py::kw_only(), extra_keywords..., keywords..., doc); },
+             model_keywords());
 }
 
 // As `tilewave analyze`: an incomplete model is an error unless partial answers are allowed.
-py::object analysis_result(const Analysis& a, bool allow_unmodelled) {
-  if (!allow_unmodelled)
-    if (auto why = incomplete_reason(a)) throw InputError(a.model_path, *why + " (allow_unmodelled=True gives partial totals)");
+py::dict analysis_result(const Analysis& a, const RunOptions& o) {
+  require_complete(a, o);
   json j = analysis_to_json(a);
   j["notes"] = a.notes;
-  return to_python(j);
+  return py::dict(to_python(j));
 }
 
 space::Shape4 input_shape(int64_t batch, const std::vector<int64_t>& chw) {
@@ -144,16 +177,19 @@ Model model_from_layers(const py::handle& layers, int64_t batch, const std::vect
   return load_onnx_proto(written.proto, "layers", load);
 }
 
-std::string space_file(const std::string& name_or_path) {
+// A name is a shipped space; a PathLike, or text with '/' or ending in .json, is a file.
+std::string space_file(const IdOrPath& name_or_path) {
   namespace fs = std::filesystem;
-  if (name_or_path.find('/') != std::string::npos || fs::path(name_or_path).extension() == ".json") return name_or_path;
-  return (fs::path(default_space_dir()) / (name_or_path + ".json")).string();
+  if (std::holds_alternative<PathArg>(name_or_path)) return std::get<PathArg>(name_or_path).string();
+  const std::string& name = std::get<std::string>(name_or_path);
+  if (name.find('/') != std::string::npos || fs::path(name).extension() == ".json") return name;
+  return (fs::path(default_space_dir()) / (name + ".json")).string();
 }
 
 // A search space with a scorer for one target; keeps the evaluator's block table across calls.
 class Space {
  public:
-  explicit Space(const std::string& name_or_path) : space_(space::load_space(space_file(name_or_path))) {}
+  explicit Space(const IdOrPath& name_or_path) : space_(space::load_space(space_file(name_or_path))) {}
   const space::SearchSpace& get() const { return space_; }
   std::string sample(uint64_t seed, uint64_t index) const { return space::encode(space_, space::sample(space_, seed, index)); }
   // Each stage's choices as {name: [option texts as encodings write them]}.
@@ -166,11 +202,18 @@ class Space {
     }
     return stages;
   }
-  void export_onnx(const std::string& encoding, const std::string& path, int64_t batch) const {
+  // The product of the option counts, exactly: SearchSpace::size() is a double capped at 1e300.
+  py::int_ size() const {
+    py::object n = py::int_(1);
+    for (const auto& st : space_.stages)
+      for (const auto& c : st.choices) n = n * py::int_(c.options.size());
+    return n;
+  }
+  void export_onnx(const std::string& encoding, const PathArg& path, int64_t batch) const {
     const auto c = space::decode(space_, encoding);
-    if (batch < 1) throw InputError("batch", "batch must be positive");
+    if (batch < 1) throw InputError("batch", fmt::format("batch must be positive, not {}", batch));
     const auto written = space::write_blocks(space_, space::blocks_of(space_, c), {batch, space_.channels, space_.height, space_.width});
-    write_output(path, [&](std::ostream& os) { os << written.proto->SerializeAsString(); });
+    write_output(path.string(), [&](std::ostream& os) { os << written.proto->SerializeAsString(); });
   }
 
  private:
@@ -179,13 +222,10 @@ class Space {
 
 class Scorer {
  public:
-  Scorer(std::shared_ptr<Space> space, const std::string& gpu, int64_t batch, const std::string& runtime,
-         const std::string& dtype, const std::optional<std::string>& gpu_dir, const std::optional<std::string>& layout,
-         std::optional<bool> amp, std::optional<bool> graph, const std::optional<std::string>& host)
-      : space_(std::move(space)) {
-    Target t = target_of(gpu, batch, runtime, dtype, gpu_dir);
-    set_execution(t, layout, amp, graph, host, gpu_dir);
-    first_ = std::make_unique<space::SpaceEvaluator>(space_->get(), t.gpu, t.options.exec, t.options.host, batch);
+  // `nas` builds its evaluator from the same RunOptions (nas_commands.cpp).
+  Scorer(std::shared_ptr<Space> space, const RunOptions& o, int64_t batch) : space_(std::move(space)) {
+    if (batch < 1) throw InputError("batch", fmt::format("batch must be positive, not {}", batch));
+    first_ = std::make_unique<space::SpaceEvaluator>(space_->get(), gpu_of(o), execution_of(o), host_of(o), batch);
   }
   py::object score(const std::string& encoding) {
     space::CandidateCost cost;
@@ -263,8 +303,11 @@ using namespace tilewave::python;
 
 PYBIND11_MODULE(tilewave, m) {
   m.doc() = "tilewave: predicts how well a neural network uses a GPU (tile, wave and roofline model). "
-            "See docs/python.md.";
+            "Each function equals a CLI command with the same options (docs/python.md).";
+  m.attr("__version__") = version();  // what `tilewave --version` prints after "tilewave "
   static py::exception<InputError> input_error(m, "InputError", PyExc_ValueError);
+  input_error.attr("__doc__") = "Bad input a user can fix (a file, an option, an encoding): a ValueError whose message "
+                                "is the CLI's one error line, naming the file or option and the problem.";
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
@@ -274,58 +317,131 @@ PYBIND11_MODULE(tilewave, m) {
       input_error(e.what());
     }
   });
+  // Declared before the functions that return them, so that signatures name
+  // them tilewave.Space and tilewave.Scorer rather than their C++ types.
+  py::class_<Space, std::shared_ptr<Space>> space_class(
+      m, "Space", "A search space (docs/nas.md), by shipped name (\"mobilenetv2\") or file path (str or os.PathLike).");
+  py::class_<Scorer> scorer_class(
+      m, "Scorer",
+      "Scores encodings of one space on one target, as `tilewave nas` rows; made by Space.scorer(). Keeps its "
+      "table of costed blocks between calls, and may be shared by threads.");
 
-  m.def(
-      "analyze",
-      [](const std::string& path, const std::string& gpu, int64_t batch, const std::string& runtime,
-         const std::string& dtype, const std::optional<std::string>& gpu_dir, bool allow_unmodelled,
-         const std::optional<std::string>& layout, std::optional<bool> amp, std::optional<bool> graph,
-         const std::optional<std::string>& host) {
-        Target t = target_of(gpu, batch, runtime, dtype, gpu_dir);
-        set_execution(t, layout, amp, graph, host, gpu_dir);
+  def_model_function<std::optional<int64_t>>(
+      m, "analyze",
+      [](const std::string& path, RunOptions o, std::optional<int64_t> batch) {
+        o.batch = batch_of(batch);
         Analysis a;
         {
           py::gil_scoped_release release;
-          a = analyze_file(path, t.gpu, t.options);
+          a = analyze_file(path, gpu_of(o), analyze_options(o));
         }
-        return analysis_result(a, allow_unmodelled);
+        return analysis_result(a, o);
       },
-      py::arg("path"), py::kw_only(), py::arg("gpu") = "h200", py::arg("batch") = 1, py::arg("runtime") = "eager",
-      py::arg("dtype") = "fp16", py::arg("gpu_dir") = py::none(), py::arg("allow_unmodelled") = false,
-      py::arg("layout") = py::none(), py::arg("amp") = py::none(), py::arg("graph") = py::none(), py::arg("host") = py::none(),
-      "Analyses an ONNX file as `tilewave analyze --format json` does; returns that document as a dict "
-      "(plus 'notes'). layout, amp, graph and host are the CLI's --layout, --amp, --graph/--no-graph, --host; "
-      "None: the runtime's default (eager: nchw, amp, a plain loop).");
+      "`tilewave analyze PATH --format json` with the same options: batch None is the file's (--batch not given), "
+      "input={name: shape} is --input NAME=AxBxC, graph is --graph/--no-graph; None keeps the runtime's default. "
+      "Returns that JSON document as a dict plus 'notes': model, model_path, gpu, gpu_name, gpu_trust, "
+      "gpu_param_sources, peak_tflops, batch, dtype, runtime, runtime_calibrated, execution, host, launch_gap_us, "
+      "nodes, free_nodes, total (flops, bytes, time_us, gpu_busy_us, host_busy_us, bound_by, utilization, "
+      "gpu_busy_utilization, dram_bytes, l2_hit_bytes, bandwidth_utilization, throughput_per_s, kernels, loss), "
+      "unmodelled, partial, node_fates, by_op, by_name (the --by op and --by name summaries), memory, "
+      "schedule (both timelines), layers (one per kernel, docs/report.md), notes (assumptions made while loading).",
+      py::arg("batch") = py::none());
+
+  def_model_function<std::optional<int64_t>, const std::string&>(
+      m, "analyze_text",
+      [](const std::string& path, RunOptions o, std::optional<int64_t> batch, const std::string& format) {
+        o.batch = batch_of(batch);
+        const AnalysisView* view = find_analysis_view(format);
+        if (!view) throw InputError("format", fmt::format("unknown format '{}' (table, json or csv)", format));
+        std::ostringstream text;
+        {
+          py::gil_scoped_release release;
+          const Analysis a = analyze_file(path, gpu_of(o), analyze_options(o));
+          require_complete(a, o);
+          view->write(text, a, ViewOptions{});
+        }
+        return text.str();
+      },
+      "The text `tilewave analyze PATH --format FORMAT` prints (csv, json or table), for files: "
+      "open('r.csv', 'w').write(tilewave.analyze_text(path)).",
+      py::arg("batch") = py::none(), py::arg("format") = "csv");
+
+  def_model_function<const std::vector<int64_t>&>(
+      m, "sweep",
+      [](const std::string& path, RunOptions o, const std::vector<int64_t>& batches) {
+        std::vector<Analysis> as;
+        {
+          py::gil_scoped_release release;
+          as = analyze_batches(ModelFile(path), o, batches);
+          for (const auto& a : as) require_complete(a, o);
+        }
+        return py::dict(to_python(sweep_to_json(as)));
+      },
+      "`tilewave sweep PATH --batch 1,2,... --format json`: {'model', 'gpu', 'points': [{'batch', 'time_us', "
+      "'utilization', 'throughput_per_s', 'loss'}, ...]}, one point per batch in the order given.",
+      py::arg("batches") = default_sweep_batches());
+
+  m.def(
+      "compare",
+      [](const PathArg& path, const std::vector<std::string>& gpus, const std::vector<std::string>& runtimes,
+         const std::vector<std::string>& dtypes, const std::optional<std::vector<int64_t>>& batches,
+         const std::optional<std::vector<std::string>>& layouts, const std::optional<std::vector<std::string>>& launches,
+         std::optional<bool> amp, const std::optional<IdOrPath>& host, const Shapes& input,
+         const std::optional<PathArg>& gpu_dir, bool allow_unmodelled) {
+        // GPU, runtime and dtype: each combination sets its own.
+        RunOptions o = target_options(std::string(), "", "", std::nullopt, amp, std::nullopt, host, gpu_dir);
+        if (input) o.input_shapes = *input;
+        o.allow_unmodelled = allow_unmodelled;
+        CompareAxes axes;
+        axes.gpus = gpus, axes.runtimes = runtimes, axes.dtypes = dtypes;
+        if (batches) axes.batches = *batches;
+        if (layouts) axes.layouts = *layouts;
+        if (launches) axes.launches = *launches;
+        std::vector<Analysis> as;
+        {
+          py::gil_scoped_release release;
+          as = analyze_combinations(ModelFile(path.string()), o, axes,
+                                    [&](const Analysis& a, size_t) { require_complete(a, o); });
+        }
+        return py::dict(to_python(compare_to_json(as)));
+      },
+      py::arg("path"), py::kw_only(), py::arg("gpus") = CompareAxes{}.gpus, py::arg("runtimes") = CompareAxes{}.runtimes,
+      py::arg("dtypes") = CompareAxes{}.dtypes, py::arg("batches") = py::none(), py::arg("layouts") = py::none(),
+      py::arg("launches") = py::none(), py::arg("amp") = py::none(), py::arg("host") = py::none(),
+      py::arg("input") = py::none(), py::arg("gpu_dir") = py::none(), py::arg("allow_unmodelled") = false,
+      "`tilewave compare PATH --gpu A,B --runtime ... --format json`: every combination of the lists (GPUs outermost, "
+      "batches innermost); batches None is the file's, layouts/launches None each runtime's default. Returns "
+      "{'model', 'configurations': [{run facts and 'total' as analyze() has them, 'gpu_trust'}, ...]}.");
 
   m.def(
       "analyze_layers",
-      [](const py::object& layers, const std::vector<int64_t>& input, const std::string& gpu, int64_t batch,
-         const std::string& runtime, const std::string& dtype, const std::optional<std::string>& gpu_dir,
+      [](const py::object& layers, const std::vector<int64_t>& input, const IdOrPath& gpu, int64_t batch,
+         const std::string& runtime, const std::string& dtype, const std::optional<PathArg>& gpu_dir,
          const std::optional<std::string>& layout, std::optional<bool> amp, std::optional<bool> graph,
-         const std::optional<std::string>& host) {
-        Target t = target_of(gpu, batch, runtime, dtype, gpu_dir);
-        set_execution(t, layout, amp, graph, host, gpu_dir);
-        const Model model = model_from_layers(layers, batch, input, t.options.load);
+         const std::optional<IdOrPath>& host) {
+        RunOptions o = target_options(gpu, runtime, dtype, layout, amp, graph, host, gpu_dir);
+        o.batch = batch_of(batch);
+        const AnalyzeOptions options = analyze_options(o);
+        const Model model = model_from_layers(layers, batch, input, options.load);
         Analysis a;
         {
           py::gil_scoped_release release;
-          a = analyze_model(model, t.gpu, t.options);
+          a = analyze_model(model, gpu_of(o), options);
         }
-        return analysis_result(a, false);
+        return analysis_result(a, o);
       },
       py::arg("layers"), py::kw_only(), py::arg("input") = std::vector<int64_t>{3, 224, 224}, py::arg("gpu") = "h200",
       py::arg("batch") = 1, py::arg("runtime") = "eager", py::arg("dtype") = "fp16", py::arg("gpu_dir") = py::none(),
       py::arg("layout") = py::none(), py::arg("amp") = py::none(), py::arg("graph") = py::none(), py::arg("host") = py::none(),
       "Analyses a network given as a list of layer dicts (docs/python.md 'Layer lists'), without files; "
-      "returns the same dict as analyze().");
+      "input is its (channels, height, width). Returns the same dict as analyze().");
 
   m.def(
       "layers_to_onnx",
-      [](const py::object& layers, const std::string& path, const std::vector<int64_t>& input, int64_t batch) {
-        if (batch < 1) throw InputError("batch", "batch must be positive");
+      [](const py::object& layers, const PathArg& path, const std::vector<int64_t>& input, int64_t batch) {
         const json list = from_python(layers, "layers");
-        const auto written = space::network_from_layers(list, input_shape(batch, input), "layers");
-        write_output(path, [&](std::ostream& os) { os << written.proto->SerializeAsString(); });
+        const auto written = space::network_from_layers(list, input_shape(batch_of(batch), input), "layers");
+        write_output(path.string(), [&](std::ostream& os) { os << written.proto->SerializeAsString(); });
         return written.params;
       },
       py::arg("layers"), py::arg("path"), py::kw_only(), py::arg("input") = std::vector<int64_t>{3, 224, 224},
@@ -335,10 +451,10 @@ PYBIND11_MODULE(tilewave, m) {
 
   m.def(
       "predict_layers",
-      [](const py::object& layers, const std::string& gpu, const std::optional<std::string>& gpu_dir) {
+      [](const py::object& layers, const IdOrPath& gpu, const std::optional<PathArg>& gpu_dir) {
         const json list = from_python(layers, "layers");
         if (!list.is_array()) throw InputError("layers", "predict_layers takes a list of layer dicts");
-        const GpuModel g = load_gpu(gpu, gpu_dir ? *gpu_dir : default_gpu_dir());
+        const GpuModel g = load_gpu(text_of(gpu), gpu_dir ? gpu_dir->string() : default_gpu_dir());
         const CostModel cost_model(g);
         json out = json::array();
         {
@@ -361,7 +477,7 @@ PYBIND11_MODULE(tilewave, m) {
       "Costs kernel problems in the layer-set form (docs/layerset.md), each alone as `tilewave layers` does; "
       "returns each dict with the prediction's fields added.");
 
-  m.def("gpus", [](const std::optional<std::string>& gpu_dir) { return list_gpu_ids(gpu_dir ? *gpu_dir : default_gpu_dir()); },
+  m.def("gpus", [](const std::optional<PathArg>& gpu_dir) { return list_gpu_ids(gpu_dir ? gpu_dir->string() : default_gpu_dir()); },
         py::arg("gpu_dir") = py::none(), "The GPU ids in the database.");
   m.def(
       "runtimes",
@@ -374,10 +490,9 @@ PYBIND11_MODULE(tilewave, m) {
   m.def("data_dirs", [] { return std::make_pair(default_gpu_dir(), default_space_dir()); },
         "Where this copy reads its GPU database and search spaces.");
 
-  py::class_<Space, std::shared_ptr<Space>>(m, "Space", "A search space (docs/nas.md), by name or file path.")
-      .def(py::init<const std::string&>(), py::arg("name_or_path"))
-      .def_property_readonly("name", [](const Space& s) { return s.get().name; })
-      .def_property_readonly("size", [](const Space& s) { return s.get().size(); }, "How many encodings it holds.")
+  space_class.def(py::init<const IdOrPath&>(), py::arg("name_or_path"))
+      .def_property_readonly("name", [](const Space& s) { return s.get().name; }, "The space's name, as its file gives it.")
+      .def_property_readonly("size", &Space::size, "How many encodings it holds: a Python int, exact however large.")
       .def("sample", &Space::sample, py::arg("seed"), py::arg("index"),
            "The encoding `tilewave nas --seed SEED` draws at position INDEX.")
       .def("options", &Space::options, "Per stage, each choice's options as encodings write them.")
@@ -385,20 +500,24 @@ PYBIND11_MODULE(tilewave, m) {
            "Writes the candidate as ONNX, as `tilewave nas --export-onnx` does.")
       .def(
           "scorer",
-          [](std::shared_ptr<Space> self, const std::string& gpu, int64_t batch, const std::string& runtime,
-             const std::string& dtype, const std::optional<std::string>& gpu_dir, const std::optional<std::string>& layout,
-             std::optional<bool> amp, std::optional<bool> graph, const std::optional<std::string>& host) {
-            return std::make_unique<Scorer>(std::move(self), gpu, batch, runtime, dtype, gpu_dir, layout, amp, graph,
-                                            host);
+          [](std::shared_ptr<Space> self, const IdOrPath& gpu, int64_t batch, const std::string& runtime,
+             const std::string& dtype, const std::optional<PathArg>& gpu_dir, const std::optional<std::string>& layout,
+             std::optional<bool> amp, std::optional<bool> graph, const std::optional<IdOrPath>& host) {
+            return std::make_unique<Scorer>(std::move(self),
+                                            target_options(gpu, runtime, dtype, layout, amp, graph, host, gpu_dir), batch);
           },
           py::kw_only(), py::arg("gpu") = "h200", py::arg("batch") = 1, py::arg("runtime") = "eager",
           py::arg("dtype") = "fp16", py::arg("gpu_dir") = py::none(), py::arg("layout") = py::none(),
           py::arg("amp") = py::none(), py::arg("graph") = py::none(), py::arg("host") = py::none(),
-          "A scorer for this space on one GPU, batch and execution configuration (runtime, dtype, layout, amp, "
-          "graph, host as analyze() takes them): the same figures as `tilewave nas` rows.");
+          "A scorer for this space on one GPU, batch and execution configuration, as `tilewave nas SPACE` with the "
+          "same options takes them (batch 1 is nas's default: a space has no file batch).");
 
-  py::class_<Scorer>(m, "Scorer", "Scores encodings of one space; keeps its table of costed blocks between calls.")
-      .def("score", &Scorer::score, py::arg("encoding"), "One candidate: latency_us, flops, params, utilization, ...")
-      .def("score_many", &Scorer::score_many, py::arg("encodings"), "A list of candidates, in one call.")
-      .def_property_readonly("distinct_blocks", &Scorer::distinct_blocks);
+  scorer_class
+      .def("score", &Scorer::score, py::arg("encoding"),
+           "One candidate, as a `tilewave nas` row: {'latency_us', 'flops', 'params', 'throughput_per_s', "
+           "'utilization', 'main_loss', 'kernels', 'loss', 'encoding'}. An encoding the space does not hold, or does "
+           "not write that way, raises InputError.")
+      .def("score_many", &Scorer::score_many, py::arg("encodings"), "A list of candidates, in one call: score()'s dicts.")
+      .def_property_readonly("distinct_blocks", &Scorer::distinct_blocks,
+                             "How many distinct blocks its table holds (the most of any of its evaluators).");
 }

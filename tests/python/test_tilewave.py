@@ -4,7 +4,10 @@ PYTHONPATH at the built module and TILEWAVE_CLI at the built CLI."""
 import csv
 import io
 import json
+import math
 import os
+import pathlib
+import re
 import subprocess
 import sys
 import threading
@@ -235,3 +238,169 @@ def test_a_scorer_in_a_plain_loop_equals_nas_rows(tmp_path):
         s = scorer.score(r["encoding"])
         assert f"{s['latency_us']:.4f}" == r["latency_us"]
         assert s["main_loss"] == r["main_loss"]
+
+
+# Issue 21 item 4: every function equal to its CLI command, option by option.
+# The CLI's JSON and the module's dicts come from the same code, so floats are
+# compared exactly.
+RESNET18 = os.path.join(ROOT, "onnx_models", "resnet18.onnx")
+BERT = os.path.join(ROOT, "onnx_models", "corpus", "legacy", "hf_bert_L4_H256_eager.onnx")
+
+
+def cli_json(*args):
+    return json.loads(cli(*args, "--format", "json"))
+
+
+def without_notes(result):
+    return {k: v for k, v in result.items() if k != "notes"}
+
+
+@pytest.fixture(scope="module")
+def batch8_onnx(tmp_path_factory):
+    """A file that declares batch 8 (the bundled models leave it symbolic)."""
+    path = str(tmp_path_factory.mktemp("batch8") / "small_b8.onnx")
+    tilewave.layers_to_onnx(SMALL_NET, path, input=[3, 64, 64], batch=8)
+    return path
+
+
+def test_the_default_batch_is_the_files_as_on_the_cli(batch8_onnx):
+    ours = tilewave.analyze(batch8_onnx)
+    assert ours["batch"] == 8
+    assert without_notes(ours) == cli_json("analyze", batch8_onnx)
+    ours = tilewave.analyze(batch8_onnx, batch=2, runtime="inductor")
+    assert ours["batch"] == 2
+    assert without_notes(ours) == cli_json("analyze", batch8_onnx, "--batch", "2", "--runtime", "inductor")
+
+
+def test_input_shapes_equal_the_clis_input():
+    ours = tilewave.analyze(BERT, input={"input_ids": [2, 64], "attention_mask": (2, 64)})
+    theirs = cli_json("analyze", BERT, "--input", "input_ids=2x64", "--input", "attention_mask=2x64")
+    assert ours["batch"] == 2
+    assert without_notes(ours) == theirs
+    assert ours["total"] != tilewave.analyze(BERT, batch=2)["total"]  # sequence 64, not the file's 128
+
+
+def test_attention_and_the_execution_options_equal_the_clis():
+    results = {}
+    for attention in ("fused", "unfused"):
+        results[attention] = tilewave.analyze(BERT, batch=4, attention=attention)
+        theirs = cli_json("analyze", BERT, "--batch", "4", "--attention", attention)
+        assert without_notes(results[attention]) == theirs
+        assert results[attention]["execution"]["attention"] == attention
+    assert results["fused"]["total"]["kernels"] < results["unfused"]["total"]["kernels"]
+    # The other execution options, beside it.
+    ours = tilewave.analyze(RESNET18, batch=4, runtime="inductor", dtype="bf16", layout="nhwc", amp=False, graph=True)
+    theirs = cli_json("analyze", RESNET18, "--batch", "4", "--runtime", "inductor", "--dtype", "bf16", "--layout", "nhwc",
+                      "--no-amp", "--graph")
+    assert without_notes(ours) == theirs
+    host = os.path.join(ROOT, "gpu_models", "hosts", "h200-vm.json")
+    ours = tilewave.analyze(RESNET18, batch=1, graph=False, host=host)
+    assert without_notes(ours) == cli_json("analyze", RESNET18, "--batch", "1", "--no-graph", "--host", host)
+
+
+def test_bad_options_are_one_clear_error_naming_the_problem():
+    with pytest.raises(tilewave.InputError, match="resnet18.onnx: --input names 'nope', which is not a graph input"):
+        tilewave.analyze(RESNET18, input={"nope": [1, 3, 8, 8]})
+    with pytest.raises(tilewave.InputError, match="input: input 'input': every dimension must be positive"):
+        tilewave.analyze(RESNET18, input={"input": [1, 0, 8, 8]})
+    with pytest.raises(tilewave.InputError, match="attention: attention is fused or unfused, not 'flash'"):
+        tilewave.analyze(RESNET18, attention="flash")
+    with pytest.raises(tilewave.InputError, match="batch: batch must be positive, not 0"):
+        tilewave.sweep(RESNET18, batches=[1, 0])
+    with pytest.raises(tilewave.InputError, match="unknown format 'xml'"):
+        tilewave.analyze_text(RESNET18, format="xml")
+
+
+def test_sweep_equals_the_clis_sweep(batch8_onnx):
+    assert tilewave.sweep(RESNET18, batches=[1, 8, 64], runtime="tensorrt") == \
+        cli_json("sweep", RESNET18, "--batch", "1,8,64", "--runtime", "tensorrt")
+    ours = tilewave.sweep(batch8_onnx)  # the CLI's default batches
+    assert ours == cli_json("sweep", batch8_onnx)
+    assert [p["batch"] for p in ours["points"]] == [1, 2, 4, 8, 16, 32, 64, 128, 256]
+
+
+def test_compare_equals_the_clis_compare(batch8_onnx):
+    ours = tilewave.compare(batch8_onnx)  # h200, a100, l4 at the file's batch
+    assert ours == cli_json("compare", batch8_onnx)
+    assert [c["batch"] for c in ours["configurations"]] == [8, 8, 8]
+    ours = tilewave.compare(RESNET18, gpus=["h200", "l4"], runtimes=["eager", "tensorrt"], batches=[1, 16],
+                            layouts=["nhwc"], launches=["graph", "loop"], amp=False)
+    theirs = cli_json("compare", RESNET18, "--gpu", "h200,l4", "--runtime", "eager,tensorrt", "--batch", "1,16",
+                      "--layout", "nhwc", "--launch", "graph,loop", "--no-amp")
+    assert ours == theirs and len(ours["configurations"]) == 16
+
+
+def test_analyze_text_is_what_the_cli_prints(batch8_onnx):
+    assert tilewave.analyze_text(batch8_onnx) == cli("analyze", batch8_onnx, "--format", "csv")
+    assert tilewave.analyze_text(RESNET18, batch=2, format="table", runtime="tensorrt") == \
+        cli("analyze", RESNET18, "--batch", "2", "--format", "table", "--runtime", "tensorrt")
+
+
+def test_every_path_may_be_a_pathlike(tmp_path):
+    model = pathlib.Path(RESNET18)
+    gpu_dir = pathlib.Path(ROOT) / "gpu_models"
+    r = tilewave.analyze(model, batch=2, gpu=gpu_dir / "l4.json", gpu_dir=gpu_dir, host=gpu_dir / "hosts" / "h200-vm.json")
+    assert r["gpu"] == "l4" and r["total"] == tilewave.analyze(RESNET18, batch=2, gpu="l4", host="h200-vm")["total"]
+    assert tilewave.sweep(model, batches=[1])["points"][0]["batch"] == 1
+    assert tilewave.compare(model, gpus=["h200"])["configurations"][0]["gpu"] == "h200"
+    assert tilewave.analyze_text(model, batch=1).startswith("# ")
+    out = tmp_path / "net.onnx"
+    assert tilewave.layers_to_onnx(SMALL_NET, out, input=[3, 64, 64]) > 0 and out.exists()
+    space = tilewave.Space(pathlib.Path(ROOT) / "onnx_models" / "spaces" / "mobilenetv2.json")
+    space.export_onnx(space.sample(1, 0), tmp_path / "cand.onnx")
+    assert (tmp_path / "cand.onnx").exists()
+    assert "h200" in tilewave.gpus(gpu_dir)
+    with pytest.raises(tilewave.InputError, match="missing.onnx"):
+        tilewave.analyze(tmp_path / "missing.onnx")
+
+
+def test_version_is_what_the_cli_prints():
+    assert cli("--version").strip() == "tilewave " + tilewave.__version__
+    assert re.fullmatch(r"\d+\.\d+\.\d+", tilewave.__version__)
+
+
+def test_signatures_name_python_types_not_cpp_ones():
+    docs = {name: getattr(tilewave, name).__doc__ for name in dir(tilewave) if not name.startswith("_")}
+    for cls in (tilewave.Space, tilewave.Scorer):
+        docs.update({f"{cls.__name__}.{n}": getattr(cls, n).__doc__ for n in dir(cls) if not n.startswith("_")})
+    for name, doc in docs.items():
+        assert doc and "::" not in doc, name
+    assert "-> tilewave.Scorer" in tilewave.Space.scorer.__doc__
+    assert "path: os.PathLike" in tilewave.analyze.__doc__ and "-> dict" in tilewave.analyze.__doc__
+    # The returned dict's keys are the docstring's.
+    keys = tilewave.analyze(RESNET18, batch=1).keys()
+    assert all(f"{k}," in tilewave.analyze.__doc__ or f"{k} (" in tilewave.analyze.__doc__ for k in keys)
+
+
+def test_space_size_is_an_exact_python_int(tmp_path):
+    space = tilewave.Space("mobilenetv2")
+    assert type(space.size) is int
+    assert space.size == math.prod(len(texts) for stage in space.options() for texts in stage.values())
+    # 2359296**32 needs 677 bits: a double cannot hold it exactly.
+    stage = {"depth": list(range(1, 17)), "width": [8 * i for i in range(1, 65)],
+             "expansion": [1 + 0.25 * i for i in range(60)], "kernel": list(range(1, 10)), "se": [0, 1], "stride": [1, 2]}
+    path = tmp_path / "huge.json"
+    path.write_text(json.dumps({"name": "huge", "family": "mbconv", "stages": [stage] * 32}))
+    assert tilewave.Space(path).size == (16 * 64 * 60 * 9 * 2 * 2) ** 32
+
+
+def test_score_refuses_an_encoding_outside_its_space():
+    space = tilewave.Space("mobilenetv2")
+    scorer = space.scorer()
+    good = space.sample(1, 0)
+    stages = good.split("_")
+    first = stages[0].split("-")
+    bad = {
+        "_".join(stages[:-1]): "has 6 of the space's 7 stages",
+        good + "_" + stages[-1]: "has more than the space's 7 stages",
+        "_".join([stages[0] + "-k3"] + stages[1:]): "stage 0 has more than its 6 choices ('k3')",
+        "_".join(["-".join(first[:3])] + stages[1:]): "stage 0 lacks 'k'",
+        "_".join(["-".join([first[0] + ".0"] + first[1:])] + stages[1:]): "is not as the space writes it: '" + good + "'",
+        "": "lacks 'd'",
+    }
+    for encoding, message in bad.items():
+        for score in (scorer.score, lambda e: scorer.score_many([good, e])):
+            with pytest.raises(tilewave.InputError) as e:
+                score(encoding)
+            assert message in str(e.value) and "mobilenetv2.json" in str(e.value), encoding
+    assert scorer.score(good)["encoding"] == good

@@ -321,16 +321,19 @@ Candidate decode(const SearchSpace& s, const std::string& encoding) {
   Candidate c;
   size_t pos = 0;
   for (size_t i = 0; i < s.stages.size(); ++i) {
+    if (pos > encoding.size())  // substr past the end would throw out_of_range, not say what is wrong
+      throw InputError(s.source_file, fmt::format("encoding '{}' has {} of the space's {} stages", printable(encoding), i,
+                                                  s.stages.size()));
     const size_t end = std::min(encoding.find('_', pos), encoding.size());
     const std::string stage = encoding.substr(pos, end - pos);
     std::vector<double> values;
     size_t p = 0;
     for (size_t k = 0; k < rules.size(); ++k) {
       const size_t e = std::min(stage.find('-', p), stage.size());
-      const std::string token = stage.substr(p, e - p);
+      const std::string token = p <= stage.size() ? stage.substr(p, e - p) : std::string();  // a missing choice
       const std::string want = rules[k].token;
       if (token.rfind(want, 0) != 0)
-        throw InputError(s.source_file, fmt::format("encoding '{}': stage {} lacks '{}'", encoding, i, want));
+        throw InputError(s.source_file, fmt::format("encoding '{}': stage {} lacks '{}'", printable(encoding), i, want));
       double v = 0;
       try {
         size_t used = 0;
@@ -350,10 +353,21 @@ Candidate decode(const SearchSpace& s, const std::string& encoding) {
       values.push_back(v);
       p = e + 1;
     }
+    // A token past the last choice would be dropped unread: the candidate costed would not be the one named.
+    if (p < stage.size())
+      throw InputError(s.source_file, fmt::format("encoding '{}': stage {} has more than its {} choices ('{}')",
+                                                  printable(encoding), i, rules.size(), printable(stage.substr(p))));
     c.values.push_back(std::move(values));
     pos = end + 1;
   }
-  if (pos < encoding.size()) throw InputError(s.source_file, fmt::format("encoding '{}' has extra stages", encoding));
+  if (pos < encoding.size())
+    throw InputError(s.source_file, fmt::format("encoding '{}' has more than the space's {} stages", printable(encoding),
+                                                s.stages.size()));
+  // One spelling per candidate ("d2", not "d2.0" or "d02"): a row's encoding is then the space's own, and equal
+  // encodings are equal candidates.
+  if (const std::string own = encode(s, c); own != encoding)
+    throw InputError(s.source_file, fmt::format("encoding '{}' is not as the space writes it: '{}'", printable(encoding),
+                                                printable(own)));
   return c;
 }
 
