@@ -120,8 +120,34 @@ expect 0 "" -- "$tw" compare "$data/tiny_cnn.onnx" --gpu h200,a100 --runtime eag
 [ "$(grep -c '^h200\|^a100' "$tmp/out")" = 8 ] || { echo "FAIL: compare lacks a row"; fails=$((fails + 1)); }
 expect 0 "" -- "$tw" compare "$data/tiny_cnn.onnx" --gpu h200,a100 --format json
 grep -q '"gpu_trust"' "$tmp/out" || { echo "FAIL: compare json lacks the trust"; fails=$((fails + 1)); }
-expect 1 "unknown dtype 'fp13'" -- "$tw" compare "$data/tiny_cnn.onnx" --dtype fp13
-expect 1 "names nothing" -- "$tw" compare "$data/tiny_cnn.onnx" --gpu ,
+# Bad usage is exit 2 on every command (docs/cli.md): list values outside
+# their choices, lists that name nothing, a batch of 0.
+expect 2 "'fp13' is not one of" -- "$tw" compare "$data/tiny_cnn.onnx" --dtype fp13
+expect 2 "names nothing" -- "$tw" compare "$data/tiny_cnn.onnx" --gpu ,
+for cmd in analyze sweep compare report annotate advise; do
+  expect 2 "a batch is a positive integer" -- "$tw" $cmd "$data/tiny_cnn.onnx" --batch 0 -o "$tmp/b0.out"
+done
+expect 2 "a batch is a positive integer" -- "$tw" sweep "$data/tiny_cnn.onnx" --batch 1,0,4
+[ ! -e "$tmp/b0.out" ] || { echo "FAIL: a usage error left an output"; fails=$((fails + 1)); }
+# -o and --format on the commands that print (docs/cli.md "Formats").
+expect 0 "" -- "$tw" sweep "$data/tiny_cnn.onnx" --batch 1,8 --format csv -o "$tmp/sweep.csv"
+head -1 "$tmp/sweep.csv" | grep -q '^model,gpu,gpu_trust,execution,batch,' && [ "$(wc -l < "$tmp/sweep.csv")" = 3 ] ||
+  { echo "FAIL: sweep --format csv -o is not a plain CSV with a row per batch"; fails=$((fails + 1)); }
+expect 0 "" -- "$tw" gpus -o "$tmp/gpus.txt"
+grep -q '^h200 ' "$tmp/gpus.txt" || { echo "FAIL: gpus -o wrote no table"; fails=$((fails + 1)); }
+expect 0 "" -- "$tw" ops --format json -o "$tmp/ops.json"
+grep -q '"op": "Conv"' "$tmp/ops.json" || { echo "FAIL: ops -o wrote no JSON"; fails=$((fails + 1)); }
+expect 0 "" -- "$tw" analyze "$data/tiny_cnn.onnx" --format csv
+head -1 "$tmp/out" | grep -q '^model,gpu,gpu_trust,batch,execution,name,' ||
+  { echo "FAIL: analyze CSV does not start with its header"; fails=$((fails + 1)); }
+expect 0 "" -- "$tw" compare "$data/tiny_cnn.onnx" --gpu h200,l4
+grep -q '^l4\*' "$tmp/out" && grep -q '^\*  carried-over' "$tmp/out" ||
+  { echo "FAIL: compare does not mark the carried-over GPU"; fails=$((fails + 1)); }
+expect 0 "" -- "$tw" sweep "$data/tiny_cnn.onnx" --gpu l4 --batch 1,2
+grep -q 'NVIDIA L4\*' "$tmp/out" && grep -q 'carried-over' "$tmp/out" ||
+  { echo "FAIL: sweep on a carried-over GPU shows no mark"; fails=$((fails + 1)); }
+expect 0 "" -- "$tw" report "$data/tiny_cnn.onnx" --gpu h200,a100 --batches 1,2 -o "$tmp/r4.html"
+grep -q 'id="compare"' "$tmp/r4.html" || { echo "FAIL: report --gpu h200,a100 compares nothing"; fails=$((fails + 1)); }
 expect 0 "" -- "$tw" annotate "$data/tiny_cnn.onnx" --batch 4 -o "$tmp/a.onnx"
 grep -aq "\[tilewave\] h200, batch 4: " "$tmp/a.onnx" || { echo "FAIL: annotate wrote no doc strings"; fails=$((fails + 1)); }
 grep -aq "tilewave.utilization" "$tmp/a.onnx" || { echo "FAIL: annotate wrote no node metadata"; fails=$((fails + 1)); }
@@ -345,8 +371,8 @@ assert rows and all(r["utilization"] >= 0.0005 for r in rows)
 rows.sort(key=lambda r: r["latency_us"])
 assert all(b["flops"] > a["flops"] for a, b in zip(rows, rows[1:])), "not a front"
 PY
-expect 0 "" -- "$tw" nas "$sp" --samples 20 --export-onnx "$tmp/top" --top 2 -o "$tmp/few.csv"
-[ "$(ls "$tmp/top" | wc -l)" = 2 ] || { echo "FAIL: --export-onnx --top 2 wrote $(ls "$tmp/top" | wc -l) files"; fails=$((fails + 1)); }
+expect 0 "" -- "$tw" nas "$sp" --samples 20 --export-onnx "$tmp/top" --export-top 2 -o "$tmp/few.csv"
+[ "$(ls "$tmp/top" | wc -l)" = 2 ] || { echo "FAIL: --export-onnx --export-top 2 wrote $(ls "$tmp/top" | wc -l) files"; fails=$((fails + 1)); }
 expect 0 "" -- "$tw" analyze "$(ls "$tmp"/top/*.onnx | head -n 1)"
 # --unique (docs/nas.md "Sampling"): every row a distinct candidate, the same
 # seed the same rows, shards merged the unsharded run; --enumerate: each
@@ -446,7 +472,7 @@ expect 1 "" -- "$tw" analyze "$data/cycle.onnx" --batch 1 -o "$tmp/never.json"
 # characters in a space's or a GPU's name are refused.
 sed 's|"name": "mobilenetv2"|"name": "../../escaped"|' "$root/onnx_models/spaces/mobilenetv2.json" >"$tmp/dots.json"
 mkdir -p "$tmp/deep/er"
-expect 0 "" -- "$tw" nas "$tmp/dots.json" --samples 20 --export-onnx "$tmp/deep/er/top" --top 1 -o "$tmp/dots.csv"
+expect 0 "" -- "$tw" nas "$tmp/dots.json" --samples 20 --export-onnx "$tmp/deep/er/top" --export-top 1 -o "$tmp/dots.csv"
 [ "$(find "$tmp" -name '*escaped*' | wc -l)" = 1 ] && [ -n "$(ls "$tmp/deep/er/top" | grep 'escaped_[0-9]*\.onnx$')" ] ||
   { echo "FAIL: an export name left its folder: $(find "$tmp" -name '*escaped*')"; fails=$((fails + 1)); }
 printf '%s' "$(sed 's|"name": "mobilenetv2"|"name": "red\\u001b[31m"|' "$root/onnx_models/spaces/mobilenetv2.json")" >"$tmp/esc_space.json"

@@ -245,33 +245,35 @@ int cmd_calibrate_fit_runtime(const CommonOptions& o, const std::string& measure
 }
 
 int cmd_calibrate_validate(const CommonOptions& o, const std::vector<std::string>& measured, const std::string& dtype, int seed,
-                           double holdout) {
+                           double holdout, const std::string& predictions) {
   check_holdout(holdout);
   const GpuModel gpu = gpu_of(o);
   const auto data = measurements_of(measured, dtype);
   const Split split = holdout_split(data.size(), holdout, unsigned(seed));
   const auto& subset = holdout > 0 ? split.test : split.train;
   const auto stats = error_stats(gpu, data, subset);
-  if (o.output != "-")
-    write_output(o.output, [&](std::ostream& os) {
+  if (!predictions.empty())
+    write_output(predictions, [&](std::ostream& os) {
       for (size_t i : subset) {
         json j = data[i].entry.object;
         j.update(cost_to_json(cost_layer(data[i].entry.layer, gpu)));
         os << j.dump() << "\n";
       }
     });
-  if (o.format == "json") {
-    std::cout << json{{"gpu", gpu.id}, {"data", measured}, {"holdout", holdout}, {"seed", seed},
-                      {"stats", stats_json(stats)}}
-                     .dump(2)
-              << "\n";
-    return 0;
-  }
-  fmt::print("{} on {} measured {} layers from {} ({}; GPU file trust: {})\n", gpu.id, subset.size(), dtype, joined(measured),
-             holdout > 0 ? fmt::format("the {:.0f}% held out with seed {}", 100 * holdout, seed) : "all layers",
-             gpu.trust);
-  print_stats(std::cout, stats);
-  fmt::print("APE = |predicted - measured| / measured; bias = median predicted/measured - 1\n");
+  write_output(o.output, [&](std::ostream& os) {
+    if (o.format == "json") {
+      os << json{{"gpu", gpu.id}, {"data", measured}, {"holdout", holdout}, {"seed", seed}, {"stats", stats_json(stats)}}
+                .dump(2)
+         << "\n";
+      return;
+    }
+    fmt::print(os, "{} on {} measured {} layers from {} ({}; GPU file trust: {})\n", gpu.id, subset.size(), dtype,
+               joined(measured),
+               holdout > 0 ? fmt::format("the {:.0f}% held out with seed {}", 100 * holdout, seed) : "all layers",
+               gpu.trust);
+    print_stats(os, stats);
+    fmt::print(os, "APE = |predicted - measured| / measured; bias = median predicted/measured - 1\n");
+  });
   return 0;
 }
 

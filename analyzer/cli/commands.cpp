@@ -89,10 +89,11 @@ std::vector<int64_t> parse_batches(const std::string& s) {
   std::string part;
   while (std::getline(ss, part, ',')) {
     auto d = parse_dims(part);
-    if (!d || d->size() != 1) throw InputError("--batch", fmt::format("'{}' is not a list like 1,8,64", s));
+    if (!d || d->size() != 1) throw UsageError("--batch", fmt::format("'{}' is not a list like 1,8,64", s));
+    if ((*d)[0] < 1) throw UsageError("--batch", fmt::format("batch must be positive, not {}", (*d)[0]));
     out.push_back((*d)[0]);
   }
-  if (out.empty()) throw InputError("--batch", "no batch sizes given");
+  if (out.empty()) throw UsageError("--batch", "no batch sizes given");
   return out;
 }
 
@@ -252,6 +253,7 @@ int cmd_rank(const CommonOptions& o, const std::vector<std::string>& args, int t
   if (as.empty()) throw InputError(models.front(), fmt::format("no model could be ranked; the first: {}", reasons.front()));
   write_output(o.output, [&](std::ostream& os) {
     if (o.format == "json") os << rank_to_json(as, failed).dump(2) << "\n";
+    else if (o.format == "csv") write_rank_csv(os, as, failed);
     else write_rank_table(os, as, failed);
   });
   return 0;
@@ -260,8 +262,11 @@ int cmd_rank(const CommonOptions& o, const std::vector<std::string>& args, int t
 int cmd_sweep(const CommonOptions& o, const std::string& model_path, const std::string& batches) {
   const std::vector<Analysis> as = analyze_batches(ModelFile(model_path), o, parse_batches(batches));
   for (size_t i = 0; i < as.size(); ++i) warn_unmodelled(as[i], o, i == 0);  // the same causes at every batch
-  if (o.format == "json") std::cout << sweep_to_json(as).dump(2) << "\n";
-  else write_sweep_table(std::cout, as);
+  write_output(o.output, [&](std::ostream& os) {
+    if (o.format == "json") os << sweep_to_json(as).dump(2) << "\n";
+    else if (o.format == "csv") write_sweep_csv(os, as);
+    else write_sweep_table(os, as);
+  });
   return 0;
 }
 
@@ -271,12 +276,19 @@ std::vector<std::string> split_list(const std::string& s, const char* what) {
   std::string part;
   while (std::getline(ss, part, ','))
     if (!part.empty()) out.push_back(part);
-  if (out.empty()) throw InputError(what, fmt::format("'{}' names nothing (give a comma-separated list)", s));
+  if (out.empty()) throw UsageError(what, fmt::format("'{}' names nothing (give a comma-separated list)", s));
   return out;
 }
 
-int cmd_report(const CommonOptions& o, const std::string& model_path, const std::string& compare,
+int cmd_report(const CommonOptions& options, const std::string& model_path, const std::string& compare_list,
                const std::string& batches, const std::string& vs) {
+  // --gpu a,b,c as on every command: the first is the report's GPU, the rest compared.
+  CommonOptions o = options;
+  std::string compare = compare_list;
+  if (const auto comma = o.gpu.find(','); comma != std::string::npos) {
+    compare = o.gpu.substr(comma + 1) + (compare.empty() ? "" : "," + compare);
+    o.gpu = o.gpu.substr(0, comma);
+  }
   const GpuModel gpu = gpu_of(o);
   const std::vector<int64_t> sweep = parse_batches(batches);
   std::vector<GpuModel> others;
@@ -368,39 +380,41 @@ int cmd_advise(const CommonOptions& o, const std::string& model_path) {
 }
 
 int cmd_gpus(const CommonOptions& o) {
-  const std::string dir = o.gpu_dir.empty() ? default_gpu_dir() : o.gpu_dir;
-  const auto ids = list_gpu_ids(dir);
-  if (ids.empty()) throw InputError(dir, "no GPU files (*.json) in this directory");
-  json rows = json::array();
-  std::vector<GpuModel> gpus;
-  size_t id_w = 2, arch_w = 4;  // the columns fit the longest id and architecture
-  for (const auto& id : ids) {
-    gpus.push_back(load_gpu(id, dir));
-    id_w = std::max(id_w, gpus.back().id.size());
-    arch_w = std::max(arch_w, gpus.back().arch.size());
-  }
-  if (o.format != "json")
-    fmt::print("{:<{}} {:<28} {:<{}} {:>4} {:>6} {:>9} {:>10} {:>10} {:>9}  {}\n", "id", id_w, "name", "arch", arch_w,
-               "SMs", "MHz", "DRAM GB/s", "fp16 TF/s", "int8 TOP/s", "fp32 TF/s", "trust (runtime sets)");
-  for (const GpuModel& g : gpus) {
-    auto peak = [&](DType d) { return g.precisions.count(d) ? g.precisions.at(d).peak_tflops : 0.0; };
-    std::vector<std::string> runtimes;
-    for (const auto& [name, set] : g.runtime_params) runtimes.push_back(name);
-    if (o.format == "json") {
-      rows.push_back({{"id", g.id}, {"name", g.name}, {"arch", g.arch}, {"sms", g.sms},
-                      {"boost_clock_mhz", g.boost_clock_mhz}, {"dram_bandwidth_gbs", g.dram_bandwidth_gbs},
-                      {"fp16_tflops", peak(DType::fp16)}, {"int8_tops", peak(DType::int8)},
-                      {"fp32_tflops", peak(DType::fp32)}, {"trust", g.trust}, {"params", g.params},
-                      {"param_origin", g.param_origin}, {"memory_type", g.memory_type},
-                      {"instruction_family", g.instruction_family}, {"runtime_params", g.runtime_params}});
-    } else {
-      fmt::print("{:<{}} {:<28.28} {:<{}} {:>4} {:>6.0f} {:>9.0f} {:>10.1f} {:>10.1f} {:>9.1f}  {}{}\n", g.id, id_w,
-                 g.name, g.arch, arch_w, g.sms, g.boost_clock_mhz, g.dram_bandwidth_gbs, peak(DType::fp16), peak(DType::int8),
-                 peak(DType::fp32), g.trust,
-                 runtimes.empty() ? "" : " (" + fmt::format("{}", fmt::join(runtimes, ", ")) + ")");
+  write_output(o.output, [&](std::ostream& os) {
+    const std::string dir = o.gpu_dir.empty() ? default_gpu_dir() : o.gpu_dir;
+    const auto ids = list_gpu_ids(dir);
+    if (ids.empty()) throw InputError(dir, "no GPU files (*.json) in this directory");
+    json rows = json::array();
+    std::vector<GpuModel> gpus;
+    size_t id_w = 2, arch_w = 4;  // the columns fit the longest id and architecture
+    for (const auto& id : ids) {
+      gpus.push_back(load_gpu(id, dir));
+      id_w = std::max(id_w, gpus.back().id.size());
+      arch_w = std::max(arch_w, gpus.back().arch.size());
     }
-  }
-  if (o.format == "json") std::cout << rows.dump(2) << "\n";
+    if (o.format != "json")
+      fmt::print(os, "{:<{}} {:<28} {:<{}} {:>4} {:>6} {:>9} {:>10} {:>10} {:>9}  {}\n", "id", id_w, "name", "arch", arch_w,
+                 "SMs", "MHz", "DRAM GB/s", "fp16 TF/s", "int8 TOP/s", "fp32 TF/s", "trust (runtime sets)");
+    for (const GpuModel& g : gpus) {
+      auto peak = [&](DType d) { return g.precisions.count(d) ? g.precisions.at(d).peak_tflops : 0.0; };
+      std::vector<std::string> runtimes;
+      for (const auto& [name, set] : g.runtime_params) runtimes.push_back(name);
+      if (o.format == "json") {
+        rows.push_back({{"id", g.id}, {"name", g.name}, {"arch", g.arch}, {"sms", g.sms},
+                        {"boost_clock_mhz", g.boost_clock_mhz}, {"dram_bandwidth_gbs", g.dram_bandwidth_gbs},
+                        {"fp16_tflops", peak(DType::fp16)}, {"int8_tops", peak(DType::int8)},
+                        {"fp32_tflops", peak(DType::fp32)}, {"trust", g.trust}, {"params", g.params},
+                        {"param_origin", g.param_origin}, {"memory_type", g.memory_type},
+                        {"instruction_family", g.instruction_family}, {"runtime_params", g.runtime_params}});
+      } else {
+        fmt::print(os, "{:<{}} {:<28.28} {:<{}} {:>4} {:>6.0f} {:>9.0f} {:>10.1f} {:>10.1f} {:>9.1f}  {}{}\n", g.id, id_w,
+                   g.name, g.arch, arch_w, g.sms, g.boost_clock_mhz, g.dram_bandwidth_gbs, peak(DType::fp16), peak(DType::int8),
+                   peak(DType::fp32), g.trust,
+                   runtimes.empty() ? "" : " (" + fmt::format("{}", fmt::join(runtimes, ", ")) + ")");
+      }
+    }
+    if (o.format == "json") os << rows.dump(2) << "\n";
+  });
   return 0;
 }
 
@@ -431,29 +445,31 @@ RoleKernels role_kernels(FusionRole role) {
 }  // namespace
 
 int cmd_ops(const CommonOptions& o) {
-  const OpRegistry& registry = OpRegistry::builtin();
-  json rows = json::array();
-  if (o.format == "table")
-    fmt::print("{:<42} {:<8} {:<12} {}\n", "op", "opsets", "role", "eager | inductor | tensorrt");
-  if (o.format == "md")
-    fmt::print("| op | opsets | role | eager | inductor | tensorrt |\n| --- | --- | --- | --- | --- | --- |\n");
-  for (const auto& [key, rule] : registry.rules()) {
-    const std::string name = key.first.empty() ? key.second : key.first + "." + key.second;
-    // com.microsoft ops are versioned 1 in their own domain.
-    const std::string opsets =
-        key.first.empty() ? fmt::format("{}-{}", rule.since_opset, kNewestOpset) : fmt::format("{}", rule.since_opset);
-    const RoleKernels k = role_kernels(rule.role);
-    if (o.format == "json")
-      rows.push_back({{"op", name}, {"domain", key.first}, {"opsets", opsets}, {"role", k.role},
-                      {"eager", k.eager}, {"inductor", k.inductor}, {"tensorrt", k.tensorrt},
-                      {"shape_function", bool(rule.shape)}, {"lowering", bool(rule.lower)}});
-    else if (o.format == "md")
-      fmt::print("| {} | {} | {} | {} | {} | {} |\n", name, opsets, k.role, k.eager, k.inductor, k.tensorrt);
-    else
-      fmt::print("{:<42} {:<8} {:<12} {} | {} | {}\n", name, opsets, k.role, k.eager, k.inductor, k.tensorrt);
-  }
-  if (o.format == "json") std::cout << rows.dump(2) << "\n";
-  else if (o.format == "table") fmt::print("{} ops; docs/ops.md explains the columns\n", registry.size());
+  write_output(o.output, [&](std::ostream& os) {
+    const OpRegistry& registry = OpRegistry::builtin();
+    json rows = json::array();
+    if (o.format == "table")
+      fmt::print(os, "{:<42} {:<8} {:<12} {}\n", "op", "opsets", "role", "eager | inductor | tensorrt");
+    if (o.format == "md")
+      fmt::print(os, "| op | opsets | role | eager | inductor | tensorrt |\n| --- | --- | --- | --- | --- | --- |\n");
+    for (const auto& [key, rule] : registry.rules()) {
+      const std::string name = key.first.empty() ? key.second : key.first + "." + key.second;
+      // com.microsoft ops are versioned 1 in their own domain.
+      const std::string opsets =
+          key.first.empty() ? fmt::format("{}-{}", rule.since_opset, kNewestOpset) : fmt::format("{}", rule.since_opset);
+      const RoleKernels k = role_kernels(rule.role);
+      if (o.format == "json")
+        rows.push_back({{"op", name}, {"domain", key.first}, {"opsets", opsets}, {"role", k.role},
+                        {"eager", k.eager}, {"inductor", k.inductor}, {"tensorrt", k.tensorrt},
+                        {"shape_function", bool(rule.shape)}, {"lowering", bool(rule.lower)}});
+      else if (o.format == "md")
+        fmt::print(os, "| {} | {} | {} | {} | {} | {} |\n", name, opsets, k.role, k.eager, k.inductor, k.tensorrt);
+      else
+        fmt::print(os, "{:<42} {:<8} {:<12} {} | {} | {}\n", name, opsets, k.role, k.eager, k.inductor, k.tensorrt);
+    }
+    if (o.format == "json") os << rows.dump(2) << "\n";
+    else if (o.format == "table") fmt::print(os, "{} ops; docs/ops.md explains the columns\n", registry.size());
+  });
   return 0;
 }
 

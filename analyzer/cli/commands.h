@@ -97,6 +97,6 @@ int cmd_calibrate_from_benchmark(const CommonOptions& o, const std::vector<std::
                                  const std::string& models_dir, const std::string& from, int seed,
                                  const std::string& predictions, bool fit);
 int cmd_calibrate_validate(const CommonOptions& o, const std::vector<std::string>& measured, const std::string& dtype, int seed,
-                           double holdout);
+                           double holdout, const std::string& predictions);
 
 }  // namespace tilewave::cli

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <sstream>
 #include <thread>
 
 #include <CLI/CLI.hpp>
@@ -116,13 +117,14 @@ int main(int argc, char** argv) {
   rank->add_option("-o,--output", o.output, "output file (default: stdout)");
   add_model_options(rank, o);
   rank->add_option("--batch", o.batch, "batch size")->capture_default_str();
-  rank->add_option("--format", o.format, "table or json")->check(CLI::IsMember({"table", "json"}));
+  rank->add_option("--format", o.format, "table, json or csv")->check(CLI::IsMember({"table", "json", "csv"}));
 
   auto* sweep = app.add_subcommand("sweep", "utilization and throughput against batch size");
   sweep->add_option("model", model, "ONNX file")->required();
   add_model_options(sweep, o);
   sweep->add_option("--batch", batches, "comma-separated batch sizes")->capture_default_str();
-  sweep->add_option("--format", o.format, "table or json")->check(CLI::IsMember({"table", "json"}));
+  sweep->add_option("--format", o.format, "table, json or csv")->check(CLI::IsMember({"table", "json", "csv"}));
+  sweep->add_option("-o,--output", o.output, "output file (default: stdout)");
 
   std::string compare_gpus, report_batches = sweep_batches;
   std::string report_vs;
@@ -131,7 +133,8 @@ int main(int argc, char** argv) {
   report->add_option("--vs", report_vs, "a second ONNX file, side by side on one page: why one uses the GPU better");
   add_model_options(report, o);
   report->add_option("--batch", o.batch, "batch size (default: as in the file)");
-  report->add_option("--compare", compare_gpus, "also these GPUs, comma-separated (e.g. a100,l4)");
+  report->add_option("--compare", compare_gpus, "also these GPUs, comma-separated (e.g. a100,l4); the same as "
+                                                "--gpu h200,a100,l4, whose first GPU is the report's");
   report->add_option("--batches", report_batches, "batch sizes of the batch chart")->capture_default_str();
   report->add_option("-o,--output", o.output, "the HTML file")->required();
 
@@ -217,8 +220,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 1.0));
   nas->add_flag("--pareto", nas_opt.pareto, "keep only the latency-vs-FLOPs front");
   nas->add_option("--export-onnx", nas_opt.export_dir, "write the fastest kept candidates as ONNX into this folder");
-  nas->add_option("--top", nas_opt.top, "how many --export-onnx writes")->capture_default_str()->check(CLI::Range(1, 100000));
-  nas->add_option("--format", o.format, "csv or json (JSON Lines)")->check(CLI::IsMember({"csv", "json"}));
+  nas->add_option("--export-top", nas_opt.top, "how many --export-onnx writes (the fastest kept)")->capture_default_str()->check(CLI::Range(1, 100000));
+  nas->add_option("--format", o.format, "csv or jsonl (JSON Lines; 'json' is its old name)")
+      ->check(CLI::IsMember({"csv", "jsonl", "json"}));
   nas->add_option("-o,--output", o.output, "output file (default: stdout)");
   std::vector<std::string> merge_files;
   auto* nas_merge = app.add_subcommand("nas-merge", "join the shards of a `nas` run, checking none is missing or doubled");
@@ -228,9 +232,11 @@ int main(int argc, char** argv) {
   auto* gpus = app.add_subcommand("gpus", "list the GPU database");
   gpus->add_option("--gpu-dir", o.gpu_dir, "GPU database directory");
   gpus->add_option("--format", o.format, "table or json")->check(CLI::IsMember({"table", "json"}));
+  gpus->add_option("-o,--output", o.output, "output file (default: stdout)");
 
   auto* ops = app.add_subcommand("ops", "list the supported ONNX ops: opsets, fusion role, kernel per runtime");
   ops->add_option("--format", o.format, "table, md or json")->check(CLI::IsMember({"table", "md", "json"}));
+  ops->add_option("-o,--output", o.output, "output file (default: stdout)");
 
   auto* calibrate = app.add_subcommand("calibrate", "fit or validate model parameters against measurements");
   calibrate->require_subcommand(1);
@@ -312,8 +318,50 @@ int main(int argc, char** argv) {
   validate->add_option("--holdout", holdout, "held-out fraction to report on (0: all layers)")->capture_default_str();
   validate->add_option("--format", o.format, "table or json")->check(CLI::IsMember({"table", "json"}));
   validate->add_option("--dtype", fit_dtype, "only layers of this precision, or 'all'")->capture_default_str();
-  validate->add_option("-o,--predictions", o.output, "also write the evaluated layers with pred_us (JSONL)");
+  std::string validate_predictions;
+  validate->add_option("-o,--output", o.output, "output file (default: stdout)");
+  validate->add_option("--predictions", validate_predictions, "also write the evaluated layers with pred_us (JSONL)");
 
+  // One convention for every subcommand (docs/cli.md): a batch is a positive
+  // integer, a list of them a,b,c; the help says where the rest is written.
+  const CLI::Validator positive_batches(
+      [](std::string& v) {
+        std::stringstream ss(v);
+        std::string part;
+        bool any = false;
+        while (std::getline(ss, part, ',')) {
+          char* end = nullptr;
+          const long long b = std::strtoll(part.c_str(), &end, 10);
+          if (part.empty() || *end || b < 1) return "'" + v + "': a batch is a positive integer (lists: 1,8,64)";
+          any = true;
+        }
+        return any ? std::string() : "'" + v + "' names no batch";
+      },
+      "BATCH");
+  const std::function<void(CLI::App*)> conventions = [&](CLI::App* cmd) {
+    if (auto* batch = cmd->get_option_no_throw("--batch")) batch->check(positive_batches);
+    if (auto* batches = cmd->get_option_no_throw("--batches")) batches->check(positive_batches);
+    cmd->footer("Conventions (docs/cli.md): -o FILE writes atomically (default stdout); --format table|json|jsonl|csv "
+                "where offered; lists are a,b,c; --top counts table rows; bad usage exits 2, bad input 1.");
+    for (auto* sub : cmd->get_subcommands({})) conventions(sub);
+  };
+  conventions(&app);
+  const auto members = [](std::vector<std::string> allowed) {
+    return CLI::Validator(
+        [allowed](std::string& v) {
+          std::stringstream ss(v);
+          std::string part;
+          while (std::getline(ss, part, ','))
+            if (!part.empty() && std::find(allowed.begin(), allowed.end(), part) == allowed.end())
+              return "'" + part + "' is not one of " + fmt::format("{}", fmt::join(allowed, ", "));
+          return std::string();
+        },
+        "LIST");
+  };
+  compare->get_option("--runtime")->check(members({"eager", "inductor", "tensorrt", "eager-folded"}));
+  compare->get_option("--dtype")->check(members({"fp32", "tf32", "fp16", "bf16", "int8"}));
+  compare->get_option("--layout")->check(members({"nchw", "nhwc"}));
+  compare->get_option("--launch")->check(members({"graph", "loop"}));
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -378,6 +426,7 @@ int main(int argc, char** argv) {
     if (*gpus) return cli::cmd_gpus(o);
     if (*nas) {
       if (nas->count("--format") == 0) o.format = "csv";
+      if (o.format == "json") cli::note("nas --format json writes JSON Lines, which is spelled jsonl now (docs/cli.md)");
       return cli::cmd_nas(o, nas_opt);
     }
     if (*nas_merge) return cli::cmd_nas_merge(o, merge_files);
@@ -392,13 +441,16 @@ int main(int argc, char** argv) {
     if (*from_bench)
       return cli::cmd_calibrate_from_benchmark(o, bench_results, bench_models, bench_from, seed, bench_predictions,
                                                !bench_no_fit);
-    if (*validate) return cli::cmd_calibrate_validate(o, measured_files, fit_dtype, seed, holdout);
+    if (*validate) return cli::cmd_calibrate_validate(o, measured_files, fit_dtype, seed, holdout, validate_predictions);
     return 2;
   };
   try {
     const int rc = dispatch();
     if (rc == 0) cli::print_notes();
     return rc;
+  } catch (const UsageError& e) {
+    std::cerr << "tilewave: usage error: " << printable(e.what()) << " (--help lists the options)\n";
+    return 2;
   } catch (const InputError& e) {
     std::cerr << "tilewave: error: " << printable(e.what()) << "\n";
     return 1;

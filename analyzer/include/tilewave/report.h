@@ -19,6 +19,12 @@ namespace tilewave {
 // MxNxK, memory kernels by elements moved).
 std::string main_loss(const KernelCost& c);
 std::string shape_text(const Kernel& k);
+// Trust, shown wherever a figure for a GPU is printed (docs/cli.md
+// "Trust"): a mark beside a GPU id ("" calibrated, "+" fitted from a
+// published benchmark, "*" carried-over, "**" datasheet) and the legend
+// line of a mark ("" for calibrated).
+const char* trust_mark(const std::string& trust);
+std::string trust_legend(const std::string& trust);
 
 // The formats of one analysis (table, json, csv), looked up by name.
 struct ViewOptions {
@@ -55,6 +61,7 @@ struct RankFailure {
 void write_rank_table(std::ostream& os, const std::vector<Analysis>& analyses,
                       const std::vector<RankFailure>& failed = {});
 nlohmann::json rank_to_json(const std::vector<Analysis>& analyses, const std::vector<RankFailure>& failed = {});
+void write_rank_csv(std::ostream& os, const std::vector<Analysis>& analyses, const std::vector<RankFailure>& failed = {});
 // A search-space candidate's predicted figures (`tilewave nas` rows, the
 // Python module's scores); `with_losses` adds the loss split.
 nlohmann::json candidate_to_json(const space::CandidateCost& c, bool with_losses = false);
@@ -81,5 +88,6 @@ nlohmann::json advice_to_json(const Analysis& a, const std::vector<Advice>& advi
 // One model over batch sizes (`tilewave sweep`).
 void write_sweep_table(std::ostream& os, const std::vector<Analysis>& analyses);
 nlohmann::json sweep_to_json(const std::vector<Analysis>& analyses);
+void write_sweep_csv(std::ostream& os, const std::vector<Analysis>& analyses);
 
 }  // namespace tilewave

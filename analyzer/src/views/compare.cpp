@@ -1,6 +1,8 @@
 // `tilewave compare`: models under several GPUs, runtimes, dtypes or
 // batches, one row each; JSON with the same fields. Two models in one
 // configuration also get the comparison's findings.
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
@@ -10,18 +12,6 @@
 using nlohmann::json;
 
 namespace tilewave {
-
-namespace {
-
-// A GPU's trust in one letter beside its id; the legend says what each means.
-const char* trust_mark(const std::string& trust) {
-  if (trust == "calibrated") return "";
-  if (trust == "fitted-from-benchmark") return "+";
-  if (trust == "carried-over") return "*";
-  return "**";
-}
-
-}  // namespace
 
 void write_compare_table(std::ostream& os, const std::vector<Analysis>& as, const NetworkComparison* networks) {
   if (as.empty()) return;
@@ -35,11 +25,12 @@ void write_compare_table(std::ostream& os, const std::vector<Analysis>& as, cons
   if (several_models) fmt::print(os, "{:<18} ", "model");
   fmt::print(os, "{:<9} {:<27} {:>5} {:>10} {:>10} {:>6}  {}\n", "gpu", "configuration", "batch", "latency",
              "samples/s", "util", "time lost: tile/wave/eff/mem/fixed/idle");
-  bool carried = false, datasheet = false, published = false;
+  std::vector<std::string> legends;
   for (const auto& a : as) {
     const Losses& l = a.total.losses;
     const std::string mark = trust_mark(a.gpu_trust);
-    carried |= mark == "*", datasheet |= mark == "**", published |= mark == "+";
+    const std::string legend = trust_legend(a.gpu_trust);
+    if (!legend.empty() && std::find(legends.begin(), legends.end(), legend) == legends.end()) legends.push_back(legend);
     const std::string latency =
         a.total.time_us >= 1000 ? fmt::format("{:.2f} ms", a.total.time_us / 1000) : fmt::format("{:.1f} us", a.total.time_us);
     if (several_models) fmt::print(os, "{:<18} ", middle_ellipsis(printable(a.model_name), 18));
@@ -49,10 +40,8 @@ void write_compare_table(std::ostream& os, const std::vector<Analysis>& as, cons
                100 * l.memory, 100 * l.fixed, 100 * l.idle, a.total.host_bound ? " host-bound" : "",
                a.partial ? " PARTIAL" : "");
   }
-  if (published || carried || datasheet) os << "\n";
-  if (published) os << "+  fitted from a published benchmark (timm's results): not measured here\n";
-  if (carried) os << "*  carried-over: calibrated GPUs' constants on this GPU's datasheet; not measured here\n";
-  if (datasheet) os << "** datasheet only: defaults, never measured; expect larger errors\n";
+  if (!legends.empty()) os << "\n";
+  for (const auto& l : legends) os << l << "\n";
   os << "util = useful FLOPs / (time x peak); docs/model.md explains the losses.\n";
   if (networks) {
     os << "\nWhy one uses the GPU better (`tilewave report A --vs B` draws it):\n";

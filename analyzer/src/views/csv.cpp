@@ -1,4 +1,6 @@
-// The CSV view (--format csv, docs/report.md "CSV"): the run's facts, then a row per kernel.
+// The CSV view (--format csv, docs/report.md "CSV"): a row per kernel, plain
+// CSV (docs/cli.md "Formats"): the run's identity as its first columns, so
+// a file needs no comment line to read; its totals are the JSON's.
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
@@ -15,9 +17,7 @@ using views::pct;
 using views::si;
 
 void write_csv(std::ostream& os, const Analysis& a) {
-  // The run's facts first, as one JSON comment line (the same convention as `nas`).
-  os << "# " << analysis_summary_json(a).dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
-  os << "name,op,shape,kernel,flops,bytes,l2_hit_bytes,intensity,time_us,compute_us,memory_us,fixed_us,utilization,"
+  os << "model,gpu,gpu_trust,batch,execution,name,op,shape,kernel,flops,bytes,l2_hit_bytes,intensity,time_us,compute_us,memory_us,fixed_us,utilization,"
         "bandwidth_utilization,bound,tile,split_k,tile_eff,wave_eff,tiles,waves,loss_tile,loss_wave,loss_efficiency,loss_memory,loss_fixed,"
         "unmodelled\n";
   auto quote = [](const std::string& s) {
@@ -25,8 +25,10 @@ void write_csv(std::ostream& os, const Analysis& a) {
     for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
     return q + "\"";
   };
+  const std::string run = fmt::format("{},{},{},{},{},", views::csv_field(a.model_name), views::csv_field(a.gpu_id),
+                                      a.gpu_trust, a.batch, views::csv_field(a.exec.name()));
   for (const auto& r : a.kernels) {
-    os << quote(r.kernel.name) << ',' << quote(r.kernel.ops) << ',' << quote(shape_text(r.kernel)) << ',';
+    os << run << quote(r.kernel.name) << ',' << quote(r.kernel.ops) << ',' << quote(shape_text(r.kernel)) << ',';
     if (!r.cost) {
       os << ",,,,,,,,,,,,,,,,,,,,,,," << quote(r.kernel.unmodelled_reason) << "\n";
       continue;

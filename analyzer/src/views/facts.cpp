@@ -16,6 +16,20 @@ using views::loss_json;
 using views::pct;
 using views::si;
 
+const char* trust_mark(const std::string& trust) {
+  if (trust == "calibrated") return "";
+  if (trust == "fitted-from-benchmark") return "+";
+  if (trust == "carried-over") return "*";
+  return "**";
+}
+
+std::string trust_legend(const std::string& trust) {
+  if (trust == "calibrated") return "";
+  if (trust == "fitted-from-benchmark") return "+  fitted from a published benchmark (timm's results): not measured here";
+  if (trust == "carried-over") return "*  carried-over: calibrated GPUs' constants on this GPU's datasheet; not measured here";
+  return "** datasheet only: defaults, never measured; expect larger errors";
+}
+
 // The biggest loss names the reason a layer is slow.
 std::string main_loss(const KernelCost& c) {
   const std::pair<double, const char*> parts[] = {{c.losses.tile, "tile quantization"},

@@ -21,6 +21,14 @@ inline std::string si(double v, const char* unit) {
   return fmt::format("{:.3g} {}{}", v, prefixes[i], unit);
 }
 
+// A CSV cell (RFC 4180): quoted when it holds a comma, a quote or a line break.
+inline std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
 inline std::string pct(double f) { return fmt::format("{:.1f}%", 100 * f); }
 
 inline nlohmann::json loss_json(const Losses& l) {

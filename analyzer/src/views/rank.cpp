@@ -17,10 +17,26 @@ using views::loss_json;
 using views::pct;
 using views::si;
 
+namespace {
+
+// Each model's name in a table, or its path where two models share a name
+// (four files all named resnet18 read apart).
+std::vector<std::string> rank_labels(const std::vector<Analysis>& as) {
+  std::vector<std::string> labels;
+  for (const auto& a : as) {
+    const bool shared = std::count_if(as.begin(), as.end(), [&](const Analysis& b) { return b.model_name == a.model_name; }) > 1;
+    labels.push_back(printable(shared ? a.model_path : a.model_name));
+  }
+  return labels;
+}
+
+}  // namespace
+
 json rank_to_json(const std::vector<Analysis>& as, const std::vector<RankFailure>& failed) {
   json rows = json::array();
   for (const auto& a : as) {
     rows.push_back({{"model", a.model_name},
+                    {"model_path", a.model_path},
                     {"time_us", a.total.time_us},
                     {"flops", a.total.flops},
                     {"utilization", a.total.utilization},
@@ -30,6 +46,7 @@ json rank_to_json(const std::vector<Analysis>& as, const std::vector<RankFailure
   }
   std::sort(rows.begin(), rows.end(), [](const json& x, const json& y) { return x["time_us"] < y["time_us"]; });
   return {{"gpu", as.empty() ? "" : as[0].gpu_id},
+          {"gpu_trust", as.empty() ? "" : as[0].gpu_trust},
           {"batch", as.empty() ? 0 : as[0].batch},
           {"models", rows},
           {"failed", [&] {
@@ -46,21 +63,40 @@ void write_rank_table(std::ostream& os, const std::vector<Analysis>& as, const s
   const auto& by_flops = ranking.by_flops;
   const auto& flops_rank = ranking.flops_rank;
   if (!as.empty())
-    fmt::print(os, "{} models on {}, batch {}, {} (fastest first)\n", as.size(), as[0].gpu_name, as[0].batch,
-               as[0].exec.name());
+    fmt::print(os, "{} models on {}{}, batch {}, {} (fastest first)\n", as.size(), as[0].gpu_name,
+               trust_mark(as[0].gpu_trust), as[0].batch, as[0].exec.name());
+  const auto label = rank_labels(as);
   fmt::print(os, "{:>4} {:<24} {:>11} {:>12} {:>7} {:>14} {:>10}   {}\n", "rank", "model", "latency_us", "FLOPs", "util",
              "samples/s", "FLOPs rank", "FLOPs-only order");
   for (size_t i = 0; i < by_time.size(); ++i) {
     const Analysis& a = as[by_time[i]];
     const Analysis& f = as[by_flops[i]];
-    fmt::print(os, "{:>4} {:<24.24} {:>11.1f} {:>12} {:>7} {:>14.0f} {:>10}   {}\n", i + 1, printable(a.model_name),
-               a.total.time_us, si(double(a.total.flops), ""), pct(a.total.utilization), a.total.throughput_per_s,
-               flops_rank[by_time[i]], printable(f.model_name));
+    fmt::print(os, "{:>4} {:<24} {:>11.1f} {:>12} {:>7} {:>14.0f} {:>10}   {}\n", i + 1,
+               middle_ellipsis(label[by_time[i]], 24), a.total.time_us, si(double(a.total.flops), ""),
+               pct(a.total.utilization), a.total.throughput_per_s, flops_rank[by_time[i]], label[by_flops[i]]);
   }
   fmt::print(os, "Kendall tau between the FLOPs order and the predicted-latency order: {:.3f}\n",
              ranking.kendall_tau_flops);
+  if (!as.empty())
+    if (const std::string legend = trust_legend(as[0].gpu_trust); !legend.empty()) fmt::print(os, "{}\n", legend);
   if (!failed.empty()) fmt::print(os, "{} model{} not ranked:\n", failed.size(), failed.size() == 1 ? "" : "s");
   for (const auto& f : failed) fmt::print(os, "   {}: {}\n", printable(f.model_path), printable(f.reason));
+}
+
+void write_rank_csv(std::ostream& os, const std::vector<Analysis>& as, const std::vector<RankFailure>& failed) {
+  const Ranking ranking = rank_models(as);
+  os << "rank,model,model_path,gpu,gpu_trust,execution,batch,time_us,flops,utilization,throughput_per_s,flops_rank,"
+        "partial,error\n";
+  for (size_t i = 0; i < ranking.by_time.size(); ++i) {
+    const Analysis& a = as[ranking.by_time[i]];
+    fmt::print(os, "{},{},{},{},{},{},{},{},{},{},{},{},{},\n", i + 1, views::csv_field(a.model_name),
+               views::csv_field(a.model_path), views::csv_field(a.gpu_id), a.gpu_trust, views::csv_field(a.exec.name()),
+               a.batch, a.total.time_us, a.total.flops, a.total.utilization, a.total.throughput_per_s,
+               ranking.flops_rank[ranking.by_time[i]], a.partial ? "true" : "false");
+  }
+  // Models that could not be analysed: a row each, with only the path and the error.
+  for (const auto& f : failed)
+    fmt::print(os, ",,{},,,,,,,,,,,{}\n", views::csv_field(f.model_path), views::csv_field(f.reason));
 }
 
 }  // namespace tilewave

@@ -21,16 +21,22 @@ json sweep_to_json(const std::vector<Analysis>& as) {
   json rows = json::array();
   for (const auto& a : as)
     rows.push_back({{"batch", a.batch},
+                    {"gpu_busy_us", a.total.gpu_busy_us},
+                    {"bandwidth_utilization", a.total.bandwidth_utilization},
+                    {"host_bound", a.total.host_bound},
                     {"time_us", a.total.time_us},
                     {"utilization", a.total.utilization},
                     {"throughput_per_s", a.total.throughput_per_s},
                     {"loss", loss_json(a.total.losses)}});
-  return {{"model", as.empty() ? "" : as[0].model_name}, {"gpu", as.empty() ? "" : as[0].gpu_id}, {"points", rows}};
+  if (as.empty()) return {{"model", ""}, {"points", rows}};
+  return {{"model", as[0].model_name},     {"model_path", as[0].model_path}, {"gpu", as[0].gpu_id},
+          {"gpu_trust", as[0].gpu_trust},  {"execution", as[0].exec.to_json()}, {"points", rows}};
 }
 
 void write_sweep_table(std::ostream& os, const std::vector<Analysis>& as) {
   if (as.empty()) return;
-  fmt::print(os, "{} on {}, {}\n", printable(as[0].model_name), as[0].gpu_name, as[0].exec.name());
+  fmt::print(os, "{} on {}{}, {}\n", printable(as[0].model_name), as[0].gpu_name, trust_mark(as[0].gpu_trust),
+             as[0].exec.name());
   fmt::print(os, "{:>6} {:>12} {:>14} {:>7}  {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}  {}\n", "batch", "latency_us",
              "samples/s", "util", "tile", "wave", "eff", "mem", "fixed", "idle", "utilization bar");
   double max_u = 0;
@@ -45,6 +51,19 @@ void write_sweep_table(std::ostream& os, const std::vector<Analysis>& as) {
   }
   fmt::print(os, "tile/wave/eff/mem/fixed/idle: share of the step lost to each cause, idle the GPU's wait between "
                  "kernels (docs/model.md)\n");
+  if (const std::string legend = trust_legend(as[0].gpu_trust); !legend.empty()) fmt::print(os, "{}\n", legend);
+}
+
+void write_sweep_csv(std::ostream& os, const std::vector<Analysis>& as) {
+  os << "model,gpu,gpu_trust,execution,batch,time_us,gpu_busy_us,throughput_per_s,utilization,bandwidth_utilization,"
+        "host_bound,loss_tile,loss_wave,loss_efficiency,loss_memory,loss_fixed,loss_idle\n";
+  for (const auto& a : as) {
+    const Losses& l = a.total.losses;
+    fmt::print(os, "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", views::csv_field(a.model_name),
+               views::csv_field(a.gpu_id), a.gpu_trust, views::csv_field(a.exec.name()), a.batch, a.total.time_us,
+               a.total.gpu_busy_us, a.total.throughput_per_s, a.total.utilization, a.total.bandwidth_utilization,
+               a.total.host_bound ? "true" : "false", l.tile, l.wave, l.efficiency, l.memory, l.fixed, l.idle);
+  }
 }
 
 }  // namespace tilewave
