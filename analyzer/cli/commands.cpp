@@ -264,7 +264,7 @@ int cmd_sweep(const CommonOptions& o, const std::string& model_path, const std::
   for (size_t i = 0; i < as.size(); ++i) warn_unmodelled(as[i], o, i == 0);  // the same causes at every batch
   write_output(o.output, [&](std::ostream& os) {
     if (o.format == "json") os << sweep_to_json(as).dump(2) << "\n";
-    else if (o.format == "csv") write_sweep_csv(os, as);
+    else if (o.format == "csv") write_totals_csv(os, as);
     else write_sweep_table(os, as);
   });
   return 0;
@@ -340,6 +340,7 @@ int cmd_compare(const CommonOptions& o, const std::vector<std::string>& model_pa
   if (model_paths.size() == 2 && as.size() == 2) networks = compare_networks(as[0], as[1]);
   write_output(o.output, [&](std::ostream& os) {
     if (o.format == "json") os << compare_to_json(as, networks ? &*networks : nullptr).dump(2) << "\n";
+    else if (o.format == "csv") write_totals_csv(os, as);
     else write_compare_table(os, as, networks ? &*networks : nullptr);
   });
   return 0;

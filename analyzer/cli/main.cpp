@@ -156,7 +156,7 @@ int main(int argc, char** argv) {
   compare->add_option("--batch", cmp_batches, "batch sizes, comma-separated (default: as in the file)");
   compare->add_option("--input", o.inputs, "set a whole input shape, NAME=1x3x224x224 (repeatable)");
   compare->add_flag("--allow-unmodelled", o.allow_unmodelled, "give totals marked partial instead of exit 1");
-  compare->add_option("--format", o.format, "table or json")->check(CLI::IsMember({"table", "json"}));
+  compare->add_option("--format", o.format, "table, json or csv")->check(CLI::IsMember({"table", "json", "csv"}));
   compare->add_option("-o,--output", o.output, "output file (default: stdout)");
 
   auto* annotate = app.add_subcommand("annotate", "write the model with each node's prediction in its metadata and a line in its doc string (Netron shows both)");

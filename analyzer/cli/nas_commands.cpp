@@ -168,7 +168,8 @@ int cmd_nas(const CommonOptions& o, const NasOptions& n) {
                        {"seed", n.seed},         {"samples", samples},
                        {"sampling", space::sampling_name(mode)},
                        {"shard", fmt::format("{}/{}", shard, shards)},
-                       {"gpu", gpu.id},          {"batch", batch},
+                       {"gpu", gpu.id},          {"gpu_trust", gpu.trust},
+                       {"batch", batch},
                        {"dtype", o.dtype},       {"runtime", runtime.name()},
                        {"execution", exec.to_json()},
                        {"min_utilization", n.min_utilization}, {"pareto", n.pareto}};

@@ -88,6 +88,7 @@ nlohmann::json advice_to_json(const Analysis& a, const std::vector<Advice>& advi
 // One model over batch sizes (`tilewave sweep`).
 void write_sweep_table(std::ostream& os, const std::vector<Analysis>& analyses);
 nlohmann::json sweep_to_json(const std::vector<Analysis>& analyses);
-void write_sweep_csv(std::ostream& os, const std::vector<Analysis>& analyses);
+// One row of totals per analysis, for `sweep` and `compare` (docs/cli.md "Formats").
+void write_totals_csv(std::ostream& os, const std::vector<Analysis>& analyses);
 
 }  // namespace tilewave

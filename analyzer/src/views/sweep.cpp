@@ -54,7 +54,7 @@ void write_sweep_table(std::ostream& os, const std::vector<Analysis>& as) {
   if (const std::string legend = trust_legend(as[0].gpu_trust); !legend.empty()) fmt::print(os, "{}\n", legend);
 }
 
-void write_sweep_csv(std::ostream& os, const std::vector<Analysis>& as) {
+void write_totals_csv(std::ostream& os, const std::vector<Analysis>& as) {
   os << "model,gpu,gpu_trust,execution,batch,time_us,gpu_busy_us,throughput_per_s,utilization,bandwidth_utilization,"
         "host_bound,loss_tile,loss_wave,loss_efficiency,loss_memory,loss_fixed,loss_idle\n";
   for (const auto& a : as) {
