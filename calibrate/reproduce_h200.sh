@@ -30,7 +30,7 @@ python3 calibrate/pair/eltwise_in_network.py "$tw" "$data/network_kernels.jsonl.
 echo "== 3. held-out layers per op class and precision (parameters fitted on fp16 only)"
 for dt in fp16 bf16 tf32 fp32 int8; do
   "$tw" calibrate validate $layers --gpu h200 --dtype "$dt" \
-    -o "$report/heldout_$dt.jsonl"
+    --predictions "$report/heldout_$dt.jsonl"
 done 2>&1 | tee "$report/validate_layers.txt"
 
 echo "== 4. whole networks: predicted vs measured, ranking against FLOPs"

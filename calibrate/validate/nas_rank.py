@@ -5,7 +5,7 @@ predicted against measured latency, beside FLOPs' tau, and the median
 latency error. Predictions were written (and committed) before the
 measurement: calibrate/data/h200/nas/pred_<space>_<runtime>_b<batch>.jsonl,
 by `tilewave nas onnx_models/spaces/<space>.json --samples 150 --seed 1
---batch B --runtime R --format json`. Also checks that each PyTorch network
+--batch B --runtime R --format jsonl`. Also checks that each PyTorch network
 has the parameter count tilewave gives its candidate (the same network), and
 says what `--min-utilization` would do: with the threshold at the 25th and
 50th percentile of the cell's predicted utilization, how many candidates it
@@ -68,7 +68,7 @@ def main():
                 for batch in (1, 16, 128):
                     with open(os.path.join(pred_dir, "pred_%s_%s_b%d.jsonl" % (space, runtime, batch)), "w") as f:
                         subprocess.run([args.tilewave, "nas", "onnx_models/spaces/%s.json" % space, "--samples", "150",
-                                        "--seed", "1", "--batch", str(batch), "--runtime", runtime, "--format", "json", *HARNESS],
+                                        "--seed", "1", "--batch", str(batch), "--runtime", runtime, "--format", "jsonl", *HARNESS],
                                        stdout=f, stderr=subprocess.DEVNULL, check=True)
     header = json.loads(open(os.path.join(args.data, "bench.jsonl")).readline())
     measured = {}
