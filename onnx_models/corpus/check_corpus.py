@@ -45,7 +45,7 @@ def reference_gap(row):
     return row.get("family") == "sequencer"
 
 
-# Differences understood and left in place (docs/ops.md "Corpus"): reported,
+# Differences understood and left in place (docs/validation.md "Real-world ONNX corpus"): reported,
 # not failed. Anything else outside the tolerance fails.
 KNOWN_FLOP_DIFFERENCES = {
     "edgenext_xx_small": "its positional encoding is a 1x1 conv over a constant grid; tilewave folds it as a "

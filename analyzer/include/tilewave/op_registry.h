@@ -52,7 +52,7 @@ using LowerFn = std::function<std::optional<Layer>(const LowerContext&)>;
 using ShapeFn = std::function<void(ShapeContext&)>;
 
 // What a node of the op must look like before any shape or value rule runs
-// (docs/errors.md "Per-op checks"); check_signature() enforces it, so that
+// (docs/errors.md "Checked before use"); check_signature() enforces it, so that
 // shape functions and lowerings may index the dims of a declared rank.
 // Attribute types are not declared here: they come from one vocabulary
 // (attribute_kind), as ONNX gives each attribute name one type across ops.

@@ -1,5 +1,5 @@
 // Stage 2, before each shape function: the shared per-op checker
-// (docs/errors.md "Per-op checks"). A node's input count, input ranks and
+// (docs/errors.md "Checked before use"). A node's input count, input ranks and
 // attribute types, lengths and ranges are held to its registry entry and to
 // the one attribute vocabulary, so that no shape rule or lowering sees a
 // wrong-typed attribute, a missing dim or an absurd count.

@@ -1,4 +1,4 @@
-// `tilewave annotate` (docs/report.md "annotate"): the model file again,
+// `tilewave annotate` (docs/report.md "tilewave annotate"): the model file again,
 // each node's prediction as key/value pairs in its metadata_props (ONNX
 // 1.16's NodeProto field, added to tilewave's copy of the 1.12 schema,
 // analyzer/CMakeLists.txt) and one short line in its doc_string for

@@ -141,7 +141,7 @@ void kernel_point(std::ostream& os, const Analysis& a, const KernelResult& k, do
              fmt_pct(c.bandwidth_utilization), bound_name(c.bound), main_loss(c));
 }
 
-// docs/report.md "Roofline": the compute roofline of the kernels with FLOPs,
+// docs/report.md "tilewave report" (the roofline): the compute roofline of the kernels with FLOPs,
 // and beside it every kernel against the memory roof, those without FLOPs in
 // their own column: each panel's axes fitted to its points.
 void roofline(std::ostream& os, const Analysis& a, const std::string& id) {
@@ -307,7 +307,7 @@ void loss_bars(std::ostream& os, const Analysis& a) {
     at += 14 + 6.0 * double(std::string(s.name).size()) + 16;
   }
   os << "</svg>\n<p class=\"note\">Each bar is 100% of a kernel's (or the network's) time: the useful-work share "
-        "is its utilization, the rest is lost to each cause (docs/model.md \"Losses\").</p></section>\n";
+        "is its utilization, the rest is lost to each cause (docs/model.md \"Utilization and losses\").</p></section>\n";
 }
 
 // Ticks at 1, 2 or 5 times a power of ten, about five from zero to `top`.
@@ -325,7 +325,7 @@ struct BatchSeries {
   const std::vector<Analysis>* sweep;
 };
 
-// docs/report.md "Batch size": utilization (throughput is the same curve
+// docs/report.md "tilewave report" (batch size): utilization (throughput is the same curve
 // scaled, so it is in the tooltips) and the step's latency, both from zero,
 // over the batches swept; the report's batch marked.
 void batch_chart(std::ostream& os, const std::vector<BatchSeries>& series, int64_t chosen, const std::string& id) {
