@@ -100,6 +100,10 @@ void write_calibrated_gpu(const GpuModel& gpu, const std::map<std::string, doubl
   if (!runtime_params.is_null()) j["runtime_params"] = runtime_params;
   j["trust"] = trust;
   j[key] = provenance;
+  // The datasheet file's "architecture defaults, not calibrated" no longer
+  // holds once parameters are written: the source names the record that does.
+  if (j.contains("sources") && j["sources"].is_object())
+    j["sources"]["params"] = fmt::format("{}: fitted, as this file's `{}` record says", trust, key);
   write_output(output, [&](std::ostream& os) { os << j.dump(2) << "\n"; });
 }
 
