@@ -137,6 +137,18 @@ def report_analyze_b1(runs):
     return [FENCE, *out.split("\n\n")[0].split("\n"), FENCE]
 
 
+def report_schedule_b1(runs):
+    """docs/report.md: the schedule line of `analyze onnx_models/resnet50.onnx --gpu h200 --batch 1`, and the step the fresh bench.jsonl.gz measured."""
+    t = runs.analyze("resnet50", "--gpu", "h200", "--batch", "1")["total"]
+    m = next(r for r in common.rows(common.RUNS[1]) if (r["model"], r["layout"], r["batch"]) == ("resnet50", "nchw", 1))
+    return ["The schedule line says who sets the step: here the host, which issues ops",
+            f"for {t['host_busy_us'] / 1e3:.1f} ms against {t['gpu_busy_us'] / 1e3:.2f} ms of GPU work "
+            "(docs/model.md \"Schedule\"). On the",
+            "H200, after the model was frozen, timm's harness measured this step at",
+            f"{m['step_ms']:.2f} ms, and the same forward replayed in a CUDA graph at {m['graph_ms']:.2f} ms",
+            "(calibrate/data/h200/timm_harness/fresh/bench.jsonl.gz)."]
+
+
 def bound_kernels(a, bound):
     """(kernels, share of the step) of one bound, as `analyze`'s "kernels by bound" line."""
     ks = [k for k in a["layers"] if k.get("bound") == bound]
@@ -214,7 +226,8 @@ def readme_harness(runs):
 
 FIGURES = {"heldout-fp16": heldout_fp16, "heldout-datasheet": heldout_datasheet,
            "heldout-precisions": heldout_precisions, "runner-only": runner_only, "readme-layers": readme_layers,
-           "report-analyze-b1": report_analyze_b1, "report-splits": report_splits,
+           "report-analyze-b1": report_analyze_b1, "report-schedule-b1": report_schedule_b1,
+           "report-splits": report_splits,
            "report-findings": report_findings, "report-host-bound": report_host_bound,
            "report-compare-gpus": report_compare_gpus, "readme-harness": readme_harness}
 BLOCK = re.compile(r"^<!-- doc_figures\.py (\S+) -->\n(.*?)^<!-- /doc_figures\.py -->$", re.M | re.S)
