@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Reprints the figures docs/calibration.md and the README quote from
-`tilewave calibrate validate`, and checks the docs against them.
+"""Reprints the figures the README, docs/calibration.md and docs/report.md
+quote from `tilewave` commands (and from the committed measured data), and
+checks the docs against them.
 
 usage: calibrate/validate/doc_figures.py [--tilewave PATH] [NAME ...]
        calibrate/validate/doc_figures.py [--tilewave PATH] --check FILE ...
@@ -15,9 +16,15 @@ import json
 import math
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness"))
+import common  # noqa: E402  (calibrate/harness: the timm-harness bench rows and predictions)
+from validate import kendall_tau  # noqa: E402
 
 DATA = "calibrate/data/h200"
 
@@ -41,6 +48,16 @@ class Runs:
     def __init__(self, tw, tmp):
         self.tw, self.tmp, self.cache = tw, tmp, {}
 
+    def text(self, *args):
+        """What `tilewave ARGS` prints, run once."""
+        if args not in self.cache:
+            self.cache[args] = subprocess.run([self.tw, *args], check=True, capture_output=True, text=True).stdout
+        return self.cache[args]
+
+    def analyze(self, model, *flags):
+        """`tilewave analyze onnx_models/MODEL.onnx FLAGS --format json`."""
+        return json.loads(self.text("analyze", f"onnx_models/{model}.onnx", *flags, "--format", "json"))
+
     def stats(self, files, gpu="h200", dtype="fp16"):
         key = (tuple(files), gpu, dtype)
         if key not in self.cache:
@@ -63,6 +80,7 @@ CLASS_LABEL = {"softmax": "softmax (LayerNorm)"}
 
 
 def heldout_fp16(runs):
+    """docs/calibration.md: `calibrate validate` on the fitted layer set, fp16, per class."""
     stats = runs.stats(fitted_layers(runs.tmp))
     lines = ["| op class | layers | median APE | p90 APE | within \u00b125% | Spearman | bias |",
              "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
@@ -76,12 +94,14 @@ def heldout_fp16(runs):
 
 
 def heldout_datasheet(runs):
+    """docs/calibration.md: `calibrate validate` of the fitted layer set with the datasheet-default parameters."""
     s = runs.stats(fitted_layers(runs.tmp), gpu=os.path.join(DATA, "h200_datasheet.json"))
     return [f"With the starting (datasheet-default) parameters the same layers are off by a median "
             f"{pct(s['all']['median_ape'])} (conv {pct(s['conv']['median_ape'])})."]
 
 
 def heldout_precisions(runs):
+    """docs/calibration.md: `calibrate validate` of the fitted layer set per precision."""
     lines = ["| precision | layers | median APE, all | conv | conv bias | gemm |",
              "| --- | ---: | ---: | ---: | ---: | ---: |"]
     for dt in ("bf16", "tf32", "fp32", "int8"):
@@ -92,6 +112,7 @@ def heldout_precisions(runs):
 
 
 def runner_only(runs):
+    """docs/calibration.md: `calibrate validate calibrate/data/h200/measured.jsonl --gpu h200`."""
     s = runs.stats([os.path.join(DATA, "measured.jsonl")])
     return [f"`tilewave calibrate validate calibrate/data/h200/measured.jsonl --gpu h200` holds out "
             f"{s['all']['n']} layers of the runner's file alone, median {pct(s['all']['median_ape'])}, "
@@ -101,12 +122,114 @@ def runner_only(runs):
 
 
 def readme_layers(runs):
+    """README.md: `calibrate validate` on the fitted layer set, all classes."""
     s = runs.stats(fitted_layers(runs.tmp))
     return [f"On single layers ({s['all']['n']} held out) the median error is {pct(s['all']['median_ape'])}."]
 
 
+FENCE = "```"
+GRAPH = ("--gpu", "h200", "--batch", "16", "--layout", "nhwc", "--no-amp", "--graph")
+
+
+def report_analyze_b1(runs):
+    """docs/report.md: the summary `tilewave analyze onnx_models/resnet50.onnx --gpu h200 --batch 1` starts with."""
+    out = runs.text("analyze", "onnx_models/resnet50.onnx", "--gpu", "h200", "--batch", "1")
+    return [FENCE, *out.split("\n\n")[0].split("\n"), FENCE]
+
+
+def report_schedule_b1(runs):
+    """docs/report.md: the schedule line of `analyze onnx_models/resnet50.onnx --gpu h200 --batch 1`, and the step the fresh bench.jsonl.gz measured."""
+    t = runs.analyze("resnet50", "--gpu", "h200", "--batch", "1")["total"]
+    m = next(r for r in common.rows(common.RUNS[1]) if (r["model"], r["layout"], r["batch"]) == ("resnet50", "nchw", 1))
+    return ["The schedule line says who sets the step: here the host, which issues ops",
+            f"for {t['host_busy_us'] / 1e3:.1f} ms against {t['gpu_busy_us'] / 1e3:.2f} ms of GPU work "
+            "(docs/model.md \"Schedule\"). On the",
+            "H200, after the model was frozen, timm's harness measured this step at",
+            f"{m['step_ms']:.2f} ms, and the same forward replayed in a CUDA graph at {m['graph_ms']:.2f} ms",
+            "(calibrate/data/h200/timm_harness/fresh/bench.jsonl.gz)."]
+
+
+def bound_kernels(a, bound):
+    """(kernels, share of the step) of one bound, as `analyze`'s "kernels by bound" line."""
+    ks = [k for k in a["layers"] if k.get("bound") == bound]
+    return len(ks), sum(k["time_us"] for k in ks) / a["total"]["time_us"]
+
+
+def report_splits(runs):
+    """docs/report.md: ResNet-50's and EfficientNet-B0's splits, `analyze ... --batch 16 --layout nhwc --no-amp --graph`."""
+    r, e = runs.analyze("resnet50", *GRAPH), runs.analyze("efficientnet_b0", *GRAPH)
+    eop, rop = ({o["name"]: o for o in a["by_op"]} for a in (e, r))
+    lat, rc = bound_kernels(e, "latency"), bound_kernels(r, "compute")
+    dw = eop["Conv (depthwise)"]
+    return [f"ResNet-50 uses {pct(r['total']['utilization'])} of the H200's fp16 peak at batch 16, "
+            f"EfficientNet-B0 {pct(e['total']['utilization'])}. `tilewave analyze",
+            "onnx_models/efficientnet_b0.onnx --batch 16 --layout nhwc --no-amp --graph`",
+            "(and the same for `resnet50.onnx`) prints the splits behind the pages:",
+            f"{lat[0]} of EfficientNet-B0's {e['total']['kernels']} kernels are latency-bound ({pct(lat[1])} of the step),",
+            f"and its per-op summary puts its {dw['kernels']} depthwise convolutions at {pct(dw['share'])} of the",
+            f"step at {pct(dw['utilization'])} utilization, beside {eop['bias']['kernels']} `bias` kernels, "
+            f"{eop['Sigmoid']['kernels']} sigmoids of",
+            f"squeeze-excitation and SiLU and {eop['bn_prep']['kernels']} `bn_prep` kernels (eager PyTorch's",
+            f"BatchNorm passes); its loss split is {pct(e['total']['loss']['fixed'])} fixed per-kernel cost. ResNet-50",
+            f"has {r['total']['kernels']} kernels; its {rc[0]} compute-bound kernels take {pct(rc[1])} of the step, and",
+            f"its dense convolutions run at {pct(rop['Conv']['utilization'])} utilization."]
+
+
+def report_findings(runs):
+    """docs/report.md: the findings of `tilewave compare onnx_models/resnet50.onnx onnx_models/efficientnet_b0.onnx --gpu h200 --batch 16 --layout nhwc --no-amp --launch graph`."""
+    out = runs.text("compare", "onnx_models/resnet50.onnx", "onnx_models/efficientnet_b0.onnx", "--gpu", "h200",
+                    "--batch", "16", "--layout", "nhwc", "--no-amp", "--launch", "graph")
+    return [FENCE, *out[out.index("Why one uses"):].rstrip("\n").split("\n"), FENCE]
+
+
+def report_host_bound(runs):
+    """docs/report.md: both networks in timm's harness, `tilewave analyze onnx_models/efficientnet_b0.onnx --gpu h200 --batch 16`."""
+    e, r = (runs.analyze(m, "--gpu", "h200", "--batch", "16") for m in ("efficientnet_b0", "resnet50"))
+    t, both = e["total"], "both steps are" if r["schedule"]["host_bound"] else "EfficientNet-B0's step is"
+    assert e["schedule"]["host_bound"], "the sentence assumes EfficientNet-B0's step is host-bound"
+    return ["In timm's harness (the default: a plain loop, NCHW,",
+            f"autocast) {both} host-bound at batch 16, and the findings say so:",
+            f"the host issues EfficientNet-B0's {t['kernels']} kernels in {t['host_busy_us'] / 1e3:.1f} ms against",
+            f"{t['gpu_busy_us'] / 1e3:.1f} ms of GPU work."]
+
+
+def report_compare_gpus(runs):
+    """docs/report.md: `tilewave compare onnx_models/resnet50.onnx --gpu h200,a100,l4 --batch 16 --layout nhwc --no-amp --launch graph`."""
+    out = runs.text("compare", "onnx_models/resnet50.onnx", "--gpu", "h200,a100,l4", "--batch", "16",
+                    "--layout", "nhwc", "--no-amp", "--launch", "graph")
+    return [FENCE, *out.rstrip("\n").split("\n"), FENCE]
+
+
+def readme_harness(runs):
+    """README.md: timm's harness on the fresh set, calibrate/harness/validate.py's median, p90 and tau per layout."""
+    rows = common.rows(common.RUNS[1])
+    with ThreadPoolExecutor(os.cpu_count() or 2) as pool:
+        preds = list(pool.map(lambda r: common.predict(runs.tw, r["model"], r["layout"], r["batch"])["total"], rows))
+    groups = {}
+    for r, p in zip(rows, preds):
+        groups.setdefault((r["layout"], r["batch"]), []).append((p["time_us"], r["step_ms"] * 1e3, p["flops"]))
+    batches = sorted({b for _, b in groups})
+    lines = [f"| layout | median error, batch {' / '.join(map(str, batches))} | p90 | Kendall tau (FLOPs' tau) |",
+             "| --- | --- | --- | --- |"]
+    for layout, label in (("nchw", "NCHW"), ("channels_last", "channels_last")):
+        med, p90, tau, ftau = [], [], [], []
+        for b in batches:
+            g = groups[(layout, b)]
+            err = sorted(abs(p - m) / m for p, m, _ in g)
+            med.append(pct(statistics.median(err)))
+            p90.append(pct(err[min(len(err) - 1, int(round(0.9 * (len(err) - 1))))]))
+            tau.append(f"{kendall_tau([x[0] for x in g], [x[1] for x in g]):.2f}".replace("-", "\u2212"))
+            ftau.append(f"{kendall_tau([x[2] for x in g], [x[1] for x in g]):.2f}".replace("-", "\u2212"))
+        lines.append(f"| {label} | {' / '.join(med)} | {' / '.join(p90)} | {' / '.join(tau)} ({' / '.join(ftau)}) |")
+    return lines
+
+
 FIGURES = {"heldout-fp16": heldout_fp16, "heldout-datasheet": heldout_datasheet,
-           "heldout-precisions": heldout_precisions, "runner-only": runner_only, "readme-layers": readme_layers}
+           "heldout-precisions": heldout_precisions, "runner-only": runner_only, "readme-layers": readme_layers,
+           "report-analyze-b1": report_analyze_b1, "report-schedule-b1": report_schedule_b1,
+           "report-splits": report_splits,
+           "report-findings": report_findings, "report-host-bound": report_host_bound,
+           "report-compare-gpus": report_compare_gpus, "readme-harness": readme_harness}
 BLOCK = re.compile(r"^<!-- doc_figures\.py (\S+) -->\n(.*?)^<!-- /doc_figures\.py -->$", re.M | re.S)
 
 
@@ -131,7 +254,8 @@ def check(files, runs):
             got = body.rstrip("\n").split("\n")
             if got != want:
                 bad += 1
-                print(f"{path}: figure '{name}' differs from what `calibrate validate` prints now:")
+                print(f"{path}: figure '{name}' differs from what `doc_figures.py {name}` prints now "
+                      f"({FIGURES[name].__doc__.split(chr(10))[0]}):")
                 for line in want:
                     print("  want: " + line)
                 for line in got:
