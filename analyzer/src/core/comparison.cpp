@@ -11,7 +11,10 @@ namespace tilewave {
 namespace {
 
 // Small shares keep three decimals, so that two tiny utilizations still differ in print.
-std::string pct(double f) { return f < 0.001 ? fmt::format("{:.3f}%", 100 * f) : fmt::format("{:.1f}%", 100 * f); }
+std::string pct(double f) {
+  if (f == 0) return "0%";
+  return f < 0.001 ? fmt::format("{:.3f}%", 100 * f) : fmt::format("{:.1f}%", 100 * f);
+}
 
 std::vector<GroupPair> pair_groups(const std::vector<KernelGroup>& a, const std::vector<KernelGroup>& b) {
   std::vector<GroupPair> pairs;
