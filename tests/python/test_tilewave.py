@@ -404,3 +404,48 @@ def test_score_refuses_an_encoding_outside_its_space():
                 score(encoding)
             assert message in str(e.value) and "mobilenetv2.json" in str(e.value), encoding
     assert scorer.score(good)["encoding"] == good
+
+
+def stub_typed_dicts():
+    """The TypedDicts of the installed stub, each with its fields (inherited ones
+    included) and whether every field is required."""
+    import ast
+    stub = pathlib.Path(tilewave.__file__).with_name("tilewave.pyi")
+    assert stub.is_file(), "the type stub is not beside the module"
+    tree = ast.parse(stub.read_text())
+    classes = {}
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef):
+            continue
+        bases = [b.id for b in node.bases if isinstance(b, ast.Name)]
+        if "TypedDict" not in bases and not any(b in classes for b in bases):
+            continue
+        fields = set()
+        for b in bases:
+            if b in classes:
+                fields |= classes[b][0]
+        fields |= {s.target.id for s in node.body if isinstance(s, ast.AnnAssign)}
+        total = not any(k.arg == "total" and k.value.value is False for k in node.keywords)
+        classes[node.name] = (fields, total)
+    return classes
+
+
+def test_the_stubs_typed_results_are_the_keys_each_call_returns(tmp_path):
+    types = stub_typed_dicts()
+    model = os.path.join(ROOT, "tests", "data", "tiny_cnn.onnx")
+    a = tilewave.analyze(model, batch=2)
+    s = tilewave.sweep(model, batches=[1, 2])
+    c = tilewave.compare(model, gpus=["h200"])
+    space = tilewave.Space("regnet")
+    candidate = space.scorer().score(space.sample(1, 0))
+    exact = {"Analysis": a, "Totals": a["total"], "Loss": a["total"]["loss"], "NodeFate": a["node_fates"][0],
+             "KernelGroup": a["by_op"][0], "Memory": a["memory"], "Schedule": a["schedule"], "Sweep": s,
+             "SweepPoint": s["points"][0], "Comparison": c, "RunFacts": c["configurations"][0], "Candidate": candidate}
+    for name, value in exact.items():
+        fields, total = types[name]
+        assert total and fields == set(value), (name, set(value) ^ fields)
+    fields, total = types["Layer"]
+    assert not total
+    for layer in a["layers"]:
+        assert set(layer) <= fields | {"tile", "split_k", "tiles", "waves", "tile_eff", "wave_eff", "mainloop_eff",
+                                       "aligned"}, set(layer) - fields

@@ -1,0 +1,208 @@
+# Types of the tilewave module (docs/python.md "Results"): what each call
+# takes and the dicts it returns, as TypedDicts. The results are the CLI's
+# JSON (`--format json`); tests/python checks that these keys are exactly
+# the keys a call returns.
+import os
+from typing import Any, Dict, List, Optional, Tuple, TypedDict, Union
+
+__version__: str
+
+_Path = Union[str, os.PathLike]
+
+class InputError(ValueError): ...
+
+class Loss(TypedDict):
+    tile: float
+    wave: float
+    efficiency: float
+    memory: float
+    fixed: float
+    idle: float
+
+class Totals(TypedDict):
+    flops: int
+    bytes: int
+    dram_bytes: int
+    l2_hit_bytes: int
+    time_us: float
+    gpu_busy_us: float
+    host_busy_us: float
+    bound_by: str
+    utilization: float
+    gpu_busy_utilization: float
+    bandwidth_utilization: float
+    throughput_per_s: float
+    kernels: int
+    loss: Loss
+
+class NodeFate(TypedDict):
+    name: str
+    op: str
+    fate: str  # kernel | fused | free | unmodelled
+    kernels: List[int]
+    params: int
+    weight_bytes: int
+    activation_read_bytes: int
+    activation_write_bytes: int
+    time_us: float
+    share: float
+
+class KernelGroup(TypedDict):
+    name: str
+    kernels: int
+    time_us: float
+    share: float
+    busy_share: float
+    flops: int
+    dram_bytes: int
+    l2_hit_bytes: int
+    utilization: float
+    bandwidth_utilization: float
+
+class Memory(TypedDict):
+    params: int
+    weight_bytes: int
+    peak_activation_bytes: int
+    peak_at: str
+
+class Schedule(TypedDict):
+    launch: str
+    step_us: float
+    gpu_busy_us: float
+    gpu_idle_us: float
+    host_busy_us: float
+    host_bound: bool
+    columns: List[str]
+    timeline: List[List[float]]
+
+# One kernel; GEMM-like kernels add tile, split_k, tiles, waves, tile_eff,
+# wave_eff, mainloop_eff and aligned, unmodelled ones have `unmodelled`
+# instead of the cost fields (docs/report.md "CSV" lists them all).
+class Layer(TypedDict, total=False):
+    name: str
+    op: str
+    nodes: int
+    host_call: str
+    layer: Dict[str, Any]
+    time_us: float
+    kernel: str
+    path: str
+    flops: int
+    bytes: int
+    l2_hit_bytes: int
+    intensity: float
+    bound: str
+    utilization: float
+    bandwidth_utilization: float
+    compute_us: float
+    memory_us: float
+    fixed_us: float
+    loss: Loss
+    unmodelled: str
+
+class RunFacts(TypedDict):
+    model: str
+    model_path: str
+    gpu: str
+    gpu_name: str
+    gpu_trust: str
+    gpu_param_sources: Dict[str, str]
+    peak_tflops: float
+    batch: int
+    dtype: str
+    runtime: str
+    runtime_calibrated: bool
+    execution: Dict[str, Any]
+    host: Optional[Dict[str, str]]
+    launch_gap_us: float
+    nodes: int
+    free_nodes: int
+    total: Totals
+    unmodelled: List[str]
+    partial: bool
+
+class Analysis(RunFacts):
+    node_fates: List[NodeFate]
+    by_op: List[KernelGroup]
+    by_name: List[KernelGroup]
+    memory: Memory
+    schedule: Schedule
+    layers: List[Layer]
+    notes: List[str]
+
+class SweepPoint(TypedDict):
+    batch: int
+    time_us: float
+    gpu_busy_us: float
+    utilization: float
+    bandwidth_utilization: float
+    throughput_per_s: float
+    host_bound: bool
+    loss: Loss
+
+class Sweep(TypedDict):
+    model: str
+    model_path: str
+    gpu: str
+    gpu_trust: str
+    execution: Dict[str, Any]
+    points: List[SweepPoint]
+
+class Comparison(TypedDict):
+    model: str
+    models: List[str]
+    configurations: List[RunFacts]
+
+class Candidate(TypedDict):
+    encoding: str
+    flops: int
+    params: int
+    latency_us: float
+    throughput_per_s: float
+    utilization: float
+    main_loss: str
+    kernels: int
+    loss: Loss
+
+def analyze(path: _Path, *, batch: Optional[int] = None, gpu: _Path = "h200", input: Optional[Dict[str, List[int]]] = None,
+            runtime: str = "eager", dtype: str = "fp16", attention: str = "fused", layout: Optional[str] = None,
+            amp: Optional[bool] = None, graph: Optional[bool] = None, host: Optional[_Path] = None,
+            gpu_dir: Optional[_Path] = None, allow_unmodelled: bool = False) -> Analysis: ...
+def analyze_text(path: _Path, *, batch: Optional[int] = None, format: str = "csv", gpu: _Path = "h200",
+                 input: Optional[Dict[str, List[int]]] = None, runtime: str = "eager", dtype: str = "fp16",
+                 attention: str = "fused", layout: Optional[str] = None, amp: Optional[bool] = None,
+                 graph: Optional[bool] = None, host: Optional[_Path] = None, gpu_dir: Optional[_Path] = None,
+                 allow_unmodelled: bool = False) -> str: ...
+def sweep(path: _Path, *, batches: List[int] = ..., gpu: _Path = "h200", input: Optional[Dict[str, List[int]]] = None,
+          runtime: str = "eager", dtype: str = "fp16", attention: str = "fused", layout: Optional[str] = None,
+          amp: Optional[bool] = None, graph: Optional[bool] = None, host: Optional[_Path] = None,
+          gpu_dir: Optional[_Path] = None, allow_unmodelled: bool = False) -> Sweep: ...
+def compare(path: _Path, *, gpus: List[str] = ..., runtimes: List[str] = ..., dtypes: List[str] = ...,
+            batches: Optional[List[int]] = None, layouts: Optional[List[str]] = None,
+            launches: Optional[List[str]] = None, amp: Optional[bool] = None, host: Optional[_Path] = None,
+            input: Optional[Dict[str, List[int]]] = None, gpu_dir: Optional[_Path] = None,
+            allow_unmodelled: bool = False) -> Comparison: ...
+def analyze_layers(layers: Any, *, input: List[int] = ..., gpu: _Path = "h200", batch: int = 1, runtime: str = "eager",
+                   dtype: str = "fp16", gpu_dir: Optional[_Path] = None, layout: Optional[str] = None,
+                   amp: Optional[bool] = None, graph: Optional[bool] = None, host: Optional[_Path] = None) -> Dict[str, Any]: ...
+def layers_to_onnx(layers: Any, path: _Path, *, input: List[int] = ..., batch: int = 1) -> int: ...
+def predict_layers(layers: Any, *, gpu: _Path = "h200", gpu_dir: Optional[_Path] = None) -> Any: ...
+def gpus(gpu_dir: Optional[_Path] = None) -> List[str]: ...
+def runtimes() -> List[Tuple[str, str]]: ...
+def data_dirs() -> Tuple[str, str]: ...
+
+class Scorer:
+    def score(self, encoding: str) -> Candidate: ...
+    def score_many(self, encodings: List[str]) -> List[Candidate]: ...
+    distinct_blocks: int
+
+class Space:
+    name: str
+    size: int
+    def __init__(self, name_or_path: _Path) -> None: ...
+    def options(self) -> Any: ...
+    def sample(self, seed: int, index: int) -> str: ...
+    def scorer(self, *, gpu: _Path = "h200", batch: int = 1, runtime: str = "eager", dtype: str = "fp16",
+               gpu_dir: Optional[_Path] = None, layout: Optional[str] = None, amp: Optional[bool] = None,
+               graph: Optional[bool] = None, host: Optional[_Path] = None) -> Scorer: ...
+    def export_onnx(self, encoding: str, path: _Path, *, batch: int = 1) -> None: ...
