@@ -18,7 +18,9 @@ Layer layer_from_json(const nlohmann::json& j);
 nlohmann::json layer_to_json(const Layer& layer);
 // The model's breakdown of one kernel, as fields added to a layer object:
 // `"pred_us":…,"kernel":…,…` (no braces), and the same as a JSON object.
-std::string cost_fields(const KernelCost& c);
+// `time_key` names the time: a layer set's prediction (`pred_us`, beside
+// its `measured_us`) or a kernel's time in a network (`time_us`).
+std::string cost_fields(const KernelCost& c, const char* time_key = "pred_us");
 nlohmann::json cost_to_json(const KernelCost& c);
 
 struct LayerSetEntry {

@@ -204,7 +204,7 @@ json layer_to_json(const Layer& l) {
 // Written with fmt rather than through a json object: `tilewave layers`
 // emits this for every line, and building and dumping an object per line
 // cost a third of its time. Names and tiles contain no characters to escape.
-std::string cost_fields(const KernelCost& c) {
+std::string cost_fields(const KernelCost& c, const char* time_key) {
   std::string s;
   auto out = std::back_inserter(s);
   auto num = [&](const char* key, double v) {
@@ -213,7 +213,7 @@ std::string cost_fields(const KernelCost& c) {
   };
   auto str = [&](const char* key, const std::string& v) { fmt::format_to(out, FMT_COMPILE("\"{}\":\"{}\","), key, v); };
   auto integer = [&](const char* key, int64_t v) { fmt::format_to(out, FMT_COMPILE("\"{}\":{},"), key, v); };
-  num("pred_us", c.time_us);
+  num(time_key, c.time_us);
   str("kernel", c.kernel);
   str("path", path_name(c.path));
   integer("flops", c.flops);

@@ -23,9 +23,7 @@ std::string kernel_json(const KernelResult& r) {
   std::string row = fmt::format("{{\"name\":{},\"op\":{},\"nodes\":{},\"host_call\":\"{}\",", text(r.kernel.name),
                                 text(r.kernel.ops), r.kernel.nodes.size(), host_call_name(host_call_of(r.kernel)));
   if (r.cost) {
-    std::string fields = cost_fields(*r.cost);  // starts with "pred_us", which the analysis calls time_us
-    fields.replace(0, std::string("\"pred_us\"").size(), "\"time_us\"");
-    row += "\"layer\":" + layer_to_json(*r.kernel.layer).dump() + "," + fields;
+    row += "\"layer\":" + layer_to_json(*r.kernel.layer).dump() + "," + cost_fields(*r.cost, "time_us");
   } else {
     row += "\"unmodelled\":" + text(r.kernel.unmodelled_reason);
   }
