@@ -350,7 +350,18 @@ expect 0 "" -- "$tw" nas-merge "$tmp/part0.csv" "$tmp/part1.csv" "$tmp/part2.csv
 tail -n +2 "$tmp/all.csv" >"$tmp/all.rows"
 tail -n +2 "$tmp/merged.csv" >"$tmp/merged.rows"
 cmp -s "$tmp/all.rows" "$tmp/merged.rows" || { echo "FAIL: merged shards differ from the unsharded run"; fails=$((fails + 1)); }
-[ "$(wc -l <"$tmp/all.rows")" = 301 ] || { echo "FAIL: nas wrote $(wc -l <"$tmp/all.rows") lines, wanted 301"; fails=$((fails + 1)); }
+[ "$(wc -l <"$tmp/all.rows")" = 300 ] || { echo "FAIL: nas wrote $(wc -l <"$tmp/all.rows") rows, wanted 300"; fails=$((fails + 1)); }
+# Plain CSV (docs/cli.md "Formats"): column names first, the run's header beside it.
+head -1 "$tmp/all.csv" | grep -q '^index,encoding,' && grep -q '"tool": "tilewave nas"' "$tmp/all.csv.meta.json" &&
+  grep -q '"merged_shards": 3' "$tmp/merged.csv.meta.json" ||
+  { echo "FAIL: nas CSV is not plain with its header in FILE.meta.json"; fails=$((fails + 1)); }
+cp "$tmp/part1.csv" "$tmp/orphan.csv"
+expect 1 "orphan.csv: its header is missing" -- "$tw" nas-merge "$tmp/part0.csv" "$tmp/orphan.csv"
+# A CSV nas wrote before, with its header as a `# {json}` first line, still merges.
+{ printf '# '; python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1]))))' "$tmp/part2.csv.meta.json"
+  cat "$tmp/part2.csv"; } > "$tmp/legacy2.csv"
+expect 0 "" -- "$tw" nas-merge "$tmp/part0.csv" "$tmp/part1.csv" "$tmp/legacy2.csv" -o "$tmp/merged_legacy.csv"
+cmp -s "$tmp/merged.csv" "$tmp/merged_legacy.csv" || { echo "FAIL: a legacy shard merges differently"; fails=$((fails + 1)); }
 expect 0 "" -- "$tw" nas "$sp" --samples 300 --seed 4 --threads 3 -o "$tmp/threads.csv"
 tail -n +2 "$tmp/threads.csv" >"$tmp/threads.rows"
 cmp -s "$tmp/all.rows" "$tmp/threads.rows" || { echo "FAIL: --threads changes the rows"; fails=$((fails + 1)); }
@@ -377,15 +388,15 @@ expect 0 "" -- "$tw" analyze "$(ls "$tmp"/top/*.onnx | head -n 1)"
 # --unique (docs/nas.md "Sampling"): every row a distinct candidate, the same
 # seed the same rows, shards merged the unsharded run; --enumerate: each
 # candidate of a small space exactly once. The default repeats candidates.
-rows_distinct() { tail -n +3 "$1" | cut -d, -f2 | sort -u | wc -l; }
-rows_count() { tail -n +3 "$1" | wc -l; }
+rows_distinct() { tail -n +2 "$1" | cut -d, -f2 | sort -u | wc -l; }
+rows_count() { tail -n +2 "$1" | wc -l; }
 rg=$root/onnx_models/spaces/regnet.json
 expect 0 "" -- "$tw" nas "$rg" --samples 20000 --seed 4 -o "$tmp/repl.csv"
 [ "$(rows_distinct "$tmp/repl.csv")" -lt 20000 ] || { echo "FAIL: the default sampling has no repeats"; fails=$((fails + 1)); }
 expect 0 "" -- "$tw" nas "$rg" --samples 20000 --seed 4 --unique -o "$tmp/uniq.csv"
 [ "$(rows_count "$tmp/uniq.csv")" = 20000 ] && [ "$(rows_distinct "$tmp/uniq.csv")" = 20000 ] ||
   { echo "FAIL: --unique gave $(rows_distinct "$tmp/uniq.csv") distinct of $(rows_count "$tmp/uniq.csv") rows"; fails=$((fails + 1)); }
-grep -q '"sampling":"unique"' "$tmp/uniq.csv" || { echo "FAIL: the header lacks the sampling"; fails=$((fails + 1)); }
+grep -q '"sampling": "unique"' "$tmp/uniq.csv.meta.json" || { echo "FAIL: the header lacks the sampling"; fails=$((fails + 1)); }
 expect 0 "" -- "$tw" nas "$rg" --samples 20000 --seed 4 --unique --threads 2 -o "$tmp/uniq_again.csv"
 cmp -s "$tmp/uniq.csv" "$tmp/uniq_again.csv" || { echo "FAIL: --unique differs between runs of one seed"; fails=$((fails + 1)); }
 expect 0 "" -- "$tw" nas "$rg" --samples 20000 --seed 5 --unique -o "$tmp/uniq5.csv"

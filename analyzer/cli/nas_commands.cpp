@@ -22,6 +22,7 @@
 #include "tilewave/progress.h"
 #include "tilewave/error.h"
 #include "tilewave/json_input.h"
+#include "tilewave/json_input.h"
 #include "tilewave/report.h"
 #include "tilewave/space_cost.h"
 #include "tilewave_onnx.pb.h"
@@ -70,16 +71,30 @@ std::vector<Row> pareto_front(std::vector<Row> rows) {
   return front;
 }
 
-// The header (and CSV's column names) when `header` is not null, then the
-// rows as their workers formatted them.
+// The header when `header` is not null (JSON Lines: its first line; CSV:
+// the column names, the header itself in the sidecar), then the rows as
+// their workers formatted them.
 void write_rows(std::ostream& os, const json& header, const std::vector<Row>& rows, const std::string& format) {
   const bool csv = format == "csv";
   if (!header.is_null()) {
-    os << (csv ? "# " : "") << header.dump() << "\n";
     if (csv)
       for (size_t i = 0; i < std::size(kColumns); ++i) os << (i ? "," : "") << kColumns[i] << (i + 1 == std::size(kColumns) ? "\n" : "");
+    else
+      os << header.dump() << "\n";
   }
   for (const auto& r : rows) os << r.text << "\n";
+}
+
+// A CSV stays plain (docs/cli.md "Formats"): the run's header, which
+// nas-merge checks shard against shard, goes beside it as FILE.meta.json.
+std::string meta_path(const std::string& csv_path) { return csv_path + ".meta.json"; }
+
+void write_csv_header(const std::string& output, const json& header) {
+  if (output.empty() || output == "-") {
+    note("a CSV on stdout has no header beside it: -o FILE writes FILE.meta.json, which nas-merge reads");
+    return;
+  }
+  write_output(meta_path(output), [&](std::ostream& os) { os << header.dump(2) << "\n"; });
 }
 
 std::pair<uint64_t, uint64_t> parse_shard(const std::string& s) {
@@ -235,6 +250,7 @@ int cmd_nas(const CommonOptions& o, const NasOptions& n) {
   });
   progress.update(done.load(), mine, "candidates");
   progress.finish();
+  if (o.format == "csv") write_csv_header(o.output, header);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   fmt::print(std::cerr, "tilewave: nas: space '{}' holds {:.4g} candidates\n", printable(s.name), s.size());
   fmt::print(std::cerr, "tilewave: nas: {} candidates in {:.3f} s ({:.0f}/s on {} thread{}, written rows included), "
@@ -268,8 +284,15 @@ int cmd_nas_merge(const CommonOptions& o, const std::vector<std::string>& files)
     if (!f) throw InputError(path, "cannot open nas output");
     std::string line;
     std::getline(f, line);
-    const bool csv = line.rfind("# ", 0) == 0;
-    const json header = parse_json_text(csv ? line.substr(2) : line, path + ":1");
+    // CSV: its header beside it (FILE.meta.json); a `# {header}` first line
+    // as nas wrote before. JSON Lines: the first line.
+    const bool legacy_csv = line.rfind("# ", 0) == 0;
+    const bool csv = legacy_csv || line.rfind(kColumns[0], 0) == 0;
+    json header;
+    if (legacy_csv) header = parse_json_text(line.substr(2), path + ":1");
+    else if (!csv) header = parse_json_text(line, path + ":1");
+    else if (std::filesystem::exists(meta_path(path))) header = read_json_file(meta_path(path), "a nas header");
+    else throw InputError(path, "its header is missing: nas writes it beside a CSV as " + meta_path(path));
     auto is_true = [](const json& j, const char* key) {
       const auto it = j.find(key);
       return it != j.end() && it->is_boolean() && it->get<bool>();
@@ -286,8 +309,8 @@ int cmd_nas_merge(const CommonOptions& o, const std::vector<std::string>& files)
                              "runtime, filters, shard count or format)");
     }
     if (!shards_seen.insert(i).second) throw InputError(path, fmt::format("shard {}/{} given twice", i, n));
-    if (csv) std::getline(f, line);  // column names
-    for (int number = csv ? 3 : 2; std::getline(f, line); ++number) {
+    if (legacy_csv) std::getline(f, line);  // column names
+    for (int number = legacy_csv ? 3 : 2; std::getline(f, line); ++number) {
       if (line.empty()) continue;
       const std::string where = fmt::format("{}:{}", path, number);
       try {
@@ -343,16 +366,11 @@ int cmd_nas_merge(const CommonOptions& o, const std::vector<std::string>& files)
   header["shard"] = "0/1";
   header["merged_shards"] = shard_count;
   write_output(o.output, [&](std::ostream& os) {
-    if (format == "csv") {
-      os << "# " << header.dump() << "\n";
-      for (size_t i = 0; i < std::size(kColumns); ++i) os << (i ? "," : "") << kColumns[i];
-      os << "\n";
-    } else {
-      os << header.dump() << "\n";
-    }
+    write_rows(os, header, {}, format);
     for (const auto& [index, text] : row_text)
       if (keep.empty() || keep.count(index)) os << text << "\n";
   });
+  if (format == "csv") write_csv_header(o.output, header);
   fmt::print(std::cerr, "tilewave: nas-merge: {} shards, {} candidates\n", shard_count, row_text.size());
   return 0;
 }
