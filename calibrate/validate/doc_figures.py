@@ -25,6 +25,8 @@ from concurrent.futures import ThreadPoolExecutor
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness"))
 import common  # noqa: E402  (calibrate/harness: the timm-harness bench rows and predictions)
 from validate import kendall_tau  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import runtimes  # noqa: E402  (calibrate/validate/runtimes.py: the network validation per runtime)
 
 DATA = "calibrate/data/h200"
 
@@ -223,13 +225,68 @@ def readme_harness(runs):
         lines.append(f"| {label} | {' / '.join(med)} | {' / '.join(p90)} | {' / '.join(tau)} ({' / '.join(ftau)}) |")
     return lines
 
+RT = "calibrate/data/h200/runtimes"
+RT_RUNS = ("run7", "run8", "run9", "run10")  # calibrate/reproduce_runtimes.sh step 3: fit and held-out, fresh, fresh2
+
+
+def runtime_cells(lines):
+    """{(runtime, set, batch): cells} of a runtimes.py summary table (printed now, or kept in a report file)."""
+    out = {}
+    for line in lines:
+        c = [x.strip() for x in line.strip().strip("|").split("|")]
+        if len(c) == 10 and c[2].isdigit():
+            out[(c[0], c[1], int(c[2]))] = c
+    return out
+
+
+def readme_runtimes(runs):
+    """README.md: calibrate/validate/runtimes.py on runs 7-10 now, and the one-shot tables the fresh sets got at each freeze."""
+    if "runtimes" not in runs.cache:
+        bench = ",".join(f"{RT}/{r}/bench.jsonl" for r in RT_RUNS)
+        kern = ",".join(f"{RT}/{r}/kernels.jsonl.gz" for r in RT_RUNS)
+        runs.cache["runtimes"] = runtime_cells(runtimes.evaluate(runs.tw, bench, kern)[2])
+    now = runs.cache["runtimes"]
+    first = runtime_cells(open(f"{RT}/report/networks_at_freeze_218de60.md"))
+    second = runtime_cells(open(f"{RT}/report/fresh2_at_freeze_5a06275.md").read().split("## Networks, the model before")[0].split("\n"))
+    batches = (1, 16, 128)
+    rows = [("eager", "heldout", now, "{n} held-out networks"), ("eager", "fresh", first, "{n} fresh, one-shot at the first freeze"),
+            ("eager", "fresh2", second, "{n} fresh, one-shot at the second freeze"), ("inductor", "heldout", now, "{n} held-out"),
+            ("inductor", "fresh", first, "{n} fresh, one-shot at the first freeze")]
+    lines = ["| runtime | set | median error, batch 1 / 16 / 128 | p90 | Kendall tau (FLOPs' tau) | kernel count within 10% |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    cells = {}
+    for rt, which, src, label in rows:
+        c = [src[(rt, which, b)] for b in batches]
+        cells[(rt, which)] = c
+        ns = sorted({int(x[3]) for x in c})
+        kc = sorted({int(x[9].split("%")[0]) for x in c})
+        n = str(ns[0]) if len(ns) == 1 else f"{ns[0]}\u2013{ns[-1]}"
+        k = f"{kc[0]}% of networks" if len(kc) == 1 else f"{kc[0]}\u2013{kc[-1]}%"
+        j = lambda i: " / ".join(x[i] for x in c)
+        lines.append(f"| {rt} | {label.format(n=n)} | {j(4)} | {j(5)} | {j(7)} ({j(8)}) | {k} |")
+    v = lambda x: float(x.rstrip("%"))
+    eager = [x for w in ("heldout", "fresh", "fresh2") for x in cells[("eager", w)]]
+    names = {"heldout": "the held-out set", "fresh": "the first fresh set", "fresh2": "the second fresh set"}
+    miss = [f"{names[w]} at batch {x[2]} ({x[4]}{'' if v(x[5]) <= 30 else ', p90 ' + x[5]})"
+            for w in ("heldout", "fresh", "fresh2") for x in cells[("eager", w)] if v(x[4]) > 12 or v(x[5]) > 30]
+    taus = sorted(float(x[7]) for x in eager)
+    meeting = sum(t >= 0.9 for t in taus)
+    ind = [x for w in ("heldout", "fresh") for x in cells[("inductor", w)]]
+    return lines + ["", f"eager meets a 12% median and 30% p90 target in all but {len(miss)} of its {len(eager)} cells:",
+                    "; ".join(miss) + ". Its ranking (Kendall tau",
+                    f"{taus[0]:.2f}\u2013{taus[-1]:.2f}) is short of 0.9 in all but {'one cell' if meeting == 1 else f'{meeting} cells'}. "
+                    f"`inductor` misses both",
+                    f"(median {min(v(x[4]) for x in ind):.0f}\u2013{max(v(x[4]) for x in ind):.0f}%, "
+                    f"p90 up to {max(v(x[5]) for x in ind):.0f}%), mostly where torch.compile or cuDNN launch"]
+
 
 FIGURES = {"heldout-fp16": heldout_fp16, "heldout-datasheet": heldout_datasheet,
            "heldout-precisions": heldout_precisions, "runner-only": runner_only, "readme-layers": readme_layers,
            "report-analyze-b1": report_analyze_b1, "report-schedule-b1": report_schedule_b1,
            "report-splits": report_splits,
            "report-findings": report_findings, "report-host-bound": report_host_bound,
-           "report-compare-gpus": report_compare_gpus, "readme-harness": readme_harness}
+           "report-compare-gpus": report_compare_gpus, "readme-harness": readme_harness,
+           "readme-runtimes": readme_runtimes}
 BLOCK = re.compile(r"^<!-- doc_figures\.py (\S+) -->\n(.*?)^<!-- /doc_figures\.py -->$", re.M | re.S)
 
 

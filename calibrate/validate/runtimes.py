@@ -121,37 +121,29 @@ def svg_scatter(points, title, path):
         f.write("\n".join(out) + "\n")
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--bench", required=True)
-    ap.add_argument("--kernels", default="")
-    ap.add_argument("--models-dir", default=os.path.join(ROOT, "onnx_models", "runtime"))
-    ap.add_argument("--tilewave", default=os.path.join(ROOT, "build", "analyzer", "tilewave"))
-    ap.add_argument("--gpu", default="h200")
-    ap.add_argument("--json")
-    ap.add_argument("--md")
-    ap.add_argument("--svg-prefix")
-    args = ap.parse_args()
+def evaluate(tw, bench_paths, kernel_paths="", models_dir=os.path.join(ROOT, "onnx_models", "runtime"), gpu="h200"):
+    """(rows, table, lines): per (network, runtime, batch) rows, the summary per runtime, set and batch, and
+    that summary as the markdown table main prints (docs/validation.md "Runtimes"; README's table)."""
     zoo, sets = zoo_sets()
     # A later file's measurement of the same (network, runtime, batch) wins.
     latest = {}
-    for r in read_jsonl(args.bench):
+    for r in read_jsonl(bench_paths):
         if not r.get("header") and r.get("status") == "ok":
             latest[(r["model"], r["runtime"], r["batch"])] = r
     bench = list(latest.values())
     kernels = {}
-    if args.kernels:
-        for k in read_jsonl(args.kernels):  # later files win here too
+    if kernel_paths:
+        for k in read_jsonl(kernel_paths):  # later files win here too
             kernels[(k["model"], k["runtime"], k["batch"])] = k["kernels"]
     jobs = []
     for r in bench:
-        onnx = os.path.join(args.models_dir, zoo.file_stem(r["model"]) + ".onnx")
+        onnx = os.path.join(models_dir, zoo.file_stem(r["model"]) + ".onnx")
         if os.path.exists(onnx):
             jobs.append((r, onnx))
         else:
             print("note: no %s, %s left out" % (os.path.relpath(onnx, ROOT), r["model"]), file=sys.stderr)
     with ThreadPoolExecutor(4) as ex:
-        preds = list(ex.map(lambda j: predict(args.tilewave, j[1], j[0]["runtime"], j[0]["batch"], args.gpu), jobs))
+        preds = list(ex.map(lambda j: predict(tw, j[1], j[0]["runtime"], j[0]["batch"], gpu), jobs))
     rows = []
     for (r, _), p in zip(jobs, preds):
         if "error" in p:
@@ -186,6 +178,21 @@ def main():
         lines.append("| %s | %s | %d | %d | %.1f%% | %.1f%% | %+.1f%% | %.2f | %.2f | %s |" % (
             t["runtime"], t["set"], t["batch"], t["n"], 100 * t["median_ape"], 100 * t["p90_ape"],
             100 * t["median_signed"], t["tau"], t["tau_flops"], kc))
+    return rows, table, lines
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--bench", required=True)
+    ap.add_argument("--kernels", default="")
+    ap.add_argument("--models-dir", default=os.path.join(ROOT, "onnx_models", "runtime"))
+    ap.add_argument("--tilewave", default=os.path.join(ROOT, "build", "analyzer", "tilewave"))
+    ap.add_argument("--gpu", default="h200")
+    ap.add_argument("--json")
+    ap.add_argument("--md")
+    ap.add_argument("--svg-prefix")
+    args = ap.parse_args()
+    rows, table, lines = evaluate(args.tilewave, args.bench, args.kernels, args.models_dir, args.gpu)
     print("\n".join(lines))
     if args.md:
         with open(args.md, "w") as f:
