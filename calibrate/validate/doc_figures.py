@@ -280,13 +280,26 @@ def readme_runtimes(runs):
                     f"p90 up to {max(v(x[5]) for x in ind):.0f}%), mostly where torch.compile or cuDNN launch"]
 
 
+def readme_corpus(runs):
+    """README.md: the ONNX files the tests and validations load, counted in onnx_models/ (corpus manifest, runtime/, unseen*/)."""
+    import glob
+    corpus = sum(1 for line in open("onnx_models/corpus/manifest.jsonl") if line.strip())
+    runtime = len(glob.glob("onnx_models/runtime/*.onnx"))
+    unseen = len(glob.glob("onnx_models/unseen*/*.onnx"))
+    return [f"The test suite analyses a corpus of {corpus} real-world files from timm and transformers",
+            "under every runtime ([validation.md](docs/validation.md) \"Real-world ONNX",
+            f"corpus\"); `onnx_models/runtime/` holds the {runtime} networks of the runtime",
+            f"validation and `onnx_models/unseen*/` {unseen} more of runs 1\u20136."]
+
+
 FIGURES = {"heldout-fp16": heldout_fp16, "heldout-datasheet": heldout_datasheet,
            "heldout-precisions": heldout_precisions, "runner-only": runner_only, "readme-layers": readme_layers,
            "report-analyze-b1": report_analyze_b1, "report-schedule-b1": report_schedule_b1,
            "report-splits": report_splits,
            "report-findings": report_findings, "report-host-bound": report_host_bound,
            "report-compare-gpus": report_compare_gpus, "readme-harness": readme_harness,
-           "readme-runtimes": readme_runtimes}
+           "readme-runtimes": readme_runtimes,
+           "readme-corpus": readme_corpus}
 BLOCK = re.compile(r"^<!-- doc_figures\.py (\S+) -->\n(.*?)^<!-- /doc_figures\.py -->$", re.M | re.S)
 
 
