@@ -292,6 +292,50 @@ def readme_corpus(runs):
             f"validation and `onnx_models/unseen*/` {unseen} more of runs 1\u20136."]
 
 
+def param_defaults():
+    """{name: (default, lo, hi)} of the parameter table in analyzer/src/gpu/gpu_model.cpp (what a GPU file leaves out gets)."""
+    text = open("analyzer/src/gpu/gpu_model.cpp").read()
+    return {m[1]: tuple(map(float, m.groups()[1:])) for m in re.finditer(r'\{"(\w+)", ([\d.]+), ([\d.]+), ([\d.]+),', text)}
+
+
+def fit_report(runtime):
+    """calibrate/data/h200/runtimes/report/fit_RUNTIME.txt, what `calibrate fit-runtime` printed: class losses,
+    network stage (used, runs), median error per batch (before, after)."""
+    text = open(f"{RT}/report/fit_{runtime}.txt").read()
+    losses = {c: float(v) for c, v in re.findall(r"class (\w+)\s+train loss ([\d.]+)", text)}
+    stage = tuple(map(int, re.search(r"network stage: (\d+) of (\d+) runs", text).groups()))
+    err = {int(b): (x, y) for b, x, y in re.findall(r"batch\s+(\d+): median \|error\|\s+([\d.]+%) before,\s+([\d.]+%) after", text)}
+    return losses, stage, err
+
+
+def calibration_runtime_params(runs):
+    """docs/calibration.md: the runtime sets in gpu_models/h200.json beside its base parameters, and what `calibrate fit-runtime` printed for each (runtimes/report/fit_*.txt)."""
+    g = json.load(open("gpu_models/h200.json"))
+    base, sets = g["params"], {rt: g["runtime_params"][rt]["params"] for rt in ("eager", "inductor")}
+    defaults = param_defaults()
+    lines = ["| parameter | base (layers, runs 1\u20136) | eager | inductor |", "| --- | ---: | ---: | ---: |"]
+    for name in sorted(set(sets["eager"]) | set(sets["inductor"])):
+        if name in base:
+            b = f"{base[name]:.4g}"
+        else:
+            d, _, hi = defaults[name]
+            b = f"(default {d:g}{': no limit' if d == hi and name.startswith('norm_max') else ''}, not fitted)"
+        lines.append(f"| `{name}` | {b} | " + " | ".join(f"{sets[rt][name]:.4g}" if name in sets[rt] else "\u2013"
+                                                        for rt in ("eager", "inductor")) + " |")
+    rep = {rt: fit_report(rt) for rt in ("eager", "inductor")}
+    for rt in rep:
+        assert rep[rt][1][0] == g["runtime_params"][rt]["fitted_on"]["network_runs_fitted"], f"fit_{rt}.txt is not h200.json's fit"
+    err = lambda rt: ", ".join(f"{x} \u2192 {y}" for _, (x, y) in sorted(rep[rt][2].items()))
+    loss = lambda rt: ", ".join(f"{v:#.2g} `{c}`" for c, v in sorted(rep[rt][0].items(), key=lambda kv: kv[1]))
+    batches = ", ".join(map(str, sorted(rep["eager"][2])))
+    return lines + ["", f"Median |error| of the fitted runs before \u2192 after, at batch {batches}: eager {err('eager')};",
+                    f"inductor {err('inductor')}. The network stage used {rep['eager'][1][0]} of {rep['eager'][1][1]} eager runs "
+                    f"and {rep['inductor'][1][0]} of {rep['inductor'][1][1]}",
+                    "inductor runs (the others' kernel counts differ from the profile's by more",
+                    "than 10%). The class fits' train losses (soft-L1 of the log ratio, scale 0.1)",
+                    f"are, for eager, {loss('eager')}; for inductor {loss('inductor')}."]
+
+
 FIGURES = {"heldout-fp16": heldout_fp16, "heldout-datasheet": heldout_datasheet,
            "heldout-precisions": heldout_precisions, "runner-only": runner_only, "readme-layers": readme_layers,
            "report-analyze-b1": report_analyze_b1, "report-schedule-b1": report_schedule_b1,
@@ -299,7 +343,8 @@ FIGURES = {"heldout-fp16": heldout_fp16, "heldout-datasheet": heldout_datasheet,
            "report-findings": report_findings, "report-host-bound": report_host_bound,
            "report-compare-gpus": report_compare_gpus, "readme-harness": readme_harness,
            "readme-runtimes": readme_runtimes,
-           "readme-corpus": readme_corpus}
+           "readme-corpus": readme_corpus,
+           "calibration-runtime-params": calibration_runtime_params}
 BLOCK = re.compile(r"^<!-- doc_figures\.py (\S+) -->\n(.*?)^<!-- /doc_figures\.py -->$", re.M | re.S)
 
 
