@@ -287,9 +287,9 @@ def readme_corpus(runs):
     runtime = len(glob.glob("onnx_models/runtime/*.onnx"))
     unseen = len(glob.glob("onnx_models/unseen*/*.onnx"))
     return [f"The test suite analyses a corpus of {corpus} real-world files from timm and transformers",
-            "under every runtime ([validation.md](docs/validation.md) \"Real-world ONNX",
-            f"corpus\"); `onnx_models/runtime/` holds the {runtime} networks of the runtime",
-            f"validation and `onnx_models/unseen*/` {unseen} more of runs 1\u20136."]
+            "under every runtime ([validation.md](docs/validation.md) \"Real-world ONNX corpus\");",
+            f"`onnx_models/runtime/` holds the {runtime} networks of the runtime validation and",
+            f"`onnx_models/unseen*/` {unseen} more of runs 1\u20136."]
 
 
 def param_defaults():
