@@ -289,16 +289,18 @@ int cmd_nas_merge(const CommonOptions& o, const std::vector<std::string>& files)
     const bool legacy_csv = line.rfind("# ", 0) == 0;
     const bool csv = legacy_csv || line.rfind(kColumns[0], 0) == 0;
     json header;
+    const bool sidecar = csv && !legacy_csv;
+    const std::string header_file = sidecar ? meta_path(path) : path;  // where a bad header is
     if (legacy_csv) header = parse_json_text(line.substr(2), path + ":1");
     else if (!csv) header = parse_json_text(line, path + ":1");
-    else if (std::filesystem::exists(meta_path(path))) header = read_json_file(meta_path(path), "a nas header");
-    else throw InputError(path, "its header is missing: nas writes it beside a CSV as " + meta_path(path));
+    else if (std::filesystem::exists(header_file)) header = read_json_file(header_file, "nas header");
+    else throw InputError(path, "its header is missing: nas writes it beside a CSV as " + header_file);
     auto is_true = [](const json& j, const char* key) {
       const auto it = j.find(key);
       return it != j.end() && it->is_boolean() && it->get<bool>();
     };
     if (!header.is_object() || !is_true(header, "header") || !header.contains("shard") || !header["shard"].is_string())
-      throw InputError(path, "not a `tilewave nas` output (its first line is not the header)");
+      throw InputError(header_file, sidecar ? "not a `tilewave nas` header" : "not a `tilewave nas` output (its first line is not the header)");
     const auto [i, n] = parse_shard(header["shard"].get<std::string>());
     json comparable = header;
     comparable.erase("shard");
