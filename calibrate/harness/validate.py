@@ -20,6 +20,10 @@ Sets: fit (the families the host fit saw), held-out (zoo.runtime_split()'s
 held-out families), fresh (calibrate/data/h200/timm_harness/fresh/, measured
 after the model was frozen).
 
+Without --markdown it also lists each set's largest misses, and how far the
+measured host time (host_ms) of one network and layout moves across batch
+1, 16 and 256 (max/min, median and p90), which no single host time can follow.
+
 usage: calibrate/harness/validate.py build/analyzer/tilewave [--markdown]
 """
 import statistics
@@ -39,6 +43,26 @@ def kendall_tau(a, b):
 
 def pct(v):
     return "%.1f%%" % (100 * v)
+
+
+def p90(values):
+    """The 90th percentile, the nearest rank (as every table of this script gives it)."""
+    v = sorted(values)
+    return v[min(len(v) - 1, int(round(0.9 * (len(v) - 1))))]
+
+
+def host_spread():
+    """(median, p90, pairs) of max/min of the measured host time (the forward
+    call alone, host_ms) across batch 1, 16 and 256 of one network and layout,
+    over every call (fit_heldout and fresh): how far the host's own time moves
+    where tilewave's host time is one number."""
+    spread = []
+    for run in RUNS:
+        by = {}
+        for r in rows(run):
+            by.setdefault((r["model"], r["layout"]), {})[r["batch"]] = r["host_ms"]
+        spread += [max(v.values()) / min(v.values()) for v in by.values() if len(v) == 3]
+    return statistics.median(spread), p90(spread), len(spread)
 
 
 def main():
@@ -78,8 +102,7 @@ def main():
         gerr = [abs(x["pred_graph"] - x["graph"]) / x["graph"] for x in g if x["graph"] > 0]
         kk = [x for x in g if x["kernels"]]
         kmatch = sum(abs(x["pred_kernels"] - x["kernels"]) <= 0.1 * x["kernels"] for x in kk) / len(kk) if kk else 0
-        p90 = err[min(len(err) - 1, int(round(0.9 * (len(err) - 1))))]
-        cells = [key[0], key[1], str(key[2]), str(len(g)), pct(statistics.median(err)), pct(p90), "%.2f" % ratio,
+        cells = [key[0], key[1], str(key[2]), str(len(g)), pct(statistics.median(err)), pct(p90(err)), "%.2f" % ratio,
                  "%.2f (%.2f)" % (tau, ftau), hb, pct(statistics.median(gerr)) if gerr else "-",
                  "%d%%" % round(100 * kmatch)]
         if markdown:
@@ -92,6 +115,8 @@ def main():
             misses = sorted(((x["pred"] / x["measured"] - 1, x["model"], key[1], key[2])
                              for key, g in groups.items() if key[0] == name for x in g), key=lambda t: -abs(t[0]))
             print("  %-9s " % name + ", ".join("%s %s b%d %+.0f%%" % (m, l, b, 100 * e) for e, m, l, b in misses[:8]))
+        print("\nmeasured host time of one network and layout across batch 1, 16 and 256, max/min: "
+              "median %.2f, p90 %.2f (%d networks x layouts, both calls)" % host_spread())
 
 
 if __name__ == "__main__":

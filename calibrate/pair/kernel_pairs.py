@@ -51,9 +51,10 @@ def tilewave_json(cmd):
     return json.loads(done.stdout)
 
 
-def pairs(runs, lists, tilewave="build/analyzer/tilewave", gpu="h200", op=None, skipped=None):
+def pairs(runs, lists, tilewave="build/analyzer/tilewave", gpu="h200", op=None, skipped=None, with_bytes=True):
     """Yields one dict per paired kernel of the runs (see the module doc);
-    appends to `skipped` a line for each run it could not pair."""
+    appends to `skipped` a line for each run it could not pair. Without
+    with_bytes, bytes and l2_hit_bytes are 0 (no `analyze` run)."""
     with tempfile.TemporaryDirectory() as tmp:
         trace = os.path.join(tmp, "trace.json")
         for r in runs:
@@ -73,7 +74,7 @@ def pairs(runs, lists, tilewave="build/analyzer/tilewave", gpu="h200", op=None, 
                       *HARNESS]
             try:
                 check = tilewave_json([tilewave, "check", *common, "--trace", trace])
-                analysis = tilewave_json([tilewave, "analyze", *common])
+                analysis = tilewave_json([tilewave, "analyze", *common]) if with_bytes else {"layers": []}
             except (RuntimeError, json.JSONDecodeError) as e:
                 if skipped is not None:
                     skipped.append("%s %s b%d: %s" % (*key, e))

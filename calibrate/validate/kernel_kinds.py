@@ -15,9 +15,37 @@ import argparse
 import os
 import statistics
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pair"))
 import kernel_pairs  # noqa: E402
+
+
+def paired(bench, kernels, runtime="eager", tilewave="build/analyzer/tilewave", gpu="h200"):
+    """(runs, kernel pairs, kernel lists, skipped) of BENCH's runs of the runtime whose kernel list
+    the kernels files (comma-separated) hold; each run checked by calibrate/pair/kernel_pairs.py."""
+    runs = [r for r in kernel_pairs.read_runs(bench)
+            if r.get("runtime") == runtime and r.get("status", "ok") == "ok" and "model" in r]
+    lists = kernel_pairs.kernel_lists(kernels.split(","))
+    skips = [[] for _ in runs]
+    check = lambda i: list(kernel_pairs.pairs([runs[i]], lists, tilewave, gpu, skipped=skips[i], with_bytes=False))
+    with ThreadPoolExecutor(os.cpu_count() or 2) as ex:
+        per_run = list(ex.map(check, range(len(runs))))
+    return runs, [p for rows in per_run for p in rows], lists, [s for skip in skips for s in skip]
+
+
+def kind_sums(rows):
+    """{(kind, batch): (pairs, summed predicted us, summed measured us, median predicted / measured)},
+    the kinds in order of their measured time."""
+    out = {}
+    kinds = sorted({r["kind"] for r in rows}, key=lambda k: -sum(r["measured_us"] for r in rows if r["kind"] == k))
+    for kind in kinds:
+        for b in sorted({r["batch"] for r in rows}):
+            v = [r for r in rows if r["kind"] == kind and r["batch"] == b and r["measured_us"] > 0]
+            if v:
+                out[(kind, b)] = (len(v), sum(r["predicted_us"] for r in v), sum(r["measured_us"] for r in v),
+                                  statistics.median(r["predicted_us"] / r["measured_us"] for r in v))
+    return out
 
 
 def main():
@@ -28,22 +56,11 @@ def main():
     ap.add_argument("--tilewave", default="build/analyzer/tilewave")
     ap.add_argument("--gpu", default="h200")
     a = ap.parse_args()
-    runs = [r for r in kernel_pairs.read_runs(a.bench)
-            if r.get("runtime") == a.runtime and r.get("status", "ok") == "ok" and "model" in r]
-    skipped = []
-    lists = kernel_pairs.kernel_lists(a.kernels.split(","))
-    rows = list(kernel_pairs.pairs(runs, lists, a.tilewave, a.gpu, skipped=skipped))
+    runs, rows, lists, skipped = paired(a.bench, a.kernels, a.runtime, a.tilewave, a.gpu)
     print(f"{len(runs) - len(skipped)} of {len(runs)} {a.runtime} runs checked, {len(rows)} kernel pairs")
     print("kind         batch  pairs   pred_us    meas_us   sum error  median pred/meas")
-    kinds = sorted({r["kind"] for r in rows}, key=lambda k: -sum(r["measured_us"] for r in rows if r["kind"] == k))
-    for kind in kinds:
-        for b in sorted({r["batch"] for r in rows}):
-            v = [r for r in rows if r["kind"] == kind and r["batch"] == b and r["measured_us"] > 0]
-            if not v:
-                continue
-            pred, meas = sum(r["predicted_us"] for r in v), sum(r["measured_us"] for r in v)
-            ratio = statistics.median(r["predicted_us"] / r["measured_us"] for r in v)
-            print(f"{kind:12s} {b:5d} {len(v):6d} {pred:9.0f} {meas:10.0f} {pred / meas - 1:+10.1%} {ratio:17.2f}")
+    for (kind, b), (n, pred, meas, ratio) in kind_sums(rows).items():
+        print(f"{kind:12s} {b:5d} {n:6d} {pred:9.0f} {meas:10.0f} {pred / meas - 1:+10.1%} {ratio:17.2f}")
     # What the launch gap stands for: graph-replay latency beyond the
     # profiled (unreplayed) forward's kernel time, per kernel.
     for b in sorted({r["batch"] for r in runs}):

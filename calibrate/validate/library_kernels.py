@@ -15,6 +15,7 @@ import json
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
@@ -39,6 +40,37 @@ def predicted_library(tw, onnx, runtime, batch, gpu):
     return out
 
 
+def paired_errors(tw, kernels, which="heldout", models_dir=os.path.join(ROOT, "onnx_models", "runtime"), gpu="h200",
+                  runtimes=None):
+    """({(runtime, batch): [predicted / measured - 1 per paired kernel]}, {(runtime, batch): [networks paired,
+    networks]}) of the kernels files' forwards of one network set (all runtimes, or those named)."""
+    zoo, sets = zoo_sets()
+    latest = {}
+    for k in read_jsonl(kernels):
+        latest[(k["model"], k["runtime"], k["batch"])] = k
+    jobs = []
+    for (model, runtime, batch), k in sorted(latest.items()):
+        onnx = os.path.join(models_dir, zoo.file_stem(model) + ".onnx")
+        if (which == "all" or model in sets[which]) and (runtimes is None or runtime in runtimes) and os.path.exists(onnx):
+            jobs.append((runtime, batch, k, onnx))
+    with ThreadPoolExecutor(os.cpu_count() or 2) as ex:
+        preds = list(ex.map(lambda j: predicted_library(tw, j[3], j[0], j[1], gpu), jobs))
+    errors, paired_nets = {}, {}
+    for (runtime, batch, k, _), pred in zip(jobs, preds):
+        if pred is None:
+            continue
+        meas = [t for name, t in k["list"] if kernel_class(name) == "library"]
+        key = (runtime, batch)
+        paired_nets.setdefault(key, [0, 0])[1] += 1
+        if len(meas) != len(pred):
+            continue
+        paired_nets[key][0] += 1
+        for (name, op, p_us), m_us in zip(pred, meas):
+            # A kernel's time_us is its device time (the schedule adds the launch gap), as the profiler's.
+            errors.setdefault(key, []).append(p_us / m_us - 1)
+    return errors, paired_nets
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--kernels", required=True)
@@ -49,31 +81,7 @@ def main():
     ap.add_argument("--gpu", default="h200")
     ap.add_argument("--md")
     args = ap.parse_args()
-    zoo, sets = zoo_sets()
-    latest = {}
-    for k in read_jsonl(args.kernels):
-        latest[(k["model"], k["runtime"], k["batch"])] = k
-    errors = {}
-    paired_nets = {}
-    for (model, runtime, batch), k in sorted(latest.items()):
-        if args.set != "all" and model not in sets[args.set]:
-            continue
-        onnx = os.path.join(args.models_dir, zoo.file_stem(model) + ".onnx")
-        if not os.path.exists(onnx):
-            continue
-        got = predicted_library(args.tilewave, onnx, runtime, batch, args.gpu)
-        if got is None:
-            continue
-        pred = got
-        meas = [t for name, t in k["list"] if kernel_class(name) == "library"]
-        key = (runtime, batch)
-        paired_nets.setdefault(key, [0, 0])[1] += 1
-        if len(meas) != len(pred):
-            continue
-        paired_nets[key][0] += 1
-        for (name, op, p_us), m_us in zip(pred, meas):
-            # A kernel's time_us is its device time (the schedule adds the launch gap), as the profiler's.
-            errors.setdefault(key, []).append(p_us / m_us - 1)
+    errors, paired_nets = paired_errors(args.tilewave, args.kernels, args.set, args.models_dir, args.gpu)
     lines = ["| runtime | batch | networks paired | kernels | median error | p90 error | median signed |",
              "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for (runtime, batch) in sorted(paired_nets):

@@ -23,7 +23,9 @@ usage: python3 calibrate/validate/other_gpus.py [--tilewave build/analyzer/tilew
   --models: the unpacked exports (default: onnx_models/timm_results/timm_results_onnx.tar.xz,
             unpacked into a temporary folder)
   --write:  also write gpu_models/rtx3090.json and rtx4090.json (fitted) and
-            carry rtx5090 and rtx-pro-6000-maxq from them and the H200
+            carry rtx5090 and rtx-pro-6000-maxq from them and the H200, and
+            keep what it prints in calibrate/data/other_gpus/validate.md (the
+            README's table reprints its carried row: doc_figures.py readme-other-gpus)
 """
 import argparse
 import json
@@ -42,11 +44,27 @@ sys.path.insert(0, HERE)
 from compare_networks import kendall_tau  # noqa: E402  tau-b, as the other validations compute it
 
 ARCHIVE = os.path.join(ROOT, "onnx_models", "timm_results", "timm_results_onnx.tar.xz")
+REPORT = os.path.join(ROOT, "calibrate", "data", "other_gpus", "validate.md")
 FILES = {
     "rtx3090": ["benchmark-infer-amp-nchw-pt240-cu124-rtx3090.csv", "benchmark-infer-amp-nhwc-pt240-cu124-rtx3090.csv"],
     "rtx4090": ["benchmark-infer-amp-nchw-pt240-cu124-rtx4090.csv", "benchmark-infer-amp-nhwc-pt240-cu124-rtx4090.csv",
                 "benchmark-infer-amp-nchw-pt240-cu124-rtx4090-dynamo.csv"],
 }
+
+
+class Tee:
+    """sys.stdout that also goes to a file."""
+
+    def __init__(self, path):
+        self.out, self.file = sys.stdout, open(path, "w")
+
+    def write(self, text):
+        self.out.write(text)
+        self.file.write(text)
+
+    def flush(self):
+        self.out.flush()
+        self.file.flush()
 
 
 def harness(source):
@@ -140,6 +158,8 @@ def main():
             os.path.join(tmp, "carry.log"))
         loo = from_benchmark(tw, "rtx4090", a.results, models, tmp, "rtx4090_loo", ["--no-fit"], gpu_file=loo_file)
         scales = {g: json.load(open(fitted[g]))["from_benchmark"]["scales"] for g in FILES}
+        if a.write:
+            sys.stdout = Tee(REPORT)
         print("Held-out families only (seed 1; the other half fitted). Fitted scales: " +
               "; ".join(f"{g} memory-rate x{s['memory_rate']:.2f}, main-loop x{s['main_loop']:.2f}"
                         for g, s in scales.items()))
@@ -156,6 +176,8 @@ def main():
                 run([tw, "calibrate", "carry", "--gpu", "rtx4090,rtx3090,h200", "--to", target, "-o",
                      os.path.join(ROOT, "gpu_models", f"{target}.json")], os.path.join(tmp, f"carry_{target}.log"))
             print("\nwrote gpu_models/rtx3090.json, rtx4090.json (fitted), rtx5090.json, rtx-pro-6000-maxq.json (carried)")
+            sys.stdout.file.close()
+            sys.stdout = sys.stdout.out
 
 
 if __name__ == "__main__":
