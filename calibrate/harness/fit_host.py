@@ -40,18 +40,16 @@ PARAM = {"op": "host_op_us", "conv": "host_conv_us", "gemm": "host_gemm_us", "no
 
 
 def nnls(X, y, iters=4000):
-    """min sum ((X b - y)/y)^2, b >= 0, by cyclic coordinate descent."""
+    """min sum ((X b - y)/y)^2, b >= 0, by cyclic coordinate descent (on the normal equations' terms)."""
     n = len(X[0])
     w = [1.0 / (t * t) for t in y]
+    gram = [[sum(wi * row[j] * row[k] for row, wi in zip(X, w)) for k in range(n)] for j in range(n)]
+    rhs = [sum(wi * row[j] * t for row, t, wi in zip(X, y, w)) for j in range(n)]
     b = [1.0] * n
     for _ in range(iters):
         for j in range(n):
-            num = den = 0.0
-            for row, t, wi in zip(X, y, w):
-                r = t - sum(row[k] * b[k] for k in range(n) if k != j)
-                num += wi * row[j] * r
-                den += wi * row[j] * row[j]
-            b[j] = max(0.0, num / den) if den > 0 else 0.0
+            num = rhs[j] - sum(gram[j][k] * b[k] for k in range(n) if k != j)
+            b[j] = max(0.0, num / gram[j][j]) if gram[j][j] > 0 else 0.0
     return b
 
 
@@ -63,41 +61,60 @@ def micro_costs():
             "norm": m["batchnorm_module_fp16_in"], "cast": cast}
 
 
+def host_calls(tilewave, model, layout):
+    """{host-call class: kernels} of one network's step at batch 1 (`host_call` of each layer)."""
+    c = {k: 0 for k in CLASSES}
+    for layer in predict(tilewave, model, layout, 1)["layers"]:
+        if "host_call" in layer and "time_us" in layer:
+            c[layer["host_call"]] += 1
+    return c
+
+
+def fit_runs(tilewave, pmap=map):
+    """(networks x layouts, [(host-call counts, measured host_us, name)]) of the fit-family runs at batch 1 and 16."""
+    fit, _ = zoo_split()
+    runs = [r for r in rows(RUNS[0]) if r["model"] in fit and r["batch"] in (1, 16)]
+    keys = sorted({(r["model"], r["layout"]) for r in runs})
+    counts = dict(zip(keys, pmap(lambda k: host_calls(tilewave, *k), keys)))
+    return len(keys), [(counts[(r["model"], r["layout"])], r["host_ms"] * 1e3,
+                        "%s %s b%d" % (r["model"], r["layout"], r["batch"])) for r in runs]
+
+
+def errors(params, runs):
+    """Sorted relative errors of the host issue time that `params` (a host file's) predict for `runs`."""
+    pred = [params["host_step_us"] + params["host_inner_launch_us"] * c["inner"] +
+            sum(c[k] * params[PARAM[k]] for k in PARAM if k != "inner") for c, _, _ in runs]
+    return sorted(abs(p - t) / t for p, (_, t, _) in zip(pred, runs))
+
+
+def p90(errs):
+    return errs[int(0.9 * len(errs))]
+
+
+def fit(micro, runs):
+    """(scale, params, sorted relative errors): the non-negative fit of the module docstring."""
+    X = [[1.0, sum(c[k] * micro[k] for k in micro), float(c["inner"])] for c, _, _ in runs]
+    y = [t for _, t, _ in runs]
+    b = nnls(X, y)
+    pred = [sum(xi * bi for xi, bi in zip(row, b)) for row in X]
+    errs = sorted(abs(p - t) / t for p, t in zip(pred, y))
+    params = {"host_step_us": round(b[0], 2), "host_inner_launch_us": round(b[2], 2)}
+    params.update({PARAM[k]: round(b[1] * v, 2) for k, v in micro.items()})
+    return b[1], params, errs
+
+
 def main():
     tilewave = sys.argv[1]
     micro = micro_costs()
-    fit, _ = zoo_split()
-    X, y, names = [], [], []
-    counts = {}
-    for r in rows(RUNS[0]):
-        if r["model"] not in fit or r["batch"] not in (1, 16):
-            continue
-        key = (r["model"], r["layout"])
-        if key not in counts:
-            a = predict(tilewave, r["model"], r["layout"], 1)
-            c = {k: 0 for k in CLASSES}
-            for layer in a["layers"]:
-                if "host_call" in layer and "time_us" in layer:
-                    c[layer["host_call"]] += 1
-            counts[key] = c
-        c = counts[key]
-        X.append([1.0, sum(c[k] * micro[k] for k in micro), float(c["inner"])])
-        y.append(r["host_ms"] * 1e3)
-        names.append("%s %s b%d" % (r["model"], r["layout"], r["batch"]))
+    networks, runs = fit_runs(tilewave)
     print("single-op host costs (%s/host_micro.jsonl): %s" % (
         RUNS[0], ", ".join("%s %.1f us" % (k, v) for k, v in micro.items())))
-    b = nnls(X, y)
-    pred = [sum(xi * bi for xi, bi in zip(row, b)) for row in X]
-    errs = [abs(p - t) / t for p, t in zip(pred, y)]
-    print("host fit on %d fit-family runs (%d networks x layouts x batch 1, 16)" % (len(y), len(counts)))
-    errs.sort()
-    params = {"host_step_us": round(b[0], 2), "host_inner_launch_us": round(b[2], 2)}
-    params.update({PARAM[k]: round(b[1] * v, 2) for k, v in micro.items()})
-    print("  scale of the single-op costs inside networks: %.3f" % b[1])
+    print("host fit on %d fit-family runs (%d networks x layouts x batch 1, 16)" % (len(runs), networks))
+    scale, params, errs = fit(micro, runs)
+    print("  scale of the single-op costs inside networks: %.3f" % scale)
     for k in sorted(params):
         print("  %-22s %8.2f us" % (k, params[k]))
-    print("  host issue time: median error %.1f%%, p90 %.1f%%" % (100 * statistics.median(errs),
-                                                                 100 * errs[int(0.9 * len(errs))]))
+    print("  host issue time: median error %.1f%%, p90 %.1f%%" % (100 * statistics.median(errs), 100 * p90(errs)))
     print(json.dumps(params, sort_keys=True))
 
 

@@ -68,7 +68,9 @@ def main():
         os.replace(path + ".tmp", path)
 
 
-def fit_sets(tilewave, gpu_dir):
+def fit_sets(tilewave, gpu_dir, pmap=map, out=print):
+    """{"eager nchw amp": params, "eager nhwc amp": params}, fitted as the module docstring says;
+    `out` gets the printed report line by line, `pmap` maps the predictions."""
     fit, _ = zoo_split()
     base = json.load(open("gpu_models/h200.json"))["runtime_params"]["eager"]["params"]
     gpus = json.loads(subprocess.run([tilewave, "gpus", "--format", "json"], capture_output=True, text=True).stdout)
@@ -77,13 +79,13 @@ def fit_sets(tilewave, gpu_dir):
     bw_bytes_per_us = h200["dram_bandwidth_gbs"] * 1e3
     kernels = kernel_lists(RUNS[0])
     cells = collections.defaultdict(lambda: collections.defaultdict(lambda: [0, 0.0, 0.0]))  # (layout, cls) -> batch -> n, var, measured
-    for r in rows(RUNS[0]):
-        k = kernels.get((r["model"], r["layout"], r["batch"]))
-        if r["model"] not in fit or not k:
-            continue
+    runs = [(r, kernels.get((r["model"], r["layout"], r["batch"]))) for r in rows(RUNS[0])]
+    runs = [(r, k) for r, k in runs if r["model"] in fit and k]
+    preds = pmap(lambda rk: predict(tilewave, rk[0]["model"], rk[0]["layout"], rk[0]["batch"], "graph", gpu_dir), runs)
+    for (r, k), pred in zip(runs, preds):
         for name, us in k["list"]:
             cells[(r["layout"], measured_class(name))][r["batch"]][2] += us
-        for layer in predict(tilewave, r["model"], r["layout"], r["batch"], "graph", gpu_dir)["layers"]:
+        for layer in pred["layers"]:
             if "time_us" not in layer:
                 continue
             cls = predicted_class(layer)
@@ -96,26 +98,26 @@ def fit_sets(tilewave, gpu_dir):
                 cell[1] += layer["time_us"] - layer["fixed_us"]
     sets = {}
     for layout in ("nchw", "channels_last"):
-        out = {}
+        out_set = {}
         f, u = ls2([tuple(v) for v in cells[(layout, "bn")].values()])
-        out["fixed_us_norm_extra"] = round(max(0.0, f - p["fixed_us_memory"]), 4)
-        out["norm_bw_efficiency"] = out["norm_max_bw_efficiency"] = round(min(1.0, 1 / u), 4)
+        out_set["fixed_us_norm_extra"] = round(max(0.0, f - p["fixed_us_memory"]), 4)
+        out_set["norm_bw_efficiency"] = out_set["norm_max_bw_efficiency"] = round(min(1.0, 1 / u), 4)
         if layout == "nchw":
             f, u = ls2([tuple(v) for v in cells[(layout, "transform")].values()])
-            out["fixed_us_transform"] = round(max(0.0, f), 4)
-            out["transform_bw_efficiency"] = round(min(1.0, 1 / u), 4)
+            out_set["fixed_us_transform"] = round(max(0.0, f), 4)
+            out_set["transform_bw_efficiency"] = round(min(1.0, 1 / u), 4)
             f, u = ls2([tuple(v) for v in cells[(layout, "depthwise")].values()])
-            out["fixed_us_direct"] = round(max(0.0, f), 4)
-            out["direct_conv_efficiency"] = round(p["direct_conv_efficiency"] / u, 5)
-            out["direct_bw_efficiency"] = round(min(1.0, p["direct_bw_efficiency"] / u), 5)
+            out_set["fixed_us_direct"] = round(max(0.0, f), 4)
+            out_set["direct_conv_efficiency"] = round(p["direct_conv_efficiency"] / u, 5)
+            out_set["direct_bw_efficiency"] = round(min(1.0, p["direct_bw_efficiency"] / u), 5)
         key = "eager %s amp" % ("nchw" if layout == "nchw" else "nhwc")
-        sets[key] = out
-        print(key)
+        sets[key] = out_set
+        out(key)
         for cls in ("bn", "transform", "depthwise"):
             for b, (n, v, m) in sorted(cells[(layout, cls)].items()):
-                print("  %-9s b%-4d kernels %5d  profiled (less ramp) %9.1f us  variable %9.1f us" % (cls, b, n, m, v))
-        print("  " + json.dumps(out, sort_keys=True))
-    print(json.dumps(sets, sort_keys=True))
+                out("  %-9s b%-4d kernels %5d  profiled (less ramp) %9.1f us  variable %9.1f us" % (cls, b, n, m, v))
+        out("  " + json.dumps(out_set, sort_keys=True))
+    out(json.dumps(sets, sort_keys=True))
     return sets
 
 

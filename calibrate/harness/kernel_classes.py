@@ -51,28 +51,40 @@ def predicted_class(layer):
     return "other"
 
 
-def main():
-    tilewave = sys.argv[1]
-    want = sys.argv[sys.argv.index("--set") + 1] if "--set" in sys.argv else "fit"
+def class_sums(tilewave, want):
+    """{(layout, batch): {"m_" / "mn_" / "p_" / "pn_" + class: profiled us / kernels / predicted us / kernels}}
+    over the networks of set `want`; without `tilewave` the profiled side only."""
     fit, held = zoo_split()
     run = RUNS[1] if want == "fresh" else RUNS[0]
     kernels = kernel_lists(run)
     sums = collections.defaultdict(lambda: collections.defaultdict(float))
+    runs = []
     for r in rows(run):
         in_set = want == "fresh" or (r["model"] in fit) == (want == "fit") and (r["model"] in fit or r["model"] in held)
         k = kernels.get((r["model"], r["layout"], r["batch"]))
-        if not in_set or not k:
-            continue
+        if in_set and k:
+            runs.append((r, k))
+    for r, k in runs:
         s = sums[(r["layout"], r["batch"])]
         for name, us in k["list"]:
             c = measured_class(name)
             s["m_" + c] += us
             s["mn_" + c] += 1
-        for layer in predict(tilewave, r["model"], r["layout"], r["batch"], "graph")["layers"]:
-            if "time_us" in layer:
-                c = predicted_class(layer)
-                s["p_" + c] += layer["time_us"]
-                s["pn_" + c] += 1
+    if tilewave:
+        for r, _ in runs:
+            s = sums[(r["layout"], r["batch"])]
+            for layer in predict(tilewave, r["model"], r["layout"], r["batch"], "graph")["layers"]:
+                if "time_us" in layer:
+                    c = predicted_class(layer)
+                    s["p_" + c] += layer["time_us"]
+                    s["pn_" + c] += 1
+    return sums
+
+
+def main():
+    tilewave = sys.argv[1]
+    want = sys.argv[sys.argv.index("--set") + 1] if "--set" in sys.argv else "fit"
+    sums = class_sums(tilewave, want)
     print("set %s: profiled / predicted device time (ms) and kernel count, by class" % want)
     print("%-13s %5s " % ("layout", "batch") + " ".join("%22s" % c for c in CLASSES))
     for key in sorted(sums):

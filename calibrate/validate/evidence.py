@@ -67,17 +67,23 @@ def layernorm(_tw):
         print(f"{outer:8d} {inner:5d} {mb:9.1f} {t:10.1f} {1e3 * t / outer:7.2f} {mb / t:5.2f}")
 
 
-def grouped(tw):
-    rows = [r for r in jsonl("grouped_measured.jsonl") if "measured_us" in r]
-    out = subprocess.run([tw, "layers", os.path.join(DATA, "grouped_measured.jsonl"), "--gpu", "h200"],
-                         check=True, capture_output=True, text=True).stdout.splitlines()
-    pred = [json.loads(x) for x in out]
+def grouped_widths(rows, pred):
+    """{group width: [(TFLOP/s, predicted/measured)]} of the grouped-width sweep's rows and
+    `tilewave layers`' predictions of them, line for line."""
     by_width = {}
     for r, p in zip(rows, pred):
         cg = r["C"] // r["groups"]
         P = (r["H"] + 2 * r["pad"][0] - 3) // r["stride"][0] + 1
         tflops = 2 * r["N"] * P * P * r["K"] * cg * 9 / r["measured_us"] / 1e6
         by_width.setdefault(cg, []).append((tflops, p["pred_us"] / r["measured_us"]))
+    return by_width
+
+
+def grouped(tw):
+    rows = [r for r in jsonl("grouped_measured.jsonl") if "measured_us" in r]
+    out = subprocess.run([tw, "layers", os.path.join(DATA, "grouped_measured.jsonl"), "--gpu", "h200"],
+                         check=True, capture_output=True, text=True).stdout.splitlines()
+    by_width = grouped_widths(rows, [json.loads(x) for x in out])
     print("width  power of 2  layers  median TFLOP/s  median predicted/measured")
     for cg in sorted(by_width):
         v = by_width[cg]
