@@ -7,6 +7,7 @@
 #include "tilewave_onnx.pb.h"
 
 #include "tilewave/model.h"
+#include "tilewave/pipeline.h"
 
 namespace tilewave::test {
 

@@ -12,6 +12,7 @@
 #include "tilewave/calibration.h"
 #include "tilewave/error.h"
 #include "tilewave/kernel_cost.h"
+#include "tilewave/pipeline.h"
 
 using namespace tilewave;
 

@@ -6,6 +6,7 @@
 #include "tilewave/analysis.h"
 #include "tilewave/ir/kernel_graph.h"
 #include "tilewave/lowering.h"
+#include "tilewave/pipeline.h"
 
 using namespace tilewave;
 

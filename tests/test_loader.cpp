@@ -7,6 +7,7 @@
 #include "tilewave/error.h"
 #include "tilewave/layer_graph.h"
 #include "tilewave/model.h"
+#include "tilewave/pipeline.h"
 
 using namespace tilewave;
 

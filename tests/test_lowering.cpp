@@ -4,6 +4,7 @@
 #include "test_helpers.h"
 #include "tilewave/analysis.h"
 #include "tilewave/op_registry.h"
+#include "tilewave/pipeline.h"
 
 using namespace tilewave;
 

@@ -10,6 +10,7 @@
 #include "tilewave/analysis.h"
 #include "tilewave/error.h"
 #include "tilewave/schedule.h"
+#include "tilewave/pipeline.h"
 
 using namespace tilewave;
 

@@ -15,6 +15,7 @@
 #include "tilewave/layer_graph.h"
 #include "tilewave/lowering.h"
 #include "tilewave/op_registry.h"
+#include "tilewave/pipeline.h"
 
 using namespace tilewave;
 using tilewave::test::dims_of;

@@ -12,6 +12,7 @@
 #include "tilewave/error.h"
 #include "tilewave/search_space.h"
 #include "tilewave/space_cost.h"
+#include "tilewave/pipeline.h"
 #include "tilewave_onnx.pb.h"
 #include "test_helpers.h"
 

@@ -27,6 +27,7 @@
 #include "tilewave/layer_set.h"
 #include "tilewave/report.h"
 #include "tilewave/text.h"
+#include "tilewave/pipeline.h"
 
 using nlohmann::json;
 

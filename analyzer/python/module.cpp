@@ -28,6 +28,7 @@
 #include "tilewave/run_options.h"
 #include "tilewave/space_cost.h"
 #include "tilewave/version.h"
+#include "tilewave/pipeline.h"
 #include "tilewave_onnx.pb.h"
 
 namespace py = pybind11;

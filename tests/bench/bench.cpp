@@ -17,6 +17,7 @@
 #include "tilewave/analysis.h"
 #include "tilewave/layer_set.h"
 #include "tilewave/lowering.h"
+#include "tilewave/pipeline.h"
 
 using namespace tilewave;
 using Clock = std::chrono::steady_clock;

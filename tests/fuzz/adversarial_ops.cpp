@@ -42,6 +42,7 @@
 #include "tilewave/lowering.h"
 #include "tilewave/model.h"
 #include "tilewave/op_registry.h"
+#include "tilewave/pipeline.h"
 #include "tilewave_onnx.pb.h"
 
 using namespace tilewave;

@@ -8,6 +8,7 @@
 #include "tilewave/json_input.h"
 #include "tilewave/lowering.h"
 #include "tilewave/model.h"
+#include "tilewave/pipeline.h"
 
 using namespace tilewave;
 

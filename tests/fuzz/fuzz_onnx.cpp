@@ -7,6 +7,7 @@
 #include "tilewave/gpu_model.h"
 #include "tilewave/lowering.h"
 #include "tilewave/model.h"
+#include "tilewave/pipeline.h"
 #include "tilewave_onnx.pb.h"
 
 using namespace tilewave;

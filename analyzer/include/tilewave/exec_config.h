@@ -7,21 +7,11 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "tilewave/dtype.h"
+#include "tilewave/exec_axes.h"
 
 namespace tilewave {
 
 class RuntimeProfile;
-
-// The memory layout of 4-D activations as the libraries see them.
-// nchw: PyTorch's default (contiguous); nhwc: torch.channels_last.
-enum class Layout { nchw, nhwc };
-const char* layout_name(Layout l);
-
-// How the host launches a step. graph: the forward replayed as one CUDA
-// graph; loop: a plain Python loop, every op issued from the CPU, then
-// torch.cuda.synchronize() (docs/model.md "Schedule").
-enum class Launch { graph, loop };
-const char* launch_name(Launch l);
 
 // What a runtime is run with when nothing says otherwise (docs/model.md
 // "Execution configuration"): PyTorch's runtimes as timm's benchmark.py runs
@@ -69,10 +59,6 @@ ExecutionConfig default_execution(const RuntimeProfile& runtime, DType dtype = D
 // replayed as a CUDA graph. The fits that read those sets lower with it.
 ExecutionConfig cuda_graph_harness(const RuntimeProfile& runtime, DType dtype);
 
-// Parses the CLI's and the Python module's spellings; InputError naming the
-// option on a bad value. Empty strings keep the default.
-Layout layout_named(const std::string& s, const std::string& where);
-Launch launch_named(const std::string& s, const std::string& where);
 // The configuration a JSON object describes (the form to_json writes); a
 // missing key takes the runtime's default (amp only for an fp16 or bf16
 // dtype: fp32 means PyTorch's fp32). InputError naming `where`.

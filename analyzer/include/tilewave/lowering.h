@@ -51,17 +51,19 @@ const RuntimeProfile* find_runtime(const std::string& name);
 const RuntimeProfile& runtime_named(const std::string& name, const std::string& where);
 const RuntimeProfile& default_runtime();
 
-// The runtime's lowering, then the passes the configuration asks for
-// (docs/model.md "Layout pass", "Precision pass"). exec.fuse_attention: the
-// MatMul-Softmax-MatMul chains exporters write for
+// The runtime's own lowering of the model (exec.runtime_profile()), before
+// any pass; pipeline.h's lower_model adds the passes. exec.fuse_attention:
+// the MatMul-Softmax-MatMul chains exporters write for
 // scaled_dot_product_attention become one flash-attention kernel
 // (docs/model.md "Attention"); false costs them node by node.
-KernelGraph lower_model(const Model& model, const LayerGraph& graph, const ExecutionConfig& exec,
-                     const OpRegistry& registry = OpRegistry::builtin());
-// The same for a runtime and dtype under the CUDA-graph harness that
-// calibrate/'s runtime sets were measured with: nhwc, weights stored in
-// dtype (model.half()), graph replay.
-KernelGraph lower_model(const Model& model, const LayerGraph& graph, const RuntimeProfile& runtime, DType dtype,
-                     const OpRegistry& registry = OpRegistry::builtin(), bool fuse_attention = true);
+KernelGraph lower_for_runtime(const Model& model, const LayerGraph& graph, const ExecutionConfig& exec,
+                              const OpRegistry& registry);
+
+// Whether a conv's bias was the model's own rather than a BatchNorm the
+// exporter folded in (the precision pass casts only an own bias).
+// torch.onnx keeps a parameter's name ("layer.0.bias") and names a folded
+// one after the node ("onnx::Conv_497"); a conv over a 1x1 map
+// (squeeze-excitation, classifier heads) never follows a BatchNorm.
+bool bias_is_own(const Node& conv, const ConvProblem& p);
 
 }  // namespace tilewave

@@ -114,19 +114,20 @@ class OpRegistry;
 struct LoadOptions {
   std::optional<int64_t> batch;                               // --batch
   std::map<std::string, std::vector<int64_t>> input_shapes;   // --input NAME=1x3x224x224
-  const OpRegistry* registry = nullptr;                       // shape functions; null: the built-in ops
+  const OpRegistry* registry = nullptr;                       // shape functions; null: the built-in ops (load_onnx)
 };
 
-// Reads the file with the ONNX protobuf classes (external weight files need
-// not exist), applies the overrides and infers every shape with the op
-// registry's shape functions (infer_shapes). Throws InputError naming the
-// file on any problem.
-Model load_onnx(const std::string& path, const LoadOptions& options = {});
-// The file as ONNX's protobuf, unchanged (size and parse checks as load_onnx):
+// Stage 1, load: reads the file with the ONNX protobuf classes (external
+// weight files need not exist), applies the overrides and collects tensors
+// and nodes; shapes past the graph inputs stay unknown until shape inference
+// (load_onnx in pipeline.h does both). Throws InputError naming the file on
+// any problem.
+Model read_onnx(const std::string& path, const LoadOptions& options = {});
+// The file as ONNX's protobuf, unchanged (size and parse checks as read_onnx):
 // for tools that rewrite a model (annotate, advise).
 std::shared_ptr<onnx::ModelProto> read_onnx_file(const std::string& path);
 // The same for a model already in memory; `path` names it in errors.
-Model load_onnx_proto(std::shared_ptr<onnx::ModelProto> proto, const std::string& path,
+Model read_onnx_proto(std::shared_ptr<onnx::ModelProto> proto, const std::string& path,
                       const LoadOptions& options = {});
 
 // Attribute access for lowering rules.

@@ -12,7 +12,7 @@
 
 #include "tilewave/layer.h"
 #include "tilewave/model.h"
-#include "tilewave/shape_inference.h"
+#include "tilewave/shape_context.h"
 
 namespace tilewave {
 

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "tilewave/exec_config.h"
+#include "tilewave/exec_axes.h"
 #include "tilewave/gpu_model.h"
 #include "tilewave/ir/kernel_graph.h"
 

@@ -16,7 +16,8 @@
 #include "tilewave/model.h"
 #include "tilewave/text.h"
 #include "tilewave_onnx.pb.h"
-#include "../shape/tensor_values.h"
+#include "tilewave/tensor_values.h"
+#include "tilewave/pipeline.h"
 
 namespace tilewave {
 

@@ -21,6 +21,7 @@
 #include "tilewave/lowering.h"
 #include "tilewave/network_cost.h"
 #include "tilewave/ranking.h"
+#include "tilewave/pipeline.h"
 
 namespace tilewave {
 

@@ -9,6 +9,7 @@
 #include "tilewave/analysis.h"
 #include "tilewave/calibration.h"
 #include "tilewave/error.h"
+#include "tilewave/pipeline.h"
 
 namespace tilewave {
 

@@ -14,6 +14,7 @@
 #include "tilewave/error.h"
 #include "tilewave/json_input.h"
 #include "tilewave/network_cost.h"
+#include "tilewave/pipeline.h"
 
 namespace tilewave {
 

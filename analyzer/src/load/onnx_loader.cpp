@@ -10,8 +10,6 @@
 #include "tilewave/error.h"
 #include "tilewave/json_input.h"
 #include "tilewave/model.h"
-#include "tilewave/op_registry.h"
-#include "tilewave/shape_inference.h"
 
 namespace tilewave {
 
@@ -224,26 +222,6 @@ void collect_nodes(Model& model) {
   }
 }
 
-// Static tensors in file order; correct for topologically sorted files, and
-// a file that is not sorted only loses some folding (never correctness of
-// the graph checks, which the layer graph does). Every value shape inference
-// evaluated is static too.
-void mark_static(Model& model) {
-  for (const auto& name : model.initializers) model.static_tensors.insert(name);
-  for (const auto& [name, value] : model.values) model.static_tensors.insert(name);
-  for (const auto& n : model.nodes) {
-    bool all_static = n.op_type == "Shape" || n.op_type == "Size";
-    if (!all_static) {
-      all_static = true;
-      for (const auto& in : n.inputs)
-        if (!in.empty() && !model.static_tensors.count(in)) all_static = false;
-    }
-    if (all_static)
-      for (const auto& out : n.outputs) model.static_tensors.insert(out);
-  }
-}
-
-
 // The first graph-input dimension that is not known, as "dimension K ('name')".
 std::string unknown_dim(const onnx::ModelProto& proto, const std::string& input) {
   for (const auto& v : proto.graph().input()) {
@@ -258,11 +236,11 @@ std::string unknown_dim(const onnx::ModelProto& proto, const std::string& input)
 
 }  // namespace
 
-Model load_onnx(const std::string& path, const LoadOptions& options) {
-  return load_onnx_proto(read_onnx_file(path), path, options);
+Model read_onnx(const std::string& path, const LoadOptions& options) {
+  return read_onnx_proto(read_onnx_file(path), path, options);
 }
 
-Model load_onnx_proto(std::shared_ptr<onnx::ModelProto> proto, const std::string& path, const LoadOptions& options) {
+Model read_onnx_proto(std::shared_ptr<onnx::ModelProto> proto, const std::string& path, const LoadOptions& options) {
   Model model;
   model.path = path;
   model.proto = std::move(proto);
@@ -294,8 +272,6 @@ Model load_onnx_proto(std::shared_ptr<onnx::ModelProto> proto, const std::string
                                            "handles in one tensor; use a smaller --batch or --input",
                                            in));
   }
-  infer_shapes(model, options.registry ? *options.registry : OpRegistry::builtin());
-  mark_static(model);
   if (!model.inputs.empty()) {
     const auto& dims = model.tensors[model.inputs.front()].dims;
     model.batch = dims.empty() ? 1 : dims[0];

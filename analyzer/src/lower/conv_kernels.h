@@ -10,11 +10,7 @@ namespace tilewave {
 
 // True for a Conv/ConvTranspose node with a bias input.
 bool conv_has_bias(const Node& n);
-// Whether a conv's bias was the model's own rather than a BatchNorm the
-// exporter folded in. torch.onnx keeps a parameter's name ("layer.0.bias")
-// and names a folded one after the node ("onnx::Conv_497"); a conv over a
-// 1x1 map (squeeze-excitation, classifier heads) never follows a BatchNorm.
-bool bias_is_own(const Node& conv, const ConvProblem& p);
+// bias_is_own (lowering.h): whether that bias was the model's own.
 
 // PyTorch's inference BatchNorm on channels-last input runs `count` small
 // kernels over the channels (a copy, the inverse std) before its pass.

@@ -10,7 +10,6 @@
 #include "framework_ops.h"
 #include "pointwise_fusion.h"
 #include "trt_fusion.h"
-#include "../passes/passes.h"
 #include "tilewave/error.h"
 
 namespace tilewave {
@@ -145,27 +144,13 @@ const RuntimeProfile& runtime_named(const std::string& name, const std::string& 
 
 const RuntimeProfile& default_runtime() { return *builtin_runtimes().front(); }
 
-KernelGraph lower_model(const Model& model, const LayerGraph& graph, const ExecutionConfig& exec,
-                        const OpRegistry& registry) {
+KernelGraph lower_for_runtime(const Model& model, const LayerGraph& graph, const ExecutionConfig& exec,
+                              const OpRegistry& registry) {
   std::vector<std::optional<std::optional<Kernel>>> node_kernels(model.nodes.size());
-  const RuntimeProfile& runtime = exec.runtime_profile();
-  const DType dtype = exec.dtype;
   std::optional<AttentionChains> chains;
   if (exec.fuse_attention) chains.emplace(model, graph);
-  const LowerInput in{model, graph, registry, dtype, exec, chains ? &*chains : nullptr, &node_kernels};
-  KernelGraph out = runtime.lower(in);
-  layout_pass(in, out);
-  precision_pass(in, out);
-  if (auto e = launch_order_error(out, KernelIndex(out)))
-    throw std::logic_error("lowering " + model.path + " broke launch order: " + *e);
-  return out;
-}
-
-KernelGraph lower_model(const Model& model, const LayerGraph& graph, const RuntimeProfile& runtime, DType dtype,
-                        const OpRegistry& registry, bool fuse_attention) {
-  ExecutionConfig exec = cuda_graph_harness(runtime, dtype);
-  exec.fuse_attention = fuse_attention;
-  return lower_model(model, graph, exec, registry);
+  const LowerInput in{model, graph, registry, exec.dtype, exec, chains ? &*chains : nullptr, &node_kernels};
+  return exec.runtime_profile().lower(in);
 }
 
 }  // namespace tilewave

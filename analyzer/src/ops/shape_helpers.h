@@ -5,8 +5,8 @@
 #include <functional>
 #include <vector>
 
-#include "../shape/tensor_values.h"
-#include "tilewave/shape_inference.h"
+#include "tilewave/tensor_values.h"
+#include "tilewave/shape_context.h"
 
 namespace tilewave::shape {
 

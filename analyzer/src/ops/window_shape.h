@@ -4,7 +4,7 @@
 #pragma once
 #include <vector>
 
-#include "tilewave/shape_inference.h"
+#include "tilewave/shape_context.h"
 
 namespace tilewave::window {
 

@@ -1,5 +1,5 @@
 // docs/model.md "Layout pass".
-#include "passes.h"
+#include "tilewave/passes.h"
 
 namespace tilewave {
 

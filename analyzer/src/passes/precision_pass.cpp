@@ -1,8 +1,7 @@
 // docs/model.md "Precision pass".
 #include <unordered_set>
 
-#include "../lower/conv_kernels.h"
-#include "passes.h"
+#include "tilewave/passes.h"
 
 namespace tilewave {
 

@@ -8,6 +8,7 @@
 #include "tilewave/analysis.h"
 #include "tilewave/error.h"
 #include "tilewave/layer_graph.h"
+#include "tilewave/pipeline.h"
 
 namespace tilewave::space {
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "tilewave/dtype.h"
-#include "tilewave/exec_config.h"
+#include "tilewave/exec_axes.h"
 #include "tilewave/layer.h"
 
 namespace tilewave {

@@ -1,4 +1,4 @@
-#include "tensor_values.h"
+#include "tilewave/tensor_values.h"
 
 #include <cmath>
 #include <cstring>

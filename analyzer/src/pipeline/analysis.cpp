@@ -6,6 +6,7 @@
 
 #include "tilewave/error.h"
 #include "tilewave/network_cost.h"
+#include "tilewave/pipeline.h"
 
 #include <algorithm>
 #include <filesystem>

@@ -1,0 +1,39 @@
+// The driver of the flow (docs/model.md "Pipeline"): the stages composed in
+// their order, each stage's inputs passed in (the op registry, the execution
+// configuration). analysis.h builds on these to cost a whole model.
+#pragma once
+#include <memory>
+#include <string>
+
+#include "tilewave/exec_config.h"
+#include "tilewave/ir/kernel_graph.h"
+#include "tilewave/layer_graph.h"
+#include "tilewave/lowering.h"
+#include "tilewave/model.h"
+#include "tilewave/op_registry.h"
+
+namespace tilewave {
+
+// Load, then shape inference with options.registry (null: the built-in ops):
+// every tensor's shape and the small values known at load time. Throws
+// InputError naming the file on any problem.
+Model load_onnx(const std::string& path, const LoadOptions& options = {});
+// The same for a model already in memory; `path` names it in errors.
+Model load_onnx_proto(std::shared_ptr<onnx::ModelProto> proto, const std::string& path,
+                      const LoadOptions& options = {});
+
+// The runtime's lowering, then the passes the configuration asks for
+// (docs/model.md "Layout pass", "Precision pass"), then the check that launch
+// order respects every edge. exec.fuse_attention: the MatMul-Softmax-MatMul
+// chains exporters write for scaled_dot_product_attention become one
+// flash-attention kernel (docs/model.md "Attention"); false costs them node by
+// node.
+KernelGraph lower_model(const Model& model, const LayerGraph& graph, const ExecutionConfig& exec,
+                        const OpRegistry& registry = OpRegistry::builtin());
+// The same for a runtime and dtype under the CUDA-graph harness that
+// calibrate/'s runtime sets were measured with: nhwc, weights stored in
+// dtype (model.half()), graph replay.
+KernelGraph lower_model(const Model& model, const LayerGraph& graph, const RuntimeProfile& runtime, DType dtype,
+                        const OpRegistry& registry = OpRegistry::builtin(), bool fuse_attention = true);
+
+}  // namespace tilewave

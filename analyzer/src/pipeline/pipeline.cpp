@@ -1,0 +1,39 @@
+// The stages composed in their order (tilewave/pipeline.h, docs/model.md "Pipeline").
+#include "tilewave/pipeline.h"
+
+#include <stdexcept>
+
+#include "tilewave/passes.h"
+#include "tilewave/shape_inference.h"
+
+namespace tilewave {
+
+Model load_onnx(const std::string& path, const LoadOptions& options) {
+  return load_onnx_proto(read_onnx_file(path), path, options);
+}
+
+Model load_onnx_proto(std::shared_ptr<onnx::ModelProto> proto, const std::string& path, const LoadOptions& options) {
+  Model model = read_onnx_proto(std::move(proto), path, options);
+  infer_shapes(model, options.registry ? *options.registry : OpRegistry::builtin());
+  return model;
+}
+
+KernelGraph lower_model(const Model& model, const LayerGraph& graph, const ExecutionConfig& exec,
+                        const OpRegistry& registry) {
+  KernelGraph out = lower_for_runtime(model, graph, exec, registry);
+  const LowerInput in{model, graph, registry, exec.dtype, exec};
+  layout_pass(in, out);
+  precision_pass(in, out);
+  if (auto e = launch_order_error(out, KernelIndex(out)))
+    throw std::logic_error("lowering " + model.path + " broke launch order: " + *e);
+  return out;
+}
+
+KernelGraph lower_model(const Model& model, const LayerGraph& graph, const RuntimeProfile& runtime, DType dtype,
+                        const OpRegistry& registry, bool fuse_attention) {
+  ExecutionConfig exec = cuda_graph_harness(runtime, dtype);
+  exec.fuse_attention = fuse_attention;
+  return lower_model(model, graph, exec, registry);
+}
+
+}  // namespace tilewave
