@@ -36,7 +36,7 @@ HEADERS = {
     "trace_check.h": "check",
     "search_space.h": "space", "layer_list.h": "space", "space_cost.h": "space",
     "advise.h": "advise",
-    "calibration.h": "calibrate", "benchmark_fit.h": "calibrate", "carry_over.h": "calibrate",
+    "calibration.h": "calibrate", "benchmark_fit.h": "calibrate", "carry_over.h": "calibrate", "gpu_file.h": "calibrate",
     "report.h": "views", "html_report.h": "views",
 }
 EXTERNAL = {"tilewave_onnx.pb.h"}  # the protobuf classes generated at build time

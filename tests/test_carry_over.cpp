@@ -2,9 +2,13 @@
 // docs/calibration.md "Carry-over"): the values it writes.
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include "test_helpers.h"
 #include "tilewave/carry_over.h"
 #include "tilewave/error.h"
+#include "tilewave/gpu_file.h"
 
 using namespace tilewave;
 
@@ -115,4 +119,54 @@ TEST_CASE("carry-over: every parameter declares its owner once, and the bundled 
   CHECK(memory_family("HBM3e") == "hbm");
   CHECK(memory_family("GDDR6X") == "gddr");
   CHECK(memory_family("") == "");
+}
+
+TEST_CASE("carry-over: the file calibrate carry writes reads back to the carried values, with their origins") {
+  // Frozen donor and target files (tests/data/gpus/), so a refit of gpu_models/ changes nothing here.
+  const std::string fixtures = test::data("gpus");
+  const GpuModel h200 = load_gpu("h200", fixtures);
+  const GpuModel a100 = load_gpu("a100", fixtures);
+  REQUIRE(h200.trust == "calibrated");
+  const CarryOver c = carry_over(a100, {h200});
+  REQUIRE_FALSE(c.params.empty());
+  REQUIRE_FALSE(c.runtime_params.empty());
+
+  const nlohmann::json file = carried_gpu_file(a100, {h200}, c, "2026-01-01T00:00:00Z");
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "tilewave_carry_round_trip";
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "a100_carried.json").string();
+  std::ofstream(path) << file.dump(2) << "\n";
+  // The architecture file is looked up beside the file, then in the database given.
+  const GpuModel back = load_gpu(path, fixtures);
+  std::filesystem::remove_all(dir);
+
+  CHECK(back.trust == "carried-over");
+  CHECK(back.sms == a100.sms);  // the target's facts are kept
+  CHECK(back.dram_bandwidth_gbs == a100.dram_bandwidth_gbs);
+  for (const auto& [name, p] : c.params) {
+    CAPTURE(name);
+    CHECK(back.params.at(name) == doctest::Approx(stored_param(p.value)).epsilon(1e-12));
+    CHECK(back.param_origin.at(name) == p.origin());
+  }
+  // What no donor gave stays at the architecture's default, not at the old file's value.
+  for (const auto& info : param_table())
+    if (!c.params.count(info.name) && info.owner == ParamOwner::architecture) {
+      CAPTURE(info.name);
+      CHECK(back.params.at(info.name) == doctest::Approx(load_gpu("a100", fixtures).params.at(info.name)));
+    }
+  for (const auto& [runtime, set] : c.runtime_params) {
+    REQUIRE(back.runtime_params.count(runtime));
+    for (const auto& [name, p] : set) {
+      CAPTURE(runtime);
+      CAPTURE(name);
+      CHECK(back.runtime_params.at(runtime).at(name) == doctest::Approx(stored_param(p.value)).epsilon(1e-12));
+    }
+  }
+  // A runtime set reads back as the runtime's parameters.
+  const std::string runtime = c.runtime_params.begin()->first;
+  const std::string some = c.runtime_params.begin()->second.begin()->first;
+  CHECK(back.for_runtime(runtime).param(some) ==
+        doctest::Approx(stored_param(c.runtime_params.begin()->second.begin()->second.value)));
+  CHECK(file["carried_over"]["from"] == std::vector<std::string>{"h200"});
+  CHECK(file["carried_over"]["date"] == "2026-01-01T00:00:00Z");
 }

@@ -19,6 +19,8 @@
 #include "tilewave/progress.h"
 #include "tilewave/benchmark_fit.h"
 #include "tilewave/carry_over.h"
+#include "tilewave/gpu_file.h"
+#include "tilewave/json_input.h"
 #include "tilewave/error.h"
 
 using nlohmann::json;
@@ -85,25 +87,12 @@ std::vector<NetworkRun> read_network_measurements(const std::string& path, const
   return runs;
 }
 
-// Writes the GPU file back with fitted parameters and a provenance record;
-// its facts and sources are kept as they were.
-// replace_params: the file's parameters become `fitted` alone (carry-over
-// rewrites the whole set); otherwise `fitted` is merged over them.
+// Writes the GPU file back with fitted parameters and a provenance record
+// (gpu_file_with_params, tilewave/gpu_file.h).
 void write_calibrated_gpu(const GpuModel& gpu, const std::map<std::string, double>& fitted, const std::string& key,
                           const json& provenance, const std::string& output, const std::string& trust = "calibrated",
                           const json& runtime_params = nullptr, bool replace_params = false) {
-  std::ifstream f(gpu.source_file);
-  json j = json::parse(f);
-  json params = j.contains("params") && !replace_params ? j["params"] : json::object();
-  for (const auto& [k, v] : fitted) params[k] = std::round(v * 1e5) / 1e5;
-  j["params"] = params;
-  if (!runtime_params.is_null()) j["runtime_params"] = runtime_params;
-  j["trust"] = trust;
-  j[key] = provenance;
-  // The datasheet file's "architecture defaults, not calibrated" no longer
-  // holds once parameters are written: the source names the record that does.
-  if (j.contains("sources") && j["sources"].is_object())
-    j["sources"]["params"] = fmt::format("{}: fitted, as this file's `{}` record says", trust, key);
+  const json j = gpu_file_with_params(gpu, fitted, key, provenance, trust, runtime_params, replace_params);
   write_output(output, [&](std::ostream& os) { os << j.dump(2) << "\n"; });
 }
 
@@ -228,10 +217,9 @@ int cmd_calibrate_fit_runtime(const CommonOptions& o, const std::string& measure
     fmt::print(std::cerr, "  batch {:>4}: median |error| {:5.1f}% before, {:5.1f}% after\n", b, 100 * e.first,
                100 * e.second);
   for (const auto& [k, v] : r.fit.params) fmt::print(std::cerr, "  {} = {:.5g}\n", k, v);
-  std::ifstream f(gpu.source_file);
-  json j = json::parse(f);
+  json j = read_json_file(gpu.source_file, "GPU file");
   json set = {{"params", json::object()}};
-  for (const auto& [k, v] : r.fit.params) set["params"][k] = std::round(v * 1e5) / 1e5;
+  for (const auto& [k, v] : r.fit.params) set["params"][k] = stored_param(v);
   json errors = json::object();
   for (const auto& [b, e] : r.median_error_by_batch) errors[std::to_string(b)] = std::round(e.second * 1e4) / 1e4;
   set["fitted_on"] = {{"runtime", runtime.name()},
@@ -294,30 +282,8 @@ int cmd_calibrate_carry(const CommonOptions& o, const std::string& to) {
   target_opt.gpu = to;
   const GpuModel target = gpu_of(target_opt);
   const CarryOver c = carry_over(target, donors);
-  std::map<std::string, double> values;
-  json origins = json::object();
-  for (const auto& [k, p] : c.params) {
-    values[k] = p.value;
-    origins[k] = p.origin();
-  }
-  json runtime_sets = json::object();
-  for (const auto& [key, set] : c.runtime_params) {
-    json params = json::object(), from = json::object();
-    for (const auto& [k, p] : set) {
-      params[k] = std::round(p.value * 1e5) / 1e5;
-      from[k] = p.origin();
-    }
-    runtime_sets[key] = {{"params", params}, {"fitted_on", "carried over: " + fmt::format("{}", fmt::join(c.donors, ", "))},
-                         {"origins", from}};
-  }
-  json donor_facts = json::array();
-  for (const auto& d : donors)
-    donor_facts.push_back({{"id", d.id}, {"arch", d.arch}, {"instruction_family", d.instruction_family},
-                           {"memory_type", d.memory_type}});
-  write_calibrated_gpu(target, values, "carried_over",
-                       {{"from", c.donors}, {"donors", donor_facts}, {"date", utc_now()}, {"params", origins}},
-                       o.output, "carried-over", runtime_sets.empty() ? json(nullptr) : runtime_sets,
-                       /*replace_params=*/true);
+  const json file = carried_gpu_file(target, donors, c, utc_now());
+  write_output(o.output, [&](std::ostream& os) { os << file.dump(2) << "\n"; });
   std::map<std::string, int> by_donor;
   for (const auto& [k, p] : c.params) ++by_donor[p.from];
   fmt::print(std::cerr, "{}: {} of {} parameters carried ({}); the rest stay at its architecture's defaults\n",
@@ -410,7 +376,7 @@ int cmd_calibrate_from_benchmark(const CommonOptions& o, const std::vector<std::
   json runtime_sets = json::object();
   for (const auto& [key, set] : fit.gpu.runtime_params) {
     json p = json::object();
-    for (const auto& [k, v] : set) p[k] = std::round(v * 1e5) / 1e5;
+    for (const auto& [k, v] : set) p[k] = stored_param(v);
     runtime_sets[key] = {{"params", p}, {"fitted_on", scaled_by}};
   }
   write_calibrated_gpu(fit.gpu, values, "from_benchmark",
