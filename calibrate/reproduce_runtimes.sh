@@ -14,13 +14,13 @@ data=calibrate/data/h200/runtimes
 derived=$data/derived
 report=$data/report
 mkdir -p "$derived" "$report" docs/img
-runs="$data/run7/bench.jsonl $data/run8/bench.jsonl"
-kernels="$data/run7/kernels.jsonl.gz $data/run8/kernels.jsonl.gz"
-fresh_runs="$data/run9/bench.jsonl"
-fresh_kernels="$data/run9/kernels.jsonl.gz"
+runs="$data/fit_heldout/bench.jsonl $data/fit_heldout_remainder/bench.jsonl"
+kernels="$data/fit_heldout/kernels.jsonl.gz $data/fit_heldout_remainder/kernels.jsonl.gz"
+fresh_runs="$data/fresh/bench.jsonl"
+fresh_kernels="$data/fresh/kernels.jsonl.gz"
 # Measured after the eager BatchNorm-pass and reduction terms were frozen (5a06275).
-fresh2_runs="$data/run10/bench.jsonl"
-fresh2_kernels="$data/run10/kernels.jsonl.gz"
+fresh2_runs="$data/fresh2/bench.jsonl"
+fresh2_kernels="$data/fresh2/kernels.jsonl.gz"
 
 echo "== 1. pair: the fit set's runs, and every profiled forward's kernel time per class"
 python3 calibrate/fit/select_runs.py --set fit --kernels "$(echo $kernels | tr ' ' ,)" \
@@ -52,8 +52,8 @@ EOF
 fi
 
 echo "== 3. networks: every runtime, set and batch (fit families, held-out families, the fresh set)"
-bench="$data/run7/bench.jsonl,$data/run8/bench.jsonl"
-kern="$data/run7/kernels.jsonl.gz,$data/run8/kernels.jsonl.gz"
+bench="$data/fit_heldout/bench.jsonl,$data/fit_heldout_remainder/bench.jsonl"
+kern="$data/fit_heldout/kernels.jsonl.gz,$data/fit_heldout_remainder/kernels.jsonl.gz"
 if [ -f "$fresh_runs" ]; then
   bench="$bench,$fresh_runs"
   kern="$kern,$fresh_kernels"

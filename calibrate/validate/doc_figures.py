@@ -176,7 +176,7 @@ def readme_harness(runs):
     return lines
 
 RT = "calibrate/data/h200/runtimes"
-RT_RUNS = ("run7", "run8", "run9", "run10")  # calibrate/reproduce_runtimes.sh step 3: fit and held-out, fresh, fresh2
+RT_RUNS = ("fit_heldout", "fit_heldout_remainder", "fresh", "fresh2")  # calibrate/reproduce_runtimes.sh step 3: fit and held-out, fresh, fresh2
 
 
 def runtime_cells(lines):
@@ -196,8 +196,8 @@ def readme_runtimes(runs):
         kern = ",".join(f"{RT}/{r}/kernels.jsonl.gz" for r in RT_RUNS)
         runs.cache["runtimes"] = runtime_cells(runtimes.evaluate(runs.tw, bench, kern)[2])
     now = runs.cache["runtimes"]
-    first = runtime_cells(open(f"{RT}/report/networks_at_freeze_218de60.md"))
-    second = runtime_cells(open(f"{RT}/report/fresh2_at_freeze_5a06275.md").read().split("## Networks, the model before")[0].split("\n"))
+    first = runtime_cells(open(f"{RT}/report/networks_first_freeze.md"))
+    second = runtime_cells(open(f"{RT}/report/fresh2_second_freeze.md").read().split("## Networks, the model before")[0].split("\n"))
     batches = (1, 16, 128)
     rows = [("eager", "heldout", now, "{n} held-out networks"), ("eager", "fresh", first, "{n} fresh, one-shot at the first freeze"),
             ("eager", "fresh2", second, "{n} fresh, one-shot at the second freeze"), ("inductor", "heldout", now, "{n} held-out"),

@@ -11,7 +11,7 @@ usage: calibrate/validate/evidence.py TILEWAVE {eltwise-l2,layernorm,grouped,bn-
   grouped     the grouped-width sweep (grouped_measured.jsonl): rate and
               predicted/measured per group width
   bn-pass     eager PyTorch's BatchNorm pass kernels in the runtime fit set's
-              profiles (runtimes/run7, run8: fit families only), by traffic:
+              profiles (runtimes/fit_heldout, fit_heldout_remainder: fit families only), by traffic:
               measured and predicted time, rate, share served by L2
   reduce      eager PyTorch's reduce_kernel for global pools and means, the same way
 """
@@ -96,7 +96,7 @@ def eager_fit_pairs(tw, keep):
     runtimes = os.path.join(DATA, "runtimes")
     runs = [r for r in kernel_pairs.read_runs(os.path.join(runtimes, "derived", "fit_runs.jsonl"))
             if r["runtime"] == "eager"]
-    lists = kernel_pairs.kernel_lists([os.path.join(runtimes, run, "kernels.jsonl.gz") for run in ("run7", "run8")])
+    lists = kernel_pairs.kernel_lists([os.path.join(runtimes, run, "kernels.jsonl.gz") for run in ("fit_heldout", "fit_heldout_remainder")])
     return [p for p in kernel_pairs.pairs(runs, lists, tw) if keep(p)]
 
 

@@ -76,15 +76,15 @@ def minus(text):
 
 
 def readme_fresh_sets(runs):
-    """README.md: the networks of the two fresh runtime sets, counted in calibrate/data/h200/runtimes/run9 and run10/bench.jsonl."""
+    """README.md: the networks of the two fresh runtime sets, counted in calibrate/data/h200/runtimes/fresh and fresh2/bench.jsonl."""
     models = {}
-    for run in ("run9", "run10"):
+    for run in ("fresh", "fresh2"):
         for r in read_jsonl(f"{RT}/{run}/bench.jsonl"):
             if not r.get("header") and r.get("status") == "ok":
                 models.setdefault(run, {}).setdefault(r["runtime"], set()).add(r["model"])
-    assert set(models["run10"]) == {"eager"}, "the second fresh set is said to be eager only"
-    return [f"frozen ({len(set().union(*models['run9'].values()))} networks at the first freeze, "
-            f"{len(models['run10']['eager'])} eager networks at the second;"]
+    assert set(models["fresh2"]) == {"eager"}, "the second fresh set is said to be eager only"
+    return [f"frozen ({len(set().union(*models['fresh'].values()))} networks at the first freeze, "
+            f"{len(models['fresh2']['eager'])} eager networks at the second;"]
 
 
 def readme_harness_set(runs):
@@ -110,15 +110,15 @@ def readme_harness_misses(runs):
 
 def readme_kernels(runs):
     """README.md: calibrate/validate/kernel_kinds.py's norm kernels on the second fresh set (the model before its freeze, as printed then, and now), and calibrate/validate/library_kernels.py's eager cuDNN/cuBLAS kernels in held-out and fresh networks."""
-    before = open(f"{RT}/report/fresh2_at_freeze_5a06275.md").read().split("## Kernels by kind, the model before (a734049)")[1]
+    before = open(f"{RT}/report/fresh2_second_freeze.md").read().split("## Kernels by kind, the model before (a734049)")[1]
     was = {int(c[1]): c[5] for c in (line.split() for line in before.split("\n")) if c and c[0] == "norm"}
     if "kinds" not in runs.cache:
-        runs.cache["kinds"] = kernel_kinds.kind_sums(kernel_kinds.paired(f"{RT}/run10/bench.jsonl", f"{RT}/run10/kernels.jsonl.gz",
+        runs.cache["kinds"] = kernel_kinds.kind_sums(kernel_kinds.paired(f"{RT}/fresh2/bench.jsonl", f"{RT}/fresh2/kernels.jsonl.gz",
                                                                          "eager", runs.tw)[1])
     now = {b: f"{v[1] / v[2] - 1:+.1%}" for (kind, b), v in runs.cache["kinds"].items() if kind == "norm"}
     batches = sorted(now)
     assert sorted(was) == batches
-    kern = ",".join(f"{RT}/{r}/kernels.jsonl.gz" for r in ("run7", "run8", "run9", "run10"))
+    kern = ",".join(f"{RT}/{r}/kernels.jsonl.gz" for r in ("fit_heldout", "fit_heldout_remainder", "fresh", "fresh2"))
     med, signed = [], []
     for which in ("heldout", "fresh"):
         errors, _ = library_kernels.paired_errors(runs.tw, kern, which, runtimes={"eager"})
