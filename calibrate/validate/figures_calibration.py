@@ -102,7 +102,7 @@ def calibration_measured(runs):
                              if not r.get("header"))
     sweep = jsonl("calibrate/sweeps/grouped_fp16.jsonl")
     grouped = [r for r in jsonl(os.path.join(DATA, "grouped_measured.jsonl")) if not r.get("header")]
-    rest = [r for r in jsonl(os.path.join(DATA, "grouped_measured_rest.jsonl")) if not r.get("header")]
+    rest = [r for r in jsonl(os.path.join(DATA, "grouped_measured_w232_256.jsonl")) if not r.get("header")]
     elt = jsonl(os.path.join(DATA, "eltwise_in_network.jsonl"))
     unseen = [len({r["model"] for r in jsonl(os.path.join(DATA, f"netbench_{s}.jsonl")) if not r.get("header")})
               for s in ("unseen", "unseen2", "unseen3", "unseen4")]
@@ -135,7 +135,7 @@ def calibration_measured(runs):
             f"- `framework_pytorch.jsonl`: {fw[('pool', 'max')] + fw[('pool', 'avg')]} pooling "
             f"({fw[('pool', 'max')]} max, {fw[('pool', 'avg')]} average) and {fw[('softmax', None)]} LayerNorm layers.",
             f"- `grouped_measured.jsonl`: {len(grouped)} of the {len(sweep)} rows of `grouped_fp16.jsonl`; "
-            f"`grouped_measured_rest.jsonl` the last {len(rest)} (group widths {widths}).",
+            f"`grouped_measured_w232_256.jsonl` the last {len(rest)} (group widths {widths}).",
             f"- `eltwise_in_network.jsonl`: {len(elt):,} ReLU/Add kernels of {len({r['model'] for r in elt})} networks "
             "(the profiles whose kernel counts match their ONNX nodes).",
             f"- `netbench_unseen*.jsonl`: {', '.join(map(str, unseen[:-1]))} and {unseen[-1]} networks (runs 2, 3, 4 "
