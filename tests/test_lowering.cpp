@@ -64,12 +64,75 @@ TEST_CASE("eager: a grouped conv without a native NHWC kernel runs between layou
 
 TEST_CASE("eager: a conv over a 1x1 map (squeeze-excitation) keeps its own bias: one add") {
   const KernelGraph l = lower(test::zoo("efficientnet_b0.onnx"), "eager", 1);
+  int over_1x1 = 0;
   for (size_t i = 0; i + 1 < l.kernels.size(); ++i) {
     const auto* c = l.kernels[i].layer ? std::get_if<ConvProblem>(&l.kernels[i].layer->problem) : nullptr;
     if (!c || c->H != 1) continue;
+    ++over_1x1;
     CAPTURE(l.kernels[i].name);
     CHECK(l.kernels[i + 1].ops == "bias");
   }
+  CHECK(over_1x1 == 32);  // 16 squeeze-excitation blocks, two convs each: the loop above checked them all
+}
+
+namespace {
+// tiny_cnn under a runtime's own defaults at `dtype` (default_execution): the
+// kernels PyTorch or the engine launches at that precision.
+KernelGraph lower_at(const std::string& runtime, DType dtype) {
+  LoadOptions o;
+  o.batch = 2;
+  const Model m = load_onnx(test::data("tiny_cnn.onnx"), o);
+  return lower_model(m, build_layer_graph(m), default_execution(runtime_named(runtime, "test"), dtype));
+}
+std::vector<const Kernel*> of_problem(const KernelGraph& l, size_t problem_index) {
+  std::vector<const Kernel*> out;
+  for (const auto& k : l.kernels)
+    if (k.layer && k.layer->problem.index() == problem_index) out.push_back(&k);
+  return out;
+}
+}  // namespace
+
+TEST_CASE("lowering below and beside fp16: PyTorch's fp32, bf16 autocast, an int8 engine") {
+  const size_t conv = Problem(ConvProblem{}).index(), gemm = Problem(GemmProblem{}).index();
+  // PyTorch's fp32: convolutions in TF32 (cudnn.allow_tf32), matmuls in full
+  // fp32, activations stored in fp32; autocast stays off, so no casts.
+  const KernelGraph fp32 = lower_at("eager", DType::fp32);
+  REQUIRE(of_problem(fp32, conv).size() == 2);
+  for (const Kernel* k : of_problem(fp32, conv)) CHECK(k->layer->dtype == DType::tf32);
+  REQUIRE(of_problem(fp32, gemm).size() == 1);
+  CHECK(of_problem(fp32, gemm)[0]->layer->dtype == DType::fp32);
+  for (const auto& k : fp32.kernels) {
+    CAPTURE(k.name);
+    CHECK(k.ops != "cast");
+    for (const auto& t : k.writes) CHECK(t.dtype == DType::fp32);
+  }
+
+  // bf16 under autocast: the compute kernels run in bf16 and every fp32
+  // weight is cast on every forward, as fp16's are.
+  const KernelGraph bf16 = lower_at("eager", DType::bf16), fp16 = lower_at("eager", DType::fp16);
+  for (const Kernel* k : of_problem(bf16, conv)) CHECK(k->layer->dtype == DType::bf16);
+  int bf16_casts = 0, fp16_casts = 0;
+  for (const auto& k : bf16.kernels) bf16_casts += k.ops == "cast";
+  for (const auto& k : fp16.kernels) fp16_casts += k.ops == "cast";
+  CHECK(bf16_casts > 0);
+  CHECK(bf16_casts == fp16_casts);
+  for (const auto& k : bf16.kernels)
+    if (k.ops == "cast") {
+      CAPTURE(k.name);
+      CHECK(k.layer->dtype == DType::bf16);  // what the cast writes
+    }
+
+  // An int8 engine: convolutions and the GEMM in int8, weights stored as
+  // built (no autocast casts), each tensor's bytes from its own type.
+  const KernelGraph int8 = lower_at("tensorrt", DType::int8);
+  REQUIRE_FALSE(of_problem(int8, conv).empty());
+  for (const Kernel* k : of_problem(int8, conv)) CHECK(k->layer->dtype == DType::int8);
+  for (const auto& k : int8.kernels) CHECK(k.ops != "cast");
+  // The first conv's output: the same elements, each in its own type's bytes.
+  const TensorRef& out32 = of_problem(fp32, conv)[0]->writes.at(0);
+  const TensorRef& out8 = of_problem(int8, conv)[0]->writes.at(0);
+  CHECK(out32.bytes / dtype_bytes(out32.dtype) == out8.bytes / dtype_bytes(out8.dtype));
+  CHECK(out32.bytes == 4 * (out8.bytes / dtype_bytes(out8.dtype)));
 }
 
 TEST_CASE("inductor: library convs, each pointwise group one generated kernel reading its inputs once") {

@@ -54,7 +54,7 @@ std::vector<Kernel> channel_padding_kernels(const LowerInput& in, const KernelEd
   filter.elems_out = p->K * padded_channels * p->R * p->S;
   Kernel pad_input = memory_kernel(conv, "/pad_input", "pad", image, in.dtype);
   const TensorRef x = edges.ref(in.model.nodes[conv.nodes[0]].inputs[0]);
-  const TensorRef padded{x.name + "#pad", image.elems_out * dtype_bytes(in.dtype)};
+  const TensorRef padded{x.name + "#pad", image.elems_out * dtype_bytes(x.dtype), x.dtype};
   if (!x.name.empty()) pad_input.reads = {x};
   pad_input.writes = {padded};
   for (auto& r : conv.reads)

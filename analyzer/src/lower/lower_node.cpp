@@ -153,7 +153,10 @@ std::string KernelEdges::source(const std::string& tensor) const {
 TensorRef KernelEdges::ref(const std::string& tensor) const {
   const std::string s = source(tensor);
   const int64_t n = in_.model.numel(tensor);
-  return {s, n > 0 ? n * dtype_bytes(in_.dtype) : 0};
+  // Activations are stored in the configuration's activation type (fp32 for
+  // tf32 and PyTorch's fp32); the ref says which, beside the bytes it makes.
+  const DType stored = in_.exec.activation_dtype();
+  return {s, n > 0 ? n * dtype_bytes(stored) : 0, stored};
 }
 
 std::vector<int> KernelEdges::readers(const std::string& tensor) const {
