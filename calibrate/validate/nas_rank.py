@@ -11,7 +11,7 @@ says what `--min-utilization` would do: with the threshold at the 25th and
 50th percentile of the cell's predicted utilization, how many candidates it
 drops and what share of the measured latency-vs-FLOPs Pareto front it keeps.
 
-Measurements: bench.jsonl (runs 1-3) and session 6's files (BENCH_FILES);
+Measurements: bench.jsonl (runs 1-3) and completion/'s files (BENCH_FILES; session 6);
 a configuration measured twice keeps its first measurement.
 
 With --tilewave, the candidates are predicted again by that binary with the
@@ -33,10 +33,10 @@ from compare_networks import kendall_tau  # tau-b, as the network validation com
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pair"))
 from cuda_graph_harness import HARNESS  # noqa: E402
 
-BENCH_FILES = ["bench.jsonl", "session6/part1/eager_fill/bench.jsonl", "session6/part1/ind_first50_from_log.jsonl",
-               "session6/part1/ind_51_100/bench.jsonl", "session6/part2/ind_part2/bench.jsonl",
-               "session6/part3/ind_part3_b1_16_128/bench.jsonl", "session6/part3/ind_part3_b1_128/bench.jsonl",
-               "session6/part3/ind_part3_b128/bench.jsonl", "session6/part3/ind_part3_b16_128/bench.jsonl"]
+BENCH_FILES = ["bench.jsonl", "completion/eager_fill/bench.jsonl", "completion/ind_first50_from_log.jsonl",
+               "completion/ind_51_100/bench.jsonl", "completion/ind_101_150/bench.jsonl",
+               "completion/ind_gaps_b1_16_128/bench.jsonl", "completion/ind_gaps_b1_128/bench.jsonl",
+               "completion/ind_gaps_b128/bench.jsonl", "completion/ind_gaps_b16_128/bench.jsonl"]
 
 
 def pareto(points):

@@ -5,7 +5,7 @@ device tool returns at most 8 files). Each timed configuration's log line
 holds its model, runtime, batch and median latency (ms, 4 decimals), as
 runtime_bench.py writes it; nothing else of the row is in the log.
 
-usage: python3 calibrate/data/h200/nas/session6/log_rows.py LOG > ROWS.jsonl
+usage: python3 calibrate/data/h200/nas/completion/log_rows.py LOG > ROWS.jsonl
 """
 import json
 import re
