@@ -2,7 +2,7 @@
 validation-only sets (onnx_models/<set>/, never used to fit anything;
 docs/validation.md says in which order they met the model) and how each is
 built with random weights. Read by export.py here and by
-calibrate/netbench on the GPU machine, so both build the same networks."""
+calibrate/measure/netbench on the GPU machine, so both build the same networks."""
 import torch
 import torchvision
 

@@ -13,8 +13,8 @@ import json
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "validate"))
-from runtimes import read_jsonl, zoo_sets  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pair"))
+from bench_files import read_jsonl, zoo_sets  # noqa: E402
 
 
 def main():

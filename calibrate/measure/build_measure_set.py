@@ -4,7 +4,7 @@
 Kernels of every bundled model at several batch sizes (`tilewave layers
 --extract`), de-duplicated, each tagged with the models it occurs in (so a
 fit can hold whole networks out), followed by the generated sweeps in
-calibrate/sweeps/. Stdlib only.
+calibrate/measure/sweeps/. Stdlib only.
 
 usage: calibrate/measure/build_measure_set.py TILEWAVE_BINARY OUT.jsonl [--batches 1,16,128] [--dtype fp16]
 """
@@ -60,7 +60,7 @@ def main():
                   file=sys.stderr)
     print(file=sys.stderr)
     if not args.no_sweeps:
-        for path in sorted(glob.glob(os.path.join(ROOT, "calibrate", "sweeps", "*.jsonl"))):
+        for path in sorted(glob.glob(os.path.join(ROOT, "calibrate", "measure", "sweeps", "*.jsonl"))):
             with open(path) as f:
                 for line in f:
                     if line.strip():

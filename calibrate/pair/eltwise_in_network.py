@@ -5,7 +5,7 @@ Calibration times each layer alone from DRAM; inside a network a ReLU or an
 Add reads what the previous kernel just wrote, often from L2. This pairs, in
 launch order, the Relu/Add nodes of each network's ONNX graph (`tilewave
 layers --extract`) with PyTorch's elementwise kernels in its profile
-(netbench/profile_kernels.py) when the counts agree, and writes one line per
+(measure/netbench/profile_kernels.py) when the counts agree, and writes one line per
 kernel: model, batch, node and its device time in the network. `tilewave
 calibrate fit-networks --kernel-times` fits the L2 terms to them
 (docs/model.md "Inside a network").

@@ -4,7 +4,7 @@ kernel profiles.
 
 PyTorch runs NHWC max and average pooling and LayerNorm with its own kernels,
 not cuDNN's or the runner's (calibrate/data/h200/network_kernels.jsonl.gz, from
-netbench/profile_kernels.py); on the H200 its pooling is several times slower
+measure/netbench/profile_kernels.py); on the H200 its pooling is several times slower
 than cuDNN's, and its LayerNorm over short rows is bound by the row rate.
 This pairs, in launch order, each network's kernels of one kind with the
 layers of that kind in its ONNX graph (`tilewave layers --extract`) when the

@@ -7,7 +7,7 @@ import subprocess
 
 def extract_layers(tilewave, onnx, batch):
     """The kernels of a model at a batch, as `tilewave layers --extract` writes them."""
-    # The profiles are of runs 1-6 (calibrate/netbench: BatchNorm folded, conv biases removed).
+    # The profiles are of runs 1-6 (calibrate/measure/netbench: BatchNorm folded, conv biases removed).
     out = subprocess.run([tilewave, "layers", "--extract", onnx, "--batch", str(batch), "--runtime", "eager-folded"],
                          check=True, capture_output=True, text=True).stdout
     return [json.loads(line) for line in out.splitlines()]

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Predicted vs measured whole-network latency (docs/validation.md).
 
-Reads a netbench.jsonl (calibrate/netbench), predicts every (model, batch)
+Reads a netbench.jsonl (calibrate/measure/netbench), predicts every (model, batch)
 with `tilewave analyze --format json` on the bundled ONNX graph, and prints
 per-network errors, utilization, and ranking quality (Kendall tau of the
 predicted order and of the FLOPs order against the measured order) per batch.

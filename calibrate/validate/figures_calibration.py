@@ -100,7 +100,7 @@ def calibration_measured(runs):
     profiled = jsonl(os.path.join(DATA, "network_kernels.jsonl.gz"))
     fw = collections.Counter((r["op"], r.get("mode")) for r in jsonl(os.path.join(DATA, "framework_pytorch.jsonl"))
                              if not r.get("header"))
-    sweep = jsonl("calibrate/sweeps/grouped_fp16.jsonl")
+    sweep = jsonl("calibrate/measure/sweeps/grouped_fp16.jsonl")
     grouped = [r for r in jsonl(os.path.join(DATA, "grouped_measured.jsonl")) if not r.get("header")]
     rest = [r for r in jsonl(os.path.join(DATA, "grouped_measured_w232_256.jsonl")) if not r.get("header")]
     elt = jsonl(os.path.join(DATA, "eltwise_in_network.jsonl"))

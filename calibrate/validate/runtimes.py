@@ -14,7 +14,6 @@ usage: calibrate/validate/runtimes.py --bench B.jsonl[,B2.jsonl] --kernels K.jso
           [--svg-prefix PREFIX] [--set fit|heldout|fresh|fresh2|all]
 """
 import argparse
-import gzip
 import json
 import math
 import os
@@ -24,33 +23,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pair"))
 from cuda_graph_harness import HARNESS  # noqa: E402
+from bench_files import read_jsonl, zoo_sets  # noqa: E402,F401  (calibrate/pair/bench_files.py; others import them from here too)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "onnx_models"))
-
-
-def zoo_sets():
-    """Set membership without importing torch (zoo.py imports it at the top)."""
-    import types
-    for mod in ("torch", "torchvision"):
-        if mod not in sys.modules:
-            stub = types.ModuleType(mod)
-            stub.nn = types.SimpleNamespace(Module=object)
-            sys.modules[mod] = stub
-    import zoo
-    fit, held, _, _ = zoo.runtime_split()
-    return zoo, {"fit": set(fit), "heldout": set(held), "fresh": set(zoo.RUNTIME_FRESH),
-                 "fresh2": set(zoo.RUNTIME_FRESH2)}
-
-
-def read_jsonl(paths):
-    rows = []
-    for p in paths.split(","):
-        opener = gzip.open if p.endswith(".gz") else open
-        with opener(p, "rt") as f:
-            rows += [json.loads(l) for l in f if l.strip()]
-    return rows
 
 
 def kendall_tau(x, y):

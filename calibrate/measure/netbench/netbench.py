@@ -26,7 +26,7 @@ import time
 import torch
 import torchvision
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "onnx_models"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "onnx_models"))
 import zoo  # noqa: E402  the one list of networks and how to build them
 
 FOLD_TOL = 1e-4                      # fp32 relative error allowed after folding
