@@ -33,7 +33,7 @@ HEADERS = {
     "pipeline.h": "pipeline", "analysis.h": "pipeline", "run_options.h": "pipeline", "comparison.h": "pipeline",
     "ranking.h": "pipeline",
     "layer_set.h": "layerset",
-    "trace_check.h": "check",
+    "trace_check.h": "check", "kernel_names.h": "check",
     "search_space.h": "space", "layer_list.h": "space", "space_cost.h": "space",
     "advise.h": "advise",
     "calibration.h": "calibrate", "benchmark_fit.h": "calibrate", "carry_over.h": "calibrate", "gpu_file.h": "calibrate",

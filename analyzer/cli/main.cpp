@@ -251,12 +251,12 @@ int main(int argc, char** argv) {
   double net_holdout = 0.5;
   auto* fit_net = calibrate->add_subcommand(
       "fit-networks", "fit the network-scope parameters (L2 reuse, launch gap) to measured networks");
-  fit_net->add_option("measured", measured, "network measurements (calibrate/netbench output)")->required();
+  fit_net->add_option("measured", measured, "network measurements (calibrate/measure/netbench output)")->required();
   add_gpu_options(fit_net, o);
   fit_net->add_option("--models-dir", models_dir, "where <model>.onnx for each network is")->capture_default_str();
   std::string fit_net_runtime = "eager-folded";
   fit_net->add_option("--runtime", fit_net_runtime,
-                      "the runtime the networks ran in (calibrate/netbench's runs: eager-folded)")
+                      "the runtime the networks ran in (calibrate/measure/netbench's runs: eager-folded)")
       ->check(CLI::IsMember({"eager", "inductor", "tensorrt", "eager-folded"}))
       ->capture_default_str();
   fit_net->add_option("-o,--output", o.output, "GPU file to write (default: stdout)");

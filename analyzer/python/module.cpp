@@ -28,6 +28,7 @@
 #include "tilewave/run_options.h"
 #include "tilewave/space_cost.h"
 #include "tilewave/version.h"
+#include "tilewave/kernel_names.h"
 #include "tilewave/pipeline.h"
 #include "tilewave_onnx.pb.h"
 
@@ -490,6 +491,10 @@ PYBIND11_MODULE(tilewave, m) {
       "The runtime profiles: (name, summary) pairs.");
   m.def("data_dirs", [] { return std::make_pair(default_gpu_dir(), default_space_dir()); },
         "Where this copy reads its GPU database and search spaces.");
+  m.def("kernel_class_of_name", &kernel_class_of_name, py::arg("name"), py::arg("vocabulary") = "check",
+        "The class a profiled kernel's name gives it in a vocabulary of analyzer/data/kernel_names.json "
+        "(check, runtime_fit, harness), as `tilewave check` reads it.");
+  m.def("kernel_name_vocabularies", &kernel_name_vocabularies, "The vocabularies of analyzer/data/kernel_names.json.");
 
   space_class.def(py::init<const IdOrPath&>(), py::arg("name_or_path"))
       .def_property_readonly("name", [](const Space& s) { return s.get().name; }, "The space's name, as its file gives it.")

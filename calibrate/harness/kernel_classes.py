@@ -17,25 +17,20 @@ Classes, by profiled kernel name / by tilewave's kernel:
 usage: calibrate/harness/kernel_classes.py build/analyzer/tilewave [--set fit|held-out|fresh]
 """
 import collections
+import os
 import sys
 
 from common import RUNS, kernel_lists, predict, rows, zoo_split
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pair"))
+from kernel_names import kernel_class  # noqa: E402  (analyzer/data/kernel_names.json)
 
 CLASSES = ["bn", "transform", "depthwise", "cast", "conv", "other"]
 
 
 def measured_class(name):
-    if "bn_fw_inf" in name:
-        return "bn"
-    if "nchwToNhwc" in name or "nhwcToNchw" in name:
-        return "transform"
-    if "depthwise" in name or "conv2d_c1_k1" in name:
-        return "depthwise"
-    if "float16_copy" in name or "direct_copy" in name and "Half" in name:
-        return "cast"
-    if any(s in name for s in ("xmma", "cutlass", "nvjet", "gemm", "convolve", "conv2d", "sm80", "sm90")):
-        return "conv"
-    return "other"
+    """The harness class of a profiled kernel: analyzer/data/kernel_names.json's harness rules."""
+    return kernel_class(name, "harness")
 
 
 def predicted_class(layer):

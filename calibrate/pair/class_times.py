@@ -13,30 +13,17 @@ import argparse
 import collections
 import gzip
 import json
+import os
 import sys
 
-LIBRARY = ("xmma", "cutlass", "fprop", "implicit_gemm", "nvjet", "gemm", "gemv", "conv", "cudnn", "cublas")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from kernel_names import kernel_class as named_class  # noqa: E402  (analyzer/data/kernel_names.json)
 
 
 def kernel_class(name):
-    n = name
-    if n.startswith("triton_"):
-        return "fused"
-    if "nhwcAddPadding" in n or "direct_copy" in n or "CatArray" in n or "copy_kernel" in n:
-        return "copy"
-    if "tensorTransform" in n:
-        return "transform"
-    if "batch_norm_transform_input" in n or "batch_norm_collect" in n or "batch_norm_elementwise" in n:
-        return "norm"
-    if "layer_norm" in n or "softmax" in n.lower() or "group_norm" in n:
-        return "softmax"
-    if "pool" in n and "reduce" not in n:
-        return "pool"
-    if "reduce_kernel" in n or "splitKreduce" in n:
-        return "library" if "splitKreduce" in n else "reduce"
-    if any(s in n.lower() for s in LIBRARY):
-        return "library"
-    return "eltwise"
+    """The class-times class of a profiled kernel: analyzer/data/kernel_names.json's runtime_fit rules."""
+    return named_class(name, "runtime_fit")
 
 
 def main():

@@ -88,7 +88,7 @@ void for_each_json_line(const std::string& path, const char* what,
                         const std::function<void(const nlohmann::json&, const std::string&)>& fn);
 
 // One network timed end to end in one runtime (calibrate/measure/runtime_bench.py,
-// or the older calibrate/netbench).
+// or the older calibrate/measure/netbench).
 struct NetworkRun {
   std::string name;  // as measured: "resnet50", "timm/dla34"
   std::string runtime;  // "" in the older netbench files

@@ -9,6 +9,7 @@
 
 #include "tilewave/error.h"
 #include "tilewave/json_input.h"
+#include "tilewave/kernel_names.h"
 
 using nlohmann::json;
 
@@ -163,20 +164,7 @@ MeasuredTrace trace_from_json(const json& doc, const std::string& path) {
   return t;
 }
 
-const char* kernel_kind(const std::string& name) {
-  const std::string n = lower(name);
-  auto has = [&](const char* s) { return n.find(s) != std::string::npos; };
-  if (has("triton_per") || has("triton_red")) return "reduce";
-  if (has("triton_poi")) return "elementwise";
-  if (has("gemm") || has("xmma") || has("cutlass") || has("conv") || has("fprop") || has("implicit") ||
-      has("flash") || has("fmha") || has("attention") || has("triton_tem") || has("sm90_") || has("sm80_"))
-    return "compute";
-  if (has("pool")) return "pool";
-  if (has("norm")) return "norm";
-  if (has("softmax") || has("reduce")) return "reduce";
-  if (has("copy") || has("cat") || has("transpose") || has("permute") || has("pad")) return "copy";
-  return "elementwise";
-}
+const char* kernel_kind(const std::string& name) { return kernel_class_of_name(name, "check").c_str(); }
 
 const char* kernel_kind(const KernelResult& r) {
   if (!r.kernel.layer) return r.kernel.compute ? "compute" : "elementwise";

@@ -81,7 +81,7 @@ class EagerRuntime : public RuntimeProfile {
   static constexpr int kBatchNormAuxKernels = 2;
 };
 
-// What calibrate/netbench timed in runs 1-6: eager PyTorch on a network whose
+// What calibrate/measure/netbench timed in runs 1-6: eager PyTorch on a network whose
 // BatchNorms were folded into its convs and whose conv biases were removed, so
 // that each framework op was one kernel. No user runs this; it is kept so the
 // figures of those runs can be reprinted.
@@ -89,7 +89,7 @@ class EagerFoldedRuntime : public RuntimeProfile {
  public:
   const char* name() const override { return "eager-folded"; }
   const char* summary() const override {
-    return "historical: eager PyTorch with BatchNorm folded and conv biases removed (calibrate/netbench runs 1-6)";
+    return "historical: eager PyTorch with BatchNorm folded and conv biases removed (calibrate/measure/netbench runs 1-6)";
   }
   KernelGraph lower(const LowerInput& in) const override { return with_edges(in, lower_framework_ops(in)); }
   RuntimeDefaults defaults() const override { return {false, Layout::nhwc, Launch::graph}; }  // as those runs timed it

@@ -1,0 +1,43 @@
+"""What a profiled kernel's name says it is, by the rules of
+analyzer/data/kernel_names.json: the one file of kernel-name patterns that
+tilewave's C++ (`check`) and these scripts share. tests/python's
+test_kernel_names.py holds this reader and the C++ one to the same answers.
+
+    from kernel_names import kernel_class
+    kernel_class("sm80_xmma_fprop_implicit_gemm_...", "runtime_fit")  # "library"
+"""
+import functools
+import json
+import os
+
+PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "analyzer", "data", "kernel_names.json")
+
+
+@functools.lru_cache(maxsize=None)
+def vocabularies():
+    """{vocabulary: (rules, otherwise)} of analyzer/data/kernel_names.json."""
+    data = json.load(open(PATH))["vocabularies"]
+    return {name: (v["rules"], v["otherwise"], v.get("case", "sensitive")) for name, v in data.items()}
+
+
+def _matches(rule, name, lowered, default_case):
+    n = lowered if rule.get("case", default_case) == "insensitive" else name
+    fold = (lambda s: s.lower()) if n is lowered else (lambda s: s)
+    if "prefix" in rule and not any(n.startswith(fold(p)) for p in rule["prefix"]):
+        return False
+    if "any" in rule and not any(fold(s) in n for s in rule["any"]):
+        return False
+    if not all(fold(s) in n for s in rule.get("all", ())):
+        return False
+    return not any(fold(s) in n for s in rule.get("none", ()))
+
+
+@functools.lru_cache(maxsize=65536)
+def kernel_class(name, vocabulary):
+    """The class of kernel `name` in `vocabulary` (check, runtime_fit, harness)."""
+    rules, otherwise, case = vocabularies()[vocabulary]
+    lowered = name.lower()
+    for rule in rules:
+        if _matches(rule, name, lowered, case):
+            return rule["class"]
+    return otherwise

@@ -1,0 +1,66 @@
+"""analyzer/data/kernel_names.json is read twice: by the C++ `check`
+(compiled in, here through the module) and by calibrate/'s scripts
+(calibrate/pair/kernel_names.py). Both readers must give every kernel name
+the project has profiled the same class in every vocabulary (issue 22: the
+C++ and Python kernel classifiers agree)."""
+import glob
+import gzip
+import json
+import os
+import sys
+
+import pytest
+
+import tilewave
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "calibrate", "pair"))
+import kernel_names  # noqa: E402
+
+
+def profiled_names():
+    """Every kernel name in the committed profiles (calibrate/data/**/*kernels*.jsonl[.gz]) and test traces."""
+    names = set()
+    for path in glob.glob(os.path.join(ROOT, "calibrate", "data", "**", "*kernels*.jsonl*"), recursive=True):
+        with (gzip.open if path.endswith(".gz") else open)(path, "rt") as f:
+            for line in f:
+                row = json.loads(line) if line.strip() else {}
+                names.update(k[0] for k in row.get("list", ()) if isinstance(k, list) and k and isinstance(k[0], str))
+    for path in glob.glob(os.path.join(ROOT, "tests", "data", "traces", "*.json*")):
+        with (gzip.open if path.endswith(".gz") else open)(path, "rt") as f:
+            names.update(e["name"] for e in json.load(f).get("traceEvents", ()) if e.get("cat") == "kernel")
+    return sorted(names)
+
+
+def test_the_cpp_and_python_readers_classify_every_profiled_name_alike():
+    names = profiled_names()
+    assert len(names) > 3000  # the runtime, harness and network profiles are all there
+    vocabularies = tilewave.kernel_name_vocabularies()
+    assert vocabularies == list(kernel_names.vocabularies())
+    for vocabulary in vocabularies:
+        cpp = [tilewave.kernel_class_of_name(n, vocabulary) for n in names]
+        py = [kernel_names.kernel_class(n, vocabulary) for n in names]
+        differ = [(n, c, p) for n, c, p in zip(names, cpp, py) if c != p]
+        assert not differ, f"{vocabulary}: {len(differ)} names differ, first {differ[0]}"
+        assert len(set(cpp)) > 3, f"{vocabulary}: the names fall in too few classes to test anything"
+
+
+@pytest.mark.parametrize("name,vocabulary,expected", [
+    ("sm90_xmma_fprop_implicit_gemm_f16f16", "check", "compute"),
+    ("triton_poi_fused_add_relu_0", "check", "elementwise"),
+    ("triton_poi_fused_add_relu_0", "runtime_fit", "fused"),
+    ("cublasLt::splitKreduce_kernel", "runtime_fit", "library"),  # before the reduce rule it also matches
+    ("at::native::reduce_kernel<512>", "runtime_fit", "reduce"),
+    ("max_pool_forward_nhwc", "runtime_fit", "pool"),
+    ("void at::native::direct_copy_kernel_cuda Half", "harness", "cast"),
+    ("void at::native::direct_copy_kernel_cuda float", "harness", "other"),
+    ("bn_fw_inf_1C11_kernel_NCHW", "harness", "bn"),
+])
+def test_rules_read_in_order_with_their_case(name, vocabulary, expected):
+    assert tilewave.kernel_class_of_name(name, vocabulary) == expected
+    assert kernel_names.kernel_class(name, vocabulary) == expected
+
+
+def test_an_unknown_vocabulary_is_an_error():
+    with pytest.raises(ValueError):
+        tilewave.kernel_class_of_name("x", "no_such")
