@@ -253,9 +253,10 @@ int cmd_rank(const CommonOptions& o, const std::vector<std::string>& args, int t
   }
   if (as.empty()) throw InputError(models.front(), fmt::format("no model could be ranked; the first: {}", reasons.front()));
   write_output(o.output, [&](std::ostream& os) {
-    if (o.format == "json") os << rank_to_json(as, failed).dump(2) << "\n";
-    else if (o.format == "csv") write_rank_csv(os, as, failed);
-    else write_rank_table(os, as, failed);
+    const Ranking ranking = rank_models(as);
+    if (o.format == "json") os << rank_to_json(as, ranking, failed).dump(2) << "\n";
+    else if (o.format == "csv") write_rank_csv(os, as, ranking, failed);
+    else write_rank_table(os, as, ranking, failed);
   });
   return 0;
 }

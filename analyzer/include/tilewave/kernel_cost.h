@@ -1,6 +1,7 @@
 // The per-kernel cost model (docs/model.md). Pure functions of a Layer and a
 // GpuModel; they return typed results and never print.
 #pragma once
+#include <optional>
 #include <cstdint>
 #include <string>
 
@@ -27,6 +28,18 @@ struct Losses {
   // host), docs/model.md "Schedule".
   double idle = 0;
 };
+
+// What a loss share is called: `key` in machine-read outputs (nas's
+// main_loss column), `label` in prose (the table's "why", annotate).
+enum class LossCause { tile, wave, efficiency, memory, fixed, idle };
+struct LossCauseNames {
+  const char* key;
+  const char* label;
+};
+LossCauseNames loss_cause_names(LossCause cause);
+// The largest share, the reason a kernel or a network is slow (ties: the
+// earlier cause in the enum's order); nullopt when every share is 0.
+std::optional<LossCause> main_loss(const Losses& losses);
 
 struct KernelCost {
   CostPath path = CostPath::memory;

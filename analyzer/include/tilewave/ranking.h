@@ -2,6 +2,7 @@
 // by FLOPs, and how well the two orders agree. Computed before any view.
 #pragma once
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "tilewave/analysis.h"
@@ -13,8 +14,12 @@ struct Ranking {
   std::vector<size_t> by_flops;    // indices, fewest FLOPs first
   std::vector<size_t> flops_rank;  // per model, its 1-based place in by_flops
   double kendall_tau_flops = 0;    // tau-b of the FLOPs order against the predicted-latency order
+  // Per model, what a row calls it: its name, or its path where two models
+  // share a name (four files all named resnet18 read apart).
+  std::vector<std::string> labels;
 };
 
+// Orders are stable: models of equal time (or FLOPs) keep their given order.
 Ranking rank_models(const std::vector<Analysis>& models);
 // Kendall's tau-b between two orderings of the same items.
 double kendall_tau(const std::vector<double>& x, const std::vector<double>& y);

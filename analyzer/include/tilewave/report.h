@@ -8,6 +8,7 @@
 
 #include "tilewave/advise.h"
 #include "tilewave/analysis.h"
+#include "tilewave/ranking.h"
 #include "tilewave/comparison.h"
 #include "tilewave/space_cost.h"
 #include "tilewave/trace_check.h"
@@ -58,10 +59,13 @@ void write_table(std::ostream& os, const Analysis& a, int worst_layers = 15, con
 struct RankFailure {
   std::string model_path, reason;
 };
-void write_rank_table(std::ostream& os, const std::vector<Analysis>& analyses,
+// `ranking` is rank_models(analyses) (ranking.h), computed before the view.
+void write_rank_table(std::ostream& os, const std::vector<Analysis>& analyses, const Ranking& ranking,
                       const std::vector<RankFailure>& failed = {});
-nlohmann::json rank_to_json(const std::vector<Analysis>& analyses, const std::vector<RankFailure>& failed = {});
-void write_rank_csv(std::ostream& os, const std::vector<Analysis>& analyses, const std::vector<RankFailure>& failed = {});
+nlohmann::json rank_to_json(const std::vector<Analysis>& analyses, const Ranking& ranking,
+                            const std::vector<RankFailure>& failed = {});
+void write_rank_csv(std::ostream& os, const std::vector<Analysis>& analyses, const Ranking& ranking,
+                    const std::vector<RankFailure>& failed = {});
 // A search-space candidate's predicted figures (`tilewave nas` rows, the
 // Python module's scores); `with_losses` adds the loss split.
 nlohmann::json candidate_to_json(const space::CandidateCost& c, bool with_losses = false);

@@ -9,6 +9,29 @@
 
 namespace tilewave {
 
+LossCauseNames loss_cause_names(LossCause cause) {
+  switch (cause) {
+    case LossCause::tile: return {"tile", "tile quantization"};
+    case LossCause::wave: return {"wave", "wave quantization"};
+    case LossCause::efficiency: return {"efficiency", "main-loop efficiency"};
+    case LossCause::memory: return {"memory", "memory bound"};
+    case LossCause::fixed: return {"fixed", "fixed per-kernel cost"};
+    case LossCause::idle: return {"idle", "GPU idle"};
+  }
+  return {"?", "?"};
+}
+
+std::optional<LossCause> main_loss(const Losses& l) {
+  const std::pair<double, LossCause> shares[] = {{l.tile, LossCause::tile},     {l.wave, LossCause::wave},
+                                                 {l.efficiency, LossCause::efficiency}, {l.memory, LossCause::memory},
+                                                 {l.fixed, LossCause::fixed},   {l.idle, LossCause::idle}};
+  // max_element keeps the first of equal shares.
+  const auto* best = std::max_element(std::begin(shares), std::end(shares),
+                                      [](const auto& x, const auto& y) { return x.first < y.first; });
+  if (!(best->first > 0)) return std::nullopt;
+  return best->second;
+}
+
 const char* bound_name(Bound b) {
   switch (b) {
     case Bound::compute: return "compute";

@@ -1,5 +1,7 @@
 #include "tilewave/ranking.h"
 
+#include <unordered_map>
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -28,13 +30,16 @@ Ranking rank_models(const std::vector<Analysis>& as) {
   r.by_flops.resize(as.size());
   std::iota(r.by_time.begin(), r.by_time.end(), 0);
   std::iota(r.by_flops.begin(), r.by_flops.end(), 0);
-  std::sort(r.by_time.begin(), r.by_time.end(), [&](size_t x, size_t y) { return as[x].total.time_us < as[y].total.time_us; });
-  std::sort(r.by_flops.begin(), r.by_flops.end(), [&](size_t x, size_t y) { return as[x].total.flops < as[y].total.flops; });
+  std::stable_sort(r.by_time.begin(), r.by_time.end(), [&](size_t x, size_t y) { return as[x].total.time_us < as[y].total.time_us; });
+  std::stable_sort(r.by_flops.begin(), r.by_flops.end(), [&](size_t x, size_t y) { return as[x].total.flops < as[y].total.flops; });
   r.flops_rank.resize(as.size());
   for (size_t i = 0; i < r.by_flops.size(); ++i) r.flops_rank[r.by_flops[i]] = i + 1;
   std::vector<double> time, flops;
   for (const auto& a : as) time.push_back(a.total.time_us), flops.push_back(double(a.total.flops));
   r.kendall_tau_flops = kendall_tau(time, flops);
+  std::unordered_map<std::string, int> named;
+  for (const auto& a : as) ++named[a.model_name];
+  for (const auto& a : as) r.labels.push_back(named[a.model_name] > 1 ? a.model_path : a.model_name);
   return r;
 }
 

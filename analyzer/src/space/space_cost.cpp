@@ -145,13 +145,7 @@ CandidateCost SpaceEvaluator::evaluate(const Candidate& c) {
     out.utilization = double(sum.flops) / (sum.time_us * 1e-6 * peak_flops_);
     out.throughput_per_s = double(batch_) / (sum.time_us * 1e-6);
   }
-  const std::pair<double, const char*> shares[] = {{out.losses.tile, "tile"},
-                                                   {out.losses.wave, "wave"},
-                                                   {out.losses.efficiency, "efficiency"},
-                                                   {out.losses.memory, "memory"},
-                                                   {out.losses.fixed, "fixed"},
-                                                   {out.losses.idle, "idle"}};
-  out.main_loss = std::max_element(std::begin(shares), std::end(shares))->second;
+  out.main_loss = loss_cause_names(main_loss(out.losses).value_or(LossCause::tile)).key;
   return out;
 }
 

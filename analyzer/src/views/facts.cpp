@@ -30,15 +30,10 @@ std::string trust_legend(const std::string& trust) {
   return "** datasheet only: defaults, never measured; expect larger errors";
 }
 
-// The biggest loss names the reason a layer is slow.
+// The biggest loss names the reason a layer is slow (main_loss, kernel_cost.h).
 std::string main_loss(const KernelCost& c) {
-  const std::pair<double, const char*> parts[] = {{c.losses.tile, "tile quantization"},
-                                                  {c.losses.wave, "wave quantization"},
-                                                  {c.losses.efficiency, "main-loop efficiency"},
-                                                  {c.losses.memory, "memory bound"},
-                                                  {c.losses.fixed, "fixed per-kernel cost"}};
-  auto best = std::max_element(std::begin(parts), std::end(parts));
-  return best->first > 0 ? best->second : "-";
+  const auto cause = tilewave::main_loss(c.losses);
+  return cause ? loss_cause_names(*cause).label : "-";
 }
 
 std::string shape_text(const Kernel& k) {

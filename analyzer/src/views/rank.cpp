@@ -17,24 +17,10 @@ using views::loss_json;
 using views::pct;
 using views::si;
 
-namespace {
-
-// Each model's name in a table, or its path where two models share a name
-// (four files all named resnet18 read apart).
-std::vector<std::string> rank_labels(const std::vector<Analysis>& as) {
-  std::vector<std::string> labels;
-  for (const auto& a : as) {
-    const bool shared = std::count_if(as.begin(), as.end(), [&](const Analysis& b) { return b.model_name == a.model_name; }) > 1;
-    labels.push_back(printable(shared ? a.model_path : a.model_name));
-  }
-  return labels;
-}
-
-}  // namespace
-
-json rank_to_json(const std::vector<Analysis>& as, const std::vector<RankFailure>& failed) {
+json rank_to_json(const std::vector<Analysis>& as, const Ranking& ranking, const std::vector<RankFailure>& failed) {
   json rows = json::array();
-  for (const auto& a : as) {
+  for (size_t i : ranking.by_time) {
+    const Analysis& a = as[i];
     rows.push_back({{"model", a.model_name},
                     {"model_path", a.model_path},
                     {"time_us", a.total.time_us},
@@ -44,7 +30,6 @@ json rank_to_json(const std::vector<Analysis>& as, const std::vector<RankFailure
                     {"unmodelled", a.unmodelled.size()},
                     {"partial", a.partial}});
   }
-  std::sort(rows.begin(), rows.end(), [](const json& x, const json& y) { return x["time_us"] < y["time_us"]; });
   return {{"gpu", as.empty() ? "" : as[0].gpu_id},
           {"gpu_trust", as.empty() ? "" : as[0].gpu_trust},
           {"batch", as.empty() ? 0 : as[0].batch},
@@ -54,26 +39,26 @@ json rank_to_json(const std::vector<Analysis>& as, const std::vector<RankFailure
              for (const auto& x : failed) f.push_back({{"model", x.model_path}, {"error", x.reason}});
              return f;
            }()},
-          {"kendall_tau_flops_vs_predicted", rank_models(as).kendall_tau_flops}};
+          {"kendall_tau_flops_vs_predicted", ranking.kendall_tau_flops}};
 }
 
-void write_rank_table(std::ostream& os, const std::vector<Analysis>& as, const std::vector<RankFailure>& failed) {
-  const Ranking ranking = rank_models(as);
+void write_rank_table(std::ostream& os, const std::vector<Analysis>& as, const Ranking& ranking,
+                      const std::vector<RankFailure>& failed) {
   const auto& by_time = ranking.by_time;
   const auto& by_flops = ranking.by_flops;
   const auto& flops_rank = ranking.flops_rank;
   if (!as.empty())
     fmt::print(os, "{} models on {}{}, batch {}, {} (fastest first)\n", as.size(), as[0].gpu_name,
                trust_mark(as[0].gpu_trust), as[0].batch, as[0].exec.name());
-  const auto label = rank_labels(as);
+  const auto label = [&](size_t i) { return printable(ranking.labels[i]); };
   fmt::print(os, "{:>4} {:<24} {:>11} {:>12} {:>7} {:>14} {:>10}   {}\n", "rank", "model", "latency_us", "FLOPs", "util",
              "samples/s", "FLOPs rank", "FLOPs-only order");
   for (size_t i = 0; i < by_time.size(); ++i) {
     const Analysis& a = as[by_time[i]];
     const Analysis& f = as[by_flops[i]];
     fmt::print(os, "{:>4} {:<24} {:>11.1f} {:>12} {:>7} {:>14.0f} {:>10}   {}\n", i + 1,
-               middle_ellipsis(label[by_time[i]], 24), a.total.time_us, si(double(a.total.flops), ""),
-               pct(a.total.utilization), a.total.throughput_per_s, flops_rank[by_time[i]], label[by_flops[i]]);
+               middle_ellipsis(label(by_time[i]), 24), a.total.time_us, si(double(a.total.flops), ""),
+               pct(a.total.utilization), a.total.throughput_per_s, flops_rank[by_time[i]], label(by_flops[i]));
   }
   fmt::print(os, "Kendall tau between the FLOPs order and the predicted-latency order: {:.3f}\n",
              ranking.kendall_tau_flops);
@@ -83,8 +68,8 @@ void write_rank_table(std::ostream& os, const std::vector<Analysis>& as, const s
   for (const auto& f : failed) fmt::print(os, "   {}: {}\n", printable(f.model_path), printable(f.reason));
 }
 
-void write_rank_csv(std::ostream& os, const std::vector<Analysis>& as, const std::vector<RankFailure>& failed) {
-  const Ranking ranking = rank_models(as);
+void write_rank_csv(std::ostream& os, const std::vector<Analysis>& as, const Ranking& ranking,
+                    const std::vector<RankFailure>& failed) {
   os << "rank,model,model_path,gpu,gpu_trust,execution,batch,time_us,flops,utilization,throughput_per_s,flops_rank,"
         "partial,error\n";
   for (size_t i = 0; i < ranking.by_time.size(); ++i) {
