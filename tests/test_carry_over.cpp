@@ -21,7 +21,7 @@ GpuModel gpu(const std::string& id, const std::string& arch, const std::string& 
   g.arch = arch;
   g.instruction_family = family;
   g.memory_type = memory;
-  g.trust = "calibrated";
+  g.trust = Trust::calibrated;
   g.dram_bandwidth_gbs = bandwidth_gbs;
   g.sms = sms;
   g.boost_clock_mhz = mhz;
@@ -100,12 +100,12 @@ TEST_CASE("carry-over: runtime sets follow the same rules, donors must be calibr
   CHECK_FALSE(eager.count("tc_efficiency"));                            // another instruction family
 
   GpuModel datasheet = gddr;
-  datasheet.trust = "datasheet";
+  datasheet.trust = Trust::datasheet;
   CHECK_THROWS_WITH_AS(carry_over(target, {datasheet}), doctest::Contains("needs a calibrated GPU file"),
                        InputError);
   CHECK_THROWS_AS(carry_over(target, {}), InputError);
   GpuModel self = target;
-  self.trust = "calibrated";
+  self.trust = Trust::calibrated;
   CHECK_THROWS_WITH_AS(carry_over(target, {self}), doctest::Contains("other than the target"), InputError);
 }
 
@@ -126,7 +126,7 @@ TEST_CASE("carry-over: the file calibrate carry writes reads back to the carried
   const std::string fixtures = test::data("gpus");
   const GpuModel h200 = load_gpu("h200", fixtures);
   const GpuModel a100 = load_gpu("a100", fixtures);
-  REQUIRE(h200.trust == "calibrated");
+  REQUIRE(h200.trust == Trust::calibrated);
   const CarryOver c = carry_over(a100, {h200});
   REQUIRE_FALSE(c.params.empty());
   REQUIRE_FALSE(c.runtime_params.empty());
@@ -140,7 +140,7 @@ TEST_CASE("carry-over: the file calibrate carry writes reads back to the carried
   const GpuModel back = load_gpu(path, fixtures);
   std::filesystem::remove_all(dir);
 
-  CHECK(back.trust == "carried-over");
+  CHECK(back.trust == Trust::carried_over);
   CHECK(back.sms == a100.sms);  // the target's facts are kept
   CHECK(back.dram_bandwidth_gbs == a100.dram_bandwidth_gbs);
   for (const auto& [name, p] : c.params) {

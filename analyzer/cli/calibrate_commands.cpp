@@ -90,7 +90,7 @@ std::vector<NetworkRun> read_network_measurements(const std::string& path, const
 // Writes the GPU file back with fitted parameters and a provenance record
 // (gpu_file_with_params, tilewave/gpu_file.h).
 void write_calibrated_gpu(const GpuModel& gpu, const std::map<std::string, double>& fitted, const std::string& key,
-                          const json& provenance, const std::string& output, const std::string& trust = "calibrated",
+                          const json& provenance, const std::string& output, Trust trust = Trust::calibrated,
                           const json& runtime_params = nullptr, bool replace_params = false) {
   const json j = gpu_file_with_params(gpu, fitted, key, provenance, trust, runtime_params, replace_params);
   write_output(output, [&](std::ostream& os) { os << j.dump(2) << "\n"; });
@@ -262,7 +262,7 @@ int cmd_calibrate_validate(const CommonOptions& o, const std::vector<std::string
     fmt::print(os, "{} on {} measured {} layers from {} ({}; GPU file trust: {})\n", gpu.id, subset.size(), dtype,
                joined(measured),
                holdout > 0 ? fmt::format("the {:.0f}% held out with seed {}", 100 * holdout, seed) : "all layers",
-               gpu.trust);
+               trust_name(gpu.trust));
     print_stats(os, stats);
     fmt::print(os, "APE = |predicted - measured| / measured; bias = median predicted/measured - 1\n");
   });
@@ -307,7 +307,7 @@ int cmd_calibrate_from_benchmark(const CommonOptions& o, const std::vector<std::
                                  const std::string& predictions, bool fit_scales) {
   GpuModel start = gpu_of(o);
   std::vector<std::string> carried_from;
-  if (start.trust == "datasheet") {
+  if (start.trust == Trust::datasheet) {
     // A datasheet file has no parameters of its own: carried first, by the owner rules.
     const CarryOver c = carry_over(start, gpus_of(o, from, "--from"));
     start = with_carried(start, c);
@@ -392,7 +392,7 @@ int cmd_calibrate_from_benchmark(const CommonOptions& o, const std::vector<std::
                         {"host", host->id},
                         {"errors", held_rows},
                         {"params", origins}},
-                       o.output, "fitted-from-benchmark", runtime_sets.empty() ? json(nullptr) : runtime_sets,
+                       o.output, Trust::fitted_from_benchmark, runtime_sets.empty() ? json(nullptr) : runtime_sets,
                        /*replace_params=*/true);
   return 0;
 }

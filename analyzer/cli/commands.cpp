@@ -406,13 +406,13 @@ int cmd_gpus(const CommonOptions& o) {
         rows.push_back({{"id", g.id}, {"name", g.name}, {"arch", g.arch}, {"sms", g.sms},
                         {"boost_clock_mhz", g.boost_clock_mhz}, {"dram_bandwidth_gbs", g.dram_bandwidth_gbs},
                         {"fp16_tflops", peak(DType::fp16)}, {"int8_tops", peak(DType::int8)},
-                        {"fp32_tflops", peak(DType::fp32)}, {"trust", g.trust}, {"params", g.params},
+                        {"fp32_tflops", peak(DType::fp32)}, {"trust", trust_name(g.trust)}, {"params", g.params},
                         {"param_origin", g.param_origin}, {"memory_type", g.memory_type},
                         {"instruction_family", g.instruction_family}, {"runtime_params", g.runtime_params}});
       } else {
         fmt::print(os, "{:<{}} {:<28.28} {:<{}} {:>4} {:>6.0f} {:>9.0f} {:>10.1f} {:>10.1f} {:>9.1f}  {}{}\n", g.id, id_w,
                    g.name, g.arch, arch_w, g.sms, g.boost_clock_mhz, g.dram_bandwidth_gbs, peak(DType::fp16), peak(DType::int8),
-                   peak(DType::fp32), g.trust,
+                   peak(DType::fp32), trust_name(g.trust),
                    runtimes.empty() ? "" : " (" + fmt::format("{}", fmt::join(runtimes, ", ")) + ")");
       }
     }

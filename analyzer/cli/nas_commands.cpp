@@ -183,7 +183,7 @@ int cmd_nas(const CommonOptions& o, const NasOptions& n) {
                        {"seed", n.seed},         {"samples", samples},
                        {"sampling", space::sampling_name(mode)},
                        {"shard", fmt::format("{}/{}", shard, shards)},
-                       {"gpu", gpu.id},          {"gpu_trust", gpu.trust},
+                       {"gpu", gpu.id},          {"gpu_trust", trust_name(gpu.trust)},
                        {"batch", batch},
                        {"dtype", o.dtype},       {"runtime", runtime.name()},
                        {"execution", exec.to_json()},

@@ -91,7 +91,7 @@ struct Analysis {
   double peak_tflops = 0;
   double dram_gbs = 0;       // the GPU's DRAM bandwidth: the roofline's slope
   double l2_gbs = 0;         // the rate of bytes found in L2 (l2_bw_factor x DRAM)
-  std::string gpu_trust;     // calibrated | fitted-from-benchmark | carried-over | datasheet
+  Trust gpu_trust = Trust::datasheet;
   // Where the GPU's parameters came from, by owner ("main loop", "memory
   // system", "kernel launch", "runtime"): "<gpu>: <rule>", "fitted …" or
   // "architecture defaults" (docs/calibration.md "Carry-over").

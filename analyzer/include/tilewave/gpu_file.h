@@ -26,7 +26,7 @@ double stored_param(double value);
 // InputError naming the file if it cannot be read back.
 nlohmann::json gpu_file_with_params(const GpuModel& gpu, const std::map<std::string, double>& fitted,
                                     const std::string& key, const nlohmann::json& provenance,
-                                    const std::string& trust = "calibrated",
+                                    Trust trust = Trust::calibrated,
                                     const nlohmann::json& runtime_params = nullptr, bool replace_params = false);
 
 // The file `calibrate carry` writes for `target`: carry_over()'s values

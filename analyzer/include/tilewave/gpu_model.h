@@ -79,12 +79,21 @@ struct ParamInfo {
 // `gpus` view and the calibration fit iterate over.
 const std::vector<ParamInfo>& param_table();
 
+// How far a GPU file's parameters can be trusted (docs/calibration.md
+// "Other GPUs"): measured and fitted on the card; fitted to a published
+// benchmark; carried from calibrated GPUs; datasheet facts over defaults.
+enum class Trust { calibrated, fitted_from_benchmark, carried_over, datasheet };
+// Its spelling in GPU files and outputs: "calibrated", "fitted-from-benchmark", "carried-over", "datasheet".
+const char* trust_name(Trust t);
+// InputError naming `where` for any other spelling.
+Trust trust_named(const std::string& s, const std::string& where);
+
 struct GpuModel {
   std::string id;      // file stem, e.g. "h200"
   std::string name;    // marketing name
   std::string arch;
   std::string source_file;
-  std::string trust;   // calibrated | carried-over | datasheet
+  Trust trust = Trust::datasheet;
   std::string host;    // id of the host description its loop timings were made on ("" = none)
   std::string memory_type;         // "HBM3e", "GDDR6X" … ("" = not given)
   std::string instruction_family;  // of its architecture's tensor cores: "mma-sm80", "wgmma-sm90" … ("" = not given)

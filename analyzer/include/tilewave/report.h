@@ -24,8 +24,8 @@ std::string shape_text(const Kernel& k);
 // "Trust"): a mark beside a GPU id ("" calibrated, "+" fitted from a
 // published benchmark, "*" carried-over, "**" datasheet) and the legend
 // line of a mark ("" for calibrated).
-const char* trust_mark(const std::string& trust);
-std::string trust_legend(const std::string& trust);
+const char* trust_mark(Trust trust);
+std::string trust_legend(Trust trust);
 
 // The formats of one analysis (table, json, csv), looked up by name.
 struct ViewOptions {

@@ -90,7 +90,7 @@ CarryOver carry_over(const GpuModel& target, const std::vector<GpuModel>& donors
   std::vector<const GpuModel*> pool;
   CarryOver out;
   for (const GpuModel& d : donors) {
-    if (d.trust != "calibrated" && d.trust != "fitted-from-benchmark")
+    if (d.trust != Trust::calibrated && d.trust != Trust::fitted_from_benchmark)
       throw InputError(d.source_file,
                        "carry-over needs a calibrated GPU file (trust: calibrated or fitted-from-benchmark)");
     if (d.id == target.id) continue;  // a GPU does not donate to itself
@@ -139,7 +139,7 @@ GpuModel with_carried(const GpuModel& target, const CarryOver& c) {
   g.runtime_params.clear();
   for (const auto& [key, set] : c.runtime_params)
     for (const auto& [k, p] : set) g.runtime_params[key][k] = p.value;
-  g.trust = "carried-over";
+  g.trust = Trust::carried_over;
   return g;
 }
 

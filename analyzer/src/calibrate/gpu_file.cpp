@@ -17,19 +17,19 @@ using json = nlohmann::json;
 double stored_param(double value) { return std::round(value * 1e5) / 1e5; }
 
 json gpu_file_with_params(const GpuModel& gpu, const std::map<std::string, double>& fitted, const std::string& key,
-                          const json& provenance, const std::string& trust, const json& runtime_params,
+                          const json& provenance, Trust trust, const json& runtime_params,
                           bool replace_params) {
   json j = read_json_file(gpu.source_file, "GPU file");
   json params = j.contains("params") && !replace_params ? j["params"] : json::object();
   for (const auto& [k, v] : fitted) params[k] = stored_param(v);
   j["params"] = params;
   if (!runtime_params.is_null()) j["runtime_params"] = runtime_params;
-  j["trust"] = trust;
+  j["trust"] = trust_name(trust);
   j[key] = provenance;
   // The datasheet file's "architecture defaults, not calibrated" no longer
   // holds once parameters are written: the source names the record that does.
   if (j.contains("sources") && j["sources"].is_object())
-    j["sources"]["params"] = fmt::format("{}: fitted, as this file's `{}` record says", trust, key);
+    j["sources"]["params"] = fmt::format("{}: fitted, as this file's `{}` record says", trust_name(trust), key);
   return j;
 }
 
@@ -57,7 +57,7 @@ json carried_gpu_file(const GpuModel& target, const std::vector<GpuModel>& donor
                            {"memory_type", d.memory_type}});
   return gpu_file_with_params(target, values, "carried_over",
                               {{"from", c.donors}, {"donors", donor_facts}, {"date", date}, {"params", origins}},
-                              "carried-over", runtime_sets.empty() ? json(nullptr) : runtime_sets,
+                              Trust::carried_over, runtime_sets.empty() ? json(nullptr) : runtime_sets,
                               /*replace_params=*/true);
 }
 

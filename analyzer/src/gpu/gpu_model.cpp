@@ -17,6 +17,23 @@ using nlohmann::json;
 
 namespace tilewave {
 
+const char* trust_name(Trust t) {
+  switch (t) {
+    case Trust::calibrated: return "calibrated";
+    case Trust::fitted_from_benchmark: return "fitted-from-benchmark";
+    case Trust::carried_over: return "carried-over";
+    case Trust::datasheet: return "datasheet";
+  }
+  return "datasheet";
+}
+
+Trust trust_named(const std::string& s, const std::string& where) {
+  for (Trust t : {Trust::calibrated, Trust::fitted_from_benchmark, Trust::carried_over, Trust::datasheet})
+    if (s == trust_name(t)) return t;
+  throw InputError(where, fmt::format("unknown trust '{}' (calibrated, fitted-from-benchmark, carried-over, datasheet)",
+                                      printable(s)));
+}
+
 std::string TileShape::name() const { return fmt::format("{}x{}x{}", m, n, k); }
 
 const char* unit_name(Unit u) { return u == Unit::tensor ? "tensor" : "cuda"; }
@@ -301,7 +318,7 @@ GpuModel gpu_from_json(const json& j, const std::string& id, const std::string& 
   // that no later product or quotient overflows (docs/errors.md).
   g.name = get_optional<std::string>(j, "name", id, where);
   require_display_name(where, "name", g.name);
-  g.trust = get_optional<std::string>(j, "trust", "datasheet", where);
+  g.trust = trust_named(get_optional<std::string>(j, "trust", "datasheet", where), where);
   g.host = get_optional<std::string>(j, "host", "", where);
   // An id in the database's hosts/ folder, never a path (docs/errors.md).
   if (g.host.size() > 64 || g.host.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-_") != std::string::npos)
@@ -325,7 +342,7 @@ GpuModel gpu_from_json(const json& j, const std::string& id, const std::string& 
       j["from_benchmark"]["params"].is_object()) {
     for (const auto& [k, v] : j["from_benchmark"]["params"].items())
       if (v.is_string() && g.params.count(k)) g.param_origin[k] = v.get<std::string>();
-  } else if (g.param_origin.empty() && g.trust == "calibrated" && j.contains("params") && j["params"].is_object()) {
+  } else if (g.param_origin.empty() && g.trust == Trust::calibrated && j.contains("params") && j["params"].is_object()) {
     for (const auto& [k, v] : j["params"].items()) g.param_origin[k] = "fitted on this GPU";
   }
   g.sms = int(number_in(j, "sms", 1, 10000, where));

@@ -42,7 +42,7 @@ std::vector<std::pair<std::string, std::string>> param_sources(const GpuModel& g
     for (const auto& p : param_table()) {
       if (p.owner != owner) continue;
       auto it = gpu.param_origin.find(p.name);
-      ++count[it == gpu.param_origin.end() ? (gpu.trust == "calibrated" ? "fitted on this GPU" : "architecture defaults")
+      ++count[it == gpu.param_origin.end() ? (gpu.trust == Trust::calibrated ? "fitted on this GPU" : "architecture defaults")
                                            : it->second];
     }
     std::vector<std::pair<int, std::string>> by_count;

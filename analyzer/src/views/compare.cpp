@@ -53,7 +53,7 @@ json compare_to_json(const std::vector<Analysis>& as, const NetworkComparison* n
   json rows = json::array();
   for (const auto& a : as) {
     json r = analysis_summary_json(a);
-    r["gpu_trust"] = a.gpu_trust;
+    r["gpu_trust"] = trust_name(a.gpu_trust);
     rows.push_back(std::move(r));
   }
   json models = json::array();

@@ -26,7 +26,7 @@ void write_csv(std::ostream& os, const Analysis& a) {
     return q + "\"";
   };
   const std::string run = fmt::format("{},{},{},{},{},", views::csv_field(a.model_name), views::csv_field(a.gpu_id),
-                                      a.gpu_trust, a.batch, views::csv_field(a.exec.name()));
+                                      trust_name(a.gpu_trust), a.batch, views::csv_field(a.exec.name()));
   for (const auto& r : a.kernels) {
     os << run << quote(r.kernel.name) << ',' << quote(r.kernel.ops) << ',' << quote(shape_text(r.kernel)) << ',';
     if (!r.cost) {

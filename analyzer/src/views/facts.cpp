@@ -16,17 +16,23 @@ using views::loss_json;
 using views::pct;
 using views::si;
 
-const char* trust_mark(const std::string& trust) {
-  if (trust == "calibrated") return "";
-  if (trust == "fitted-from-benchmark") return "+";
-  if (trust == "carried-over") return "*";
+const char* trust_mark(Trust trust) {
+  switch (trust) {
+    case Trust::calibrated: return "";
+    case Trust::fitted_from_benchmark: return "+";
+    case Trust::carried_over: return "*";
+    case Trust::datasheet: break;
+  }
   return "**";
 }
 
-std::string trust_legend(const std::string& trust) {
-  if (trust == "calibrated") return "";
-  if (trust == "fitted-from-benchmark") return "+  fitted from a published benchmark (timm's results): not measured here";
-  if (trust == "carried-over") return "*  carried-over: calibrated GPUs' constants on this GPU's datasheet; not measured here";
+std::string trust_legend(Trust trust) {
+  switch (trust) {
+    case Trust::calibrated: return "";
+    case Trust::fitted_from_benchmark: return "+  fitted from a published benchmark (timm's results): not measured here";
+    case Trust::carried_over: return "*  carried-over: calibrated GPUs' constants on this GPU's datasheet; not measured here";
+    case Trust::datasheet: break;
+  }
   return "** datasheet only: defaults, never measured; expect larger errors";
 }
 

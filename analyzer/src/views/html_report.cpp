@@ -393,7 +393,7 @@ void compare_gpus(std::ostream& os, const Analysis& main, const std::vector<Anal
   for (const Analysis* a : all) {
     const Losses& l = a->total.losses;
     fmt::print(os, "<tr><td>{} ({})</td><td>{}</td><td>{}</td><td>{:.0f}/s</td><td>{}</td><td>{} / {} / {} / {} / {}</td></tr>",
-               html_escape(a->gpu_name), html_escape(a->gpu_id), html_escape(a->gpu_trust), fmt_us(a->total.time_us),
+               html_escape(a->gpu_name), html_escape(a->gpu_id), html_escape(trust_name(a->gpu_trust)), fmt_us(a->total.time_us),
                a->total.throughput_per_s, fmt_pct(a->total.utilization), fmt_pct(l.tile), fmt_pct(l.wave),
                fmt_pct(l.efficiency), fmt_pct(l.memory), fmt_pct(l.fixed));
   }
@@ -453,7 +453,7 @@ document.body.dataset.charts = String(charts.length - empty.length);
 
 std::string source_line(const Analysis& a) {
   return fmt::format("{} ({}, {}); predicted by tilewave from {}.", html_escape(a.gpu_name), html_escape(a.gpu_id),
-                     html_escape(a.gpu_trust), html_escape(a.model_path));
+                     html_escape(trust_name(a.gpu_trust)), html_escape(a.model_path));
 }
 
 // Colours of op groups in the side-by-side split, by rank.

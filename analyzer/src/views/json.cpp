@@ -35,7 +35,7 @@ json analysis_summary_json(const Analysis& a) {
           {"model_path", a.model_path},
           {"gpu", a.gpu_id},
           {"gpu_name", a.gpu_name},
-          {"gpu_trust", a.gpu_trust},
+          {"gpu_trust", trust_name(a.gpu_trust)},
           {"gpu_param_sources", [&] {
              json j = json::object();
              for (const auto& [owner, origin] : a.gpu_param_sources) j[owner] = origin;

@@ -31,7 +31,7 @@ json rank_to_json(const std::vector<Analysis>& as, const Ranking& ranking, const
                     {"partial", a.partial}});
   }
   return {{"gpu", as.empty() ? "" : as[0].gpu_id},
-          {"gpu_trust", as.empty() ? "" : as[0].gpu_trust},
+          {"gpu_trust", as.empty() ? "" : trust_name(as[0].gpu_trust)},
           {"batch", as.empty() ? 0 : as[0].batch},
           {"models", rows},
           {"failed", [&] {
@@ -75,7 +75,7 @@ void write_rank_csv(std::ostream& os, const std::vector<Analysis>& as, const Ran
   for (size_t i = 0; i < ranking.by_time.size(); ++i) {
     const Analysis& a = as[ranking.by_time[i]];
     fmt::print(os, "{},{},{},{},{},{},{},{},{},{},{},{},{},\n", i + 1, views::csv_field(a.model_name),
-               views::csv_field(a.model_path), views::csv_field(a.gpu_id), a.gpu_trust, views::csv_field(a.exec.name()),
+               views::csv_field(a.model_path), views::csv_field(a.gpu_id), trust_name(a.gpu_trust), views::csv_field(a.exec.name()),
                a.batch, a.total.time_us, a.total.flops, a.total.utilization, a.total.throughput_per_s,
                ranking.flops_rank[ranking.by_time[i]], a.partial ? "true" : "false");
   }

@@ -30,7 +30,7 @@ json sweep_to_json(const std::vector<Analysis>& as) {
                     {"loss", loss_json(a.total.losses)}});
   if (as.empty()) return {{"model", ""}, {"points", rows}};
   return {{"model", as[0].model_name},     {"model_path", as[0].model_path}, {"gpu", as[0].gpu_id},
-          {"gpu_trust", as[0].gpu_trust},  {"execution", as[0].exec.to_json()}, {"points", rows}};
+          {"gpu_trust", trust_name(as[0].gpu_trust)},  {"execution", as[0].exec.to_json()}, {"points", rows}};
 }
 
 void write_sweep_table(std::ostream& os, const std::vector<Analysis>& as) {
@@ -60,7 +60,7 @@ void write_totals_csv(std::ostream& os, const std::vector<Analysis>& as) {
   for (const auto& a : as) {
     const Losses& l = a.total.losses;
     fmt::print(os, "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", views::csv_field(a.model_name),
-               views::csv_field(a.gpu_id), a.gpu_trust, views::csv_field(a.exec.name()), a.batch, a.total.time_us,
+               views::csv_field(a.gpu_id), trust_name(a.gpu_trust), views::csv_field(a.exec.name()), a.batch, a.total.time_us,
                a.total.gpu_busy_us, a.total.throughput_per_s, a.total.utilization, a.total.bandwidth_utilization,
                a.total.host_bound ? "true" : "false", l.tile, l.wave, l.efficiency, l.memory, l.fixed, l.idle);
   }

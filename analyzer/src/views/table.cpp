@@ -20,9 +20,9 @@ void write_table(std::ostream& os, const Analysis& a, int worst_layers, const st
   const Totals& t = a.total;
   fmt::print(os, "{} on {} ({}), batch {}, {}{}\n", printable(a.model_name), a.gpu_name, a.gpu_id, a.batch,
              a.exec.name(), a.runtime_calibrated ? "" : " (no parameters fitted on this runtime)");
-  if (a.gpu_trust != "calibrated") {
+  if (a.gpu_trust != Trust::calibrated) {
     // Where the numbers of a GPU not measured here come from (docs/calibration.md "Other GPUs").
-    fmt::print(os, "  GPU file           {}, not measured here:", a.gpu_trust);
+    fmt::print(os, "  GPU file           {}, not measured here:", trust_name(a.gpu_trust));
     for (const auto& [owner, origin] : a.gpu_param_sources) fmt::print(os, "\n    {:<14} {}", owner, origin);
     fmt::print(os, "\n");
   }
