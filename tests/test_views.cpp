@@ -72,11 +72,11 @@ TEST_CASE("annotate: every node gets its prediction as keys and one line, weight
     CAPTURE(node.name());
     const auto keys = props_of(node.metadata_props());
     const NodeFate& fate = a.nodes_fate[size_t(i)];
-    CHECK(keys.at("tilewave.fate") == fate.fate);
+    CHECK(keys.at("tilewave.fate") == fate_name(fate.fate));
     // One short line for Netron's sidebar.
     CHECK(node.doc_string().rfind("[tilewave] h200, batch 8: ", 0) == 0);
     CHECK(node.doc_string().find('\n') == std::string::npos);
-    if (fate.fate == "kernel") {
+    if (fate.fate == Fate::kernel) {
       ++with_kernel;
       for (const char* k : {"time_us", "share", "utilization", "bound", "main_loss", "kernels", "runs_as",
                             "loss.tile", "loss.wave", "loss.efficiency", "loss.memory", "loss.fixed"})
@@ -414,15 +414,15 @@ TEST_CASE("every ONNX node's fate is recorded: its kernels, fused, or free") {
     int free = 0;
     std::vector<int> seen(a.kernels.size(), 0);
     for (const auto& f : a.nodes_fate) {
-      free += f.fate == "free";
-      CHECK((f.fate == "free") == f.kernels.empty());
+      free += f.fate == Fate::free;
+      CHECK((f.fate == Fate::free) == f.kernels.empty());
       for (int k : f.kernels) {
         ++seen[size_t(k)];
         // A "kernel" node heads one of its kernels; a "fused" one heads none.
         const bool heads = std::any_of(f.kernels.begin(), f.kernels.end(), [&](int x) {
           return a.nodes_fate[size_t(a.kernels[size_t(x)].kernel.nodes.front())].name == f.name;
         });
-        CHECK(heads == (f.fate == "kernel"));
+        CHECK(heads == (f.fate == Fate::kernel));
       }
     }
     CHECK(free == a.free_nodes);

@@ -58,9 +58,15 @@ struct KernelGroup {
 // a kernel another node heads, launches nothing (shape arithmetic, folded
 // constants), or sits in an unmodelled kernel. `kernels` indexes
 // Analysis::kernels.
+// What became of an ONNX node (docs/model.md "Node facts"): it heads a
+// kernel, is fused into another node's kernel, launches nothing (shape
+// arithmetic, constants the runtime folds), or lands in an unmodelled kernel.
+enum class Fate { kernel, fused, free, unmodelled };
+const char* fate_name(Fate f);  // "kernel", "fused", "free", "unmodelled"
+
 struct NodeFate {
   std::string name, op;
-  std::string fate;  // kernel | fused | free | unmodelled
+  Fate fate = Fate::free;
   std::vector<int> kernels;
   // Facts of the node itself (docs/model.md "Node facts"), as onnx-tool
   // reports them: weights are its initializer inputs, stored as the

@@ -16,6 +16,16 @@
 
 namespace tilewave {
 
+const char* fate_name(Fate f) {
+  switch (f) {
+    case Fate::kernel: return "kernel";
+    case Fate::fused: return "fused";
+    case Fate::free: return "free";
+    case Fate::unmodelled: return "unmodelled";
+  }
+  return "free";
+}
+
 GpuModel gpu_for(const GpuModel& base, const RuntimeProfile& runtime) {
   // A GPU already specialised (calibration candidates) keeps its parameters.
   return base.runtime == runtime.name() ? base : base.for_runtime(runtime.name());
@@ -167,16 +177,17 @@ Analysis analyze_model(const Model& model, const GpuModel& base_gpu, const Analy
   }
   a.nodes_fate.resize(model.nodes.size());
   for (size_t i = 0; i < model.nodes.size(); ++i)
-    a.nodes_fate[i] = {model.nodes[i].name, model.nodes[i].op_type, "free", {}};
+    a.nodes_fate[i] = {model.nodes[i].name, model.nodes[i].op_type, Fate::free, {}};
   for (size_t k = 0; k < a.kernels.size(); ++k) {
     const Kernel& kernel = a.kernels[k].kernel;
     for (size_t j = 0; j < kernel.nodes.size(); ++j) {
       if (kernel.nodes[j] < 0 || size_t(kernel.nodes[j]) >= a.nodes_fate.size()) continue;
       NodeFate& f = a.nodes_fate[size_t(kernel.nodes[j])];
       f.kernels.push_back(int(k));
-      const std::string fate = !a.kernels[k].cost ? "unmodelled" : j == 0 ? "kernel" : "fused";
-      // A node that heads any kernel is a "kernel" node; unmodelled wins over fused.
-      if (f.fate == "free" || fate == "kernel" || (fate == "unmodelled" && f.fate == "fused")) f.fate = fate;
+      const Fate fate = !a.kernels[k].cost ? Fate::unmodelled : j == 0 ? Fate::kernel : Fate::fused;
+      // A node that heads any kernel is a kernel node; unmodelled wins over fused.
+      if (f.fate == Fate::free || fate == Fate::kernel || (fate == Fate::unmodelled && f.fate == Fate::fused))
+        f.fate = fate;
     }
   }
   fill_node_facts(model, graph, exec, a);

@@ -43,18 +43,18 @@ void put(Entries& props, const std::string& key, const std::string& value) {
 // losses are weighted by time, bound and main loss are the longest kernel's.
 std::string annotate_node(const Analysis& a, int node, const onnx::GraphProto& g, Entries& props) {
   const NodeFate& fate = a.nodes_fate[size_t(node)];
-  put(props, "fate", fate.fate);
+  put(props, "fate", fate_name(fate.fate));
   std::string kernels;
   for (int k : fate.kernels) kernels += (kernels.empty() ? "" : "; ") + a.kernels[size_t(k)].kernel.name;
   put(props, "kernels", kernels);
   if (fate.kernels.empty()) return "launches no kernel (shape arithmetic, or a constant the runtime folds)";
   const KernelResult& first = a.kernels[size_t(fate.kernels.front())];
-  if (fate.fate == "fused") {
+  if (fate.fate == Fate::fused) {
     const std::string& head = g.node(first.kernel.nodes.front()).name();
     put(props, "fused_into", head);
     return fmt::format("fused into kernel {}, whose head is node {}", first.kernel.name, head);
   }
-  if (fate.fate == "unmodelled") {
+  if (fate.fate == Fate::unmodelled) {
     put(props, "unmodelled", first.kernel.unmodelled_reason);
     return "unmodelled: " + first.kernel.unmodelled_reason;
   }

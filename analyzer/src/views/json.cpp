@@ -81,7 +81,7 @@ json analysis_to_json(const Analysis& a, bool with_layers) {
   for (const auto& f : a.nodes_fate)
     nodes.push_back({{"name", f.name},
                      {"op", f.op},
-                     {"fate", f.fate},
+                     {"fate", fate_name(f.fate)},
                      {"kernels", f.kernels},
                      {"params", f.params},
                      {"weight_bytes", f.weight_bytes},

@@ -80,7 +80,7 @@ void write_table(std::ostream& os, const Analysis& a, int worst_layers, const st
     for (size_t i = 0; i < shown; ++i) {
       const NodeFate& f = *nodes[i];
       fmt::print(os, "  {:<34} {:<18} {:<10} {:>9.1f} {:>6} {:>8} {:>9} {:>9} {:>9}\n",
-                 middle_ellipsis(printable(compact_name(f.name)), 34), middle_ellipsis(printable(f.op), 18), f.fate,
+                 middle_ellipsis(printable(compact_name(f.name)), 34), middle_ellipsis(printable(f.op), 18), fate_name(f.fate),
                  f.time_us, pct(f.share), si(double(f.params), ""), si(double(f.weight_bytes), "B"),
                  si(double(f.activation_read_bytes), "B"), si(double(f.activation_write_bytes), "B"));
     }
