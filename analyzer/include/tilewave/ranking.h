@@ -2,6 +2,7 @@
 // by FLOPs, and how well the two orders agree. Computed before any view.
 #pragma once
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "tilewave/analysis.h"
@@ -13,6 +14,11 @@ struct Ranking {
   std::vector<size_t> by_flops;    // indices, fewest FLOPs first
   std::vector<size_t> flops_rank;  // per model, its 1-based place in by_flops
   double kendall_tau_flops = 0;    // tau-b of the FLOPs order against the predicted-latency order
+};
+
+// A model `rank` could not analyse: its file and why, a row after the ranking.
+struct RankFailure {
+  std::string model_path, reason;
 };
 
 Ranking rank_models(const std::vector<Analysis>& models);

@@ -9,6 +9,7 @@
 #include "tilewave/advise.h"
 #include "tilewave/analysis.h"
 #include "tilewave/comparison.h"
+#include "tilewave/ranking.h"
 #include "tilewave/space_cost.h"
 #include "tilewave/trace_check.h"
 
@@ -55,9 +56,6 @@ void write_table(std::ostream& os, const Analysis& a, int worst_layers = 15, con
 
 // Several models side by side (`tilewave rank`); `failed` lists the models
 // that could not be analysed, as (file, reason), shown after the ranking.
-struct RankFailure {
-  std::string model_path, reason;
-};
 void write_rank_table(std::ostream& os, const std::vector<Analysis>& analyses,
                       const std::vector<RankFailure>& failed = {});
 nlohmann::json rank_to_json(const std::vector<Analysis>& analyses, const std::vector<RankFailure>& failed = {});
