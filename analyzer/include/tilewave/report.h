@@ -35,6 +35,8 @@ struct ViewOptions {
   // their facts) or kernel (kernels in launch order).
   std::string by = "op";
 };
+// The table's summaries (--by, Python's by=), the default first.
+const std::vector<std::string>& table_summaries();
 struct AnalysisView {
   const char* format;
   const char* summary;
