@@ -192,7 +192,24 @@ class Space {
  public:
   explicit Space(const IdOrPath& name_or_path) : space_(space::load_space(space_file(name_or_path))) {}
   const space::SearchSpace& get() const { return space_; }
-  std::string sample(uint64_t seed, uint64_t index) const { return space::encode(space_, space::sample(space_, seed, index)); }
+  // `nas --seed SEED [--unique]`'s candidate INDEX, and its first n: the
+  // library's Sampler, whose permutation gives candidate i from (seed, i) alone.
+  std::string sample(uint64_t seed, uint64_t index, bool unique) const {
+    if (!unique) return space::encode(space_, space::sample(space_, seed, index));
+    // As many samples as reach INDEX (saturated: the Sampler refuses more than the space holds).
+    const uint64_t reach = index == UINT64_MAX ? index : index + 1;
+    return draw(space::Sampler(space_, space::Sampling::unique, seed, reach), index, 1).front();
+  }
+  std::vector<std::string> samples(uint64_t n, uint64_t seed, bool unique) const {
+    if (n == 0) return {};
+    const auto mode = unique ? space::Sampling::unique : space::Sampling::replacement;
+    return draw(space::Sampler(space_, mode, seed, n), 0, n);
+  }
+  // `nas --enumerate`: every candidate once, in the file's order.
+  std::vector<std::string> enumerate() const {
+    const space::Sampler all(space_, space::Sampling::enumerate, 0, 0);
+    return draw(all, 0, all.total());
+  }
   // Each stage's choices as {name: [option texts as encodings write them]}.
   py::list options() const {
     py::list stages;
@@ -218,6 +235,16 @@ class Space {
   }
 
  private:
+  std::vector<std::string> draw(const space::Sampler& sampler, uint64_t first, uint64_t count) const {
+    std::vector<std::string> out(count);
+    py::gil_scoped_release release;
+    space::Candidate c;
+    for (uint64_t i = 0; i < count; ++i) {
+      sampler.draw(first + i, c);
+      space::encode(space_, c, out[i]);
+    }
+    return out;
+  }
   space::SearchSpace space_;
 };
 
@@ -494,8 +521,15 @@ PYBIND11_MODULE(tilewave, m) {
   space_class.def(py::init<const IdOrPath&>(), py::arg("name_or_path"))
       .def_property_readonly("name", [](const Space& s) { return s.get().name; }, "The space's name, as its file gives it.")
       .def_property_readonly("size", &Space::size, "How many encodings it holds: a Python int, exact however large.")
-      .def("sample", &Space::sample, py::arg("seed"), py::arg("index"),
-           "The encoding `tilewave nas --seed SEED` draws at position INDEX.")
+      .def("sample", &Space::sample, py::arg("seed"), py::arg("index"), py::kw_only(), py::arg("unique") = false,
+           "The encoding `tilewave nas --seed SEED` draws at position INDEX; unique=True: `nas --seed SEED --unique`'s, "
+           "a seeded permutation of the space (without replacement), so that it depends on SEED and INDEX alone.")
+      .def("samples", &Space::samples, py::arg("n"), py::kw_only(), py::arg("seed") = 1, py::arg("unique") = false,
+           "The encodings `tilewave nas --samples N --seed SEED [--unique]` costs, in its order: with replacement "
+           "(a candidate may come twice) or, unique=True, each distinct (InputError when N is more than the space holds).")
+      .def("enumerate", &Space::enumerate,
+           "Every encoding of the space once, in the file's order (`tilewave nas --enumerate`); InputError for a "
+           "space of more than 10,000,000.")
       .def("options", &Space::options, "Per stage, each choice's options as encodings write them.")
       .def("export_onnx", &Space::export_onnx, py::arg("encoding"), py::arg("path"), py::kw_only(), py::arg("batch") = 1,
            "Writes the candidate as ONNX, as `tilewave nas --export-onnx` does.")

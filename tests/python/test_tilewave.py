@@ -449,3 +449,89 @@ def test_the_stubs_typed_results_are_the_keys_each_call_returns(tmp_path):
     for layer in a["layers"]:
         assert set(layer) <= fields | {"tile", "split_k", "tiles", "waves", "tile_eff", "wave_eff", "mainloop_eff",
                                        "aligned"}, set(layer) - fields
+
+# The rest of issue 21's parity: nas's samplings, analyze's --top/--by, and
+# advise, check, rank, report and annotate, each against its CLI command.
+RUNTIME_RESNET18 = os.path.join(ROOT, "onnx_models", "runtime", "resnet18.onnx")
+TRACES = os.path.join(ROOT, "tests", "data", "traces")
+TINY_CNN = os.path.join(ROOT, "tests", "data", "tiny_cnn.onnx")
+SPACES = os.path.join(ROOT, "onnx_models", "spaces")
+
+
+def cli_error(*args):
+    """The CLI's one error line for a bad input (exit 1), without its 'tilewave: error: '."""
+    r = subprocess.run([CLI, *args], capture_output=True, text=True)
+    assert r.returncode == 1, (args, r.returncode, r.stderr)
+    line = r.stderr.strip()
+    assert "\n" not in line and line.startswith("tilewave: error: "), line
+    return line[len("tilewave: error: "):]
+
+
+def as_python_spells_it(message):
+    """A CLI message with its options spelled as the module's keywords (docs/python.md)."""
+    return message.replace("(--allow-unmodelled gives", "(allow_unmodelled=True gives")
+
+
+def assert_same_error(call, *cli_args):
+    """call() raises InputError with the message the CLI prints for cli_args."""
+    with pytest.raises(tilewave.InputError) as e:
+        call()
+    assert str(e.value) == as_python_spells_it(cli_error(*cli_args))
+
+
+def nas_encodings(tmp_path, space_file, *args):
+    out = tmp_path / "nas.csv"
+    cli("nas", space_file, *args, "-o", str(out))
+    rows = list(csv.DictReader(open(out)))
+    assert [int(r["index"]) for r in rows] == list(range(len(rows)))
+    return [r["encoding"] for r in rows]
+
+
+def test_unique_sampling_equals_nas_unique(tmp_path):
+    path = os.path.join(SPACES, "regnet.json")
+    space = tilewave.Space(path)
+    unique = space.samples(300, seed=5, unique=True)
+    assert unique == nas_encodings(tmp_path, path, "--samples", "300", "--seed", "5", "--unique")
+    assert len(set(unique)) == 300
+    # Candidate i depends on the seed and i alone: any prefix, any single index.
+    assert space.samples(40, seed=5, unique=True) == unique[:40]
+    assert [space.sample(5, i, unique=True) for i in (0, 17, 299)] == [unique[0], unique[17], unique[299]]
+    assert space.samples(300, seed=6, unique=True) != unique
+    # With replacement, nas's default, as before.
+    replaced = space.samples(300, seed=5)
+    assert replaced == nas_encodings(tmp_path, path, "--samples", "300", "--seed", "5")
+    assert replaced == [space.sample(5, i) for i in range(300)]
+    assert space.samples(0) == []
+    # The whole space, without replacement: every candidate once.
+    everything = space.samples(space.size, seed=2, unique=True)
+    assert len(set(everything)) == space.size == 21504
+
+
+def test_enumerate_equals_nas_enumerate(tmp_path):
+    small = json.load(open(os.path.join(SPACES, "resnet.json")))
+    small["name"] = "small"
+    small["stages"] = [{"depth": [1, 2], "width": [32, 48], "bottleneck": [0, 1], "stride": [1]},
+                       {"depth": [1], "width": [64, 96, 128], "bottleneck": [0], "stride": [2]},
+                       {"depth": [1], "width": [128], "bottleneck": [0, 1], "stride": [2]},
+                       {"depth": [2], "width": [256], "bottleneck": [1], "stride": [2]}]
+    path = tmp_path / "small.json"
+    path.write_text(json.dumps(small))
+    space = tilewave.Space(path)
+    everything = space.enumerate()
+    assert everything == nas_encodings(tmp_path, str(path), "--enumerate")
+    assert len(everything) == len(set(everything)) == space.size == 2 * 2 * 2 * 3 * 2
+    assert sorted(space.samples(space.size, seed=9, unique=True)) == sorted(everything)
+
+
+def test_sampling_errors_are_the_clis():
+    regnet = os.path.join(SPACES, "regnet.json")
+    assert_same_error(lambda: tilewave.Space(regnet).samples(21505, unique=True),
+                      "nas", regnet, "--samples", "21505", "--unique")
+    mobilenet = os.path.join(SPACES, "mobilenetv2.json")
+    assert_same_error(lambda: tilewave.Space(mobilenet).enumerate(), "nas", mobilenet, "--enumerate")
+    with pytest.raises(tilewave.InputError, match="more than the 21504 candidates"):
+        tilewave.Space(regnet).sample(1, 21504, unique=True)
+    assert tilewave.Space(regnet).sample(1, 21503, unique=True)
+    with pytest.raises(tilewave.InputError):
+        tilewave.Space(regnet).sample(1, 2 ** 64 - 1, unique=True)
+
