@@ -91,6 +91,9 @@ for rt in eager inductor tensorrt; do
 done
 expect 2 "" -- "$tw" analyze "$data/tiny_cnn.onnx" --runtime jax
 expect 2 "" -- "$tw" analyze "$data/tiny_cnn.onnx" --runtime eager --fusion trt
+# --top counts table rows: a negative count is bad usage, as in Python's analyze_text(top=-1).
+expect 2 "--top: Value -1 not in range" -- "$tw" analyze "$data/tiny_cnn.onnx" --top -1
+expect 2 "--top: Value -1 not in range" -- "$tw" check "$data/tiny_cnn.onnx" --trace "$data/traces/resnet18_b1_eager_h200.trace.json" --top -1
 expect 0 "" -- "$tw" gpus
 expect 0 "" -- "$tw" sweep "$data/tiny_cnn.onnx" --batch 1,8,64
 # report and compare (docs/report.md).

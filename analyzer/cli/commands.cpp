@@ -3,14 +3,9 @@
 
 #include <unistd.h>
 
-#include <atomic>
-#include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <optional>
-#include <set>
 #include <mutex>
-#include <thread>
 #include <iostream>
 #include <sstream>
 
@@ -37,10 +32,6 @@ namespace {
 std::mutex notes_mutex;
 std::vector<std::string> notes;  // the CLI's pending notes, in order
 }  // namespace
-
-std::string without_file(const std::string& message, const std::string& file) {
-  return message.rfind(file + ": ", 0) == 0 ? message.substr(file.size() + 2) : message;
-}
 
 void note(const std::string& line) {
   std::lock_guard<std::mutex> lock(notes_mutex);
@@ -156,107 +147,16 @@ int cmd_extract(const CommonOptions& o, const std::string& model_path) {
   return 0;
 }
 
-namespace {
-
-// rank's inputs: ONNX files, folders (their *.onnx, recursively) and list
-// files (one path per line, '#' comments; relative paths from the list's
-// folder), in the order given, each model once.
-std::vector<std::string> expand_model_args(const std::vector<std::string>& args) {
-  namespace fs = std::filesystem;
-  std::vector<std::string> out;
-  std::set<std::string> seen;
-  auto add = [&](const std::string& p) {
-    if (seen.insert(p).second) out.push_back(p);
-  };
-  for (const auto& arg : args) {
-    std::error_code ec;
-    if (fs::is_directory(arg, ec)) {
-      std::vector<std::string> found;
-      for (const auto& e : fs::recursive_directory_iterator(arg, fs::directory_options::skip_permission_denied, ec))
-        if (e.is_regular_file(ec) && e.path().extension() == ".onnx") found.push_back(e.path().string());
-      std::sort(found.begin(), found.end());
-      if (found.empty()) throw InputError(arg, "folder holds no .onnx file");
-      for (const auto& f : found) add(f);
-    } else if (fs::path(arg).extension() == ".txt" || fs::path(arg).extension() == ".list") {
-      require_regular_file(arg, "a model list");
-      std::ifstream list(arg);
-      if (!list) throw InputError(arg, "cannot open model list");
-      std::string line;
-      while (std::getline(list, line)) {
-        const auto b = line.find_first_not_of(" \t\r"), e = line.find_last_not_of(" \t\r");
-        if (b == std::string::npos || line[b] == '#') continue;
-        const fs::path p = line.substr(b, e - b + 1);
-        add(p.is_absolute() ? p.string() : (fs::path(arg).parent_path() / p).lexically_normal().string());
-      }
-    } else {
-      add(arg);
-    }
-  }
-  if (out.empty()) throw InputError("rank", "no models given");
-  return out;
-}
-
-}  // namespace
-
 int cmd_rank(const CommonOptions& o, const std::vector<std::string>& args, int threads) {
-  const GpuModel gpu = gpu_of(o);
-  CommonOptions with_batch = o;
-  if (with_batch.batch == 0) with_batch.batch = 1;
-  const AnalyzeOptions opt = analyze_options(with_batch);
-  const std::vector<std::string> models = expand_model_args(args);
-  // Each model on its own: a bad one becomes a failure row, never a stop.
-  std::vector<std::optional<Analysis>> results(models.size());
-  std::vector<std::string> reasons(models.size());
-  std::atomic<size_t> next{0}, done{0};
-  std::mutex internal_mutex;
-  std::string internal_error;
-  auto work = [&] {
-    for (size_t i; (i = next.fetch_add(1)) < models.size(); done.fetch_add(1)) {
-      try {
-        Analysis a = analyze_file(models[i], gpu, opt);
-        if (!o.allow_unmodelled)
-          if (auto why = incomplete_reason(a)) {
-            reasons[i] = *why + " (--allow-unmodelled gives partial totals)";
-            continue;
-          }
-        results[i] = std::move(a);
-      } catch (const InputError& e) {
-        reasons[i] = without_file(e.what(), models[i]);  // the row names the file already
-      } catch (const std::exception& e) {
-        // Not a bad input: an internal error, raised on the main thread
-        // (exit 3) rather than ending the process from a worker.
-        std::lock_guard<std::mutex> lock(internal_mutex);
-        if (internal_error.empty()) internal_error = models[i] + ": " + e.what();
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  for (int t = 0; t < std::max(1, threads); ++t) start_or_run(pool, work);
   Progress progress("tilewave rank");
-  while (done.load() < models.size()) {
-    progress.update(done.load(), models.size(), "models");
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  for (auto& th : pool) th.join();
-  progress.update(done.load(), models.size(), "models");
+  const RankRun run = analyze_models(args, o, threads, progress.callback());
   progress.finish();
-  if (!internal_error.empty()) throw std::runtime_error(internal_error);
-  std::vector<Analysis> as;
-  std::vector<RankFailure> failed;
-  for (size_t i = 0; i < models.size(); ++i) {
-    if (results[i]) {
-      warn_unmodelled(*results[i], o);
-      as.push_back(std::move(*results[i]));
-    } else {
-      failed.push_back({models[i], reasons[i]});
-    }
-  }
-  if (as.empty()) throw InputError(models.front(), fmt::format("no model could be ranked; the first: {}", reasons.front()));
+  for (const auto& a : run.analyses) warn_unmodelled(a, o);
   write_output(o.output, [&](std::ostream& os) {
-    const Ranking ranking = rank_models(as);
-    if (o.format == "json") os << rank_to_json(as, ranking, failed).dump(2) << "\n";
-    else if (o.format == "csv") write_rank_csv(os, as, ranking, failed);
-    else write_rank_table(os, as, ranking, failed);
+    const Ranking ranking = rank_models(run.analyses);
+    if (o.format == "json") os << rank_to_json(run.analyses, ranking, run.failed).dump(2) << "\n";
+    else if (o.format == "csv") write_rank_csv(os, run.analyses, ranking, run.failed);
+    else write_rank_table(os, run.analyses, ranking, run.failed);
   });
   return 0;
 }
@@ -272,54 +172,13 @@ int cmd_sweep(const CommonOptions& o, const std::string& model_path, const std::
   return 0;
 }
 
-std::vector<std::string> split_list(const std::string& s, const char* what) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string part;
-  while (std::getline(ss, part, ','))
-    if (!part.empty()) out.push_back(part);
-  if (out.empty()) throw UsageError(what, fmt::format("'{}' names nothing (give a comma-separated list)", s));
-  return out;
-}
-
-int cmd_report(const CommonOptions& options, const std::string& model_path, const std::string& compare_list,
+int cmd_report(const CommonOptions& o, const std::string& model_path, const std::string& compare,
                const std::string& batches, const std::string& vs) {
   // --gpu a,b,c as on every command: the first is the report's GPU, the rest compared.
-  CommonOptions o = options;
-  std::string compare = compare_list;
-  if (const auto comma = o.gpu.find(','); comma != std::string::npos) {
-    compare = o.gpu.substr(comma + 1) + (compare.empty() ? "" : "," + compare);
-    o.gpu = o.gpu.substr(0, comma);
-  }
-  const GpuModel gpu = gpu_of(o);
-  const std::vector<int64_t> sweep = parse_batches(batches);
-  std::vector<GpuModel> others;
-  if (!compare.empty())
-    for (const auto& id : split_list(compare, "--compare")) {
-      CommonOptions og = o;
-      og.gpu = id;
-      GpuModel other = gpu_of(og);
-      if (other.id != gpu.id) others.push_back(std::move(other));
-    }
-  const auto report_of = [&](const std::string& path, bool first) {
-    const ModelFile model(path);
-    ReportInput in;
-    in.main = model.analyze(gpu, analyze_options(o));
-    warn_unmodelled(in.main, o, first);
-    in.batch_sweep = analyze_batches(model, o, sweep);
-    std::sort(in.batch_sweep.begin(), in.batch_sweep.end(),
-              [](const Analysis& a, const Analysis& b) { return a.batch < b.batch; });
-    for (const auto& other : others) in.other_gpus.push_back(model.analyze(other, analyze_options(o)));
-    return in;
-  };
-  const ReportInput main = report_of(model_path, true);
-  if (vs.empty()) {
-    write_output(o.output, [&](std::ostream& os) { write_html_report(os, main); });
-    return 0;
-  }
-  const ReportInput second = report_of(vs, false);
-  const NetworkComparison c = compare_networks(main.main, second.main);
-  write_output(o.output, [&](std::ostream& os) { write_html_comparison(os, main, second, c); });
+  const ReportRun run = analyze_for_report(model_path, vs, o, parse_batches(batches),
+                                           compare.empty() ? std::vector<std::string>{} : split_list(compare, "--compare"));
+  warn_unmodelled(run.first.main, o);
+  write_output(o.output, [&](std::ostream& os) { write_html(os, run); });
   return 0;
 }
 

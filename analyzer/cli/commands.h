@@ -2,8 +2,6 @@
 // the process exit code and throws InputError for bad input.
 #pragma once
 #include <string>
-#include <system_error>
-#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -17,21 +15,6 @@ namespace tilewave::cli {
 // succeeded: a failing command prints only its error line.
 void note(const std::string& line);
 void print_notes();
-
-// An error message without the "FILE: " that starts it, for a row or line
-// that names the file already.
-std::string without_file(const std::string& message, const std::string& file);
-
-// Runs fn on a new thread of `pool`, or here when the system refuses another
-// thread (a process or memory limit): fewer threads, the same answers.
-template <class Fn>
-void start_or_run(std::vector<std::thread>& pool, Fn fn) {
-  try {
-    pool.emplace_back(fn);
-  } catch (const std::system_error&) {
-    fn();
-  }
-}
 
 // The analysing options (RunOptions, shared with the Python module) and the CLI's own.
 struct CommonOptions : RunOptions {
@@ -59,8 +42,6 @@ struct NasOptions {
 // The flags as RunOptions reads them: --input parsed into input_shapes, the
 // deprecated --fusion as --runtime (with a note). Before any command runs.
 void resolve_options(CommonOptions& o);
-// A comma-separated list option's items; InputError naming `what` when it names none.
-std::vector<std::string> split_list(const std::string& s, const char* what);
 
 int cmd_analyze(const CommonOptions& o, const std::string& model, int worst, const std::string& by = "op");
 int cmd_layers(const CommonOptions& o, const std::string& layer_set);

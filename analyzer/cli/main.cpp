@@ -92,11 +92,11 @@ int main(int argc, char** argv) {
   std::vector<std::string> formats;
   for (const auto& v : analysis_views()) formats.push_back(v.format);
   analyze->add_option("--format", o.format, "table, json or csv")->check(CLI::IsMember(formats));
-  analyze->add_option("--top", worst, "layers shown in the table")->capture_default_str();
+  analyze->add_option("--top", worst, "layers shown in the table")->capture_default_str()->check(CLI::Range(0, 1000000000));
   analyze->add_option("--by", analyze_by, "the table's summary: op (convolution kinds apart), name (what each kernel "
                                           "runs, as nsys sums kernels), node (ONNX nodes with parameters and memory) or kernel (launch order)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"op", "name", "node", "kernel"}));
+      ->check(CLI::IsMember(table_summaries()));
   analyze->add_option("-o,--output", o.output, "output file (default: stdout)");
   analyze->add_option("--trace-out", o.trace_out,
                       "also write the predicted timeline as Chrome trace JSON (Perfetto, chrome://tracing)");
@@ -178,7 +178,7 @@ int main(int argc, char** argv) {
   check->add_option("--trace", trace, "Chrome trace JSON, plain or gzip (torch.profiler export_chrome_trace, tensorboard_trace_handler)")->required();
   add_model_options(check, o);
   check->add_option("--batch", o.batch, "batch size the trace ran at (default: as in the file)");
-  check->add_option("--top", worst, "pairs shown, furthest apart first")->capture_default_str();
+  check->add_option("--top", worst, "pairs shown, furthest apart first")->capture_default_str()->check(CLI::Range(0, 1000000000));
   check->add_option("--format", o.format, "table or json")->check(CLI::IsMember({"table", "json"}));
   check->add_option("-o,--output", o.output, "output file (default: stdout)");
 

@@ -7,26 +7,32 @@
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <mutex>
 #include <sstream>
+#include <thread>
 #include <tuple>
 #include <variant>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "tilewave/advise.h"
 #include "tilewave/analysis.h"
 #include "tilewave/error.h"
+#include "tilewave/html_report.h"
 #include "tilewave/layer_list.h"
 #include "tilewave/layer_set.h"
 #include "tilewave/output_file.h"
 #include "tilewave/report.h"
 #include "tilewave/run_options.h"
 #include "tilewave/space_cost.h"
+#include "tilewave/trace_check.h"
 #include "tilewave/version.h"
 #include "tilewave/kernel_names.h"
 #include "tilewave/pipeline.h"
@@ -139,11 +145,12 @@ auto model_keywords() {
                          py::arg("gpu_dir") = py::none(), py::arg("allow_unmodelled") = false);
 }
 
-// Binds fn(path, RunOptions, extra...) as name(path, *, extra..., <model_keywords>):
-// one list of those keywords for every function that analyses a file.
-template <class... Extra, class Fn, class... ExtraKeywords>
-void def_model_function(py::module_& m, const char* name, Fn fn, const char* doc, ExtraKeywords... extra_keywords) {
-  auto bound = [fn](const PathArg& path, Extra... extra, const IdOrPath& gpu, const Shapes& input,
+// Binds fn(first, RunOptions, extra...) as name(<leading>, <model_keywords>),
+// `leading` naming first and extra (positional ones, py::kw_only(), then
+// keyword ones): one list of those keywords for every function that analyses.
+template <class First, class... Extra, class Fn, class... Leading>
+void def_with_model_keywords(py::module_& m, const char* name, Fn fn, const char* doc, Leading... leading) {
+  auto bound = [fn](First first, Extra... extra, const IdOrPath& gpu, const Shapes& input,
                     const std::string& runtime, const std::string& dtype, const std::string& attention,
                     const std::optional<std::string>& layout, std::optional<bool> amp, std::optional<bool> graph,
                     const std::optional<IdOrPath>& host, const std::optional<PathArg>& gpu_dir, bool allow_unmodelled) {
@@ -151,10 +158,36 @@ void def_model_function(py::module_& m, const char* name, Fn fn, const char* doc
     o.attention = attention;
     if (input) o.input_shapes = *input;
     o.allow_unmodelled = allow_unmodelled;
-    return fn(path.string(), std::move(o), extra...);
+    return fn(first, std::move(o), extra...);
   };
-  std::apply([&](auto... keywords) { m.def(name, bound, py::arg("path"), py::kw_only(), extra_keywords..., keywords..., doc); },
-             model_keywords());
+  std::apply([&](auto... keywords) { m.def(name, bound, leading..., keywords..., doc); }, model_keywords());
+}
+
+// name(path, *, extra..., <model_keywords>) calling fn(path as text, RunOptions, extra...).
+template <class... Extra, class Fn, class... ExtraKeywords>
+void def_model_function(py::module_& m, const char* name, Fn fn, const char* doc, ExtraKeywords... extra_keywords) {
+  def_with_model_keywords<const PathArg&, Extra...>(
+      m, name, [fn](const PathArg& path, RunOptions o, Extra... extra) { return fn(path.string(), std::move(o), extra...); },
+      doc, py::arg("path"), py::kw_only(), extra_keywords...);
+}
+
+// As the CLI refuses an -o naming one of its arguments (main.cpp): the
+// files a call reads, its options' included.
+void refuse_over_inputs(const std::string& output, std::vector<std::string> inputs, const RunOptions& o) {
+  inputs.push_back(o.gpu);
+  inputs.push_back(o.host);
+  refuse_output_over_input(output, inputs);
+}
+
+// Runs `work`, which returns a result's JSON, without the GIL; the JSON as a dict.
+template <class Work>
+py::dict json_dict(Work work) {
+  json j;
+  {
+    py::gil_scoped_release release;
+    j = work();
+  }
+  return py::dict(to_python(j));
 }
 
 // As `tilewave analyze`: an incomplete model is an error unless partial answers are allowed.
@@ -193,7 +226,24 @@ class Space {
  public:
   explicit Space(const IdOrPath& name_or_path) : space_(space::load_space(space_file(name_or_path))) {}
   const space::SearchSpace& get() const { return space_; }
-  std::string sample(uint64_t seed, uint64_t index) const { return space::encode(space_, space::sample(space_, seed, index)); }
+  // `nas --seed SEED [--unique]`'s candidate INDEX, and its first n: the
+  // library's Sampler, whose permutation gives candidate i from (seed, i) alone.
+  std::string sample(uint64_t seed, uint64_t index, bool unique) const {
+    if (!unique) return space::encode(space_, space::sample(space_, seed, index));
+    // As many samples as reach INDEX (saturated: the Sampler refuses more than the space holds).
+    const uint64_t reach = index == UINT64_MAX ? index : index + 1;
+    return draw(space::Sampler(space_, space::Sampling::unique, seed, reach), index, 1).front();
+  }
+  std::vector<std::string> samples(uint64_t n, uint64_t seed, bool unique) const {
+    if (n == 0) return {};
+    const auto mode = unique ? space::Sampling::unique : space::Sampling::replacement;
+    return draw(space::Sampler(space_, mode, seed, n), 0, n);
+  }
+  // `nas --enumerate`: every candidate once, in the file's order.
+  std::vector<std::string> enumerate() const {
+    const space::Sampler all(space_, space::Sampling::enumerate, 0, 0);
+    return draw(all, 0, all.total());
+  }
   // Each stage's choices as {name: [option texts as encodings write them]}.
   py::list options() const {
     py::list stages;
@@ -219,6 +269,16 @@ class Space {
   }
 
  private:
+  std::vector<std::string> draw(const space::Sampler& sampler, uint64_t first, uint64_t count) const {
+    std::vector<std::string> out(count);
+    py::gil_scoped_release release;
+    space::Candidate c;
+    for (uint64_t i = 0; i < count; ++i) {
+      sampler.draw(first + i, c);
+      space::encode(space_, c, out[i]);
+    }
+    return out;
+  }
   space::SearchSpace space_;
 };
 
@@ -349,24 +409,32 @@ PYBIND11_MODULE(tilewave, m) {
       "schedule (both timelines), layers (one per kernel, docs/report.md), notes (assumptions made while loading).",
       py::arg("batch") = py::none());
 
-  def_model_function<std::optional<int64_t>, const std::string&>(
+  def_model_function<std::optional<int64_t>, const std::string&, int, const std::string&>(
       m, "analyze_text",
-      [](const std::string& path, RunOptions o, std::optional<int64_t> batch, const std::string& format) {
+      [](const std::string& path, RunOptions o, std::optional<int64_t> batch, const std::string& format, int top,
+         const std::string& by) {
         o.batch = batch_of(batch);
         const AnalysisView* view = find_analysis_view(format);
         if (!view) throw InputError("format", fmt::format("unknown format '{}' (table, json or csv)", format));
+        // The CLI's --top and --by, checked as its parser checks them.
+        if (top < 0) throw InputError("top", fmt::format("top counts table rows: 0 or more, not {}", top));
+        const auto& kinds = table_summaries();
+        if (std::find(kinds.begin(), kinds.end(), by) == kinds.end())
+          throw InputError("by", fmt::format("unknown summary '{}' ({})", by, fmt::join(kinds, ", ")));
         std::ostringstream text;
         {
           py::gil_scoped_release release;
           const Analysis a = analyze_file(path, gpu_of(o), analyze_options(o));
           require_complete(a, o);
-          view->write(text, a, ViewOptions{});
+          view->write(text, a, ViewOptions{top, by});
         }
         return text.str();
       },
-      "The text `tilewave analyze PATH --format FORMAT` prints (csv, json or table), for files: "
-      "open('r.csv', 'w').write(tilewave.analyze_text(path)).",
-      py::arg("batch") = py::none(), py::arg("format") = "csv");
+      "The text `tilewave analyze PATH --format FORMAT --top TOP --by BY` prints (csv, json or table), for files: "
+      "open('r.csv', 'w').write(tilewave.analyze_text(path)). top (the slowest kernels shown) and by (the summary: "
+      "op, name, node or kernel) shape the table only, as on the CLI.",
+      py::arg("batch") = py::none(), py::arg("format") = "csv", py::arg("top") = ViewOptions{}.worst_layers,
+      py::arg("by") = ViewOptions{}.by);
 
   def_model_function<const std::vector<int64_t>&>(
       m, "sweep",
@@ -414,6 +482,102 @@ PYBIND11_MODULE(tilewave, m) {
       "`tilewave compare PATH --gpu A,B --runtime ... --format json`: every combination of the lists (GPUs outermost, "
       "batches innermost); batches None is the file's, layouts/launches None each runtime's default. Returns "
       "{'model', 'configurations': [{run facts and 'total' as analyze() has them, 'gpu_trust'}, ...]}.");
+
+  def_model_function<std::optional<int64_t>>(
+      m, "advise",
+      [](const std::string& path, RunOptions o, std::optional<int64_t> batch) {
+        o.batch = batch_of(batch);
+        return json_dict([&] {
+          const GpuModel gpu = gpu_of(o);
+          const AnalyzeOptions options = analyze_options(o);
+          const ModelFile model(path);
+          const Analysis a = model.analyze(gpu, options);
+          require_complete(a, o);
+          return advice_to_json(a, advise(model, gpu, options, a));
+        });
+      },
+      "`tilewave advise PATH --format json`: changes (padded channels, another batch, runtime or dtype, a CUDA "
+      "graph), each predicted by analysing the changed model, best first, never one predicted slower. Returns "
+      "{'model', 'gpu', 'batch', 'dtype', 'runtime', 'execution', 'advice': [{'kind', 'change', 'detail', 'gain', "
+      "'before', 'after'}, ...]}, before and after each {'time_us', 'throughput_per_s', 'utilization', 'flops', "
+      "'kernels'}.",
+      py::arg("batch") = py::none());
+
+  def_with_model_keywords<const PathArg&, const PathArg&, std::optional<int64_t>>(
+      m, "check",
+      [](const PathArg& path, RunOptions o, const PathArg& trace, std::optional<int64_t> batch) {
+        o.batch = batch_of(batch);
+        return json_dict([&] {
+          const MeasuredTrace t = read_trace(trace.string());
+          const Analysis a = analyze_file(path.string(), gpu_of(o), analyze_options(o));
+          require_complete(a, o);
+          return check_to_json(a, t, check_against_trace(a, t));
+        });
+      },
+      "`tilewave check PATH --trace TRACE --format json`: the prediction held against a measured PyTorch profiler "
+      "trace (Chrome trace JSON, plain or gzip), kernels paired in launch order. Returns {'model', 'gpu', 'batch', "
+      "'dtype', 'runtime', 'execution', 'trace', 'measured_kernels', 'profiler_step', 'profiler_steps', "
+      "'kernels_in_trace', 'measured_kernel_us', 'predicted_kernel_us', 'paired', 'median_abs_error', "
+      "'shape_compared', 'shape_matched', 'by_kind': [{'kind', 'pairs', 'predicted_us', 'measured_us'}, ...], "
+      "'pairs': [{'predicted_us', 'measured_us', and where known 'shape_match', 'predicted', 'predicted_op', "
+      "'predicted_kind', 'measured', 'measured_kind'}, ...]}.",
+      py::arg("path"), py::arg("trace"), py::kw_only(), py::arg("batch") = py::none());
+
+  def_with_model_keywords<const std::vector<PathArg>&, int64_t, std::optional<int>>(
+      m, "rank",
+      [](const std::vector<PathArg>& paths, RunOptions o, int64_t batch, std::optional<int> threads) {
+        o.batch = batch_of(batch);
+        if (threads && (*threads < 1 || *threads > 1024))
+          throw InputError("threads", fmt::format("threads is 1..1024, not {}", *threads));
+        std::vector<std::string> args;
+        for (const auto& p : paths) args.push_back(p.string());
+        return json_dict([&] {
+          const RankRun run =
+              analyze_models(args, o, threads.value_or(int(std::max(1u, std::thread::hardware_concurrency()))));
+          return rank_to_json(run.analyses, rank_models(run.analyses), run.failed);
+        });
+      },
+      "`tilewave rank PATHS... --format json`: models (files, folders of them, list files) ordered by predicted "
+      "latency beside their FLOPs order, at batch 1 unless given (rank's default: files declare different "
+      "batches), threads models at once (None: the cores). A model that cannot be analysed is a 'failed' row. "
+      "Returns {'gpu', 'gpu_trust', 'batch', 'models': [{'model', 'model_path', 'time_us', 'flops', "
+      "'utilization', 'throughput_per_s', 'unmodelled', 'partial'}, ...] (fastest first), 'failed': [{'model', "
+      "'error'}, ...], 'kendall_tau_flops_vs_predicted'}.",
+      py::arg("paths"), py::kw_only(), py::arg("batch") = 1, py::arg("threads") = py::none());
+
+  def_with_model_keywords<const PathArg&, const PathArg&, std::optional<int64_t>, const std::optional<PathArg>&,
+                          const std::vector<std::string>&, const std::vector<int64_t>&>(
+      m, "report",
+      [](const PathArg& path, RunOptions o, const PathArg& output, std::optional<int64_t> batch,
+         const std::optional<PathArg>& vs, const std::vector<std::string>& compare, const std::vector<int64_t>& batches) {
+        o.batch = batch_of(batch);
+        const std::string vs_path = vs ? vs->string() : std::string();
+        refuse_over_inputs(output.string(), {path.string(), vs_path}, o);
+        py::gil_scoped_release release;
+        const ReportRun run = analyze_for_report(path.string(), vs_path, o, batches, compare);
+        write_output(output.string(), [&](std::ostream& os) { write_html(os, run); });
+      },
+      "`tilewave report PATH -o OUTPUT`: writes the self-contained HTML report (docs/report.md), whole or not at "
+      "all, never over one of its inputs. vs is `--vs`: a second network side by side; compare is `--compare`: "
+      "GPU ids also costed (a gpu 'h200,a100' list compares its rest too); batches are the batch chart's.",
+      py::arg("path"), py::arg("output"), py::kw_only(), py::arg("batch") = py::none(), py::arg("vs") = py::none(),
+      py::arg("compare") = std::vector<std::string>{}, py::arg("batches") = default_sweep_batches());
+
+  def_with_model_keywords<const PathArg&, const PathArg&, std::optional<int64_t>>(
+      m, "annotate",
+      [](const PathArg& path, RunOptions o, const PathArg& output, std::optional<int64_t> batch) {
+        o.batch = batch_of(batch);
+        refuse_over_inputs(output.string(), {path.string()}, o);
+        py::gil_scoped_release release;
+        const Analysis a = analyze_file(path.string(), gpu_of(o), analyze_options(o));
+        require_complete(a, o);
+        const std::string bytes = annotated_onnx(path.string(), a);
+        write_output(output.string(), [&](std::ostream& os) { os << bytes; });
+      },
+      "`tilewave annotate PATH -o OUTPUT`: writes the model with each node's prediction in its metadata_props "
+      "(tilewave.time_us, tilewave.utilization, ...) and a line of its doc string (Netron shows both), whole or "
+      "not at all, never over one of its inputs.",
+      py::arg("path"), py::arg("output"), py::kw_only(), py::arg("batch") = py::none());
 
   m.def(
       "analyze_layers",
@@ -499,8 +663,15 @@ PYBIND11_MODULE(tilewave, m) {
   space_class.def(py::init<const IdOrPath&>(), py::arg("name_or_path"))
       .def_property_readonly("name", [](const Space& s) { return s.get().name; }, "The space's name, as its file gives it.")
       .def_property_readonly("size", &Space::size, "How many encodings it holds: a Python int, exact however large.")
-      .def("sample", &Space::sample, py::arg("seed"), py::arg("index"),
-           "The encoding `tilewave nas --seed SEED` draws at position INDEX.")
+      .def("sample", &Space::sample, py::arg("seed"), py::arg("index"), py::kw_only(), py::arg("unique") = false,
+           "The encoding `tilewave nas --seed SEED` draws at position INDEX; unique=True: `nas --seed SEED --unique`'s, "
+           "a seeded permutation of the space (without replacement), so that it depends on SEED and INDEX alone.")
+      .def("samples", &Space::samples, py::arg("n"), py::kw_only(), py::arg("seed") = 1, py::arg("unique") = false,
+           "The encodings `tilewave nas --samples N --seed SEED [--unique]` costs, in its order: with replacement "
+           "(a candidate may come twice) or, unique=True, each distinct (InputError when N is more than the space holds).")
+      .def("enumerate", &Space::enumerate,
+           "Every encoding of the space once, in the file's order (`tilewave nas --enumerate`); InputError for a "
+           "space of more than 10,000,000.")
       .def("options", &Space::options, "Per stage, each choice's options as encodings write them.")
       .def("export_onnx", &Space::export_onnx, py::arg("encoding"), py::arg("path"), py::kw_only(), py::arg("batch") = 1,
            "Writes the candidate as ONNX, as `tilewave nas --export-onnx` does.")

@@ -3,7 +3,7 @@
 # JSON (`--format json`); tests/python checks that these keys are exactly
 # the keys a call returns.
 import os
-from typing import Any, Dict, List, Optional, Tuple, TypedDict, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, TypedDict, Union
 
 __version__: str
 
@@ -164,11 +164,94 @@ class Candidate(TypedDict):
     kernels: int
     loss: Loss
 
+class AdviceTotals(TypedDict):
+    time_us: float
+    throughput_per_s: float
+    utilization: float
+    flops: int
+    kernels: int
+
+class Advice(TypedDict):
+    kind: str  # channels | depthwise | runtime | launch | layout | dtype | batch
+    change: str
+    detail: str
+    gain: float
+    before: AdviceTotals
+    after: AdviceTotals
+
+# The configuration `advise` and `check` ran at.
+class RunConfig(TypedDict):
+    model: str
+    gpu: str
+    batch: int
+    dtype: str
+    runtime: str
+    execution: Dict[str, Any]
+
+class Advising(RunConfig):
+    advice: List[Advice]
+
+class KindError(TypedDict):
+    kind: str
+    pairs: int
+    predicted_us: float
+    measured_us: float
+
+# One pair of `check`; an unpaired kernel lacks its partner's fields, and
+# shape_match is there only where the trace recorded the launching op's shapes.
+class TracePair(TypedDict, total=False):
+    predicted_us: float
+    measured_us: float
+    shape_match: bool
+    predicted: str
+    predicted_op: str
+    predicted_kind: str
+    measured: str
+    measured_kind: str
+
+class TraceCheck(RunConfig):
+    trace: str
+    measured_kernels: int
+    profiler_step: str
+    profiler_steps: int
+    kernels_in_trace: int
+    measured_kernel_us: float
+    predicted_kernel_us: float
+    paired: int
+    median_abs_error: float
+    shape_compared: int
+    shape_matched: int
+    by_kind: List[KindError]
+    pairs: List[TracePair]
+
+class RankedModel(TypedDict):
+    model: str
+    model_path: str
+    time_us: float
+    flops: int
+    utilization: float
+    throughput_per_s: float
+    unmodelled: int
+    partial: bool
+
+class RankFailure(TypedDict):
+    model: str
+    error: str
+
+class Ranking(TypedDict):
+    gpu: str
+    gpu_trust: str
+    batch: int
+    models: List[RankedModel]
+    failed: List[RankFailure]
+    kendall_tau_flops_vs_predicted: float
+
 def analyze(path: _Path, *, batch: Optional[int] = None, gpu: _Path = "h200", input: Optional[Dict[str, List[int]]] = None,
             runtime: str = "eager", dtype: str = "fp16", attention: str = "fused", layout: Optional[str] = None,
             amp: Optional[bool] = None, graph: Optional[bool] = None, host: Optional[_Path] = None,
             gpu_dir: Optional[_Path] = None, allow_unmodelled: bool = False) -> Analysis: ...
-def analyze_text(path: _Path, *, batch: Optional[int] = None, format: str = "csv", gpu: _Path = "h200",
+def analyze_text(path: _Path, *, batch: Optional[int] = None, format: str = "csv", top: int = 15, by: str = "op",
+                 gpu: _Path = "h200",
                  input: Optional[Dict[str, List[int]]] = None, runtime: str = "eager", dtype: str = "fp16",
                  attention: str = "fused", layout: Optional[str] = None, amp: Optional[bool] = None,
                  graph: Optional[bool] = None, host: Optional[_Path] = None, gpu_dir: Optional[_Path] = None,
@@ -182,6 +265,31 @@ def compare(path: _Path, *, gpus: List[str] = ..., runtimes: List[str] = ..., dt
             launches: Optional[List[str]] = None, amp: Optional[bool] = None, host: Optional[_Path] = None,
             input: Optional[Dict[str, List[int]]] = None, gpu_dir: Optional[_Path] = None,
             allow_unmodelled: bool = False) -> Comparison: ...
+def advise(path: _Path, *, batch: Optional[int] = None, gpu: _Path = "h200", input: Optional[Dict[str, List[int]]] = None,
+           runtime: str = "eager", dtype: str = "fp16", attention: str = "fused", layout: Optional[str] = None,
+           amp: Optional[bool] = None, graph: Optional[bool] = None, host: Optional[_Path] = None,
+           gpu_dir: Optional[_Path] = None, allow_unmodelled: bool = False) -> Advising: ...
+def check(path: _Path, trace: _Path, *, batch: Optional[int] = None, gpu: _Path = "h200",
+          input: Optional[Dict[str, List[int]]] = None, runtime: str = "eager", dtype: str = "fp16",
+          attention: str = "fused", layout: Optional[str] = None, amp: Optional[bool] = None,
+          graph: Optional[bool] = None, host: Optional[_Path] = None, gpu_dir: Optional[_Path] = None,
+          allow_unmodelled: bool = False) -> TraceCheck: ...
+def rank(paths: Sequence[_Path], *, batch: int = 1, threads: Optional[int] = None, gpu: _Path = "h200",
+         input: Optional[Dict[str, List[int]]] = None, runtime: str = "eager", dtype: str = "fp16",
+         attention: str = "fused", layout: Optional[str] = None, amp: Optional[bool] = None,
+         graph: Optional[bool] = None, host: Optional[_Path] = None, gpu_dir: Optional[_Path] = None,
+         allow_unmodelled: bool = False) -> Ranking: ...
+def report(path: _Path, output: _Path, *, batch: Optional[int] = None, vs: Optional[_Path] = None,
+           compare: List[str] = ..., batches: List[int] = ..., gpu: _Path = "h200",
+           input: Optional[Dict[str, List[int]]] = None, runtime: str = "eager", dtype: str = "fp16",
+           attention: str = "fused", layout: Optional[str] = None, amp: Optional[bool] = None,
+           graph: Optional[bool] = None, host: Optional[_Path] = None, gpu_dir: Optional[_Path] = None,
+           allow_unmodelled: bool = False) -> None: ...
+def annotate(path: _Path, output: _Path, *, batch: Optional[int] = None, gpu: _Path = "h200",
+             input: Optional[Dict[str, List[int]]] = None, runtime: str = "eager", dtype: str = "fp16",
+             attention: str = "fused", layout: Optional[str] = None, amp: Optional[bool] = None,
+             graph: Optional[bool] = None, host: Optional[_Path] = None, gpu_dir: Optional[_Path] = None,
+             allow_unmodelled: bool = False) -> None: ...
 def analyze_layers(layers: Any, *, input: List[int] = ..., gpu: _Path = "h200", batch: int = 1, runtime: str = "eager",
                    dtype: str = "fp16", gpu_dir: Optional[_Path] = None, layout: Optional[str] = None,
                    amp: Optional[bool] = None, graph: Optional[bool] = None, host: Optional[_Path] = None) -> Dict[str, Any]: ...
@@ -203,7 +311,9 @@ class Space:
     size: int
     def __init__(self, name_or_path: _Path) -> None: ...
     def options(self) -> Any: ...
-    def sample(self, seed: int, index: int) -> str: ...
+    def sample(self, seed: int, index: int, *, unique: bool = False) -> str: ...
+    def samples(self, n: int, *, seed: int = 1, unique: bool = False) -> List[str]: ...
+    def enumerate(self) -> List[str]: ...
     def scorer(self, *, gpu: _Path = "h200", batch: int = 1, runtime: str = "eager", dtype: str = "fp16",
                gpu_dir: Optional[_Path] = None, layout: Optional[str] = None, amp: Optional[bool] = None,
                graph: Optional[bool] = None, host: Optional[_Path] = None) -> Scorer: ...

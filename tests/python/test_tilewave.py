@@ -449,3 +449,235 @@ def test_the_stubs_typed_results_are_the_keys_each_call_returns(tmp_path):
     for layer in a["layers"]:
         assert set(layer) <= fields | {"tile", "split_k", "tiles", "waves", "tile_eff", "wave_eff", "mainloop_eff",
                                        "aligned"}, set(layer) - fields
+
+
+# The rest of issue 21's parity: nas's samplings, analyze's --top/--by, and
+# advise, check, rank, report and annotate, each against its CLI command.
+RUNTIME_RESNET18 = os.path.join(ROOT, "onnx_models", "runtime", "resnet18.onnx")
+TRACES = os.path.join(ROOT, "tests", "data", "traces")
+TINY_CNN = os.path.join(ROOT, "tests", "data", "tiny_cnn.onnx")
+SPACES = os.path.join(ROOT, "onnx_models", "spaces")
+
+
+def cli_error(*args):
+    """The CLI's one error line for a bad input (exit 1), without its 'tilewave: error: '."""
+    r = subprocess.run([CLI, *args], capture_output=True, text=True)
+    assert r.returncode == 1, (args, r.returncode, r.stderr)
+    line = r.stderr.strip()
+    assert "\n" not in line and line.startswith("tilewave: error: "), line
+    return line[len("tilewave: error: "):]
+
+
+def as_python_spells_it(message):
+    """A CLI message with its options spelled as the module's keywords (docs/python.md)."""
+    return message.replace("(--allow-unmodelled gives", "(allow_unmodelled=True gives")
+
+
+def assert_same_error(call, *cli_args):
+    """call() raises InputError with the message the CLI prints for cli_args."""
+    with pytest.raises(tilewave.InputError) as e:
+        call()
+    assert str(e.value) == as_python_spells_it(cli_error(*cli_args))
+
+
+def nas_encodings(tmp_path, space_file, *args):
+    out = tmp_path / "nas.csv"
+    cli("nas", space_file, *args, "-o", str(out))
+    rows = list(csv.DictReader(open(out)))
+    assert [int(r["index"]) for r in rows] == list(range(len(rows)))
+    return [r["encoding"] for r in rows]
+
+
+def test_unique_sampling_equals_nas_unique(tmp_path):
+    path = os.path.join(SPACES, "regnet.json")
+    space = tilewave.Space(path)
+    unique = space.samples(300, seed=5, unique=True)
+    assert unique == nas_encodings(tmp_path, path, "--samples", "300", "--seed", "5", "--unique")
+    assert len(set(unique)) == 300
+    # Candidate i depends on the seed and i alone: any prefix, any single index.
+    assert space.samples(40, seed=5, unique=True) == unique[:40]
+    assert [space.sample(5, i, unique=True) for i in (0, 17, 299)] == [unique[0], unique[17], unique[299]]
+    assert space.samples(300, seed=6, unique=True) != unique
+    # With replacement, nas's default, as before.
+    replaced = space.samples(300, seed=5)
+    assert replaced == nas_encodings(tmp_path, path, "--samples", "300", "--seed", "5")
+    assert replaced == [space.sample(5, i) for i in range(300)]
+    assert space.samples(0) == []
+    # The whole space, without replacement: every candidate once.
+    everything = space.samples(space.size, seed=2, unique=True)
+    assert len(set(everything)) == space.size == 21504
+
+
+def test_enumerate_equals_nas_enumerate(tmp_path):
+    small = json.load(open(os.path.join(SPACES, "resnet.json")))
+    small["name"] = "small"
+    small["stages"] = [{"depth": [1, 2], "width": [32, 48], "bottleneck": [0, 1], "stride": [1]},
+                       {"depth": [1], "width": [64, 96, 128], "bottleneck": [0], "stride": [2]},
+                       {"depth": [1], "width": [128], "bottleneck": [0, 1], "stride": [2]},
+                       {"depth": [2], "width": [256], "bottleneck": [1], "stride": [2]}]
+    path = tmp_path / "small.json"
+    path.write_text(json.dumps(small))
+    space = tilewave.Space(path)
+    everything = space.enumerate()
+    assert everything == nas_encodings(tmp_path, str(path), "--enumerate")
+    assert len(everything) == len(set(everything)) == space.size == 2 * 2 * 2 * 3 * 2
+    assert sorted(space.samples(space.size, seed=9, unique=True)) == sorted(everything)
+
+
+def test_sampling_errors_are_the_clis():
+    regnet = os.path.join(SPACES, "regnet.json")
+    assert_same_error(lambda: tilewave.Space(regnet).samples(21505, unique=True),
+                      "nas", regnet, "--samples", "21505", "--unique")
+    mobilenet = os.path.join(SPACES, "mobilenetv2.json")
+    assert_same_error(lambda: tilewave.Space(mobilenet).enumerate(), "nas", mobilenet, "--enumerate")
+    with pytest.raises(tilewave.InputError, match="more than the 21504 candidates"):
+        tilewave.Space(regnet).sample(1, 21504, unique=True)
+    assert tilewave.Space(regnet).sample(1, 21503, unique=True)
+    with pytest.raises(tilewave.InputError):
+        tilewave.Space(regnet).sample(1, 2 ** 64 - 1, unique=True)
+
+
+def test_analyze_text_top_and_by_equal_the_clis():
+    for by in ("op", "name", "node", "kernel"):
+        assert tilewave.analyze_text(RESNET18, batch=2, format="table", top=3, by=by) == \
+            cli("analyze", RESNET18, "--batch", "2", "--format", "table", "--top", "3", "--by", by)
+    assert tilewave.analyze_text(RESNET18, batch=2, format="table", top=0, by="node") == \
+        cli("analyze", RESNET18, "--batch", "2", "--format", "table", "--top", "0", "--by", "node")
+    # The defaults are the CLI's; --top and --by shape the table only.
+    assert tilewave.analyze_text(RESNET18, batch=2, format="table") == \
+        cli("analyze", RESNET18, "--batch", "2", "--format", "table")
+    assert tilewave.analyze_text(RESNET18, batch=2, top=1, by="node") == tilewave.analyze_text(RESNET18, batch=2)
+    with pytest.raises(tilewave.InputError, match=r"^by: unknown summary 'layer' \(op, name, node, kernel\)$"):
+        tilewave.analyze_text(RESNET18, format="table", by="layer")
+    with pytest.raises(tilewave.InputError, match="^top: top counts table rows: 0 or more, not -1$"):
+        tilewave.analyze_text(RESNET18, format="table", top=-1)
+
+
+def test_advise_equals_the_clis_advise():
+    ours = tilewave.advise(RESNET18, batch=16)
+    assert ours == cli_json("advise", RESNET18, "--batch", "16")
+    assert ours["advice"] and all(a["gain"] > 0 for a in ours["advice"])
+    regnet = os.path.join(ROOT, "onnx_models", "regnet_y_400mf.onnx")
+    ours = tilewave.advise(regnet, batch=16, layout="nhwc", amp=False, graph=True)
+    assert ours == cli_json("advise", regnet, "--batch", "16", "--layout", "nhwc", "--no-amp", "--graph")
+    assert "channels" in [a["kind"] for a in ours["advice"]]
+
+
+def test_check_equals_the_clis_check():
+    trace = os.path.join(TRACES, "resnet18_b1_eager_h200.profiler.json.gz")
+    ours = tilewave.check(RUNTIME_RESNET18, trace, batch=1, layout="nhwc", amp=False)
+    theirs = cli_json("check", RUNTIME_RESNET18, "--trace", trace, "--batch", "1", "--layout", "nhwc", "--no-amp")
+    assert ours == theirs
+    assert ours["paired"] > 0 and ours["pairs"]
+    trace = pathlib.Path(TRACES) / "resnet18_b16_inductor_h200.profiler.json.gz"
+    ours = tilewave.check(pathlib.Path(RUNTIME_RESNET18), trace, batch=16, runtime="inductor", layout="nhwc", amp=False)
+    assert ours == cli_json("check", RUNTIME_RESNET18, "--runtime", "inductor", "--trace", str(trace), "--batch", "16",
+                            "--layout", "nhwc", "--no-amp")
+
+
+def test_rank_equals_the_clis_rank(tmp_path):
+    mobilenet = os.path.join(ROOT, "onnx_models", "mobilenet_v2.onnx")
+    conv3d = os.path.join(ROOT, "tests", "data", "conv3d.onnx")  # cannot be analysed: a failure row
+    ours = tilewave.rank([RESNET18, pathlib.Path(mobilenet), conv3d], batch=4, threads=2)
+    theirs = cli_json("rank", RESNET18, mobilenet, conv3d, "--batch", "4", "--threads", "2")
+    assert [f["model"] for f in ours["failed"]] == [conv3d]
+    for f in theirs["failed"]:  # why a model failed names the option as the caller spells it
+        f["error"] = as_python_spells_it(f["error"])
+    assert "allow_unmodelled=True" in ours["failed"][0]["error"]
+    assert ours == theirs
+    # rank's default batch is 1 (not the file's), folders and list files as on the CLI.
+    models = tmp_path / "models.txt"
+    models.write_text(f"# a list\n{RESNET18}\n\n{mobilenet}\n")
+    unseen = os.path.join(ROOT, "onnx_models", "unseen")
+    ours = tilewave.rank([models, pathlib.Path(unseen)], runtime="tensorrt")
+    assert ours == cli_json("rank", str(models), unseen, "--runtime", "tensorrt")
+    assert ours["batch"] == 1
+    assert_same_error(lambda: tilewave.rank([tmp_path / "missing.onnx"]), "rank", str(tmp_path / "missing.onnx"))
+    assert_same_error(lambda: tilewave.rank([tmp_path]), "rank", str(tmp_path))
+    with pytest.raises(tilewave.InputError, match="threads is 1..1024, not 0"):
+        tilewave.rank([RESNET18], threads=0)
+
+
+def test_report_writes_the_clis_html(tmp_path):
+    ours, theirs = tmp_path / "ours.html", tmp_path / "theirs.html"
+    tilewave.report(RESNET18, ours, batch=2, compare=["a100"], batches=[1, 4])
+    cli("report", RESNET18, "--batch", "2", "--compare", "a100", "--batches", "1,4", "-o", str(theirs))
+    assert ours.read_bytes() == theirs.read_bytes()
+    # A GPU list, the second network beside the first.
+    mobilenet = os.path.join(ROOT, "onnx_models", "mobilenet_v2.onnx")
+    tilewave.report(RESNET18, ours, gpu="h200,l4", vs=mobilenet, batches=[1, 8], runtime="inductor")
+    cli("report", RESNET18, "--gpu", "h200,l4", "--vs", mobilenet, "--batches", "1,8", "--runtime", "inductor",
+        "-o", str(theirs))
+    assert ours.read_bytes() == theirs.read_bytes()
+    assert b"<html" in ours.read_bytes()
+
+
+def test_annotate_writes_the_clis_model(tmp_path):
+    ours, theirs = tmp_path / "ours.onnx", tmp_path / "theirs.onnx"
+    tilewave.annotate(TINY_CNN, ours, batch=4, runtime="tensorrt")
+    cli("annotate", TINY_CNN, "--batch", "4", "--runtime", "tensorrt", "-o", str(theirs))
+    assert ours.read_bytes() == theirs.read_bytes()
+    assert b"tilewave.utilization" in ours.read_bytes()
+    assert tilewave.analyze(ours, batch=4, runtime="tensorrt")["total"] == \
+        tilewave.analyze(TINY_CNN, batch=4, runtime="tensorrt")["total"]
+
+
+def test_outputs_are_written_safely_as_the_clis(tmp_path):
+    # Never over an input, and nothing left behind by a failure.
+    model = tmp_path / "model.onnx"
+    model.write_bytes(open(TINY_CNN, "rb").read())
+    before = model.read_bytes()
+    for call, command in ((tilewave.annotate, "annotate"), (tilewave.report, "report")):
+        assert_same_error(lambda: call(model, model), command, str(model), "-o", str(model))
+        assert model.read_bytes() == before
+    assert_same_error(lambda: tilewave.report(RESNET18, model, vs=model), "report", RESNET18, "--vs", str(model),
+                      "-o", str(model))
+    assert model.read_bytes() == before
+    truncated = os.path.join(ROOT, "tests", "data", "truncated.onnx")
+    out = tmp_path / "out.onnx"
+    assert_same_error(lambda: tilewave.annotate(truncated, out), "annotate", truncated, "-o", str(out))
+    assert_same_error(lambda: tilewave.report(truncated, out), "report", truncated, "-o", str(out))
+    assert not out.exists()
+    assert os.listdir(tmp_path) == ["model.onnx"]  # no temporary either
+
+
+def test_bad_inputs_of_the_new_calls_are_the_clis_errors(tmp_path):
+    missing = str(tmp_path / "missing.onnx")
+    trace = os.path.join(TRACES, "resnet18_b1_eager_h200.profiler.json.gz")
+    assert_same_error(lambda: tilewave.advise(missing), "advise", missing)
+    assert_same_error(lambda: tilewave.check(missing, trace), "check", missing, "--trace", trace)
+    assert_same_error(lambda: tilewave.check(RESNET18, missing), "check", RESNET18, "--trace", missing)
+    not_a_trace = os.path.join(ROOT, "tests", "data", "not_onnx.onnx")
+    assert_same_error(lambda: tilewave.check(RESNET18, not_a_trace), "check", RESNET18, "--trace", not_a_trace)
+    conv3d = os.path.join(ROOT, "tests", "data", "conv3d.onnx")
+    assert_same_error(lambda: tilewave.advise(conv3d), "advise", conv3d)
+    assert_same_error(lambda: tilewave.annotate(missing, tmp_path / "a.onnx"), "annotate", missing, "-o",
+                      str(tmp_path / "a.onnx"))
+    assert_same_error(lambda: tilewave.report(RESNET18, tmp_path / "r.html", vs=missing), "report", RESNET18, "--vs",
+                      missing, "-o", str(tmp_path / "r.html"))
+    assert_same_error(lambda: tilewave.report(RESNET18, tmp_path / "r.html", compare=["h999"]), "report", RESNET18,
+                      "--compare", "h999", "-o", str(tmp_path / "r.html"))
+    assert_same_error(lambda: tilewave.advise(RESNET18, gpu="h999"), "advise", RESNET18, "--gpu", "h999")
+    with pytest.raises(tilewave.InputError, match="^batch: batch must be positive, not 0$"):
+        tilewave.rank([RESNET18], batch=0)
+    with pytest.raises(tilewave.InputError, match="^batch: batch must be positive, not 0$"):
+        tilewave.report(RESNET18, tmp_path / "r.html", batches=[1, 0])
+    assert not (tmp_path / "r.html").exists() and not (tmp_path / "a.onnx").exists()
+
+
+def test_the_stubs_typed_results_of_the_new_calls(tmp_path):
+    types = stub_typed_dicts()
+    advice = tilewave.advise(RESNET18, batch=16)
+    trace = os.path.join(TRACES, "resnet18_b1_eager_h200.profiler.json.gz")
+    checked = tilewave.check(RUNTIME_RESNET18, trace, batch=1, layout="nhwc", amp=False)
+    conv3d = os.path.join(ROOT, "tests", "data", "conv3d.onnx")
+    ranked = tilewave.rank([RESNET18, conv3d], batch=2)
+    exact = {"Advising": advice, "Advice": advice["advice"][0], "AdviceTotals": advice["advice"][0]["before"],
+             "TraceCheck": checked, "KindError": checked["by_kind"][0], "Ranking": ranked,
+             "RankedModel": ranked["models"][0], "RankFailure": ranked["failed"][0]}
+    for name, value in exact.items():
+        fields, total = types[name]
+        assert total and fields == set(value), (name, set(value) ^ fields)
+    fields, total = types["TracePair"]
+    assert not total
+    assert set().union(*(set(p) for p in checked["pairs"])) == fields

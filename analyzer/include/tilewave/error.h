@@ -20,4 +20,10 @@ class UsageError : public InputError {
   using InputError::InputError;
 };
 
+// An error message without the "FILE: " that starts it, for a row or line
+// that names the file already.
+inline std::string without_file(const std::string& message, const std::string& file) {
+  return message.rfind(file + ": ", 0) == 0 ? message.substr(file.size() + 2) : message;
+}
+
 }  // namespace tilewave

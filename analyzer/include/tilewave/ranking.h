@@ -19,6 +19,11 @@ struct Ranking {
   std::vector<std::string> labels;
 };
 
+// A model `rank` could not analyse: its file and why, a row after the ranking.
+struct RankFailure {
+  std::string model_path, reason;
+};
+
 // Orders are stable: models of equal time (or FLOPs) keep their given order.
 Ranking rank_models(const std::vector<Analysis>& models);
 // Kendall's tau-b between two orderings of the same items.

@@ -8,8 +8,8 @@
 
 #include "tilewave/advise.h"
 #include "tilewave/analysis.h"
-#include "tilewave/ranking.h"
 #include "tilewave/comparison.h"
+#include "tilewave/ranking.h"
 #include "tilewave/space_cost.h"
 #include "tilewave/trace_check.h"
 
@@ -35,6 +35,8 @@ struct ViewOptions {
   // their facts) or kernel (kernels in launch order).
   std::string by = "op";
 };
+// The table's summaries (--by, Python's by=), the default first.
+const std::vector<std::string>& table_summaries();
 struct AnalysisView {
   const char* format;
   const char* summary;
@@ -56,9 +58,6 @@ void write_table(std::ostream& os, const Analysis& a, int worst_layers = 15, con
 
 // Several models side by side (`tilewave rank`); `failed` lists the models
 // that could not be analysed, as (file, reason), shown after the ranking.
-struct RankFailure {
-  std::string model_path, reason;
-};
 // `ranking` is rank_models(analyses) (ranking.h), computed before the view.
 void write_rank_table(std::ostream& os, const std::vector<Analysis>& analyses, const Ranking& ranking,
                       const std::vector<RankFailure>& failed = {});

@@ -8,13 +8,19 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <system_error>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "tilewave/analysis.h"
+#include "tilewave/comparison.h"
+#include "tilewave/progress.h"
+#include "tilewave/ranking.h"
 
 namespace tilewave {
 
@@ -68,5 +74,59 @@ struct CompareAxes {
 // `each` sees every analysis as it is made (the CLI checks and notes there).
 std::vector<Analysis> analyze_combinations(const ModelFile& model, const RunOptions& o, const CompareAxes& axes,
                                            const std::function<void(const Analysis&, size_t)>& each = {});
+
+// Runs fn on a new thread of `pool`, or here when the system refuses another
+// thread (a process or memory limit): fewer threads, the same answers.
+template <class Fn>
+void start_or_run(std::vector<std::thread>& pool, Fn fn) {
+  try {
+    pool.emplace_back(fn);
+  } catch (const std::system_error&) {
+    fn();
+  }
+}
+
+// `rank`'s models: ONNX files, folders (their *.onnx, recursively) and list
+// files (.txt or .list: one path per line, '#' comments, relative paths from
+// the list's folder), in the order given, each model once. InputError for a
+// folder without models, an unreadable list, or no model at all.
+std::vector<std::string> expand_model_args(const std::vector<std::string>& args);
+
+// `rank`: each model of expand_model_args(args) analysed on its own, `threads`
+// at once, at o.batch (1 when not given: files declare different batches).
+// A model that cannot be analysed, or is incomplete without
+// allow_unmodelled, becomes a failure row, never a stop; InputError when no
+// model could be ranked. `progress` is called on the calling thread as
+// models finish.
+struct RankRun {
+  std::vector<Analysis> analyses;  // in the order given
+  std::vector<RankFailure> failed;
+};
+RankRun analyze_models(const std::vector<std::string>& args, const RunOptions& o, int threads,
+                       const ProgressFn& progress = {});
+
+// A comma-separated list (--gpu, --runtime, --dtype, --compare): its
+// non-empty entries; UsageError naming `what` when it names nothing.
+std::vector<std::string> split_list(const std::string& s, const std::string& what);
+
+// What the HTML report presents (`tilewave report`, docs/report.md).
+struct ReportInput {
+  Analysis main;                      // the model at the chosen GPU and batch
+  std::vector<Analysis> batch_sweep;  // the same model and GPU over batch sizes (ascending)
+  std::vector<Analysis> other_gpus;   // the same model and batch on the compared GPUs
+};
+// A report of one network, or of two side by side (`report A --vs B`).
+struct ReportRun {
+  ReportInput first;
+  std::optional<ReportInput> second;
+  std::optional<NetworkComparison> comparison;  // with `second`: first against second
+};
+// The report's analyses: `model` (and `vs` when not empty) on o.gpu at
+// o.batch, each an error when incomplete (require_complete), over `batches`,
+// and on every `compare` GPU but the report's own. o.gpu may be a list,
+// "h200,a100,l4": its first is the report's GPU, the rest are compared before
+// `compare`'s.
+ReportRun analyze_for_report(const std::string& model, const std::string& vs, const RunOptions& o,
+                             const std::vector<int64_t>& batches, const std::vector<std::string>& compare);
 
 }  // namespace tilewave

@@ -1,8 +1,19 @@
 #include "tilewave/run_options.h"
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
 #include <fmt/format.h>
 
 #include "tilewave/error.h"
+#include "tilewave/json_input.h"
 #include "tilewave/lowering.h"
 #include "tilewave/model.h"
 
@@ -102,6 +113,141 @@ std::vector<Analysis> analyze_combinations(const ModelFile& model, const RunOpti
             }
   if (out.empty()) throw InputError(model.path, "compare was given no GPU, runtime or dtype");
   return out;
+}
+
+std::vector<std::string> expand_model_args(const std::vector<std::string>& args) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  auto add = [&](const std::string& p) {
+    if (seen.insert(p).second) out.push_back(p);
+  };
+  for (const auto& arg : args) {
+    std::error_code ec;
+    if (fs::is_directory(arg, ec)) {
+      std::vector<std::string> found;
+      for (const auto& e : fs::recursive_directory_iterator(arg, fs::directory_options::skip_permission_denied, ec))
+        if (e.is_regular_file(ec) && e.path().extension() == ".onnx") found.push_back(e.path().string());
+      std::sort(found.begin(), found.end());
+      if (found.empty()) throw InputError(arg, "folder holds no .onnx file");
+      for (const auto& f : found) add(f);
+    } else if (fs::path(arg).extension() == ".txt" || fs::path(arg).extension() == ".list") {
+      require_regular_file(arg, "a model list");
+      std::ifstream list(arg);
+      if (!list) throw InputError(arg, "cannot open model list");
+      std::string line;
+      while (std::getline(list, line)) {
+        const auto b = line.find_first_not_of(" \t\r"), e = line.find_last_not_of(" \t\r");
+        if (b == std::string::npos || line[b] == '#') continue;
+        const fs::path p = line.substr(b, e - b + 1);
+        add(p.is_absolute() ? p.string() : (fs::path(arg).parent_path() / p).lexically_normal().string());
+      }
+    } else {
+      add(arg);
+    }
+  }
+  if (out.empty()) throw InputError("rank", "no models given");
+  return out;
+}
+
+RankRun analyze_models(const std::vector<std::string>& args, const RunOptions& o, int threads,
+                       const ProgressFn& progress) {
+  const GpuModel gpu = gpu_of(o);
+  RunOptions with_batch = o;
+  if (with_batch.batch == 0) with_batch.batch = 1;
+  const AnalyzeOptions opt = analyze_options(with_batch);
+  const std::vector<std::string> models = expand_model_args(args);
+  // Each model on its own: a bad one becomes a failure row, never a stop.
+  std::vector<std::optional<Analysis>> results(models.size());
+  std::vector<std::string> reasons(models.size());
+  std::atomic<size_t> next{0}, done{0};
+  std::mutex internal_mutex;
+  std::string internal_error;
+  auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < models.size(); done.fetch_add(1)) {
+      try {
+        Analysis a = analyze_file(models[i], gpu, opt);
+        if (!o.allow_unmodelled)
+          if (auto why = incomplete_reason(a)) {
+            reasons[i] = *why + (o.option_prefix.empty() ? " (allow_unmodelled=True gives partial totals)"
+                                                         : " (--allow-unmodelled gives partial totals)");
+            continue;
+          }
+        results[i] = std::move(a);
+      } catch (const InputError& e) {
+        reasons[i] = without_file(e.what(), models[i]);  // the row names the file already
+      } catch (const std::exception& e) {
+        // Not a bad input: an internal error, raised on the calling thread
+        // rather than ending the process from a worker.
+        std::lock_guard<std::mutex> lock(internal_mutex);
+        if (internal_error.empty()) internal_error = models[i] + ": " + e.what();
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 0; t < std::max(1, threads); ++t) start_or_run(pool, work);
+  while (done.load() < models.size()) {
+    if (progress) progress(done.load(), models.size(), "models");
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  for (auto& th : pool) th.join();
+  if (progress) progress(done.load(), models.size(), "models");
+  if (!internal_error.empty()) throw std::runtime_error(internal_error);
+  RankRun run;
+  for (size_t i = 0; i < models.size(); ++i) {
+    if (results[i]) run.analyses.push_back(std::move(*results[i]));
+    else run.failed.push_back({models[i], reasons[i]});
+  }
+  if (run.analyses.empty())
+    throw InputError(models.front(), fmt::format("no model could be ranked; the first: {}", reasons.front()));
+  return run;
+}
+
+std::vector<std::string> split_list(const std::string& s, const std::string& what) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string part; std::getline(ss, part, ',');)
+    if (!part.empty()) out.push_back(part);
+  if (out.empty()) throw UsageError(what, fmt::format("'{}' names nothing (give a comma-separated list)", s));
+  return out;
+}
+
+ReportRun analyze_for_report(const std::string& model_path, const std::string& vs, const RunOptions& options,
+                             const std::vector<int64_t>& batches, const std::vector<std::string>& compare) {
+  // A GPU list, as on every command: the first is the report's GPU, the rest compared.
+  RunOptions o = options;
+  std::vector<std::string> compared;
+  if (const auto comma = o.gpu.find(','); comma != std::string::npos) {
+    compared = split_list(o.gpu.substr(comma + 1), option(o, "gpu"));
+    o.gpu = o.gpu.substr(0, comma);
+  }
+  compared.insert(compared.end(), compare.begin(), compare.end());
+  const GpuModel gpu = gpu_of(o);
+  std::vector<GpuModel> others;
+  for (const auto& id : compared) {
+    RunOptions og = o;
+    og.gpu = id;
+    GpuModel other = gpu_of(og);
+    if (other.id != gpu.id) others.push_back(std::move(other));
+  }
+  const auto report_of = [&](const std::string& path) {
+    const ModelFile model(path);
+    ReportInput in;
+    in.main = model.analyze(gpu, analyze_options(o));
+    require_complete(in.main, o);
+    in.batch_sweep = analyze_batches(model, o, batches);
+    std::sort(in.batch_sweep.begin(), in.batch_sweep.end(),
+              [](const Analysis& a, const Analysis& b) { return a.batch < b.batch; });
+    for (const auto& other : others) in.other_gpus.push_back(model.analyze(other, analyze_options(o)));
+    return in;
+  };
+  ReportRun run;
+  run.first = report_of(model_path);
+  if (!vs.empty()) {
+    run.second = report_of(vs);
+    run.comparison = compare_networks(run.first.main, run.second->main);
+  }
+  return run;
 }
 
 }  // namespace tilewave

@@ -597,4 +597,9 @@ void write_html_comparison(std::ostream& os, const ReportInput& in_a, const Repo
   page_end(os);
 }
 
+void write_html(std::ostream& os, const ReportRun& r) {
+  if (r.second && r.comparison) write_html_comparison(os, r.first, *r.second, *r.comparison);
+  else write_html_report(os, r.first);
+}
+
 }  // namespace tilewave

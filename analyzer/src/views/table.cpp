@@ -16,6 +16,11 @@ using views::loss_json;
 using views::pct;
 using views::si;
 
+const std::vector<std::string>& table_summaries() {
+  static const std::vector<std::string> kinds{"op", "name", "node", "kernel"};
+  return kinds;
+}
+
 void write_table(std::ostream& os, const Analysis& a, int worst_layers, const std::string& by) {
   const Totals& t = a.total;
   fmt::print(os, "{} on {} ({}), batch {}, {}{}\n", printable(a.model_name), a.gpu_name, a.gpu_id, a.batch,
