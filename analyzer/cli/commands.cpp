@@ -192,13 +192,10 @@ int cmd_compare(const CommonOptions& o, const std::vector<std::string>& model_pa
   if (!layouts.empty()) axes.layouts = split_list(layouts, "--layout");
   if (!launches.empty()) axes.launches = split_list(launches, "--launch");
   if (!batches.empty()) axes.batches = parse_batches(batches);
-  std::vector<Analysis> as;
-  for (const auto& model_path : model_paths)
-    for (auto& a : analyze_combinations(ModelFile(model_path), o, axes,
-                                        [&](const Analysis& a, size_t i) { warn_unmodelled(a, o, as.empty() && i == 0); }))
-      as.push_back(std::move(a));
-  std::optional<NetworkComparison> networks;
-  if (model_paths.size() == 2 && as.size() == 2) networks = compare_networks(as[0], as[1]);
+  const CompareRun run =
+      compare_models(model_paths, o, axes, [&](const Analysis& a, size_t i) { warn_unmodelled(a, o, i == 0); });
+  const std::vector<Analysis>& as = run.analyses;
+  const std::optional<NetworkComparison>& networks = run.networks;
   write_output(o.output, [&](std::ostream& os) {
     if (o.format == "json") os << compare_to_json(as, networks ? &*networks : nullptr).dump(2) << "\n";
     else if (o.format == "csv") write_totals_csv(os, as);

@@ -453,7 +453,8 @@ PYBIND11_MODULE(tilewave, m) {
 
   m.def(
       "compare",
-      [](const PathArg& path, const std::vector<std::string>& gpus, const std::vector<std::string>& runtimes,
+      [](const std::variant<PathArg, std::vector<PathArg>>& paths, const std::vector<std::string>& gpus,
+         const std::vector<std::string>& runtimes,
          const std::vector<std::string>& dtypes, const std::optional<std::vector<int64_t>>& batches,
          const std::optional<std::vector<std::string>>& layouts, const std::optional<std::vector<std::string>>& launches,
          std::optional<bool> amp, const std::optional<IdOrPath>& host, const Shapes& input,
@@ -467,21 +468,27 @@ PYBIND11_MODULE(tilewave, m) {
         if (batches) axes.batches = *batches;
         if (layouts) axes.layouts = *layouts;
         if (launches) axes.launches = *launches;
-        std::vector<Analysis> as;
+        std::vector<std::string> models;
+        if (const auto* one = std::get_if<PathArg>(&paths)) models.push_back(one->string());
+        else
+          for (const auto& p : std::get<std::vector<PathArg>>(paths)) models.push_back(p.string());
+        if (models.empty()) throw UsageError("path", "names no model (give a path or a list of paths)");
+        CompareRun run;
         {
           py::gil_scoped_release release;
-          as = analyze_combinations(ModelFile(path.string()), o, axes,
-                                    [&](const Analysis& a, size_t) { require_complete(a, o); });
+          run = compare_models(models, o, axes, [&](const Analysis& a, size_t) { require_complete(a, o); });
         }
-        return py::dict(to_python(compare_to_json(as)));
+        return py::dict(to_python(compare_to_json(run.analyses, run.networks ? &*run.networks : nullptr)));
       },
       py::arg("path"), py::kw_only(), py::arg("gpus") = CompareAxes{}.gpus, py::arg("runtimes") = CompareAxes{}.runtimes,
       py::arg("dtypes") = CompareAxes{}.dtypes, py::arg("batches") = py::none(), py::arg("layouts") = py::none(),
       py::arg("launches") = py::none(), py::arg("amp") = py::none(), py::arg("host") = py::none(),
       py::arg("input") = py::none(), py::arg("gpu_dir") = py::none(), py::arg("allow_unmodelled") = false,
-      "`tilewave compare PATH --gpu A,B --runtime ... --format json`: every combination of the lists (GPUs outermost, "
-      "batches innermost); batches None is the file's, layouts/launches None each runtime's default. Returns "
-      "{'model', 'configurations': [{run facts and 'total' as analyze() has them, 'gpu_trust'}, ...]}.");
+      "`tilewave compare PATH... --gpu A,B --runtime ... --format json`: every combination of the lists (GPUs outermost, "
+      "batches innermost) for a path or a list of paths; batches None is the file's, layouts/launches None each "
+      "runtime's default. Returns the CLI's JSON: {'configurations': [{'model', run facts and 'total' as analyze() "
+      "has them, 'gpu_trust'}, ...], 'models'}, and for two models in one configuration 'findings': why one uses "
+      "the GPU better.");
 
   def_model_function<std::optional<int64_t>>(
       m, "advise",

@@ -153,6 +153,9 @@ class Comparison(TypedDict):
     models: List[str]
     configurations: List[RunFacts]
 
+class ComparisonOfTwo(Comparison):
+    findings: List[str]  # two models in one configuration: why one uses the GPU better
+
 class Candidate(TypedDict):
     encoding: str
     flops: int
@@ -260,11 +263,11 @@ def sweep(path: _Path, *, batches: List[int] = ..., gpu: _Path = "h200", input: 
           runtime: str = "eager", dtype: str = "fp16", attention: str = "fused", layout: Optional[str] = None,
           amp: Optional[bool] = None, graph: Optional[bool] = None, host: Optional[_Path] = None,
           gpu_dir: Optional[_Path] = None, allow_unmodelled: bool = False) -> Sweep: ...
-def compare(path: _Path, *, gpus: List[str] = ..., runtimes: List[str] = ..., dtypes: List[str] = ...,
+def compare(path: Union[_Path, List[_Path]], *, gpus: List[str] = ..., runtimes: List[str] = ..., dtypes: List[str] = ...,
             batches: Optional[List[int]] = None, layouts: Optional[List[str]] = None,
             launches: Optional[List[str]] = None, amp: Optional[bool] = None, host: Optional[_Path] = None,
             input: Optional[Dict[str, List[int]]] = None, gpu_dir: Optional[_Path] = None,
-            allow_unmodelled: bool = False) -> Comparison: ...
+            allow_unmodelled: bool = False) -> Union[Comparison, ComparisonOfTwo]: ...
 def advise(path: _Path, *, batch: Optional[int] = None, gpu: _Path = "h200", input: Optional[Dict[str, List[int]]] = None,
            runtime: str = "eager", dtype: str = "fp16", attention: str = "fused", layout: Optional[str] = None,
            amp: Optional[bool] = None, graph: Optional[bool] = None, host: Optional[_Path] = None,

@@ -330,6 +330,19 @@ def test_compare_equals_the_clis_compare(batch8_onnx):
     assert ours == theirs and len(ours["configurations"]) == 16
 
 
+def test_compare_of_two_networks_equals_the_clis_with_its_findings():
+    effnet = os.path.join(ROOT, "onnx_models", "efficientnet_b0.onnx")
+    ours = tilewave.compare([RESNET50, pathlib.Path(effnet)], gpus=["h200"], batches=[16], layouts=["nhwc"],
+                            launches=["graph"], amp=False)
+    theirs = cli_json("compare", RESNET50, effnet, "--gpu", "h200", "--batch", "16", "--layout", "nhwc",
+                      "--launch", "graph", "--no-amp")
+    assert ours == theirs
+    assert [c["model"] for c in ours["configurations"]] == ["resnet50", "efficientnet_b0"]
+    assert ours["findings"]  # two models in one configuration: why one uses the GPU better
+    with pytest.raises(tilewave.InputError, match="names no model"):
+        tilewave.compare([])
+
+
 def test_analyze_text_is_what_the_cli_prints(batch8_onnx):
     assert tilewave.analyze_text(batch8_onnx) == cli("analyze", batch8_onnx, "--format", "csv")
     assert tilewave.analyze_text(RESNET18, batch=2, format="table", runtime="tensorrt") == \
@@ -436,11 +449,12 @@ def test_the_stubs_typed_results_are_the_keys_each_call_returns(tmp_path):
     a = tilewave.analyze(model, batch=2)
     s = tilewave.sweep(model, batches=[1, 2])
     c = tilewave.compare(model, gpus=["h200"])
+    c2 = tilewave.compare([model, os.path.join(ROOT, "tests", "data", "depthwise.onnx")], gpus=["h200"], batches=[2])
     space = tilewave.Space("regnet")
     candidate = space.scorer().score(space.sample(1, 0))
     exact = {"Analysis": a, "Totals": a["total"], "Loss": a["total"]["loss"], "NodeFate": a["node_fates"][0],
              "KernelGroup": a["by_op"][0], "Memory": a["memory"], "Schedule": a["schedule"], "Sweep": s,
-             "SweepPoint": s["points"][0], "Comparison": c, "RunFacts": c["configurations"][0], "Candidate": candidate}
+             "SweepPoint": s["points"][0], "Comparison": c, "ComparisonOfTwo": c2, "RunFacts": c["configurations"][0], "Candidate": candidate}
     for name, value in exact.items():
         fields, total = types[name]
         assert total and fields == set(value), (name, set(value) ^ fields)

@@ -75,6 +75,17 @@ struct CompareAxes {
 std::vector<Analysis> analyze_combinations(const ModelFile& model, const RunOptions& o, const CompareAxes& axes,
                                            const std::function<void(const Analysis&, size_t)>& each = {});
 
+// `compare MODEL... `: every model's combinations, models in the order
+// given; two models in one configuration also get compare_networks()'s
+// findings (why one uses the GPU better). `each` sees every analysis and its
+// index among all of them.
+struct CompareRun {
+  std::vector<Analysis> analyses;
+  std::optional<NetworkComparison> networks;
+};
+CompareRun compare_models(const std::vector<std::string>& model_paths, const RunOptions& o, const CompareAxes& axes,
+                          const std::function<void(const Analysis&, size_t)>& each = {});
+
 // Runs fn on a new thread of `pool`, or here when the system refuses another
 // thread (a process or memory limit): fewer threads, the same answers.
 template <class Fn>

@@ -203,6 +203,19 @@ RankRun analyze_models(const std::vector<std::string>& args, const RunOptions& o
   return run;
 }
 
+CompareRun compare_models(const std::vector<std::string>& model_paths, const RunOptions& o, const CompareAxes& axes,
+                          const std::function<void(const Analysis&, size_t)>& each) {
+  CompareRun run;
+  for (const auto& path : model_paths)
+    for (auto& a : analyze_combinations(ModelFile(path), o, axes, [&](const Analysis& a, size_t i) {
+           if (each) each(a, run.analyses.size() + i);
+         }))
+      run.analyses.push_back(std::move(a));
+  if (model_paths.size() == 2 && run.analyses.size() == 2)
+    run.networks = compare_networks(run.analyses[0], run.analyses[1]);
+  return run;
+}
+
 std::vector<std::string> split_list(const std::string& s, const std::string& what) {
   std::vector<std::string> out;
   std::stringstream ss(s);
