@@ -245,6 +245,32 @@ TEST_CASE("depthwise and batched MatMul lower to the right problems") {
   CHECK(g.batch == 5);
 }
 
+TEST_CASE("op traits live in the registry entries the runtimes, the passes and advise read") {
+  const OpRegistry& r = OpRegistry::builtin();
+  using namespace op_trait;
+  for (const char* op : {"Relu", "Clip", "HardSwish", "LeakyRelu", "Sigmoid", "Tanh", "Gelu"}) {
+    CAPTURE(op);
+    CHECK(r.has_trait("", op, activation));
+    CHECK(r.has_trait("", op, carries_channels));
+  }
+  for (const char* op : {"HardSigmoid", "Elu", "Identity", "BatchNormalization", "MaxPool", "AveragePool",
+                         "GlobalAveragePool", "GlobalMaxPool"}) {
+    CAPTURE(op);
+    CHECK(r.has_trait("", op, carries_channels));
+    CHECK_FALSE(r.has_trait("", op, activation));
+  }
+  for (const char* op : {"Add", "Sub", "Mul", "Div"}) CHECK(r.has_trait("", op, channel_binary));
+  for (const char* op : {"Concat", "Transpose", "Slice", "Pad", "Resize", "Upsample", "Split", "Expand", "Tile",
+                         "DepthToSpace", "SpaceToDepth"})
+    CHECK(r.has_trait("", op, index_remap));
+  CHECK(r.has_trait("ai.onnx", "QuantizeLinear", quantize_boundary));  // the default domain by either name
+  CHECK(r.has_trait("", "DequantizeLinear", quantize_boundary));
+  CHECK_FALSE(r.has_trait("", "Gather", index_remap));           // a gather computes addresses from data
+  CHECK_FALSE(r.has_trait("com.microsoft", "Gelu", activation));  // another domain's op of the same name
+  CHECK_FALSE(r.has_trait("", "NoSuchOp", activation));
+  CHECK_FALSE(r.has_trait("", "Conv", carries_channels | channel_binary | activation | index_remap));
+}
+
 TEST_CASE("the registry rejects a second rule for the same op") {
   OpRegistry r;
   register_conv_ops(r);

@@ -87,6 +87,28 @@ struct OpSignature {
   }
 };
 
+// What an op is to the rewrites around it, beside its fusion role: stated in
+// its registry entry (`.traits(...)`), so that no runtime, pass or advice
+// keeps its own list of op names.
+namespace op_trait {
+enum : unsigned {
+  // Its output has input 0's channels (activations, norms, pools): advise's
+  // channel padding passes through it.
+  carries_channels = 1u << 0,
+  // Elementwise on two tensors: both operands carry the channels, unless
+  // one is a scalar constant (advise).
+  channel_binary = 1u << 1,
+  // An activation function: advise moves it with the conv it follows.
+  activation = 1u << 2,
+  // Moves elements to other positions without arithmetic: inductor's
+  // generated kernels read through it as loads (docs/model.md "Runtimes").
+  index_remap = 1u << 3,
+  // QuantizeLinear / DequantizeLinear: an int8 engine folds the pair into
+  // its kernels (docs/model.md "Quantized graphs and other op families").
+  quantize_boundary = 1u << 4,
+};
+}  // namespace op_trait
+
 struct OpRule {
   std::string domain;  // "" = default ONNX domain
   std::string op_type;
@@ -96,6 +118,38 @@ struct OpRule {
   std::string registered_at;  // file:line, for duplicate-registration errors
   int since_opset = 7;        // the oldest opset whose form the shape function reads (7 or the op's first)
   OpSignature signature = {};
+  unsigned traits = 0;        // op_trait bits
+  bool has(unsigned trait) const { return (traits & trait) != 0; }
+};
+
+// An entry as it is registered: its signature's checks and its traits, set
+// where the op is added: r.add({...}).inputs(3, 6).rank(0, 3, 4).traits(op_trait::activation).
+class OpEntry {
+ public:
+  explicit OpEntry(OpRule& rule) : rule_(&rule) {}
+  OpEntry& inputs(int min, int max = -1) {
+    rule_->signature.inputs(min, max);
+    return *this;
+  }
+  OpEntry& rank(size_t i, int64_t min, int64_t max) {
+    rule_->signature.rank(i, min, max);
+    return *this;
+  }
+  OpEntry& rank(size_t i, int64_t exact) {
+    rule_->signature.rank(i, exact);
+    return *this;
+  }
+  OpEntry& attr(std::string name, int64_t min, int64_t max) {
+    rule_->signature.attr(std::move(name), min, max);
+    return *this;
+  }
+  OpEntry& traits(unsigned bits) {
+    rule_->traits |= bits;
+    return *this;
+  }
+
+ private:
+  OpRule* rule_;
 };
 
 // The type ONNX gives an attribute name (onnx::AttributeProto::AttributeType),
@@ -111,10 +165,12 @@ class OpRegistry {
  public:
   // Throws std::logic_error on a duplicate (domain, op_type): two rules for
   // one op is a programming error, caught at start-up by the tests.
-  // Returns the stored rule's signature, so that an entry states its checks
-  // where it is registered: r.add({...}).inputs(3, 6).rank(0, 3, 4).
-  OpSignature& add(OpRule rule);
+  // Returns the stored entry, so that it states its checks and traits where
+  // it is registered: r.add({...}).inputs(3, 6).rank(0, 3, 4).
+  OpEntry add(OpRule rule);
   const OpRule* find(const std::string& domain, const std::string& op_type) const;
+  // Whether the op (domain "" or "ai.onnx": the default) is registered with `trait`.
+  bool has_trait(const std::string& domain, const std::string& op_type, unsigned trait) const;
   size_t size() const { return rules_.size(); }
   std::vector<std::string> op_names() const;
   const std::map<std::pair<std::string, std::string>, OpRule>& rules() const { return rules_; }

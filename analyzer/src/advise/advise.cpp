@@ -38,7 +38,8 @@ struct GraphIndex {
   std::map<std::string, std::vector<std::pair<int, int>>> consumers;  // tensor -> (node, input slot)
   std::set<std::string> outputs;                                      // graph outputs
   std::map<std::string, int> initializer_at;                          // name -> position (the first of a name)
-  explicit GraphIndex(const onnx::GraphProto& g) {
+  const OpRegistry& registry;  // what each op is (op_trait): the rewrites keep no op lists of their own
+  GraphIndex(const onnx::GraphProto& g, const OpRegistry& ops) : registry(ops) {
     for (int i = 0; i < g.node_size(); ++i) {
       for (const auto& o : g.node(i).output()) producer[o] = i;
       for (int s = 0; s < g.node(i).input_size(); ++s) consumers[g.node(i).input(s)].push_back({i, s});
@@ -95,12 +96,11 @@ void shape_only(onnx::TensorProto* t) {
   e->set_value("padded.bin");
 }
 
-// Ops whose output has their input 0's channels: activations, norms, pools.
-const std::set<std::string> kChannelCarriers = {
-    "Relu", "Clip", "LeakyRelu", "Sigmoid", "Tanh", "HardSwish", "HardSigmoid", "Elu", "Gelu", "Identity",
-    "BatchNormalization", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"};
-// Elementwise ops on two tensors: both operands carry the channels, unless one is a constant scalar.
-const std::set<std::string> kChannelBinary = {"Add", "Sub", "Mul", "Div"};
+// Whether node n is registered with `trait` (op_registry.h: carries_channels,
+// channel_binary, activation).
+bool is(const GraphIndex& index, const onnx::NodeProto& n, unsigned trait) {
+  return index.registry.has_trait(n.domain(), n.op_type(), trait);
+}
 
 // A constant with at most one element (it broadcasts over any channel count).
 bool scalar_constant(const onnx::GraphProto& g, const GraphIndex& index, const std::string& tensor) {
@@ -169,7 +169,7 @@ std::optional<ChannelGrowth> channel_growth(const onnx::GraphProto& g, const Gra
     if (n.output_size() < 1) return false;
     for (int o = 1; o < n.output_size(); ++o)
       if (index.uses(n.output(o))) return false;  // BatchNorm's training outputs, MaxPool's indices
-    if (kChannelCarriers.count(op)) {
+    if (is(index, n, op_trait::carries_channels)) {
       if (slot > 0) return false;  // the channels feed a parameter
       if (!visited.insert({i, 0}).second) return true;
       if (op == "BatchNormalization")
@@ -178,7 +178,7 @@ std::optional<ChannelGrowth> channel_growth(const onnx::GraphProto& g, const Gra
       join(n.output(0), true);
       return true;
     }
-    if (kChannelBinary.count(op)) {
+    if (is(index, n, op_trait::channel_binary)) {
       if (!visited.insert({i, 0}).second) return true;
       for (const auto& in : n.input()) {
         if (scalar_constant(g, index, in)) continue;
@@ -249,7 +249,7 @@ std::optional<Advice> pad_channels(const ModelFile& model, const GpuModel& gpu, 
     int64_t delta = 0;
     std::vector<std::string> labels;  // "conv k->to" for each conv it pads
   };
-  const GraphIndex index(g);
+  const GraphIndex index(g, options.load.registry ? *options.load.registry : OpRegistry::builtin());
   std::vector<Candidate> all;
   for (int i = 0; i < g.node_size(); ++i) {
     const auto& n = g.node(i);
@@ -332,7 +332,6 @@ struct Activation {
   std::vector<int> nodes;
 };
 
-const std::set<std::string> kActivations = {"Relu", "Clip", "HardSwish", "LeakyRelu", "Sigmoid", "Tanh", "Gelu"};
 
 // The activation that writes `tensor`, its input read by nothing else.
 std::optional<Activation> activation_writing(const onnx::GraphProto& g, const GraphIndex& index,
@@ -341,7 +340,7 @@ std::optional<Activation> activation_writing(const onnx::GraphProto& g, const Gr
   if (p == index.producer.end()) return std::nullopt;
   const auto& n = g.node(p->second);
   if (n.input_size() < 1) return std::nullopt;
-  if (kActivations.count(n.op_type()) && index.uses(n.input(0)) == 1)
+  if (is(index, n, op_trait::activation) && index.uses(n.input(0)) == 1)
     return Activation{n.op_type(), n.input(0), tensor, {p->second}};
   if (n.op_type() != "Mul" || n.input_size() != 2) return std::nullopt;
   for (int s = 0; s < 2; ++s) {
@@ -363,7 +362,7 @@ std::optional<Activation> activation_reading(const onnx::GraphProto& g, const Gr
   if (index.outputs.count(tensor)) return std::nullopt;
   if (readers.size() == 1) {
     const auto& n = g.node(readers[0].first);
-    if (readers[0].second == 0 && kActivations.count(n.op_type()) && n.output_size() > 0)
+    if (readers[0].second == 0 && is(index, n, op_trait::activation) && n.output_size() > 0)
       return Activation{n.op_type(), tensor, n.output(0), {readers[0].first}};
     return std::nullopt;
   }
@@ -462,7 +461,7 @@ std::optional<Advice> fuse_depthwise(const ModelFile& model, const GpuModel& gpu
   for (auto& t : *shapes.mutable_graph()->mutable_initializer())
     if (elem::is_real(t.data_type()) && elements(t) > kShapeOnlyAbove) shape_only(&t);
   const onnx::GraphProto& graph = shapes.graph();
-  const GraphIndex index(graph);
+  const GraphIndex index(graph, options.load.registry ? *options.load.registry : OpRegistry::builtin());
   const std::vector<DepthwiseBlock> blocks = depthwise_blocks(graph, index);
   onnx::ModelProto shell = shapes;  // the model's own fields; each trial adds its graph
   shell.clear_graph();

@@ -10,11 +10,9 @@ namespace tilewave {
 
 namespace {
 
-// Index-remapping ops inductor writes as loads at other positions.
-bool is_remap(const Node& n) {
-  static const std::set<std::string> ops = {"Concat", "Transpose", "Slice", "Pad", "Resize", "Upsample",
-                                            "Split",  "Expand",    "Tile",  "DepthToSpace", "SpaceToDepth"};
-  return n.domain.empty() && ops.count(n.op_type);
+// Index-remapping ops inductor writes as loads at other positions (their registry trait).
+bool is_remap(const LowerInput& in, const Node& n) {
+  return in.registry.has_trait(n.domain, n.op_type, op_trait::index_remap);
 }
 
 struct Group {
@@ -41,7 +39,7 @@ class Fuser {
       const Node& n = m_.nodes[idx];
       const double rank = in_.graph.topo_rank[idx];
       const FusionRole role = role_of(in_, n);
-      const bool fusible = role == FusionRole::elementwise || role == FusionRole::reduction || is_remap(n);
+      const bool fusible = role == FusionRole::elementwise || role == FusionRole::reduction || is_remap(in_, n);
       std::optional<Kernel> k = lower_node(in_, n);
       if (!k) {
         ++out.free_nodes;

@@ -28,7 +28,7 @@ class TrtFuser {
       const Node& head = model_.nodes[idx];
       // Explicit quantization: TensorRT folds QuantizeLinear/DequantizeLinear
       // into the int8 kernels around them (docs/model.md "Quantized graphs and other op families").
-      if (head.domain.empty() && (head.op_type == "QuantizeLinear" || head.op_type == "DequantizeLinear")) {
+      if (in_.registry.has_trait(head.domain, head.op_type, op_trait::quantize_boundary)) {
         ++out.free_nodes;
         continue;
       }

@@ -417,20 +417,26 @@ void register_data_movement_ops(OpRegistry& r) {
   const Move moves[] = {{"Slice", shape_slice, 1, 5},         {"Gather", shape_gather, 2, 2},
                         {"GatherElements", shape_gather_elements, 2, 2}, {"GatherND", shape_gather_nd, 2, 2},
                         {"Split", shape_split, 1, 2},         {"Compress", shape_compress, 2, 2}};
+  // Slice and Split take elements at other positions: inductor reads through them.
   for (const auto& m : moves)
-    r.add({"", m.op, FusionRole::opaque, m.shape, lower_move, TILEWAVE_HERE}).inputs(m.min_inputs, m.max_inputs);
-  auto read_all = [&](const char* op, ShapeFn shape) -> OpSignature& {
+    r.add({"", m.op, FusionRole::opaque, m.shape, lower_move, TILEWAVE_HERE})
+        .inputs(m.min_inputs, m.max_inputs)
+        .traits(m.op == std::string("Slice") || m.op == std::string("Split") ? op_trait::index_remap : 0u);
+  auto read_all = [&](const char* op, ShapeFn shape) -> OpEntry {
     return r.add({"", op, FusionRole::opaque, std::move(shape), lower_read_all, TILEWAVE_HERE});
   };
-  r.add({"", "Transpose", FusionRole::opaque, shape_transpose, lower_transpose, TILEWAVE_HERE}).inputs(1, 1);
-  read_all("Concat", shape_concat).inputs(1, -1);
-  read_all("Pad", shape_pad).inputs(1, 4);
-  read_all("Resize", shape_resize).inputs(1, 4);
-  read_all("Upsample", shape_resize).inputs(1, 2);
-  read_all("Expand", shape_expand).inputs(2, 2);
-  read_all("Tile", shape_tile).inputs(2, 3);
-  read_all("DepthToSpace", [](ShapeContext& c) { shape_depth_space(c, true); }).inputs(1, 1).rank(0, 4);
-  read_all("SpaceToDepth", [](ShapeContext& c) { shape_depth_space(c, false); }).inputs(1, 1).rank(0, 4);
+  using op_trait::index_remap;
+  r.add({"", "Transpose", FusionRole::opaque, shape_transpose, lower_transpose, TILEWAVE_HERE})
+      .inputs(1, 1)
+      .traits(index_remap);
+  read_all("Concat", shape_concat).inputs(1, -1).traits(index_remap);
+  read_all("Pad", shape_pad).inputs(1, 4).traits(index_remap);
+  read_all("Resize", shape_resize).inputs(1, 4).traits(index_remap);
+  read_all("Upsample", shape_resize).inputs(1, 2).traits(index_remap);
+  read_all("Expand", shape_expand).inputs(2, 2).traits(index_remap);
+  read_all("Tile", shape_tile).inputs(2, 3).traits(index_remap);
+  read_all("DepthToSpace", [](ShapeContext& c) { shape_depth_space(c, true); }).inputs(1, 1).rank(0, 4).traits(index_remap);
+  read_all("SpaceToDepth", [](ShapeContext& c) { shape_depth_space(c, false); }).inputs(1, 1).rank(0, 4).traits(index_remap);
   read_all("ScatterND", shape_same_as_data).inputs(3, 3);
   read_all("ScatterElements", shape_same_as_data).inputs(3, 3);
   read_all("ReverseSequence", shape_same_as_data).inputs(2, 2);

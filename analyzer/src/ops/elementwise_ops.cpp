@@ -201,19 +201,25 @@ void shape_bool_out(ShapeContext& ctx) { ctx.set_output(0, ctx.dims(0), elem::kB
 }  // namespace
 
 void register_elementwise_ops(OpRegistry& r) {
-  auto add = [&](const char* op, ShapeFn shape, int since = 7) -> OpSignature& {
+  auto add = [&](const char* op, ShapeFn shape, int since = 7) -> OpEntry {
     OpRule rule{"", op, FusionRole::elementwise, std::move(shape), lower_elementwise, TILEWAVE_HERE};
     rule.since_opset = since;
     return r.add(std::move(rule));
   };
   // Activations and other one-input ops keep their input's shape.
-  for (const char* op : {"LeakyRelu", "Elu", "Selu", "Celu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh",
-                         "Softplus", "Softsign", "Mish", "Erf", "Exp", "Log", "Sin", "Cos", "ThresholdedRelu"})
+  // Activations advise moves with their conv, and others that keep channels as they are.
+  using namespace op_trait;
+  for (const char* op : {"LeakyRelu", "Sigmoid", "HardSwish", "Tanh"}) add(op, unary()).inputs(1, 1).traits(activation | carries_channels);
+  for (const char* op : {"Elu", "HardSigmoid"}) add(op, unary()).inputs(1, 1).traits(carries_channels);
+  for (const char* op : {"Selu", "Celu", "Softplus", "Softsign", "Mish", "Erf", "Exp", "Log", "Sin", "Cos",
+                         "ThresholdedRelu"})
     add(op, unary()).inputs(1, 1);
-  add("Clip", shape_clip).inputs(1, 3);
-  add("Gelu", unary(), 20).inputs(1, 1);
+  add("Clip", shape_clip).inputs(1, 3).traits(activation | carries_channels);
+  add("Gelu", unary(), 20).inputs(1, 1).traits(activation | carries_channels);
   add("Relu", unary({[](const auto& v) { return std::max(v[0], 0.0); },
-                     [](const auto& v) { return std::max<int64_t>(v[0], 0); }})).inputs(1, 1);
+                     [](const auto& v) { return std::max<int64_t>(v[0], 0); }}))
+      .inputs(1, 1)
+      .traits(activation | carries_channels);
   add("Neg", unary({[](const auto& v) { return -v[0]; }, [](const auto& v) { return checked_sub(0, v[0]); }})).inputs(1, 1);
   add("Abs", unary({[](const auto& v) { return std::fabs(v[0]); },
                     [](const auto& v) { return v[0] < 0 ? checked_sub(0, v[0]) : v[0]; }})).inputs(1, 1);
@@ -225,11 +231,11 @@ void register_elementwise_ops(OpRegistry& r) {
   add("Sqrt", unary({[](const auto& v) { return std::sqrt(v[0]); }, nullptr})).inputs(1, 1);
   add("Reciprocal", unary({[](const auto& v) { return 1.0 / v[0]; }, nullptr})).inputs(1, 1);
   add("Not", unary({nullptr, [](const auto& v) { return int64_t(!v[0]); }})).inputs(1, 1);
-  add("Add", broadcast({[](const auto& v) { return v[0] + v[1]; }, [](const auto& v) { return checked_add(v[0], v[1]); }})).inputs(2, 2);
-  add("Sub", broadcast({[](const auto& v) { return v[0] - v[1]; }, [](const auto& v) { return checked_sub(v[0], v[1]); }})).inputs(2, 2);
-  add("Mul", broadcast({[](const auto& v) { return v[0] * v[1]; }, [](const auto& v) { return checked_mul(v[0], v[1]); }})).inputs(2, 2);
+  add("Add", broadcast({[](const auto& v) { return v[0] + v[1]; }, [](const auto& v) { return checked_add(v[0], v[1]); }})).inputs(2, 2).traits(channel_binary);
+  add("Sub", broadcast({[](const auto& v) { return v[0] - v[1]; }, [](const auto& v) { return checked_sub(v[0], v[1]); }})).inputs(2, 2).traits(channel_binary);
+  add("Mul", broadcast({[](const auto& v) { return v[0] * v[1]; }, [](const auto& v) { return checked_mul(v[0], v[1]); }})).inputs(2, 2).traits(channel_binary);
   add("Div", broadcast({[](const auto& v) { return v[0] / v[1]; },
-                        [](const auto& v) { return checked_div(v[0], v[1]); }})).inputs(2, 2);
+                        [](const auto& v) { return checked_div(v[0], v[1]); }})).inputs(2, 2).traits(channel_binary);
   add("Pow", broadcast({[](const auto& v) { return std::pow(v[0], v[1]); }, nullptr})).inputs(2, 2);
   add("Mod", [](ShapeContext& ctx) {
     const bool fmod = attr_int(ctx.node, "fmod", 0) != 0;
@@ -259,7 +265,7 @@ void register_elementwise_ops(OpRegistry& r) {
   add("Where", shape_where).inputs(3, 3);
   add("Cast", shape_cast).inputs(1, 1);
   add("PRelu", shape_prelu).inputs(2, 2);
-  add("BatchNormalization", shape_batchnorm).inputs(5, 5).rank(0, 1, 8);
+  add("BatchNormalization", shape_batchnorm).inputs(5, 5).rank(0, 1, 8).traits(carries_channels);
   add("IsNaN", shape_bool_out).inputs(1, 1);
   add("IsInf", shape_bool_out).inputs(1, 1);
 }

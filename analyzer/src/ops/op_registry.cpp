@@ -28,13 +28,18 @@ bool LowerContext::input_is_static(size_t i) const {
   return has_input(i) && model.static_tensors.count(node.inputs[i]) > 0;
 }
 
-OpSignature& OpRegistry::add(OpRule rule) {
+OpEntry OpRegistry::add(OpRule rule) {
   auto key = std::make_pair(rule.domain, rule.op_type);
   auto it = rules_.find(key);
   if (it != rules_.end())
     throw std::logic_error(fmt::format("op '{}' registered twice: at {} and at {}", rule.op_type,
                                        it->second.registered_at, rule.registered_at));
-  return rules_.emplace(std::move(key), std::move(rule)).first->second.signature;
+  return OpEntry(rules_.emplace(std::move(key), std::move(rule)).first->second);
+}
+
+bool OpRegistry::has_trait(const std::string& domain, const std::string& op_type, unsigned trait) const {
+  const OpRule* r = find(domain == "ai.onnx" ? std::string() : domain, op_type);
+  return r && r->has(trait);
 }
 
 const OpRule* OpRegistry::find(const std::string& domain, const std::string& op_type) const {

@@ -193,17 +193,23 @@ void register_pool_reduce_ops(OpRegistry& r) {
   r.add({"", "MaxPool", FusionRole::reduction, shape_pool, [](const LowerContext& c) { return lower_pool(c, true); },
          TILEWAVE_HERE})
       .inputs(1, 1)
-      .rank(0, 3, 8);
+      .rank(0, 3, 8)
+      .traits(op_trait::carries_channels);
   r.add({"", "AveragePool", FusionRole::reduction, shape_pool,
          [](const LowerContext& c) { return lower_pool(c, false); }, TILEWAVE_HERE})
       .inputs(1, 1)
-      .rank(0, 3, 8);
+      .rank(0, 3, 8)
+      .traits(op_trait::carries_channels);
   r.add({"", "LpPool", FusionRole::opaque, shape_pool, [](const LowerContext& c) { return lower_pool(c, false); },
          TILEWAVE_HERE})
       .inputs(1, 1)
       .rank(0, 3, 8);
-  for (const char* op : {"GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"})
-    r.add({"", op, FusionRole::reduction, shape_global_pool, lower_reduce, TILEWAVE_HERE}).inputs(1, 1).rank(0, 3, 8);
+  for (const char* op : {"GlobalAveragePool", "GlobalMaxPool"})
+    r.add({"", op, FusionRole::reduction, shape_global_pool, lower_reduce, TILEWAVE_HERE})
+        .inputs(1, 1)
+        .rank(0, 3, 8)
+        .traits(op_trait::carries_channels);
+  r.add({"", "GlobalLpPool", FusionRole::reduction, shape_global_pool, lower_reduce, TILEWAVE_HERE}).inputs(1, 1).rank(0, 3, 8);
   for (const char* op : {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
                          "ReduceLogSumExp", "ReduceSumSquare", "ReduceLogSum"})
     r.add({"", op, FusionRole::reduction, shape_reduce, lower_reduce, TILEWAVE_HERE}).inputs(1, 2);

@@ -57,13 +57,13 @@ LowerFn in_int8(LowerFn lower) {
 }  // namespace
 
 void register_quant_ops(OpRegistry& r) {
-  auto add = [&](const char* domain, const char* op, ShapeFn shape, LowerFn lower, int since = 10) -> OpSignature& {
+  auto add = [&](const char* domain, const char* op, ShapeFn shape, LowerFn lower, int since = 10) -> OpEntry {
     OpRule rule{domain, op, FusionRole::elementwise, std::move(shape), std::move(lower), TILEWAVE_HERE};
     rule.since_opset = since;
     return r.add(std::move(rule));
   };
-  add("", "QuantizeLinear", shape_quantize, lower_elementwise).inputs(2, 3);
-  add("", "DequantizeLinear", shape_dequantize, lower_elementwise).inputs(2, 3);
+  add("", "QuantizeLinear", shape_quantize, lower_elementwise).inputs(2, 3).traits(op_trait::quantize_boundary);
+  add("", "DequantizeLinear", shape_dequantize, lower_elementwise).inputs(2, 3).traits(op_trait::quantize_boundary);
   add("", "DynamicQuantizeLinear", shape_dynamic_quantize, lower_elementwise, 11).inputs(1, 1);
   add("com.microsoft", "QLinearAdd", shape_qlinear_binary, in_int8(lower_elementwise), 1);
   add("com.microsoft", "QLinearMul", shape_qlinear_binary, in_int8(lower_elementwise), 1);

@@ -221,8 +221,11 @@ void register_shape_ops(OpRegistry& r) {
                        {"Size", shape_size, 1, 1},           {"Constant", shape_constant, 0, 0},
                        {"ConstantOfShape", shape_constant_of_shape, 1, 1}, {"Dropout", shape_dropout, 1, 3},
                        {"Range", shape_range, 3, 3},         {"EyeLike", shape_eye_like, 1, 1}};
+  // Identity keeps its input's channels: advise's channel padding passes through it.
   for (const auto& e : ops)
-    r.add({"", e.op, FusionRole::none, e.shape, no_work, TILEWAVE_HERE}).inputs(e.min_inputs, e.max_inputs);
+    r.add({"", e.op, FusionRole::none, e.shape, no_work, TILEWAVE_HERE})
+        .inputs(e.min_inputs, e.max_inputs)
+        .traits(e.op == std::string("Identity") ? op_trait::carries_channels : 0u);
 }
 
 }  // namespace tilewave

@@ -262,7 +262,7 @@ std::optional<Layer> lower_recurrent(const LowerContext& ctx) {
 
 void register_transformer_ops(OpRegistry& r) {
   auto add = [&](const char* domain, const char* op, FusionRole role, ShapeFn shape, LowerFn lower,
-                 int since) -> OpSignature& {
+                 int since) -> OpEntry {
     OpRule rule{domain, op, role, std::move(shape), std::move(lower), TILEWAVE_HERE};
     rule.since_opset = since;
     return r.add(std::move(rule));
