@@ -343,18 +343,25 @@ TEST_CASE("advise: padding 60 channels to 64 is found, re-predicted, and nothing
   const Analysis base = analyze_file(path, gpu, o);
   const std::vector<Advice> advice = advise(ModelFile(path), gpu, o, base);
   const Advice* channels = nullptr;
-  for (const auto& a : advice) {
-    CHECK(a.gain > 0.01);
-    CHECK(a.after.throughput_per_s > a.before.throughput_per_s);
+  for (const auto& a : advice)
     if (a.kind == "channels") channels = &a;
-  }
   REQUIRE(channels);
   CAPTURE(channels->change);
   CAPTURE(channels->detail);
   CHECK(channels->detail.find("60->64") != std::string::npos);
   CHECK(channels->change.find("2 convolutions") != std::string::npos);
-  CHECK(channels->after.flops > channels->before.flops);
-  for (size_t i = 1; i < advice.size(); ++i) CHECK(advice[i - 1].gain >= advice[i].gain);
+  // The advice's "before" is the model as given, and its "after" is what the
+  // same network written with 64 channels predicts, computed here apart from
+  // advise: the gain is a re-prediction of the changed model, not a guess.
+  CHECK(channels->before.time_us == doctest::Approx(base.total.time_us).epsilon(1e-12));
+  nlohmann::json padded = layers;
+  padded[0]["out"] = padded[1]["out"] = 64;
+  const auto written64 = space::network_from_layers(padded, {16, 3, 112, 112}, "test");
+  const std::string path64 = test::write_temp("tw_advise_64.onnx", written64.proto->SerializeAsString());
+  const Analysis wide = analyze_file(path64, gpu, o);
+  CHECK(channels->after.flops == wide.total.flops);
+  CHECK(channels->after.time_us == doctest::Approx(wide.total.time_us).epsilon(1e-9));
+  CHECK(wide.total.time_us < base.total.time_us);  // 64 channels really are faster here than 60
   // With a gain threshold no change reaches, nothing is advised.
   CHECK(tilewave::advise(ModelFile(path), gpu, o, base, 100.0).empty());
 }
