@@ -26,6 +26,7 @@ struct Measurement {
 
 // Reads a `tilewave-calibrate measure` output; keeps lines with status ok.
 std::vector<Measurement> read_measurements(const std::string& path);
+// The layer class the fit groups errors by: kernel_class_name(kernel_class(layer)).
 std::string op_class(const Layer& layer);
 
 // A deterministic split: `holdout` of the indices (by seed) go to test.
@@ -121,9 +122,10 @@ struct ClassTime {
   double measured_us = 0;
   int kernels = 0;  // how many kernels of the class the profile lists
 };
-// The class a kernel's time is paired under: "library" for convolutions and
-// GEMMs, the memory class otherwise (eltwise, norm, copy, fused ...).
-std::string kernel_class(const Layer& layer);
+// The class a kernel's time is paired under (the runtime_fit vocabulary of
+// docs/model.md "Kernel classes"): "library" for convolutions and GEMMs, the
+// memory class otherwise (eltwise, norm, copy, fused ...).
+std::string runtime_class(const Layer& layer);
 // Reads class sums of the given runs; lines of other runs are ignored.
 std::vector<ClassTime> read_class_times(const std::string& path, const std::vector<NetworkRun>& runs);
 

@@ -91,7 +91,21 @@ bool layer_within_limits(const Layer& l);
 int64_t useful_flops(const Layer& l);
 // Minimum DRAM traffic: each input read once, each output written once.
 int64_t min_bytes(const Layer& l);
-// Short kind name used in reports and layer sets: conv, conv_transpose, gemm, eltwise ...
+// What kind of kernel a problem is: the one classification of predicted
+// kernels (docs/model.md "Kernel classes"). Convolutions by kind, because
+// depthwise and grouped ones run other kernels than dense ones; memory
+// kernels by their MemoryOp. Each output's vocabulary is a spelling of it.
+enum class KernelClass {
+  conv, conv_grouped, conv_depthwise, conv_transpose, gemm, attention,
+  eltwise, pool, reduce, softmax, copy, fused, transform, norm,
+};
+KernelClass kernel_class(const Layer& l);
+// "conv_depthwise", "gemm", "eltwise" ... (the calibration's layer classes).
+const char* kernel_class_name(KernelClass c);
+// A library kernel (cuDNN, cuBLAS, flash attention) rather than a memory-bound one.
+bool is_library(KernelClass c);
+// Short kind name used in reports and layer sets: conv (any dense, grouped or
+// depthwise), conv_transpose, gemm, attention, or the memory class.
 std::string layer_kind(const Layer& l);
 
 }  // namespace tilewave

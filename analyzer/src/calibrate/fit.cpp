@@ -12,15 +12,7 @@
 
 namespace tilewave {
 
-std::string op_class(const Layer& layer) {
-  if (auto* c = std::get_if<ConvProblem>(&layer.problem)) {
-    if (c->transposed) return "conv_transpose";
-    if (c->groups > 1 && c->groups == c->C) return "conv_depthwise";
-    if (c->groups > 1) return "conv_grouped";
-    return "conv";
-  }
-  return layer_kind(layer);
-}
+std::string op_class(const Layer& layer) { return kernel_class_name(kernel_class(layer)); }
 
 std::vector<Measurement> read_measurements(const std::string& path) {
   std::vector<Measurement> out;

@@ -69,9 +69,9 @@ std::vector<NetworkRun> read_network_runs(const std::string& path, const std::st
   return out;
 }
 
-std::string kernel_class(const Layer& layer) {
-  if (auto* m = std::get_if<MemoryProblem>(&layer.problem)) return memory_op_name(m->op);
-  return "library";
+std::string runtime_class(const Layer& layer) {
+  const KernelClass c = kernel_class(layer);
+  return is_library(c) ? "library" : kernel_class_name(c);
 }
 
 std::vector<ClassTime> read_class_times(const std::string& path, const std::vector<NetworkRun>& runs) {
@@ -162,7 +162,7 @@ RuntimeFit fit_runtime(const GpuModel& gpu, const RuntimeProfile& runtime, const
       // that add kernels) says nothing about its bandwidth: left out.
       int predicted = 0;
       for (const auto& kernel : lowered[c.run].kernels)
-        predicted += kernel.layer && kernel_class(*kernel.layer) == cls;
+        predicted += kernel.layer && runtime_class(*kernel.layer) == cls;
       if (std::abs(predicted - c.kernels) <= kClassCountMatch * c.kernels) items.push_back(k);
     }
     if (items.size() < 2 * params.size() + 2) continue;  // too few runs use this class to fit it
@@ -171,7 +171,7 @@ RuntimeFit fit_runtime(const GpuModel& gpu, const RuntimeProfile& runtime, const
       const std::vector<double> device = kernel_device_times_us(lowered[run], CostModel(g));
       double sum = 0;
       for (size_t i = 0; i < device.size(); ++i)
-        if (lowered[run].kernels[i].layer && kernel_class(*lowered[run].kernels[i].layer) == cls) sum += device[i];
+        if (lowered[run].kernels[i].layer && runtime_class(*lowered[run].kernels[i].layer) == cls) sum += device[i];
       return std::max(sum, 1e-3);
     };
     const FitResult f = fit_named(current, params, items, predict_class, class_measured,

@@ -168,16 +168,17 @@ const char* kernel_kind(const std::string& name) { return kernel_class_of_name(n
 
 const char* kernel_kind(const KernelResult& r) {
   if (!r.kernel.layer) return r.kernel.compute ? "compute" : "elementwise";
-  const auto& p = r.kernel.layer->problem;
-  if (!std::holds_alternative<MemoryProblem>(p)) return "compute";
+  // The check vocabulary of docs/model.md "Kernel classes", as a spelling of the kernel's class.
+  const KernelClass c = kernel_class(*r.kernel.layer);
+  if (is_library(c)) return "compute";
   if (r.kernel.ops == "bn_prep" || r.kernel.ops == "bias") return "norm";
-  switch (std::get<MemoryProblem>(p).op) {
-    case MemoryOp::pool: return "pool";
-    case MemoryOp::reduce:
-    case MemoryOp::softmax: return "reduce";
-    case MemoryOp::norm: return "norm";
-    case MemoryOp::copy:
-    case MemoryOp::transform: return "copy";
+  switch (c) {
+    case KernelClass::pool: return "pool";
+    case KernelClass::reduce:
+    case KernelClass::softmax: return "reduce";
+    case KernelClass::norm: return "norm";
+    case KernelClass::copy:
+    case KernelClass::transform: return "copy";
     default: return "elementwise";
   }
 }

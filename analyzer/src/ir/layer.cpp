@@ -130,11 +130,62 @@ bool layer_within_limits(const Layer& l) {
   return 2 * macs <= kMaxKernelCount && (elems * widest + l.extra_bytes) <= kMaxKernelCount;
 }
 
+KernelClass kernel_class(const Layer& l) {
+  if (auto* c = std::get_if<ConvProblem>(&l.problem)) {
+    if (c->transposed) return KernelClass::conv_transpose;
+    if (c->groups > 1 && c->groups == c->C) return KernelClass::conv_depthwise;
+    return c->groups > 1 ? KernelClass::conv_grouped : KernelClass::conv;
+  }
+  if (std::holds_alternative<GemmProblem>(l.problem)) return KernelClass::gemm;
+  if (std::holds_alternative<AttentionProblem>(l.problem)) return KernelClass::attention;
+  switch (std::get<MemoryProblem>(l.problem).op) {
+    case MemoryOp::eltwise: return KernelClass::eltwise;
+    case MemoryOp::pool: return KernelClass::pool;
+    case MemoryOp::reduce: return KernelClass::reduce;
+    case MemoryOp::softmax: return KernelClass::softmax;
+    case MemoryOp::copy: return KernelClass::copy;
+    case MemoryOp::fused: return KernelClass::fused;
+    case MemoryOp::transform: return KernelClass::transform;
+    case MemoryOp::norm: return KernelClass::norm;
+  }
+  return KernelClass::eltwise;
+}
+
+const char* kernel_class_name(KernelClass c) {
+  switch (c) {
+    case KernelClass::conv: return "conv";
+    case KernelClass::conv_grouped: return "conv_grouped";
+    case KernelClass::conv_depthwise: return "conv_depthwise";
+    case KernelClass::conv_transpose: return "conv_transpose";
+    case KernelClass::gemm: return "gemm";
+    case KernelClass::attention: return "attention";
+    case KernelClass::eltwise: return memory_op_name(MemoryOp::eltwise);
+    case KernelClass::pool: return memory_op_name(MemoryOp::pool);
+    case KernelClass::reduce: return memory_op_name(MemoryOp::reduce);
+    case KernelClass::softmax: return memory_op_name(MemoryOp::softmax);
+    case KernelClass::copy: return memory_op_name(MemoryOp::copy);
+    case KernelClass::fused: return memory_op_name(MemoryOp::fused);
+    case KernelClass::transform: return memory_op_name(MemoryOp::transform);
+    case KernelClass::norm: return memory_op_name(MemoryOp::norm);
+  }
+  return "?";
+}
+
+bool is_library(KernelClass c) {
+  switch (c) {
+    case KernelClass::conv:
+    case KernelClass::conv_grouped:
+    case KernelClass::conv_depthwise:
+    case KernelClass::conv_transpose:
+    case KernelClass::gemm:
+    case KernelClass::attention: return true;
+    default: return false;
+  }
+}
+
 std::string layer_kind(const Layer& l) {
-  if (auto* c = std::get_if<ConvProblem>(&l.problem)) return c->transposed ? "conv_transpose" : "conv";
-  if (std::holds_alternative<GemmProblem>(l.problem)) return "gemm";
-  if (std::holds_alternative<AttentionProblem>(l.problem)) return "attention";
-  return memory_op_name(std::get<MemoryProblem>(l.problem).op);
+  const KernelClass c = kernel_class(l);
+  return c == KernelClass::conv_grouped || c == KernelClass::conv_depthwise ? "conv" : kernel_class_name(c);
 }
 
 }  // namespace tilewave
