@@ -27,10 +27,7 @@ struct Group {
 
 class Fuser {
  public:
-  Fuser(const LowerInput& in, const KernelEdges& edges) : in_(in), m_(in.model), edges_(edges) {
-    for (const auto& n : m_.nodes)
-      for (const auto& out : n.outputs) producer_[out] = n.index;
-  }
+  Fuser(const LowerInput& in, const KernelEdges& edges) : in_(in), m_(in.model), edges_(edges) {}
 
   KernelGraph run() {
     KernelGraph out;
@@ -89,8 +86,8 @@ class Fuser {
   // The open group producing `tensor`, or -1.
   int group_producing(const std::string& tensor) const {
     const std::string src = edges_.source(tensor);
-    auto p = producer_.find(src);
-    if (p == producer_.end()) return -1;
+    auto p = m_.producer.find(src);
+    if (p == m_.producer.end()) return -1;
     auto g = group_of_.find(p->second);
     return g == group_of_.end() ? -1 : g->second;
   }
@@ -227,7 +224,6 @@ class Fuser {
   const LowerInput& in_;
   const Model& m_;
   const KernelEdges& edges_;
-  std::unordered_map<std::string, int> producer_;
   std::unordered_map<int, int> group_of_;            // node -> group
   std::vector<Group> groups_;
 };

@@ -15,10 +15,7 @@ namespace {
 // other operand is ready before the head starts.
 class TrtFuser {
  public:
-  TrtFuser(const LowerInput& in) : in_(in), model_(in.model), graph_(in.graph), dtype_(in.dtype) {
-    for (const auto& n : model_.nodes)
-      for (const auto& out : n.outputs) producer_[out] = n.index;
-  }
+  TrtFuser(const LowerInput& in) : in_(in), model_(in.model), graph_(in.graph), dtype_(in.dtype) {}
 
   KernelGraph run() {
     KernelGraph out;
@@ -116,8 +113,8 @@ class TrtFuser {
 
   bool ready_before(const std::string& tensor, int head) const {
     if (model_.static_tensors.count(tensor)) return true;
-    auto it = producer_.find(tensor);
-    if (it == producer_.end()) return true;  // a graph input
+    auto it = model_.producer.find(tensor);
+    if (it == model_.producer.end()) return true;  // a graph input
     return graph_.topo_rank[it->second] < graph_.topo_rank[head];
   }
 
@@ -125,7 +122,6 @@ class TrtFuser {
   const Model& model_;
   const LayerGraph& graph_;
   DType dtype_;
-  std::unordered_map<std::string, int> producer_;
 };
 
 }  // namespace
