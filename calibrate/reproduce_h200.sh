@@ -39,14 +39,14 @@ python3 calibrate/validate/compare_networks.py "$tw" "$data/netbench.jsonl" --gp
 
 echo "== 4b. the validation-only networks (onnx_models/<set>; docs/validation.md: in which order they met the model)"
 pooled=""
-for set in unseen unseen2 unseen3 unseen4; do
+for set in heldout_variants heldout_variants_more heldout_largest heldout_segmentation; do
   echo "-- $set"
   python3 calibrate/validate/compare_networks.py "$tw" "$data/netbench_$set.jsonl" --gpu h200 --markdown \
     --models-dir "onnx_models/$set" --json "$report/networks_$set.json" | tee "$report/networks_$set.md"
   pooled="$pooled $report/networks_$set.json"
 done
 echo "-- all of them pooled"
-python3 calibrate/validate/pool_validation.py $pooled | tee "$report/networks_unseen_pooled.md"
+python3 calibrate/validate/pool_validation.py $pooled | tee "$report/networks_heldout_pooled.md"
 
 echo "== 5. the 4095^3 vs 4096^3 fp16 GEMM cliff"
 grep -h '"M":409[56],"N":409[56],"K":409[56]' "$data/measured.jsonl" | grep '"dtype":"fp16"' >"$report/cliff.jsonl"

@@ -14,20 +14,20 @@ BUNDLED = ["resnet18", "resnet50", "resnet101", "resnet152", "resnext50_32x4d",
            "regnet_y_400mf", "regnet_x_3_2gf", "convnext_tiny"]
 
 VALIDATION_SETS = {
-    "unseen": ["resnet34", "vgg11", "squeezenet1_0", "densenet169", "resnext101_32x8d",
+    "heldout_variants": ["resnet34", "vgg11", "squeezenet1_0", "densenet169", "resnext101_32x8d",
                "wide_resnet101_2", "regnet_x_400mf", "regnet_x_1_6gf", "regnet_x_8gf",
                "regnet_y_800mf", "regnet_y_3_2gf", "shufflenet_v2_x2_0", "mnasnet0_5",
                "efficientnet_b2", "efficientnet_v2_m", "convnext_small"],
-    "unseen2": ["vgg13", "vgg19", "densenet161", "densenet201", "resnext101_64x4d", "regnet_x_800mf",
+    "heldout_variants_more": ["vgg13", "vgg19", "densenet161", "densenet201", "resnext101_64x4d", "regnet_x_800mf",
                 "regnet_x_16gf", "regnet_y_1_6gf", "regnet_y_8gf", "shufflenet_v2_x0_5", "shufflenet_v2_x1_5",
                 "mnasnet0_75", "mnasnet1_3", "efficientnet_b1", "efficientnet_b3", "convnext_base"],
-    "unseen3": ["regnet_x_32gf", "regnet_y_16gf", "regnet_y_32gf", "efficientnet_b5", "efficientnet_b6",
+    "heldout_largest": ["regnet_x_32gf", "regnet_y_16gf", "regnet_y_32gf", "efficientnet_b5", "efficientnet_b6",
                 "efficientnet_b7", "efficientnet_v2_l", "convnext_large"],
     # Segmentation networks (dilated convs, upsampling), on their main output.
-    "unseen4": ["fcn_resnet50", "fcn_resnet101", "deeplabv3_resnet50", "deeplabv3_resnet101",
+    "heldout_segmentation": ["fcn_resnet50", "fcn_resnet101", "deeplabv3_resnet50", "deeplabv3_resnet101",
                 "deeplabv3_mobilenet_v3_large", "lraspp_mobilenet_v3_large"],
 }
-SEGMENTATION = set(VALIDATION_SETS["unseen4"])
+SEGMENTATION = set(VALIDATION_SETS["heldout_segmentation"])
 
 # Runtime-profile networks (issue 7): torchvision and timm CNNs as users run
 # them, grouped by architecture family. Whole families are held out of every

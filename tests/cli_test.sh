@@ -333,7 +333,7 @@ for f in "$root"/tests/fuzz/corpus/trace/*; do either "$f" "$tw" check "$data/ti
 # rank: files, folders and list files; a bad model is a row saying why, not a stop.
 abs_root=$(cd "$root" && pwd)
 printf '%s\n' "# one good, one broken" "$abs_root/onnx_models/resnet18.onnx" "$abs_root/tests/data/cycle.onnx" >"$tmp/models.txt"
-expect 0 "" -- "$tw" rank "$tmp/models.txt" "$root/onnx_models/unseen" "$data/conv3d.onnx" --threads 2 --format json -o "$tmp/rank.json"
+expect 0 "" -- "$tw" rank "$tmp/models.txt" "$root/onnx_models/heldout_variants" "$data/conv3d.onnx" --threads 2 --format json -o "$tmp/rank.json"
 python3 - "$tmp/rank.json" <<'PY' || { echo "FAIL: rank over a list, a folder and bad models"; fails=$((fails + 1)); }
 import json, sys
 d = json.load(open(sys.argv[1]))

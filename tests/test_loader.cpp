@@ -68,7 +68,7 @@ TEST_CASE("ShuffleNet's channel shuffle resolves through Shape->Gather->Div->Con
 
 TEST_CASE("every unseen validation model loads with all shapes known") {
   int models = 0;
-  for (const char* set : {"unseen", "unseen2", "unseen3", "unseen4"})
+  for (const char* set : {"heldout_variants", "heldout_variants_more", "heldout_largest", "heldout_segmentation"})
     for (const auto& entry : std::filesystem::directory_iterator(test::zoo(set))) {
       if (entry.path().extension() != ".onnx") continue;
       CAPTURE(entry.path().string());

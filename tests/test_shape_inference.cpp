@@ -404,7 +404,7 @@ TEST_CASE("pooling output sizes: ceil_mode, SAME_UPPER, dilations") {
 TEST_CASE("tilewave's shapes agree with ONNX's own inference on every bundled model") {
   namespace fs = std::filesystem;
   std::vector<std::string> files;
-  for (const char* dir : {"", "runtime", "unseen"}) {
+  for (const char* dir : {"", "runtime", "heldout_variants"}) {
     const fs::path d = fs::path(TILEWAVE_ONNX_MODELS) / dir;
     if (!fs::is_directory(d)) continue;
     for (const auto& e : fs::directory_iterator(d))

@@ -58,7 +58,7 @@ def main():
     ap.add_argument("--markdown", action="store_true", help="print Markdown tables")
     ap.add_argument("--json", help="also write the rows here")
     ap.add_argument("--models-dir", default=os.path.join(ROOT, "onnx_models"),
-                    help="folder of <model>.onnx (onnx_models/unseen for the validation-only set)")
+                    help="folder of <model>.onnx (onnx_models/heldout_variants for the validation-only set)")
     args = ap.parse_args()
 
     rows = []

@@ -231,15 +231,15 @@ def readme_runtimes(runs):
 
 
 def readme_corpus(runs):
-    """README.md: the ONNX files the tests and validations load, counted in onnx_models/ (corpus manifest, runtime/, unseen*/)."""
+    """README.md: the ONNX files the tests and validations load, counted in onnx_models/ (corpus manifest, runtime/, heldout_*/)."""
     import glob
     corpus = sum(1 for line in open("onnx_models/corpus/manifest.jsonl") if line.strip())
     runtime = len(glob.glob("onnx_models/runtime/*.onnx"))
-    unseen = len(glob.glob("onnx_models/unseen*/*.onnx"))
+    unseen = len(glob.glob("onnx_models/heldout_*/*.onnx"))
     return [f"The test suite analyses a corpus of {corpus} real-world files from timm and transformers",
             "under every runtime ([validation.md](docs/validation.md) \"Real-world ONNX corpus\");",
             f"`onnx_models/runtime/` holds the {runtime} networks of the runtime validation and",
-            f"`onnx_models/unseen*/` {unseen} more of runs 1\u20136."]
+            f"`onnx_models/heldout_*/` {unseen} more of runs 1\u20136."]
 
 
 def param_defaults():

@@ -105,7 +105,7 @@ def calibration_measured(runs):
     rest = [r for r in jsonl(os.path.join(DATA, "grouped_measured_w232_256.jsonl")) if not r.get("header")]
     elt = jsonl(os.path.join(DATA, "eltwise_in_network.jsonl"))
     unseen = [len({r["model"] for r in jsonl(os.path.join(DATA, f"netbench_{s}.jsonl")) if not r.get("header")})
-              for s in ("unseen", "unseen2", "unseen3", "unseen4")]
+              for s in ("heldout_variants", "heldout_variants_more", "heldout_largest", "heldout_segmentation")]
     state = [dict(zip([c.strip() for c in f[0].split(",")], [c.strip() for c in f[1].split(",")]))
              for f in (open(os.path.join(DATA, n)).read().splitlines()
                        for n in ("gpu_state_measure.csv", "gpu_state_netbench.csv"))]
@@ -138,7 +138,7 @@ def calibration_measured(runs):
             f"`grouped_measured_w232_256.jsonl` the last {len(rest)} (group widths {widths}).",
             f"- `eltwise_in_network.jsonl`: {len(elt):,} ReLU/Add kernels of {len({r['model'] for r in elt})} networks "
             "(the profiles whose kernel counts match their ONNX nodes).",
-            f"- `netbench_unseen*.jsonl`: {', '.join(map(str, unseen[:-1]))} and {unseen[-1]} networks (runs 2, 3, 4 "
+            f"- `netbench_heldout_*.jsonl`: {', '.join(map(str, unseen[:-1]))} and {unseen[-1]} networks (runs 2, 3, 4 "
             "and 6).",
             f"- `gpu_state_*.csv`: SM {one('clocks.current.sm [MHz]')} idle, {one('clocks.max.sm [MHz]')} max, "
             f"{one('power.limit [W]').replace('.00 W', ' W')} power limit; `selftest.log`: {checks['PASS']} checks "
@@ -171,14 +171,14 @@ def calibration_framework_layers(runs):
     same = ("op", "mode", "N", "C", "H", "W", "R", "S", "stride", "pad", "dtype")
     cudnn = next(r for r in measured_rows() if "models" in r and all(r.get(k) == stem[k] for k in same))
     bundled = len({r["model"] for r in jsonl(os.path.join(DATA, "netbench.jsonl")) if not r.get("header")})
-    unseen = {os.path.splitext(f)[0] for d in os.listdir("onnx_models") if d.startswith("unseen")
+    unseen = {os.path.splitext(f)[0] for d in os.listdir("onnx_models") if d.startswith("heldout_")
               for f in os.listdir(os.path.join("onnx_models", d))}
     assert not nets & unseen, "framework_pytorch.jsonl has kernels of unseen networks"
     return [f"The ResNet stem's {stem['R']}\u00d7{stem['S']}/{stem['stride'][0]} max pool takes "
             f"{stem['measured_us']:.1f} \u00b5s in PyTorch at batch 1 and {cudnn['measured_us']:.1f} \u00b5s through "
             f"cuDNN. The paired kernels come from {len(nets)} of the {bundled} bundled networks, {len(nets & held)} "
             f"of them among the {len(held)} that the network fit holds out (the LayerNorms all from "
-            f"{and_list(ln)}); none from the networks of `onnx_models/unseen*/`."]
+            f"{and_list(ln)}); none from the networks of `onnx_models/heldout_*/`."]
 
 
 # --- The fit ------------------------------------------------------------------------------------

@@ -602,7 +602,7 @@ def test_rank_equals_the_clis_rank(tmp_path):
     # rank's default batch is 1 (not the file's), folders and list files as on the CLI.
     models = tmp_path / "models.txt"
     models.write_text(f"# a list\n{RESNET18}\n\n{mobilenet}\n")
-    unseen = os.path.join(ROOT, "onnx_models", "unseen")
+    unseen = os.path.join(ROOT, "onnx_models", "heldout_variants")
     ours = tilewave.rank([models, pathlib.Path(unseen)], runtime="tensorrt")
     assert ours == cli_json("rank", str(models), unseen, "--runtime", "tensorrt")
     assert ours["batch"] == 1
