@@ -143,10 +143,11 @@ TEST_CASE("carry-over: the file calibrate carry writes reads back to the carried
   CHECK(back.trust == Trust::carried_over);
   CHECK(back.sms == a100.sms);  // the target's facts are kept
   CHECK(back.dram_bandwidth_gbs == a100.dram_bandwidth_gbs);
-  for (const auto& [name, p] : c.params) {
+  for (const auto& entry : c.params) {
+    const std::string name = entry.first;  // a copy: clang 14 cannot capture a structured binding
     CAPTURE(name);
-    CHECK(back.params.at(name) == doctest::Approx(stored_param(p.value)).epsilon(1e-12));
-    CHECK(back.param_origin.at(name) == p.origin());
+    CHECK(back.params.at(name) == doctest::Approx(stored_param(entry.second.value)).epsilon(1e-12));
+    CHECK(back.param_origin.at(name) == entry.second.origin());
   }
   // What no donor gave stays at the architecture's default, not at the old file's value.
   for (const auto& info : param_table())
@@ -154,12 +155,14 @@ TEST_CASE("carry-over: the file calibrate carry writes reads back to the carried
       CAPTURE(info.name);
       CHECK(back.params.at(info.name) == doctest::Approx(load_gpu("a100", fixtures).params.at(info.name)));
     }
-  for (const auto& [runtime, set] : c.runtime_params) {
+  for (const auto& set : c.runtime_params) {
+    const std::string runtime = set.first;
     REQUIRE(back.runtime_params.count(runtime));
-    for (const auto& [name, p] : set) {
+    for (const auto& entry : set.second) {
+      const std::string name = entry.first;
       CAPTURE(runtime);
       CAPTURE(name);
-      CHECK(back.runtime_params.at(runtime).at(name) == doctest::Approx(stored_param(p.value)).epsilon(1e-12));
+      CHECK(back.runtime_params.at(runtime).at(name) == doctest::Approx(stored_param(entry.second.value)).epsilon(1e-12));
     }
   }
   // A runtime set reads back as the runtime's parameters.
