@@ -34,7 +34,7 @@ HEADERS = {
     "ranking.h": "pipeline",
     "layer_set.h": "layerset",
     "trace_check.h": "check", "kernel_names.h": "check",
-    "search_space.h": "space", "layer_list.h": "space", "space_cost.h": "space",
+    "search_space.h": "space", "layer_list.h": "space", "space_cost.h": "space", "search.h": "space",
     "advise.h": "advise",
     "calibration.h": "calibrate", "benchmark_fit.h": "calibrate", "carry_over.h": "calibrate", "gpu_file.h": "calibrate",
     "report.h": "views", "html_report.h": "views",

@@ -240,94 +240,19 @@ int cmd_advise(const CommonOptions& o, const std::string& model_path) {
 
 int cmd_gpus(const CommonOptions& o) {
   write_output(o.output, [&](std::ostream& os) {
-    const std::string dir = o.gpu_dir.empty() ? default_gpu_dir() : o.gpu_dir;
-    const auto ids = list_gpu_ids(dir);
-    if (ids.empty()) throw InputError(dir, "no GPU files (*.json) in this directory");
-    json rows = json::array();
-    std::vector<GpuModel> gpus;
-    size_t id_w = 2, arch_w = 4;  // the columns fit the longest id and architecture
-    for (const auto& id : ids) {
-      gpus.push_back(load_gpu(id, dir));
-      id_w = std::max(id_w, gpus.back().id.size());
-      arch_w = std::max(arch_w, gpus.back().arch.size());
-    }
-    if (o.format != "json")
-      fmt::print(os, "{:<{}} {:<28} {:<{}} {:>4} {:>6} {:>9} {:>10} {:>10} {:>9}  {}\n", "id", id_w, "name", "arch", arch_w,
-                 "SMs", "MHz", "DRAM GB/s", "fp16 TF/s", "int8 TOP/s", "fp32 TF/s", "trust (runtime sets)");
-    for (const GpuModel& g : gpus) {
-      auto peak = [&](DType d) { return g.precisions.count(d) ? g.precisions.at(d).peak_tflops : 0.0; };
-      std::vector<std::string> runtimes;
-      for (const auto& [name, set] : g.runtime_params) runtimes.push_back(name);
-      if (o.format == "json") {
-        rows.push_back({{"id", g.id}, {"name", g.name}, {"arch", g.arch}, {"sms", g.sms},
-                        {"boost_clock_mhz", g.boost_clock_mhz}, {"dram_bandwidth_gbs", g.dram_bandwidth_gbs},
-                        {"fp16_tflops", peak(DType::fp16)}, {"int8_tops", peak(DType::int8)},
-                        {"fp32_tflops", peak(DType::fp32)}, {"trust", trust_name(g.trust)}, {"params", g.params},
-                        {"param_origin", g.param_origin}, {"memory_type", g.memory_type},
-                        {"instruction_family", g.instruction_family}, {"runtime_params", g.runtime_params}});
-      } else {
-        fmt::print(os, "{:<{}} {:<28.28} {:<{}} {:>4} {:>6.0f} {:>9.0f} {:>10.1f} {:>10.1f} {:>9.1f}  {}{}\n", g.id, id_w,
-                   g.name, g.arch, arch_w, g.sms, g.boost_clock_mhz, g.dram_bandwidth_gbs, peak(DType::fp16), peak(DType::int8),
-                   peak(DType::fp32), trust_name(g.trust),
-                   runtimes.empty() ? "" : " (" + fmt::format("{}", fmt::join(runtimes, ", ")) + ")");
-      }
-    }
-    if (o.format == "json") os << rows.dump(2) << "\n";
+    const std::vector<GpuModel> gpus = load_gpu_database(o.gpu_dir.empty() ? default_gpu_dir() : o.gpu_dir);
+    if (o.format == "json") os << gpus_to_json(gpus).dump(2) << "\n";
+    else write_gpus_table(os, gpus);
   });
   return 0;
 }
 
-namespace {
-
-// What each runtime launches for an op of this fusion role (docs/model.md "Runtimes").
-struct RoleKernels {
-  const char* role;
-  const char* eager;
-  const char* inductor;
-  const char* tensorrt;
-};
-
-RoleKernels role_kernels(FusionRole role) {
-  switch (role) {
-    case FusionRole::none: return {"none", "nothing (view or load-time value)", "nothing", "nothing"};
-    case FusionRole::gemm:
-      return {"gemm", "library kernel (+ bias/BN kernels)", "library kernel", "library kernel + fused epilogue"};
-    case FusionRole::elementwise:
-      return {"elementwise", "own kernel", "fused into a generated kernel", "epilogue of its producer, else own"};
-    case FusionRole::reduction:
-      return {"reduction", "own kernel", "fused into a generated kernel", "own kernel"};
-    case FusionRole::opaque: break;
-  }
-  return {"opaque", "own kernel", "own kernel", "own kernel"};
-}
-
-}  // namespace
-
 int cmd_ops(const CommonOptions& o) {
   write_output(o.output, [&](std::ostream& os) {
     const OpRegistry& registry = OpRegistry::builtin();
-    json rows = json::array();
-    if (o.format == "table")
-      fmt::print(os, "{:<42} {:<8} {:<12} {}\n", "op", "opsets", "role", "eager | inductor | tensorrt");
-    if (o.format == "md")
-      fmt::print(os, "| op | opsets | role | eager | inductor | tensorrt |\n| --- | --- | --- | --- | --- | --- |\n");
-    for (const auto& [key, rule] : registry.rules()) {
-      const std::string name = key.first.empty() ? key.second : key.first + "." + key.second;
-      // com.microsoft ops are versioned 1 in their own domain.
-      const std::string opsets =
-          key.first.empty() ? fmt::format("{}-{}", rule.since_opset, kNewestOpset) : fmt::format("{}", rule.since_opset);
-      const RoleKernels k = role_kernels(rule.role);
-      if (o.format == "json")
-        rows.push_back({{"op", name}, {"domain", key.first}, {"opsets", opsets}, {"role", k.role},
-                        {"eager", k.eager}, {"inductor", k.inductor}, {"tensorrt", k.tensorrt},
-                        {"shape_function", bool(rule.shape)}, {"lowering", bool(rule.lower)}});
-      else if (o.format == "md")
-        fmt::print(os, "| {} | {} | {} | {} | {} | {} |\n", name, opsets, k.role, k.eager, k.inductor, k.tensorrt);
-      else
-        fmt::print(os, "{:<42} {:<8} {:<12} {} | {} | {}\n", name, opsets, k.role, k.eager, k.inductor, k.tensorrt);
-    }
-    if (o.format == "json") os << rows.dump(2) << "\n";
-    else if (o.format == "table") fmt::print(os, "{} ops; docs/ops.md explains the columns\n", registry.size());
+    if (o.format == "json") os << ops_to_json(registry).dump(2) << "\n";
+    else if (o.format == "md") write_ops_markdown(os, registry);
+    else write_ops_table(os, registry);
   });
   return 0;
 }

@@ -1,4 +1,4 @@
-// The subcommands of `tilewave`; main.cpp wires them to CLI11. Each returns
+// The subcommands of `tilewave`; subcommands.cpp's table wires them to CLI11. Each returns
 // the process exit code and throws InputError for bad input.
 #pragma once
 #include <string>

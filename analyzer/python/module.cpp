@@ -31,6 +31,7 @@
 #include "tilewave/output_file.h"
 #include "tilewave/report.h"
 #include "tilewave/run_options.h"
+#include "tilewave/search.h"
 #include "tilewave/space_cost.h"
 #include "tilewave/trace_check.h"
 #include "tilewave/version.h"
@@ -136,7 +137,7 @@ RunOptions target_options(const IdOrPath& gpu, const std::string& runtime, const
   return o;
 }
 
-// The keywords of the CLI's model options (main.cpp add_model_options) but
+// The keywords of the CLI's model options (subcommands.cpp add_model_options) but
 // --batch, which each function takes its own way.
 auto model_keywords() {
   return std::make_tuple(py::arg("gpu") = "h200", py::arg("input") = py::none(), py::arg("runtime") = "eager",
@@ -262,29 +263,20 @@ class Space {
     return n;
   }
   void export_onnx(const std::string& encoding, const PathArg& path, int64_t batch) const {
-    const auto c = space::decode(space_, encoding);
-    if (batch < 1) throw InputError("batch", fmt::format("batch must be positive, not {}", batch));
-    const auto written = space::write_blocks(space_, space::blocks_of(space_, c), {batch, space_.channels, space_.height, space_.width});
-    write_output(path.string(), [&](std::ostream& os) { os << written.proto->SerializeAsString(); });
+    space::export_candidate(space_, encoding, batch, path.string());  // as `nas --export-onnx` writes it
   }
 
  private:
   std::vector<std::string> draw(const space::Sampler& sampler, uint64_t first, uint64_t count) const {
-    std::vector<std::string> out(count);
     py::gil_scoped_release release;
-    space::Candidate c;
-    for (uint64_t i = 0; i < count; ++i) {
-      sampler.draw(first + i, c);
-      space::encode(space_, c, out[i]);
-    }
-    return out;
+    return space::draw_encodings(space_, sampler, first, count);  // as `nas` draws them (search.h)
   }
   space::SearchSpace space_;
 };
 
 class Scorer {
  public:
-  // `nas` builds its evaluator from the same RunOptions (nas_commands.cpp).
+  // `nas` builds its space::Search from the same RunOptions (nas_commands.cpp).
   Scorer(std::shared_ptr<Space> space, const RunOptions& o, int64_t batch) : space_(std::move(space)) {
     if (batch < 1) throw InputError("batch", fmt::format("batch must be positive, not {}", batch));
     first_ = std::make_unique<space::SpaceEvaluator>(space_->get(), gpu_of(o), execution_of(o), host_of(o), batch);

@@ -29,7 +29,7 @@ whose convolutions, GEMMs or attention cannot be modelled is an error
 
 Columns: **opsets**, the versions whose forms the shape function reads
 (attribute forms before opset 10/11/13/18, input forms after); **role**, what
-the op can do in fusion; **eager / inductor / tensorrt**, what each runtime
+the op can do in fusion; **{runtimes}**, what each runtime
 launches for it (docs/model.md "Runtimes"); **corpus files**, how many of the
 {files} files in `onnx_models/corpus/` (analysed at batch 1 and 16 under every
 runtime by the `corpus` test) contain it; **unit test**, whether
@@ -45,6 +45,10 @@ def main():
     args = ap.parse_args()
     ops = json.loads(subprocess.run([args.tilewave, "ops", "--format", "json"], check=True, capture_output=True,
                                     text=True).stdout)
+    # The runtime columns, in the registry's order: the Markdown table's header after "| op | opsets | role |".
+    header = subprocess.run([args.tilewave, "ops", "--format", "md"], check=True, capture_output=True,
+                            text=True).stdout.splitlines()[0]
+    runtimes = [cell.strip() for cell in header.strip("|").split("|")][3:]
     in_repo = {json.loads(line)["file"] for line in open(os.path.join(HERE, "manifest.jsonl"))}
     per_file = json.load(open(os.path.join(HERE, "ops.json")))["per_file"]
     files_with = {}
@@ -56,12 +60,13 @@ def main():
             files_with[name] = files_with.get(name, 0) + 1
     tests = "".join(open(p).read() for p in glob.glob(os.path.join(ROOT, "tests", "*.cpp")))
     built = set(re.findall(r'"([A-Za-z][A-Za-z0-9]*)"', tests))  # op names as string literals: node("Op"), op lists
-    lines = [INTRO.format(files=len(in_repo)),
-             "| op | opsets | role | eager | inductor | tensorrt | corpus files | unit test |",
-             "| --- | --- | --- | --- | --- | --- | ---: | --- |"]
+    lines = [INTRO.format(files=len(in_repo), runtimes=" / ".join(runtimes)),
+             "| op | opsets | role | " + " | ".join(runtimes) + " | corpus files | unit test |",
+             "| --- | --- | --- | " + "--- | " * len(runtimes) + "---: | --- |"]
     for o in ops:
         bare = o["op"].split(".")[-1]
-        lines.append(f"| {o['op']} | {o['opsets']} | {o['role']} | {o['eager']} | {o['inductor']} | {o['tensorrt']} | "
+        kernels = " | ".join(o[r] for r in runtimes)
+        lines.append(f"| {o['op']} | {o['opsets']} | {o['role']} | {kernels} | "
                      f"{files_with.get(o['op'], 0)} | {'yes' if bare in built else ''} |")
     untested = [o["op"] for o in ops if not files_with.get(o["op"]) and o["op"].split(".")[-1] not in built]
     lines.append("")

@@ -139,5 +139,8 @@ std::string default_gpu_dir();
 // <prefix>/share/tilewave/spaces, the source tree's onnx_models/spaces).
 std::string default_space_dir();
 std::vector<std::string> list_gpu_ids(const std::string& db_dir);
+// Every GPU file of the database, by id (`tilewave gpus`); InputError naming
+// the directory when it holds none.
+std::vector<GpuModel> load_gpu_database(const std::string& db_dir);
 
 }  // namespace tilewave

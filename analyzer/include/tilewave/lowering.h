@@ -41,10 +41,19 @@ class RuntimeProfile {
   virtual KernelGraph lower(const LowerInput& in) const = 0;
   // How it runs when the configuration does not say: PyTorch's runtimes as timm's harness runs them.
   virtual RuntimeDefaults defaults() const { return {}; }
+  // What --runtime's help says of it: "PyTorch eager" (a historical one: the clause after its name).
+  virtual const char* help() const = 0;
+  // Kept only to reprint old figures: accepted by --runtime, left out where one chooses (nas, `tilewave ops`).
+  virtual bool historical() const { return false; }
+  // What it launches for an op of this fusion role (`tilewave ops`, docs/ops.md).
+  virtual const char* role_kernels(FusionRole) const { return "own kernel"; }
 };
 
-// The built-in runtimes, the default (eager) first.
+// The built-in runtimes, the default (eager) first: the one list of them
+// (docs/model.md "Runtimes", its paragraph on adding one).
 const std::vector<const RuntimeProfile*>& builtin_runtimes();
+// Their names, in that order; without the historical ones unless asked.
+std::vector<std::string> runtime_names(bool historical = true);
 // nullptr for an unknown name.
 const RuntimeProfile* find_runtime(const std::string& name);
 // The same, or InputError naming `where` (an option, a keyword) and the runtimes.

@@ -10,7 +10,8 @@
 #include "tilewave/analysis.h"
 #include "tilewave/comparison.h"
 #include "tilewave/ranking.h"
-#include "tilewave/space_cost.h"
+#include "tilewave/op_registry.h"
+#include "tilewave/search.h"
 #include "tilewave/trace_check.h"
 
 namespace tilewave {
@@ -68,6 +69,37 @@ void write_rank_csv(std::ostream& os, const std::vector<Analysis>& analyses, con
 // A search-space candidate's predicted figures (`tilewave nas` rows, the
 // Python module's scores); `with_losses` adds the loss split.
 nlohmann::json candidate_to_json(const space::CandidateCost& c, bool with_losses = false);
+// `tilewave nas` (views/nas.cpp, docs/nas.md): a row as CSV (the
+// nas_columns, appended to `out`) or as a JSON Lines object; format_nas_row
+// is either, by format (csv, else JSON Lines).
+const std::vector<std::string>& nas_columns();
+void nas_csv_row(const space::SearchRow& r, std::string& out);
+nlohmann::json nas_json_row(const space::SearchRow& r);
+void format_nas_row(const space::SearchRow& r, const std::string& format, std::string& out);
+// What a run's header says of it, which nas-merge compares shard against shard.
+struct NasRun {
+  const space::SearchSpace& space;
+  std::string space_file;
+  const space::SearchOptions& options;
+  uint64_t total;  // the whole sampling's candidates (space::sampling_total)
+  const GpuModel& gpu;
+  const ExecutionConfig& exec;
+  int64_t batch;
+  std::string dtype;
+};
+nlohmann::json nas_header(const NasRun& run);
+// The header when `header` is not null (JSON Lines: its first line; CSV: the
+// column names, the header itself going beside the file), then the rows' texts.
+void write_nas_rows(std::ostream& os, const nlohmann::json& header, const std::vector<space::SearchRow>& rows,
+                    const std::string& format);
+// `tilewave gpus` (views/gpus.cpp): the GPU database.
+void write_gpus_table(std::ostream& os, const std::vector<GpuModel>& gpus);
+nlohmann::json gpus_to_json(const std::vector<GpuModel>& gpus);
+// `tilewave ops` (views/ops.cpp, docs/ops.md): the registry's ops, and what
+// each runtime one chooses between launches for them.
+void write_ops_table(std::ostream& os, const OpRegistry& registry);
+void write_ops_markdown(std::ostream& os, const OpRegistry& registry);
+nlohmann::json ops_to_json(const OpRegistry& registry);
 // Models on several GPUs, runtimes, dtypes or batches (`tilewave compare`);
 // `networks`: two models' comparison, whose findings follow the rows.
 void write_compare_table(std::ostream& os, const std::vector<Analysis>& analyses,

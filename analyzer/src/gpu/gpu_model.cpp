@@ -418,4 +418,12 @@ std::vector<std::string> list_gpu_ids(const std::string& db_dir) {
   return ids;
 }
 
+std::vector<GpuModel> load_gpu_database(const std::string& db_dir) {
+  const auto ids = list_gpu_ids(db_dir);
+  if (ids.empty()) throw InputError(db_dir, "no GPU files (*.json) in this directory");
+  std::vector<GpuModel> gpus;
+  for (const auto& id : ids) gpus.push_back(load_gpu(id, db_dir));
+  return gpus;
+}
+
 }  // namespace tilewave

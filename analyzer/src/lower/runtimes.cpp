@@ -48,6 +48,14 @@ class EagerRuntime : public RuntimeProfile {
   const char* summary() const override {
     return "PyTorch eager: one kernel per framework op; a conv's bias or BatchNorm is separate kernels";
   }
+  const char* help() const override { return "PyTorch eager"; }
+  const char* role_kernels(FusionRole role) const override {
+    switch (role) {
+      case FusionRole::none: return "nothing (view or load-time value)";
+      case FusionRole::gemm: return "library kernel (+ bias/BN kernels)";
+      default: return "own kernel";
+    }
+  }
   KernelGraph lower(const LowerInput& in) const override {
     const KernelEdges edges(in);
     // Over fp32 parameters (autocast) a BatchNorm of half activations is
@@ -91,6 +99,8 @@ class EagerFoldedRuntime : public RuntimeProfile {
   const char* summary() const override {
     return "historical: eager PyTorch with BatchNorm folded and conv biases removed (calibrate/measure/netbench runs 1-6)";
   }
+  const char* help() const override { return "reprints runs 1-6 (BatchNorm folded, conv biases removed)"; }
+  bool historical() const override { return true; }
   KernelGraph lower(const LowerInput& in) const override { return with_edges(in, lower_framework_ops(in)); }
   RuntimeDefaults defaults() const override { return {false, Layout::nhwc, Launch::graph}; }  // as those runs timed it
 };
@@ -102,6 +112,17 @@ class InductorRuntime : public RuntimeProfile {
     return "torch.compile, default mode: library convs and matmuls, each group of pointwise ops and "
            "reductions between them one generated kernel";
   }
+  const char* help() const override { return "torch.compile"; }
+  const char* role_kernels(FusionRole role) const override {
+    switch (role) {
+      case FusionRole::none: return "nothing";
+      case FusionRole::gemm: return "library kernel";
+      case FusionRole::elementwise:
+      case FusionRole::reduction: return "fused into a generated kernel";
+      case FusionRole::opaque: break;
+    }
+    return "own kernel";
+  }
   KernelGraph lower(const LowerInput& in) const override { return fuse_pointwise(in, KernelEdges(in)); }
 };
 
@@ -110,6 +131,15 @@ class TensorRtRuntime : public RuntimeProfile {
   const char* name() const override { return "tensorrt"; }
   const char* summary() const override {
     return "TensorRT-like engine: epilogue fusion into convs and GEMMs, elementwise chains fused";
+  }
+  const char* help() const override { return "TensorRT-like"; }
+  const char* role_kernels(FusionRole role) const override {
+    switch (role) {
+      case FusionRole::none: return "nothing";
+      case FusionRole::gemm: return "library kernel + fused epilogue";
+      case FusionRole::elementwise: return "epilogue of its producer, else own";
+      default: return "own kernel";
+    }
   }
   KernelGraph lower(const LowerInput& in) const override { return with_edges(in, fuse_trt(in)); }
   // An engine is built in its precision and picks its own layouts; its
@@ -127,6 +157,13 @@ const std::vector<const RuntimeProfile*>& builtin_runtimes() {
   static const EagerFoldedRuntime eager_folded;
   static const std::vector<const RuntimeProfile*> all = {&eager, &inductor, &tensorrt, &eager_folded};
   return all;
+}
+
+std::vector<std::string> runtime_names(bool historical) {
+  std::vector<std::string> names;
+  for (const RuntimeProfile* r : builtin_runtimes())
+    if (historical || !r->historical()) names.push_back(r->name());
+  return names;
 }
 
 const RuntimeProfile* find_runtime(const std::string& name) {
