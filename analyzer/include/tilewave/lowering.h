@@ -47,6 +47,11 @@ class RuntimeProfile {
   virtual bool historical() const { return false; }
   // What it launches for an op of this fusion role (`tilewave ops`, docs/ops.md).
   virtual const char* role_kernels(FusionRole) const { return "own kernel"; }
+  // PyTorch's layout rules apply: NCHW activations run cuDNN's NCHW kernels
+  // and layout transforms (the layout pass; advise tries the other layout).
+  virtual bool follows_layout() const { return false; }
+  // It builds int8 engines (advise tries int8).
+  virtual bool builds_int8() const { return false; }
 };
 
 // The built-in runtimes, the default (eager) first: the one list of them

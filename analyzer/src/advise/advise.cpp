@@ -505,7 +505,7 @@ std::vector<Advice> advise(const ModelFile& model, const GpuModel& gpu, const An
 
   // Another runtime: what it fuses that this one does not.
   for (const RuntimeProfile* r : builtin_runtimes()) {
-    if (r == &options.exec.runtime_profile() || std::string(r->name()) == "eager-folded") continue;
+    if (r == &options.exec.runtime_profile() || r->historical()) continue;
     AnalyzeOptions o = options;
     o.exec.runtime = r;
     const Analysis a = analyse(o);
@@ -529,7 +529,7 @@ std::vector<Advice> advise(const ModelFile& model, const GpuModel& gpu, const An
             base.total, a.total});
   }
   // The other activation layout.
-  if (std::string(options.exec.runtime_profile().name()) == "eager") {
+  if (options.exec.runtime_profile().follows_layout()) {
     AnalyzeOptions o = options;
     o.exec.layout = options.exec.layout == Layout::nchw ? Layout::nhwc : Layout::nchw;
     const Analysis a = analyse(o);
@@ -542,7 +542,7 @@ std::vector<Advice> advise(const ModelFile& model, const GpuModel& gpu, const An
   // Another dtype: fp32/tf32 to half precision; int8 where the runtime builds int8 engines.
   std::vector<DType> dtypes;
   if (options.exec.dtype == DType::fp32 || options.exec.dtype == DType::tf32) dtypes = {DType::fp16, DType::bf16};
-  if (std::string(options.exec.runtime_profile().name()) == "tensorrt" && options.exec.dtype != DType::int8) dtypes.push_back(DType::int8);
+  if (options.exec.runtime_profile().builds_int8() && options.exec.dtype != DType::int8) dtypes.push_back(DType::int8);
   for (DType d : dtypes) {
     if (!gpu.precisions.count(d)) continue;
     AnalyzeOptions o = options;

@@ -44,6 +44,7 @@ void append_eager_conv(const LowerInput& in, const KernelEdges& edges, Kernel co
 // convolutions bring.
 class EagerRuntime : public RuntimeProfile {
  public:
+  bool follows_layout() const override { return true; }
   const char* name() const override { return "eager"; }
   const char* summary() const override {
     return "PyTorch eager: one kernel per framework op; a conv's bias or BatchNorm is separate kernels";
@@ -128,6 +129,7 @@ class InductorRuntime : public RuntimeProfile {
 
 class TensorRtRuntime : public RuntimeProfile {
  public:
+  bool builds_int8() const override { return true; }
   const char* name() const override { return "tensorrt"; }
   const char* summary() const override {
     return "TensorRT-like engine: epilogue fusion into convs and GEMMs, elementwise chains fused";

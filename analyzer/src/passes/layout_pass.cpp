@@ -32,7 +32,7 @@ bool wrapped_in_transforms(const ConvProblem& p, DType dtype) {
 }  // namespace
 
 void layout_pass(const LowerInput& in, KernelGraph& graph) {
-  if (in.exec.layout == Layout::nhwc || std::string(in.exec.runtime_profile().name()) != "eager") return;
+  if (in.exec.layout == Layout::nhwc || !in.exec.runtime_profile().follows_layout()) return;
   std::vector<Kernel> out;
   out.reserve(graph.kernels.size() * 2);
   for (Kernel& k : graph.kernels) {
