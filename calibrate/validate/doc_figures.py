@@ -13,11 +13,9 @@ prints for NAME. --check exits 1 naming each block that differs (ctest
 """
 import argparse
 import json
-import math
 import os
 import re
 import statistics
-import subprocess
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
@@ -27,7 +25,7 @@ import common  # noqa: E402  (calibrate/harness: the timm-harness bench rows and
 from validate import kendall_tau  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import runtimes  # noqa: E402  (calibrate/validate/runtimes.py: the network validation per runtime)
-from figures_common import DATA, FENCE, Runs, bias, fitted_layers, pct  # noqa: E402
+from figures_common import DATA, FENCE, Runs, bias, cpp_param_table, fitted_layers, pct  # noqa: E402
 
 CLASS_LABEL = {"softmax": "softmax (LayerNorm)"}
 
@@ -242,12 +240,6 @@ def readme_corpus(runs):
             f"`onnx_models/heldout_*/` {unseen} more of runs 1\u20136."]
 
 
-def param_defaults():
-    """{name: (default, lo, hi)} of the parameter table in analyzer/src/gpu/gpu_model.cpp (what a GPU file leaves out gets)."""
-    text = open("analyzer/src/gpu/gpu_model.cpp").read()
-    return {m[1]: tuple(map(float, m.groups()[1:])) for m in re.finditer(r'\{"(\w+)", ([\d.]+), ([\d.]+), ([\d.]+),', text)}
-
-
 def fit_report(runtime):
     """calibrate/data/h200/runtimes/report/fit_RUNTIME.txt, what `calibrate fit-runtime` printed: class losses,
     network stage (used, runs), median error per batch (before, after)."""
@@ -262,7 +254,7 @@ def calibration_runtime_params(runs):
     """docs/calibration.md: the runtime sets in gpu_models/h200.json beside its base parameters, and what `calibrate fit-runtime` printed for each (runtimes/report/fit_*.txt)."""
     g = json.load(open("gpu_models/h200.json"))
     base, sets = g["params"], {rt: g["runtime_params"][rt]["params"] for rt in ("eager", "inductor")}
-    defaults = param_defaults()
+    defaults = cpp_param_table()
     lines = ["| parameter | base (layers, runs 1\u20136) | eager | inductor |", "| --- | ---: | ---: | ---: |"]
     for name in sorted(set(sets["eager"]) | set(sets["inductor"])):
         if name in base:

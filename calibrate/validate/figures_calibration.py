@@ -1,7 +1,6 @@
 """Figures of docs/calibration.md that calibrate/validate/doc_figures.py reprints and checks
 (the blocks `<!-- doc_figures.py NAME -->` there)."""
 import collections
-import gzip
 import json
 import math
 import os
@@ -19,7 +18,7 @@ import fit_host  # noqa: E402
 import fit_passes  # noqa: E402
 import kernel_classes  # noqa: E402
 from evidence import grouped_widths  # noqa: E402
-from figures_common import DATA, fitted_layers, pct  # noqa: E402
+from figures_common import DATA, cpp_param_table, fitted_layers, jsonl, pct  # noqa: E402
 from residuals_by_size import ratios_by_size  # noqa: E402
 
 H200 = "gpu_models/h200.json"
@@ -28,12 +27,6 @@ MEASURED = os.path.join(DATA, "measured.jsonl")
 # MLPerf Inference, ResNet-50 v1.5 offline, 1 GPU, samples/s (docs/validation.md "TensorRT-like int8 against
 # MLPerf": mlperf_log_summary.txt of closed/NVIDIA/results/<system>/resnet50/Offline, inference_results v3.0/v3.1).
 MLPERF = (("h100", "H100", 88526), ("a100", "A100", 42379), ("l4", "L4", 12882))
-
-
-def jsonl(path):
-    """The JSON lines of a file (gzip by its name), header lines included."""
-    with (gzip.open if path.endswith(".gz") else open)(path, "rt") as f:
-        return [json.loads(line) for line in f if line.strip()]
 
 
 def pmap(fn, items):
@@ -55,12 +48,6 @@ def nice(x, digits=1):
 
 def and_list(words):
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
-
-
-def cpp_param_defaults(path):
-    """{name: (default, lo, hi)} of a C++ parameter table ({"name", default, lo, hi, ...} rows)."""
-    return {m[1]: tuple(map(float, m.groups()[1:]))
-            for m in re.finditer(r'\{"(\w+)", ([\d.]+), ([\d.]+), ([\d.]+),', open(path).read())}
 
 
 def layer_predictions(runs, path):
@@ -262,7 +249,7 @@ def calibration_physics(runs):
     """docs/calibration.md: the fitted values read as physics, gpu_models/h200.json and the 4096^3 GEMM of measured.jsonl."""
     g = json.load(open(H200))
     p = g["params"]
-    lo = cpp_param_defaults("analyzer/src/gpu/gpu_model.cpp")["tile_reuse_exponent"][1]
+    lo = cpp_param_table()["tile_reuse_exponent"][1]
     assert p["tile_reuse_exponent"] - lo < 0.01, "tile_reuse_exponent is no longer at the bottom of its range"
     us = cliff(runs)[4096][0]
     peak = g["tensor_tflops"]["fp16"]
@@ -340,7 +327,7 @@ def calibration_host_fit(runs):
 
 def calibration_host_defaults(runs):
     """docs/calibration.md: the host parameters gpu_models/hosts/h200-vm.json leaves to tilewave's defaults (host_param_table, analyzer/src/schedule/schedule.cpp)."""
-    d = cpp_param_defaults("analyzer/src/schedule/schedule.cpp")
+    d = cpp_param_table("analyzer/src/schedule/schedule.cpp")
     frozen = json.load(open(HOST))["params"]
     assert not {"launch_latency_us", "sync_us"} & set(frozen)
     return [f"`launch_latency_us` ({nice(d['launch_latency_us'][0])} \u00b5s) and `sync_us` "

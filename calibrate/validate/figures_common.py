@@ -1,11 +1,30 @@
 """What every doc_figures module shares: the commands' outputs, each run once
 (`Runs`), the fitted layer set, and the figure formats (calibrate/validate/doc_figures.py)."""
+import functools
 import json
 import math
 import os
+import re
 import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pair"))
+from bench_files import read_jsonl  # noqa: E402  (calibrate/pair: JSON lines, gzip by name)
 
 DATA = "calibrate/data/h200"
+
+
+@functools.lru_cache(maxsize=None)
+def jsonl(path):
+    """The JSON lines of a file (gzip by its name), header lines included; read once per run."""
+    return read_jsonl(path)
+
+
+def cpp_param_table(path="analyzer/src/gpu/gpu_model.cpp"):
+    """{name: (default, lo, hi)} of a C++ parameter table ({"name", default, lo, hi, ...} rows): what a
+    GPU file leaves out gets, and each parameter's bounds."""
+    return {m[1]: tuple(map(float, m.groups()[1:]))
+            for m in re.finditer(r'\{"(\w+)", ([\d.]+), ([\d.]+), ([\d.]+),', open(path).read())}
 
 
 def fitted_layers(tmp):
