@@ -2,6 +2,7 @@
 // docs/calibration.md "Carry-over"): the values it writes.
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -132,8 +133,10 @@ TEST_CASE("carry-over: the file calibrate carry writes reads back to the carried
   REQUIRE_FALSE(c.runtime_params.empty());
 
   const nlohmann::json file = carried_gpu_file(a100, {h200}, c, "2026-01-01T00:00:00Z");
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "tilewave_carry_round_trip";
-  std::filesystem::create_directories(dir);
+  // A folder of this run's own (mkdtemp), removed at the end.
+  std::string templ = (std::filesystem::temp_directory_path() / "tilewave_carry_XXXXXX").string();
+  REQUIRE(mkdtemp(templ.data()) != nullptr);
+  const std::filesystem::path dir = templ;
   const std::string path = (dir / "a100_carried.json").string();
   std::ofstream(path) << file.dump(2) << "\n";
   // The architecture file is looked up beside the file, then in the database given.

@@ -6,11 +6,16 @@ test_kernel_names.py holds this reader and the C++ one to the same answers.
     from kernel_names import kernel_class
     kernel_class("sm80_xmma_fprop_implicit_gemm_...", "runtime_fit")  # "library"
 """
+import collections
 import functools
+import glob
+import gzip
 import json
 import os
+import sys
 
-PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "analyzer", "data", "kernel_names.json")
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+PATH = os.path.join(ROOT, "analyzer", "data", "kernel_names.json")
 
 
 @functools.lru_cache(maxsize=None)
@@ -41,3 +46,31 @@ def kernel_class(name, vocabulary):
         if _matches(rule, name, lowered, case):
             return rule["class"]
     return otherwise
+
+
+def profiled_names(root=ROOT):
+    """Every kernel name in the committed profiles (calibrate/data/**/*kernels*.jsonl[.gz]) and test traces."""
+    names = set()
+    for path in glob.glob(os.path.join(root, "calibrate", "data", "**", "*kernels*.jsonl*"), recursive=True):
+        with (gzip.open if path.endswith(".gz") else open)(path, "rt") as f:
+            for line in f:
+                row = json.loads(line) if line.strip() else {}
+                names.update(k[0] for k in row.get("list", ()) if isinstance(k, list) and k and isinstance(k[0], str))
+    for path in glob.glob(os.path.join(root, "tests", "data", "traces", "*.json*")):
+        with (gzip.open if path.endswith(".gz") else open)(path, "rt") as f:
+            names.update(e["name"] for e in json.load(f).get("traceEvents", ()) if e.get("cat") == "kernel")
+    return sorted(names)
+
+
+def main():
+    """Prints how the committed profiles' kernel names fall into each vocabulary's classes."""
+    names = profiled_names()
+    print(f"{len(names):,} distinct kernel names in the committed profiles and test traces")
+    for vocabulary in vocabularies():
+        counts = collections.Counter(kernel_class(n, vocabulary) for n in names)
+        print(f"{vocabulary}: " + ", ".join(f"{c} {n:,}" for c, n in counts.most_common()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

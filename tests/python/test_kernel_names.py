@@ -3,9 +3,6 @@
 (calibrate/pair/kernel_names.py). Both readers must give every kernel name
 the project has profiled the same class in every vocabulary (issue 22: the
 C++ and Python kernel classifiers agree)."""
-import glob
-import gzip
-import json
 import os
 import sys
 
@@ -18,22 +15,8 @@ sys.path.insert(0, os.path.join(ROOT, "calibrate", "pair"))
 import kernel_names  # noqa: E402
 
 
-def profiled_names():
-    """Every kernel name in the committed profiles (calibrate/data/**/*kernels*.jsonl[.gz]) and test traces."""
-    names = set()
-    for path in glob.glob(os.path.join(ROOT, "calibrate", "data", "**", "*kernels*.jsonl*"), recursive=True):
-        with (gzip.open if path.endswith(".gz") else open)(path, "rt") as f:
-            for line in f:
-                row = json.loads(line) if line.strip() else {}
-                names.update(k[0] for k in row.get("list", ()) if isinstance(k, list) and k and isinstance(k[0], str))
-    for path in glob.glob(os.path.join(ROOT, "tests", "data", "traces", "*.json*")):
-        with (gzip.open if path.endswith(".gz") else open)(path, "rt") as f:
-            names.update(e["name"] for e in json.load(f).get("traceEvents", ()) if e.get("cat") == "kernel")
-    return sorted(names)
-
-
 def test_the_cpp_and_python_readers_classify_every_profiled_name_alike():
-    names = profiled_names()
+    names = kernel_names.profiled_names()
     assert len(names) > 3000  # the runtime, harness and network profiles are all there
     vocabularies = tilewave.kernel_name_vocabularies()
     assert vocabularies == list(kernel_names.vocabularies())
