@@ -31,7 +31,7 @@ Trust trust_named(const std::string& s, const std::string& where) {
   for (Trust t : {Trust::calibrated, Trust::fitted_from_benchmark, Trust::carried_over, Trust::datasheet})
     if (s == trust_name(t)) return t;
   throw InputError(where, fmt::format("unknown trust '{}' (calibrated, fitted-from-benchmark, carried-over, datasheet)",
-                                      printable(s)));
+                                      middle_ellipsis(printable(s), 40)));
 }
 
 std::string TileShape::name() const { return fmt::format("{}x{}x{}", m, n, k); }
