@@ -55,7 +55,6 @@ void write_rank_table(std::ostream& os, const std::vector<Analysis>& as, const R
              "samples/s", "FLOPs rank", "FLOPs-only order");
   for (size_t i = 0; i < by_time.size(); ++i) {
     const Analysis& a = as[by_time[i]];
-    const Analysis& f = as[by_flops[i]];
     fmt::print(os, "{:>4} {:<24} {:>11.1f} {:>12} {:>7} {:>14.0f} {:>10}   {}\n", i + 1,
                middle_ellipsis(label(by_time[i]), 24), a.total.time_us, si(double(a.total.flops), ""),
                pct(a.total.utilization), a.total.throughput_per_s, flops_rank[by_time[i]], label(by_flops[i]));
