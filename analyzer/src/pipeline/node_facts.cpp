@@ -97,7 +97,8 @@ void fill_node_facts(const Model& model, const LayerGraph& graph, const Executio
     if (it != live.end()) it->second.second = steps ? steps - 1 : 0;
   }
   // 128-bit sums: a million tensors of up to 2^53 bytes each stay exact.
-  std::vector<__int128> delta(steps + 1, 0);
+  // Index steps + 1 too: with no node (steps 0) a graph input's range is [0, 0].
+  std::vector<__int128> delta(steps + 2, 0);
   for (const auto& [name, range] : live) {
     const int64_t b = bytes_of(name, false);
     delta[range.first] += b;
