@@ -219,7 +219,7 @@ expect 2 "" -- "$tw" frobnicate
 printf '%s\n' '{"op":"gemm","M":4096,"N":4096,"K":4096,"tag":"a"}' '{"op":"gemm","M":4095,"N":4095,"K":4095,"tag":"b"}' >"$tmp/set.jsonl"
 expect 0 "" -- "$tw" layers "$tmp/set.jsonl" --gpu h200
 [ "$(head -1 "$tmp/out" | grep -c '"tag":"a"')" = 1 ] || { echo "FAIL: layers lost order or fields"; fails=$((fails + 1)); }
-grep -q pred_us "$tmp/out" || { echo "FAIL: layers lacks pred_us"; fails=$((fails + 1)); }
+grep -q '"time_us"' "$tmp/out" && grep -q '"pred_us"' "$tmp/out" || { echo "FAIL: layers lacks time_us or its former name pred_us"; fails=$((fails + 1)); }
 printf '%s\n' '{"op":"gemm","M":1,"N":1,"K":1}' '{"op":"gemm","M":1}' >"$tmp/bad.jsonl"
 expect 1 "bad.jsonl:2: missing field 'N'" -- "$tw" layers "$tmp/bad.jsonl"
 expect 2 "" -- "$tw" layers
@@ -269,7 +269,7 @@ expect 1 "fifo: is not a regular file" -- timeout 10 "$tw" nas "$tmp/fifo"
 expect 1 "fifo: is not a regular file" -- timeout 10 "$tw" nas-merge "$tmp/fifo"
 echo '{"op":"eltwise","elems":1000,"inputs":1,"dtype":"fp16"}' | "$tw" layers - >"$tmp/piped.jsonl" 2>"$tmp/err" ||
   { echo "FAIL: a layer set from stdin ('-')"; fails=$((fails + 1)); }
-grep -q '"pred_us"' "$tmp/piped.jsonl" || { echo "FAIL: no prediction for the piped layer set"; fails=$((fails + 1)); }
+grep -q '"time_us"' "$tmp/piped.jsonl" || { echo "FAIL: no prediction for the piped layer set"; fails=$((fails + 1)); }
 rm -f "$tmp/fifo"
 
 # from-benchmark (docs/calibration.md "From a published benchmark"): a
@@ -365,6 +365,26 @@ expect 1 "orphan.csv: its header is missing" -- "$tw" nas-merge "$tmp/part0.csv"
   cat "$tmp/part2.csv"; } > "$tmp/legacy2.csv"
 expect 0 "" -- "$tw" nas-merge "$tmp/part0.csv" "$tmp/part1.csv" "$tmp/legacy2.csv" -o "$tmp/merged_legacy.csv"
 cmp -s "$tmp/merged.csv" "$tmp/merged_legacy.csv" || { echo "FAIL: a legacy shard merges differently"; fails=$((fails + 1)); }
+# Shards written before time_us (docs/report.md "Field names"): CSV rows
+# without the last column (latency_us), JSON rows with latency_us alone,
+# merge into today's rows.
+{ head -1 "$tmp/part2.csv" | sed 's/,latency_us$//; s/,time_us,/,latency_us,/'; tail -n +2 "$tmp/part2.csv" | sed 's/,[^,]*$//'; } > "$tmp/former2.csv"
+cp "$tmp/part2.csv.meta.json" "$tmp/former2.csv.meta.json"
+expect 0 "" -- "$tw" nas-merge "$tmp/part0.csv" "$tmp/part1.csv" "$tmp/former2.csv" -o "$tmp/merged_former.csv"
+cmp -s "$tmp/merged.csv" "$tmp/merged_former.csv" || { echo "FAIL: a shard from before time_us merges differently"; fails=$((fails + 1)); }
+for i in 0 1; do expect 0 "" -- "$tw" nas "$sp" --samples 40 --seed 4 --pareto --format json --shard "$i/2" -o "$tmp/jpart$i.jsonl"; done
+python3 -c 'import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+rows = [json.loads(l) for l in lines[1:]]
+for r in rows: del r["time_us"]
+open(sys.argv[2], "w").write("\n".join([lines[0]] + [json.dumps(r) for r in rows]) + "\n")' "$tmp/jpart1.jsonl" "$tmp/jformer1.jsonl"
+expect 0 "" -- "$tw" nas-merge "$tmp/jpart0.jsonl" "$tmp/jpart1.jsonl" -o "$tmp/jmerged.jsonl"
+expect 0 "" -- "$tw" nas-merge "$tmp/jpart0.jsonl" "$tmp/jformer1.jsonl" -o "$tmp/jmerged_former.jsonl"
+python3 -c 'import json, sys
+a, b = ([json.loads(l) for l in open(p)] for p in sys.argv[1:])
+assert len(a) > 1 and a == b, "differ"
+assert all(r["time_us"] == r["latency_us"] for r in b[1:])' "$tmp/jmerged.jsonl" "$tmp/jmerged_former.jsonl" ||
+  { echo "FAIL: a JSON shard from before time_us merges differently"; fails=$((fails + 1)); }
 expect 0 "" -- "$tw" nas "$sp" --samples 300 --seed 4 --threads 3 -o "$tmp/threads.csv"
 tail -n +2 "$tmp/threads.csv" >"$tmp/threads.rows"
 cmp -s "$tmp/all.rows" "$tmp/threads.rows" || { echo "FAIL: --threads changes the rows"; fails=$((fails + 1)); }
@@ -382,7 +402,7 @@ python3 - "$tmp/front.jsonl" <<'PY' || { echo "FAIL: --pareto/--min-utilization 
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])][1:]
 assert rows and all(r["utilization"] >= 0.0005 for r in rows)
-rows.sort(key=lambda r: r["latency_us"])
+rows.sort(key=lambda r: r["time_us"])
 assert all(b["flops"] > a["flops"] for a, b in zip(rows, rows[1:])), "not a front"
 PY
 expect 0 "" -- "$tw" nas "$sp" --samples 20 --export-onnx "$tmp/top" --export-top 2 -o "$tmp/few.csv"

@@ -25,7 +25,7 @@ HEADERS = {
     "model.h": "load",
     "op_registry.h": "ops", "shape_context.h": "ops", "tensor_values.h": "ops",
     "shape_inference.h": "shape",
-    "layer_graph.h": "graph",
+    "node_graph.h": "graph",
     "lowering.h": "lower", "exec_config.h": "lower",
     "passes.h": "passes",
     "kernel_cost.h": "cost",

@@ -35,7 +35,7 @@ import sys, tilewave
 assert tilewave.__file__.startswith(sys.argv[1]), tilewave.__file__
 r = tilewave.analyze(sys.argv[2], gpu="h200")
 assert r["gpu_name"] == "H200 from the installed database", r["gpu_name"]
-assert tilewave.Space("resnet").scorer().score(tilewave.Space("resnet").sample(1, 0))["latency_us"] > 0
+assert tilewave.Space("resnet").scorer().score(tilewave.Space("resnet").sample(1, 0))["time_us"] > 0
 ' "$prefix" "$root/onnx_models/resnet50.onnx" || { echo "FAIL: the installed Python module"; exit 1; }
 fi
 # The .deb: the same files, depending on Debian's packages.

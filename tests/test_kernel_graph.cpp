@@ -64,7 +64,7 @@ TEST_CASE("kernel index: every configuration's lowering of a real network is in 
   LoadOptions o;
   o.batch = 2;
   const Model m = load_onnx(test::zoo("efficientnet_b0.onnx"), o);
-  const LayerGraph lg = build_layer_graph(m);
+  const NodeGraph lg = build_node_graph(m);
   for (const char* runtime : {"eager", "inductor", "tensorrt"})
     for (bool amp : {false, true})
       for (Layout layout : {Layout::nchw, Layout::nhwc}) {
@@ -84,4 +84,32 @@ TEST_CASE("kernel index: every configuration's lowering of a real network is in 
         for (size_t k = 0; k < g.kernels.size(); ++k) edges += int(index.consumers(k).size());
         CHECK(edges > int(g.kernels.size()) / 2);
       }
+}
+
+TEST_CASE("kernel ops: node op types and runtime steps, spelled as every output shows them") {
+  KernelOps ops;
+  CHECK(ops.empty());
+  CHECK(ops.text().empty());
+  CHECK(ops.head().empty());
+  ops.add(RuntimeStep::bias);
+  ops.add("Relu");
+  CHECK(ops.text() == "bias+Relu");
+  CHECK(ops.head() == "bias");
+  CHECK_FALSE(ops.is(RuntimeStep::bias));  // a bias with its activation is not a bias pass alone
+  CHECK(ops.contains("Relu"));
+  CHECK_FALSE(ops.contains("bias"));  // a runtime step is not a node's op type
+  const KernelOps conv("Conv");
+  CHECK(conv.is("Conv"));
+  CHECK_FALSE(conv.is(RuntimeStep::cast));
+  const KernelOps attention(RuntimeStep::attention);
+  CHECK(attention.text() == "Attention(MatMul+Softmax+MatMul)");
+  CHECK(attention.is(RuntimeStep::attention));
+  CHECK_FALSE(attention.contains("Softmax"));
+  // A derived kernel carries its step and its owner's head node.
+  Kernel owner = kernel("conv1", {"x"}, {"y"});
+  owner.nodes = {7};
+  const Kernel cast = derived_kernel(owner, "/cast", RuntimeStep::cast, Layer{}, HostCall::cast);
+  CHECK(cast.name == "conv1/cast");
+  CHECK(cast.ops.is(RuntimeStep::cast));
+  CHECK(cast.nodes == std::vector<int>{7});
 }

@@ -5,7 +5,7 @@
 
 #include "test_helpers.h"
 #include "tilewave/error.h"
-#include "tilewave/layer_graph.h"
+#include "tilewave/node_graph.h"
 #include "tilewave/model.h"
 #include "tilewave/pipeline.h"
 
@@ -103,7 +103,7 @@ TEST_CASE("bad files give one clear error naming the file") {
       LoadOptions o;
       o.batch = 1;
       const Model m = load_onnx(test::data(file), o);
-      build_layer_graph(m);
+      build_node_graph(m);
     } catch (const InputError& e) {
       return std::string(e.what());
     }
@@ -123,7 +123,7 @@ TEST_CASE("the layer graph sorts producers before consumers") {
   LoadOptions o;
   o.batch = 1;
   const Model m = load("tiny_cnn.onnx", o);
-  const LayerGraph g = build_layer_graph(m);
+  const NodeGraph g = build_node_graph(m);
   REQUIRE(g.topo_order.size() == m.nodes.size());
   for (const auto& n : m.nodes)
     for (int c : g.consumers_of(n.index)) CHECK(g.topo_rank[n.index] < g.topo_rank[c]);

@@ -29,11 +29,11 @@ KernelGraph lower(const ExecutionConfig& e, int64_t batch = 2) {
   LoadOptions o;
   o.batch = batch;
   const Model m = load_onnx(test::data("tiny_cnn.onnx"), o);
-  return lower_model(m, build_layer_graph(m), e);
+  return lower_model(m, build_node_graph(m), e);
 }
 
 int count_ops(const KernelGraph& l, const std::string& ops) {
-  return int(std::count_if(l.kernels.begin(), l.kernels.end(), [&](const Kernel& k) { return k.ops == ops; }));
+  return int(std::count_if(l.kernels.begin(), l.kernels.end(), [&](const Kernel& k) { return k.ops.text() == ops; }));
 }
 
 }  // namespace
@@ -110,7 +110,7 @@ TEST_CASE("precision pass: autocast casts every weight and the fp32 input on eve
   // BatchNorm over fp16 activations with fp32 parameters is cuDNN's one kernel.
   CHECK(count_ops(cast, "bn_prep") == 0);
   for (const auto& k : cast.kernels)
-    if (k.ops == "cast") {
+    if (k.ops.is(RuntimeStep::cast)) {
       CHECK(k.host_call == HostCall::cast);
       CHECK(k.layer->input_dtype == DType::fp32);
       CHECK(min_bytes(*k.layer) == std::get<MemoryProblem>(k.layer->problem).elems * (4 + 2));
@@ -132,7 +132,7 @@ TEST_CASE("layout pass: NCHW wraps tensor-core 3x3 convs in cuDNN's transforms, 
   // tiny_cnn's second conv (16 channels, 3x3) gets input, filter and output transforms.
   CHECK(count_ops(b, "layout_transform") == 3);
   for (const auto& k : b.kernels) {
-    if (k.ops == "layout_transform") CHECK(k.host_call == HostCall::inner);
+    if (k.ops.is(RuntimeStep::layout_transform)) CHECK(k.host_call == HostCall::inner);
     for (const auto& r : k.reads) CHECK((r.layout == Layout::nchw || r.name.find("#nhwc") != std::string::npos));
   }
 }

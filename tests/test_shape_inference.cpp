@@ -12,7 +12,7 @@
 #include "onnx_builder.h"
 #include "test_helpers.h"
 #include "tilewave/error.h"
-#include "tilewave/layer_graph.h"
+#include "tilewave/node_graph.h"
 #include "tilewave/lowering.h"
 #include "tilewave/op_registry.h"
 #include "tilewave/pipeline.h"
@@ -470,7 +470,7 @@ TEST_CASE("new ops: opset-23 Attention, Einsum, GroupNormalization, QLinearConv,
   CHECK(dims_of(m, "yq") == V{2, 64, 12, 12});
   CHECK(dims_of(m, "ly") == V{2, 10, 1, 32});
   CHECK(dims_of(m, "lh") == V{2, 1, 32});
-  const LayerGraph g = build_layer_graph(m);
+  const NodeGraph g = build_node_graph(m);
   const KernelGraph low = lower_model(m, g, default_runtime(), DType::fp16);
   std::map<std::string, Layer> by_name;
   for (const auto& k : low.kernels)
@@ -675,7 +675,7 @@ TEST_CASE("ONNX Runtime's com.microsoft forms and the remaining new ops infer an
   CHECK(dims_of(m, "shift") == V{2});
   CHECK(dims_of(m, "nz") == V{1, -1});
   CHECK(dims_of(m, "l1") == V{});
-  const LayerGraph g = build_layer_graph(m);
+  const NodeGraph g = build_node_graph(m);
   const KernelGraph low = lower_model(m, g, default_runtime(), DType::fp16);
   std::map<std::string, Layer> by_name;
   for (const auto& k : low.kernels)
@@ -702,7 +702,7 @@ TEST_CASE("attention written as MatMul-scale-Softmax-MatMul is one flash-attenti
   b.node("Relu", {"o"}, {"y"});
   b.output("y");
   const Model m = b.load_batch(3);
-  const LayerGraph g = build_layer_graph(m);
+  const NodeGraph g = build_node_graph(m);
   const KernelGraph fused = lower_model(m, g, default_runtime(), DType::fp16);
   const KernelGraph unfused = lower_model(m, g, default_runtime(), DType::fp16, OpRegistry::builtin(), false);
   REQUIRE(fused.kernels.size() == 2);  // attention, Relu
@@ -726,14 +726,14 @@ TEST_CASE("QDQ graphs: the conv is int8; TensorRT folds Q/DQ, eager runs them as
   b.node("QuantizeLinear", {"r", "s"}, {"rq"});
   b.output("rq");
   const Model m = b.load_batch(4);
-  const LayerGraph g = build_layer_graph(m);
+  const NodeGraph g = build_node_graph(m);
   auto kernels = [&](const char* runtime) { return lower_model(m, g, *find_runtime(runtime), DType::fp16).kernels; };
   const auto trt = kernels("tensorrt");
   REQUIRE(trt.size() == 1);  // the int8 conv with its ReLU epilogue
   CHECK(trt[0].layer->dtype == DType::int8);
   const auto eager = kernels("eager");
   int quant = 0;
-  for (const auto& k : eager) quant += k.ops == "QuantizeLinear" || k.ops == "DequantizeLinear";
+  for (const auto& k : eager) quant += k.ops.is("QuantizeLinear") || k.ops.is("DequantizeLinear");
   CHECK(quant == 3);
 }
 

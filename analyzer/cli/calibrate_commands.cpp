@@ -248,7 +248,7 @@ int cmd_calibrate_validate(const CommonOptions& o, const std::vector<std::string
     write_output(predictions, [&](std::ostream& os) {
       for (size_t i : subset) {
         json j = data[i].entry.object;
-        j.update(cost_to_json(cost_layer(data[i].entry.layer, gpu)));
+        j.update(cost_to_json(cost_layer(data[i].entry.layer, gpu), true));
         os << j.dump() << "\n";
       }
     });

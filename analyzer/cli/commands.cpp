@@ -107,7 +107,7 @@ int cmd_layers(const CommonOptions& o, const std::string& path) {
   const CostModel cost_model(gpu);
   write_output(o.output, [&](std::ostream& os) {
     if (o.format == "table")
-      fmt::print(os, "{:>5} {:<14} {:<6} {:>11} {:>7} {:>8} {:>6} {:>6}  {}\n", "line", "op", "dtype", "pred_us", "util",
+      fmt::print(os, "{:>5} {:<14} {:<6} {:>11} {:>7} {:>8} {:>6} {:>6}  {}\n", "line", "op", "dtype", "time_us", "util",
                  "bound", "tile", "wave", "kernel");
     scan_layer_set(path, [&](const LayerSetEntry& e, const std::string& text) {
       const KernelCost c = cost_layer(e.layer, cost_model);
@@ -116,7 +116,7 @@ int cmd_layers(const CommonOptions& o, const std::string& path) {
                    layer_kind(e.layer), dtype_name(e.layer.dtype), c.time_us, 100 * c.utilization, bound_name(c.bound),
                    100 * c.tile_eff, 100 * c.wave_eff, c.kernel);
       } else {
-        os << append_fields(text, cost_fields(c)) << '\n';
+        os << append_fields(text, cost_fields(c, true)) << '\n';
       }
     });
   });
@@ -126,20 +126,20 @@ int cmd_layers(const CommonOptions& o, const std::string& path) {
 int cmd_extract(const CommonOptions& o, const std::string& model_path) {
   const AnalyzeOptions opt = analyze_options(o);
   const Model model = load_onnx(model_path, opt.load);
-  const LayerGraph graph = build_layer_graph(model);
+  const NodeGraph graph = build_node_graph(model);
   const KernelGraph lowered = lower_model(model, graph, opt.exec);
   const std::string stem = std::filesystem::path(model_path).stem().string();
   write_output(o.output, [&](std::ostream& os) {
     for (const auto& k : lowered.kernels) {
       if (!k.layer) {
         fmt::print(std::cerr, "tilewave: warning: {}: {} ({}) is unmodelled and left out: {}\n", model_path, k.name,
-                   k.ops, k.unmodelled_reason);
+                   k.ops.text(), k.unmodelled_reason);
         continue;
       }
       json j = layer_to_json(*k.layer);
       j["model"] = stem;
       j["node"] = k.name;
-      j["onnx_op"] = k.ops;
+      j["onnx_op"] = k.ops.text();
       j["model_batch"] = model.batch;  // "batch" is a GEMM field
       os << j.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
     }

@@ -14,6 +14,7 @@
 #include "commands.h"
 #include "tilewave/error.h"
 #include "tilewave/json_input.h"
+#include "tilewave/layer_set.h"
 #include "tilewave/output_file.h"
 #include "tilewave/progress.h"
 #include "tilewave/report.h"
@@ -148,9 +149,12 @@ int cmd_nas_merge(const CommonOptions& o, const std::vector<std::string>& files)
         index = j["index"].get<uint64_t>();
         space::SearchRow r;
         r.index = index;
-        r.cost.time_us = j.value("latency_us", 0.0);
+        r.cost.time_us = j.contains("time_us") ? j.value("time_us", 0.0) : j.value("latency_us", 0.0);
         r.cost.flops = j.value("flops", int64_t(0));
         rows[index] = r;
+        // A row from before time_us (docs/report.md "Field names") gets it, merged.
+        if (!j.contains("time_us") && j.contains("latency_us"))
+          line = append_fields(line, "\"time_us\":" + j["latency_us"].dump());
       }
       if (index % shard_count != i)
         throw InputError(fmt::format("{}:{}", path, number), fmt::format("candidate {} does not belong to shard {}/{}",
@@ -162,8 +166,12 @@ int cmd_nas_merge(const CommonOptions& o, const std::vector<std::string>& files)
         std::string cell;
         std::vector<std::string> cells;
         while (std::getline(ss, cell, ',')) cells.push_back(cell);
-        if (cells.size() != nas_columns().size())
+        // Rows from before time_us lack the last column, latency_us (time_us
+        // repeated, docs/report.md "Field names"): merged, they get it.
+        const bool former = cells.size() == nas_columns().size() - 1;
+        if (cells.size() != nas_columns().size() && !former)
           throw InputError(fmt::format("{}:{}", path, number), "row does not have the nas columns");
+        if (former) row_text[index] += "," + cells[4];
         space::SearchRow r;
         r.index = index;
         r.cost.flops = std::stoll(cells[2]);

@@ -236,7 +236,7 @@ std::vector<Subcommand> calibrate_subcommands() {
          c->add_option("--format", a.o.format, "table or json")->check(CLI::IsMember({"table", "json"}));
          c->add_option("--dtype", a.fit_dtype, "only layers of this precision, or 'all'")->capture_default_str();
          c->add_option("-o,--output", a.o.output, "output file (default: stdout)");
-         c->add_option("--predictions", a.validate_predictions, "also write the evaluated layers with pred_us (JSONL)");
+         c->add_option("--predictions", a.validate_predictions, "also write the evaluated layers with their predicted time_us (JSONL)");
        },
        [](CLI::App*, Args& a) {
          return cmd_calibrate_validate(a.o, a.measured_files, a.fit_dtype, a.seed, a.holdout, a.validate_predictions);

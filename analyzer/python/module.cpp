@@ -632,7 +632,7 @@ PYBIND11_MODULE(tilewave, m) {
               throw InputError(fmt::format("layers[{}]", i), e.what());
             }
             json row = list[i];
-            row.update(cost_to_json(cost_layer(layer, cost_model)));
+            row.update(cost_to_json(cost_layer(layer, cost_model), true));
             out.push_back(std::move(row));
           }
         }
@@ -690,8 +690,8 @@ PYBIND11_MODULE(tilewave, m) {
 
   scorer_class
       .def("score", &Scorer::score, py::arg("encoding"),
-           "One candidate, as a `tilewave nas` row: {'latency_us', 'flops', 'params', 'throughput_per_s', "
-           "'utilization', 'main_loss', 'kernels', 'loss', 'encoding'}. An encoding the space does not hold, or does "
+           "One candidate, as a `tilewave nas` row: {'time_us', 'flops', 'params', 'throughput_per_s', "
+           "'utilization', 'main_loss', 'kernels', 'loss', 'encoding', and 'latency_us' (time_us's former name, until 1.0)}. An encoding the space does not hold, or does "
            "not write that way, raises InputError.")
       .def("score_many", &Scorer::score_many, py::arg("encodings"), "A list of candidates, in one call: score()'s dicts.")
       .def_property_readonly("distinct_blocks", &Scorer::distinct_blocks,

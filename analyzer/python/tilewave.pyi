@@ -160,7 +160,8 @@ class Candidate(TypedDict):
     encoding: str
     flops: int
     params: int
-    latency_us: float
+    time_us: float
+    latency_us: float  # time_us under its former name, until 1.0
     throughput_per_s: float
     utilization: float
     main_loss: str

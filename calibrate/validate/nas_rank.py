@@ -39,6 +39,11 @@ BENCH_FILES = ["bench.jsonl", "completion/eager_fill/bench.jsonl", "completion/i
                "completion/ind_gaps_b128/bench.jsonl", "completion/ind_gaps_b16_128/bench.jsonl"]
 
 
+def predicted_us(row):
+    """A nas row's predicted time: time_us, or latency_us in rows from before that name."""
+    return row["time_us"] if "time_us" in row else row["latency_us"]
+
+
 def pareto(points):
     """Indices of (latency, flops) points no other point beats: as fast or faster with as many FLOPs or more."""
     return {i for i, (t, f) in enumerate(points)
@@ -103,9 +108,9 @@ def main():
                     print("%-12s %-9s %5d %4d   (not measured)" % (space, runtime, batch, len(pairs)))
                     continue
                 meas = [m for _, m in pairs]
-                tau = kendall_tau([r["latency_us"] for r, _ in pairs], meas)
+                tau = kendall_tau([predicted_us(r) for r, _ in pairs], meas)
                 tau_flops = kendall_tau([r["flops"] for r, _ in pairs], meas)
-                err = statistics.median(abs(r["latency_us"] / m - 1) for r, m in pairs)
+                err = statistics.median(abs(predicted_us(r) / m - 1) for r, m in pairs)
                 checked = [(r, _) for r, _ in pairs if (space, r["encoding"]) in params]
                 same = sum(params[(space, r["encoding"])] == r["params"] for r, _ in checked)
                 drops = [min_utilization_effect([r for r, _ in pairs], meas, q) for q in (0.25, 0.5)]

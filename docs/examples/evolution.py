@@ -62,10 +62,10 @@ def main():
 
     population = collections.deque()
     first = scorer.score_many([space.sample(a.seed, i) for i in range(a.population)])
-    budget = a.budget_us or sorted(s["latency_us"] for s in first)[len(first) // 2]
+    budget = a.budget_us or sorted(s["time_us"] for s in first)[len(first) // 2]
 
     def admissible(s):
-        return s["latency_us"] <= budget and s["utilization"] >= a.min_utilization
+        return s["time_us"] <= budget and s["utilization"] >= a.min_utilization
 
     population.extend(first)
     history = list(first)
@@ -95,7 +95,7 @@ def main():
         print(f"first population's best: {max(fitness(s) for s in first_ok) / 1e9:.3f} GFLOPs within budget")
     print(f"best: {best['encoding']}")
     print(f"      {best['flops'] / 1e9:.3f} GFLOPs, {best['params'] / 1e6:.2f} M params, "
-          f"{best['latency_us']:.1f} us, utilization {100 * best['utilization']:.2f}%, "
+          f"{best['time_us']:.1f} us, utilization {100 * best['utilization']:.2f}%, "
           f"main loss {best['main_loss']}")
     return 0
 

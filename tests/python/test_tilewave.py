@@ -121,7 +121,8 @@ def test_space_scores_equal_nas_rows(tmp_path):
     scores = scorer.score_many([r["encoding"] for r in rows])
     for r, s in zip(rows, scores):
         assert space.sample(5, int(r["index"])) == r["encoding"]
-        assert f"{s['latency_us']:.4f}" == r["latency_us"]
+        assert f"{s['time_us']:.4f}" == r["time_us"]
+        assert s["latency_us"] == s["time_us"] and r["latency_us"] == r["time_us"]  # the former name, until 1.0
         assert s["flops"] == int(r["flops"]) and s["params"] == int(r["params"])
         assert s["main_loss"] == r["main_loss"]
         assert abs(sum(s["loss"].values()) + s["utilization"] - 1) < 1e-9  # time is useful or lost
@@ -131,7 +132,7 @@ def test_space_scores_equal_nas_rows(tmp_path):
     path = str(tmp_path / "cand.onnx")
     space.export_onnx(rows[0]["encoding"], path, batch=16)
     whole = tilewave.analyze(path, batch=16, runtime="inductor")
-    assert whole["total"]["time_us"] == pytest.approx(scores[0]["latency_us"], rel=1e-9)
+    assert whole["total"]["time_us"] == pytest.approx(scores[0]["time_us"], rel=1e-9)
 
 
 def test_space_options_rebuild_its_encodings():
@@ -236,7 +237,7 @@ def test_a_scorer_in_a_plain_loop_equals_nas_rows(tmp_path):
     scorer = space.scorer(batch=1, layout="nchw", amp=True, graph=False)
     for r in rows:
         s = scorer.score(r["encoding"])
-        assert f"{s['latency_us']:.4f}" == r["latency_us"]
+        assert f"{s['time_us']:.4f}" == r["time_us"]
         assert s["main_loss"] == r["main_loss"]
 
 

@@ -43,7 +43,11 @@ struct AttentionProblem {
 // has no native NHWC kernel (docs/model.md "Grouped convolutions").
 // norm: an inference BatchNorm's pass over its tensor as PyTorch eager runs
 // it (channels-last), slower than a plain elementwise kernel.
-enum class MemoryOp { eltwise, pool, reduce, softmax, copy, fused, transform, norm };
+// row_norm: a normalisation of each of `outer` rows of `inner` elements
+// (Softmax, LayerNorm, RMSNorm). Layer sets, outputs and the GPU file's
+// parameters spell it "softmax", the kernel the runner times for it
+// (docs/layerset.md): a data format name kept so that files stay readable.
+enum class MemoryOp { eltwise, pool, reduce, row_norm, copy, fused, transform, norm };
 constexpr int kMemoryOpCount = 8;
 const char* memory_op_name(MemoryOp op);
 
@@ -53,7 +57,7 @@ struct MemoryProblem {
   MemoryOp op = MemoryOp::eltwise;
   int64_t elems = 0;       // eltwise: outputs
   int64_t inputs = 1;      // eltwise: full-size inputs read
-  int64_t outer = 0, inner = 0;             // reduce, softmax
+  int64_t outer = 0, inner = 0;             // reduce, row_norm
   int64_t elems_in = 0, elems_out = 0;      // copy, fused
   ConvProblem window;      // pool: N,C,H,W,R,S,stride,pad
   bool max_pool = true;
@@ -97,7 +101,7 @@ int64_t min_bytes(const Layer& l);
 // kernels by their MemoryOp. Each output's vocabulary is a spelling of it.
 enum class KernelClass {
   conv, conv_grouped, conv_depthwise, conv_transpose, gemm, attention,
-  eltwise, pool, reduce, softmax, copy, fused, transform, norm,
+  eltwise, pool, reduce, row_norm, copy, fused, transform, norm,
 };
 KernelClass kernel_class(const Layer& l);
 // "conv_depthwise", "gemm", "eltwise" ... (the calibration's layer classes).

@@ -17,11 +17,11 @@ namespace tilewave {
 Layer layer_from_json(const nlohmann::json& j);
 nlohmann::json layer_to_json(const Layer& layer);
 // The model's breakdown of one kernel, as fields added to a layer object:
-// `"pred_us":…,"kernel":…,…` (no braces), and the same as a JSON object.
-// `time_key` names the time: a layer set's prediction (`pred_us`, beside
-// its `measured_us`) or a kernel's time in a network (`time_us`).
-std::string cost_fields(const KernelCost& c, const char* time_key = "pred_us");
-nlohmann::json cost_to_json(const KernelCost& c);
+// `"time_us":…,"kernel":…,…` (no braces), and the same as a JSON object.
+// deprecated_pred_us: a layer set's prediction also under its former name
+// `pred_us`, last written by 0.x (docs/report.md "Field names").
+std::string cost_fields(const KernelCost& c, bool deprecated_pred_us = false);
+nlohmann::json cost_to_json(const KernelCost& c, bool deprecated_pred_us = false);
 
 struct LayerSetEntry {
   int line = 0;             // 1-based line in the file

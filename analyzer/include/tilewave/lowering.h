@@ -8,7 +8,7 @@
 
 #include "tilewave/exec_config.h"
 #include "tilewave/ir/kernel_graph.h"
-#include "tilewave/layer_graph.h"
+#include "tilewave/node_graph.h"
 #include "tilewave/model.h"
 #include "tilewave/op_registry.h"
 
@@ -19,7 +19,7 @@ class AttentionChains;
 // What every lowering step reads.
 struct LowerInput {
   const Model& model;
-  const LayerGraph& graph;
+  const NodeGraph& graph;
   const OpRegistry& registry;
   DType dtype;                  // of the activations and the compute kernels
   const ExecutionConfig& exec;  // layout, amp: read by the passes
@@ -70,7 +70,7 @@ const RuntimeProfile& default_runtime();
 // the MatMul-Softmax-MatMul chains exporters write for
 // scaled_dot_product_attention become one flash-attention kernel
 // (docs/model.md "Attention"); false costs them node by node.
-KernelGraph lower_for_runtime(const Model& model, const LayerGraph& graph, const ExecutionConfig& exec,
+KernelGraph lower_for_runtime(const Model& model, const NodeGraph& graph, const ExecutionConfig& exec,
                               const OpRegistry& registry);
 
 // Whether a conv's bias was the model's own rather than a BatchNorm the

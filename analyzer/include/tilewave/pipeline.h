@@ -7,7 +7,7 @@
 
 #include "tilewave/exec_config.h"
 #include "tilewave/ir/kernel_graph.h"
-#include "tilewave/layer_graph.h"
+#include "tilewave/node_graph.h"
 #include "tilewave/lowering.h"
 #include "tilewave/model.h"
 #include "tilewave/op_registry.h"
@@ -28,12 +28,12 @@ Model load_onnx_proto(std::shared_ptr<onnx::ModelProto> proto, const std::string
 // chains exporters write for scaled_dot_product_attention become one
 // flash-attention kernel (docs/model.md "Attention"); false costs them node by
 // node.
-KernelGraph lower_model(const Model& model, const LayerGraph& graph, const ExecutionConfig& exec,
+KernelGraph lower_model(const Model& model, const NodeGraph& graph, const ExecutionConfig& exec,
                         const OpRegistry& registry = OpRegistry::builtin());
 // The same for a runtime and dtype under the CUDA-graph harness that
 // calibrate/'s runtime sets were measured with: nhwc, weights stored in
 // dtype (model.half()), graph replay.
-KernelGraph lower_model(const Model& model, const LayerGraph& graph, const RuntimeProfile& runtime, DType dtype,
+KernelGraph lower_model(const Model& model, const NodeGraph& graph, const RuntimeProfile& runtime, DType dtype,
                         const OpRegistry& registry = OpRegistry::builtin(), bool fuse_attention = true);
 
 }  // namespace tilewave

@@ -171,11 +171,11 @@ const char* kernel_kind(const KernelResult& r) {
   // The check vocabulary of docs/model.md "Kernel classes", as a spelling of the kernel's class.
   const KernelClass c = kernel_class(*r.kernel.layer);
   if (is_library(c)) return "compute";
-  if (r.kernel.ops == "bn_prep" || r.kernel.ops == "bias") return "norm";
+  if (r.kernel.ops.is(RuntimeStep::bn_prep) || r.kernel.ops.is(RuntimeStep::bias)) return "norm";
   switch (c) {
     case KernelClass::pool: return "pool";
     case KernelClass::reduce:
-    case KernelClass::softmax: return "reduce";
+    case KernelClass::row_norm: return "reduce";
     case KernelClass::norm: return "norm";
     case KernelClass::copy:
     case KernelClass::transform: return "copy";

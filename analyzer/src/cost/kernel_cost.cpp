@@ -262,7 +262,7 @@ KernelCost cost_memory(const MemoryProblem& p, int64_t bytes, DType dtype, const
   // per-element work (the BatchNorm pass) gains nothing from L2 beyond it.
   c.memory_us = std::max(c.memory_us,
                          double(bytes) / (bandwidth_bytes_per_us(m) * m.memory_max_bw_efficiency[int(p.op)]));
-  if (p.op == MemoryOp::softmax) c.memory_us += double(p.outer) * m.row_ns * 1e-3;
+  if (p.op == MemoryOp::row_norm) c.memory_us += double(p.outer) * m.row_ns * 1e-3;
   c.fixed_us = m.memory_fixed_us[int(p.op)];
   finish(c, m, dtype, 0, 0);
   c.kernel = fmt::format("{}_{}", memory_op_name(p.op), dtype_name(dtype));
@@ -298,7 +298,7 @@ CostModel::CostModel(const GpuModel& g)
       row_ns(g.param("row_ns")),
       fixed_us_memory(g.param("fixed_us_memory")),
       max_split_k(std::max(1, int(g.param("max_split_k")))) {
-  for (MemoryOp op : {MemoryOp::eltwise, MemoryOp::pool, MemoryOp::reduce, MemoryOp::softmax, MemoryOp::copy,
+  for (MemoryOp op : {MemoryOp::eltwise, MemoryOp::pool, MemoryOp::reduce, MemoryOp::row_norm, MemoryOp::copy,
                      MemoryOp::fused, MemoryOp::transform, MemoryOp::norm}) {
     memory_bw_efficiency[int(op)] = g.param(std::string(memory_op_name(op)) + "_bw_efficiency");
     memory_max_bw_efficiency[int(op)] = std::numeric_limits<double>::infinity();

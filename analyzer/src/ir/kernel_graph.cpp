@@ -27,11 +27,54 @@ HostCall host_call_of(const Kernel& k) {
   return HostCall::op;
 }
 
-Kernel derived_kernel(const Kernel& owner, const std::string& suffix, const std::string& ops, Layer layer,
+const char* runtime_step_name(RuntimeStep s) {
+  switch (s) {
+    case RuntimeStep::bias: return "bias";
+    case RuntimeStep::pad: return "pad";
+    case RuntimeStep::bn_prep: return "bn_prep";
+    case RuntimeStep::layout_transform: return "layout_transform";
+    case RuntimeStep::cast: return "cast";
+    case RuntimeStep::attention: return "Attention(MatMul+Softmax+MatMul)";
+  }
+  return "?";
+}
+
+namespace {
+std::string spelling(const KernelOps::Part& p) {
+  if (const auto* op = std::get_if<std::string>(&p)) return *op;
+  return runtime_step_name(std::get<RuntimeStep>(p));
+}
+}  // namespace
+
+bool KernelOps::is(RuntimeStep step) const {
+  return parts_.size() == 1 && std::holds_alternative<RuntimeStep>(parts_[0]) &&
+         std::get<RuntimeStep>(parts_[0]) == step;
+}
+
+bool KernelOps::is(const std::string& op_type) const {
+  return parts_.size() == 1 && std::holds_alternative<std::string>(parts_[0]) &&
+         std::get<std::string>(parts_[0]) == op_type;
+}
+
+bool KernelOps::contains(const std::string& op_type) const {
+  for (const Part& p : parts_)
+    if (const auto* op = std::get_if<std::string>(&p); op && *op == op_type) return true;
+  return false;
+}
+
+std::string KernelOps::head() const { return parts_.empty() ? std::string() : spelling(parts_[0]); }
+
+std::string KernelOps::text() const {
+  std::string out;
+  for (size_t i = 0; i < parts_.size(); ++i) out += (i ? "+" : "") + spelling(parts_[i]);
+  return out;
+}
+
+Kernel derived_kernel(const Kernel& owner, const std::string& suffix, RuntimeStep step, Layer layer,
                       HostCall call) {
   Kernel k;
   k.name = owner.name + suffix;
-  k.ops = ops;
+  k.ops = step;
   k.nodes = {owner.nodes.empty() ? -1 : owner.nodes[0]};
   k.layer = std::move(layer);
   k.host_call = call;
@@ -98,9 +141,9 @@ std::optional<std::string> launch_order_error(const KernelGraph& graph, const Ke
     for (size_t s = 0; s < graph.kernels[k].reads.size(); ++s) {
       const int p = index.producer(k, s);
       if (p > int(k))
-        return "kernel " + std::to_string(k) + " (" + graph.kernels[k].name + ", " + graph.kernels[k].ops +
+        return "kernel " + std::to_string(k) + " (" + graph.kernels[k].name + ", " + graph.kernels[k].ops.text() +
                ") reads " + graph.kernels[k].reads[s].name + " before kernel " + std::to_string(p) + " (" +
-               graph.kernels[size_t(p)].name + ", " + graph.kernels[size_t(p)].ops + ") writes it";
+               graph.kernels[size_t(p)].name + ", " + graph.kernels[size_t(p)].ops.text() + ") writes it";
     }
   return std::nullopt;
 }

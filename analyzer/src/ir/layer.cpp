@@ -34,7 +34,7 @@ const char* memory_op_name(MemoryOp op) {
     case MemoryOp::eltwise: return "eltwise";
     case MemoryOp::pool: return "pool";
     case MemoryOp::reduce: return "reduce";
-    case MemoryOp::softmax: return "softmax";
+    case MemoryOp::row_norm: return "softmax";
     case MemoryOp::copy: return "copy";
     case MemoryOp::fused: return "fused";
     case MemoryOp::transform: return "transform";
@@ -49,7 +49,7 @@ int64_t MemoryProblem::elems_read() const {
     case MemoryOp::norm: return elems * inputs;
     case MemoryOp::pool: return window.N * window.C * window.H * window.W;
     case MemoryOp::reduce:
-    case MemoryOp::softmax: return outer * inner;
+    case MemoryOp::row_norm: return outer * inner;
     case MemoryOp::copy:
     case MemoryOp::fused:
     case MemoryOp::transform: return elems_in;
@@ -63,7 +63,7 @@ int64_t MemoryProblem::elems_written() const {
     case MemoryOp::norm: return elems;
     case MemoryOp::pool: return window.N * window.C * window.P() * window.Q();
     case MemoryOp::reduce: return outer;
-    case MemoryOp::softmax: return outer * inner;
+    case MemoryOp::row_norm: return outer * inner;
     case MemoryOp::copy:
     case MemoryOp::fused:
     case MemoryOp::transform: return elems_out;
@@ -142,7 +142,7 @@ KernelClass kernel_class(const Layer& l) {
     case MemoryOp::eltwise: return KernelClass::eltwise;
     case MemoryOp::pool: return KernelClass::pool;
     case MemoryOp::reduce: return KernelClass::reduce;
-    case MemoryOp::softmax: return KernelClass::softmax;
+    case MemoryOp::row_norm: return KernelClass::row_norm;
     case MemoryOp::copy: return KernelClass::copy;
     case MemoryOp::fused: return KernelClass::fused;
     case MemoryOp::transform: return KernelClass::transform;
@@ -162,7 +162,7 @@ const char* kernel_class_name(KernelClass c) {
     case KernelClass::eltwise: return memory_op_name(MemoryOp::eltwise);
     case KernelClass::pool: return memory_op_name(MemoryOp::pool);
     case KernelClass::reduce: return memory_op_name(MemoryOp::reduce);
-    case KernelClass::softmax: return memory_op_name(MemoryOp::softmax);
+    case KernelClass::row_norm: return memory_op_name(MemoryOp::row_norm);
     case KernelClass::copy: return memory_op_name(MemoryOp::copy);
     case KernelClass::fused: return memory_op_name(MemoryOp::fused);
     case KernelClass::transform: return memory_op_name(MemoryOp::transform);

@@ -127,7 +127,7 @@ Layer layer_from_json(const json& j) {
       if (mode != "max" && mode != "avg") throw std::invalid_argument("field 'mode' must be \"max\" or \"avg\"");
       m.max_pool = mode == "max";
     } else if (op == "reduce" || op == "softmax") {
-      m.op = op == "reduce" ? MemoryOp::reduce : MemoryOp::softmax;
+      m.op = op == "reduce" ? MemoryOp::reduce : MemoryOp::row_norm;
       m.outer = positive_int(j, "outer");
       m.inner = positive_int(j, "inner");
     } else if (op == "copy" || op == "fused" || op == "transform") {
@@ -189,7 +189,7 @@ json layer_to_json(const Layer& l) {
       case MemoryOp::norm: j["elems"] = m.elems; j["inputs"] = m.inputs; break;
       case MemoryOp::pool: conv_fields(m.window, false); j["mode"] = m.max_pool ? "max" : "avg"; break;
       case MemoryOp::reduce:
-      case MemoryOp::softmax: j["outer"] = m.outer; j["inner"] = m.inner; break;
+      case MemoryOp::row_norm: j["outer"] = m.outer; j["inner"] = m.inner; break;
       case MemoryOp::copy:
       case MemoryOp::fused:
       case MemoryOp::transform: j["elems_in"] = m.elems_in; j["elems_out"] = m.elems_out; break;
@@ -204,7 +204,7 @@ json layer_to_json(const Layer& l) {
 // Written with fmt rather than through a json object: `tilewave layers`
 // emits this for every line, and building and dumping an object per line
 // cost a third of its time. Names and tiles contain no characters to escape.
-std::string cost_fields(const KernelCost& c, const char* time_key) {
+std::string cost_fields(const KernelCost& c, bool deprecated_pred_us) {
   std::string s;
   auto out = std::back_inserter(s);
   auto num = [&](const char* key, double v) {
@@ -213,7 +213,7 @@ std::string cost_fields(const KernelCost& c, const char* time_key) {
   };
   auto str = [&](const char* key, const std::string& v) { fmt::format_to(out, FMT_COMPILE("\"{}\":\"{}\","), key, v); };
   auto integer = [&](const char* key, int64_t v) { fmt::format_to(out, FMT_COMPILE("\"{}\":{},"), key, v); };
-  num(time_key, c.time_us);
+  num("time_us", c.time_us);
   str("kernel", c.kernel);
   str("path", path_name(c.path));
   integer("flops", c.flops);
@@ -243,10 +243,17 @@ std::string cost_fields(const KernelCost& c, const char* time_key) {
   num("memory", c.losses.memory);
   num("fixed", c.losses.fixed);
   s.back() = '}';
+  if (deprecated_pred_us) {
+    s += ',';
+    num("pred_us", c.time_us);
+    s.pop_back();
+  }
   return s;
 }
 
-json cost_to_json(const KernelCost& c) { return json::parse("{" + cost_fields(c) + "}"); }
+json cost_to_json(const KernelCost& c, bool deprecated_pred_us) {
+  return json::parse("{" + cost_fields(c, deprecated_pred_us) + "}");
+}
 
 void scan_layer_set(const std::string& path,
                     const std::function<void(const LayerSetEntry& entry, const std::string& text)>& fn) {

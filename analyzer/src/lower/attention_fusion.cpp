@@ -8,7 +8,7 @@ namespace {
 
 // The only node reading `tensor`, the output of a single-output node; nullptr
 // for none, several, or a graph output.
-const Node* sole_reader(const Model& m, const LayerGraph& g, const std::string& tensor) {
+const Node* sole_reader(const Model& m, const NodeGraph& g, const std::string& tensor) {
   const Node* p = m.producer_of(tensor);
   if (!p || m.is_output(tensor)) return nullptr;
   const auto readers = g.consumers_of(p->index);
@@ -22,7 +22,7 @@ bool is_scalar_operand(const Model& m, const std::string& t) {
 
 }  // namespace
 
-AttentionChains::AttentionChains(const Model& m, const LayerGraph& g) {
+AttentionChains::AttentionChains(const Model& m, const NodeGraph& g) {
   for (const auto& head : m.nodes) {
     if (head.op_type != "MatMul" || !head.domain.empty() || head.outputs.empty()) continue;
     const TensorInfo* scores = m.tensor(head.outputs[0]);

@@ -8,7 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "tilewave/layer_graph.h"
+#include "tilewave/node_graph.h"
 #include "tilewave/lowering.h"
 
 namespace tilewave {
@@ -21,7 +21,7 @@ struct AttentionChain {
 // Chains found in the model, by the index of each member node.
 class AttentionChains {
  public:
-  AttentionChains(const Model& model, const LayerGraph& graph);
+  AttentionChains(const Model& model, const NodeGraph& graph);
   const AttentionChain* chain_of(int node) const;
   bool is_head(int node) const;
 

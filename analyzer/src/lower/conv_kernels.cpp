@@ -4,11 +4,11 @@ namespace tilewave {
 
 namespace {
 
-Kernel memory_kernel(const Kernel& conv, const std::string& suffix, const std::string& ops, MemoryProblem m,
+Kernel memory_kernel(const Kernel& conv, const std::string& suffix, RuntimeStep step, MemoryProblem m,
                      DType dtype, int64_t extra_bytes = 0) {
   Kernel k;
   k.name = conv.name + suffix;
-  k.ops = ops;
+  k.ops = step;
   k.nodes = {conv.nodes[0]};
   Layer l;
   l.problem = m;
@@ -52,14 +52,14 @@ std::vector<Kernel> channel_padding_kernels(const LowerInput& in, const KernelEd
   MemoryProblem filter = image;
   filter.elems_in = p->K * p->C * p->R * p->S;
   filter.elems_out = p->K * padded_channels * p->R * p->S;
-  Kernel pad_input = memory_kernel(conv, "/pad_input", "pad", image, in.dtype);
+  Kernel pad_input = memory_kernel(conv, "/pad_input", RuntimeStep::pad, image, in.dtype);
   const TensorRef x = edges.ref(in.model.nodes[conv.nodes[0]].inputs[0]);
   const TensorRef padded{x.name + "#pad", image.elems_out * dtype_bytes(x.dtype), x.dtype};
   if (!x.name.empty()) pad_input.reads = {x};
   pad_input.writes = {padded};
   for (auto& r : conv.reads)
     if (r.name == x.name) r = padded;
-  return {pad_input, memory_kernel(conv, "/pad_filter", "pad", filter, in.dtype)};
+  return {pad_input, memory_kernel(conv, "/pad_filter", RuntimeStep::pad, filter, in.dtype)};
 }
 
 }  // namespace
@@ -85,7 +85,7 @@ std::vector<Kernel> batchnorm_aux_kernels(const LowerInput& in, const Kernel& ow
       k.op = MemoryOp::copy;
       k.elems_in = k.elems_out = channels;
     }
-    out.push_back(memory_kernel(owner, "/bn_prep" + std::to_string(i), "bn_prep", k, in.dtype));
+    out.push_back(memory_kernel(owner, "/bn_prep" + std::to_string(i), RuntimeStep::bn_prep, k, in.dtype));
   }
   return out;
 }
@@ -100,7 +100,7 @@ std::vector<Kernel> eager_bias_kernels(const LowerInput& in, Kernel& producer, c
   pass.elems = p->N * p->K * p->P() * p->Q();
   pass.inputs = 1;
   // Scale and shift per channel, read once.
-  Kernel bias = memory_kernel(conv, "/bias", "bias", pass, in.dtype, 2 * p->K * dtype_bytes(in.dtype));
+  Kernel bias = memory_kernel(conv, "/bias", RuntimeStep::bias, pass, in.dtype, 2 * p->K * dtype_bytes(in.dtype));
   if (!own_bias) bias.host_call = HostCall::op;  // the BatchNorm op of its own
   const TensorRef y = raw_output(producer);
   if (!y.name.empty()) {
@@ -123,7 +123,7 @@ LibraryConv grouped_transform_kernels(const LowerInput& in, Kernel& conv) {
     MemoryProblem m;
     m.op = MemoryOp::transform;
     m.elems_in = m.elems_out = elems;
-    return memory_kernel(conv, suffix, "layout_transform", m, in.dtype);
+    return memory_kernel(conv, suffix, RuntimeStep::layout_transform, m, in.dtype);
   };
   Kernel input = transform("/to_nchw", p->N * p->C * p->H * p->W);
   Kernel filter = transform("/filter_to_nchw", p->K * (p->C / p->groups) * p->R * p->S);

@@ -157,7 +157,7 @@ class Finder {
 
   const LowerInput& in_;
   const Model& model_;
-  const LayerGraph& graph_;
+  const NodeGraph& graph_;
   std::unordered_map<std::string, std::vector<int>> readers_;
 };
 
@@ -171,7 +171,7 @@ std::optional<Kernel> lower_framework_op(const LowerInput& in, const FrameworkOp
   for (size_t i = 1; i < op.nodes.size(); ++i) {
     const Node& n = model.nodes[op.nodes[i]];
     k->nodes.push_back(n.index);
-    k->ops += "+" + n.op_type;
+    k->ops.add(n.op_type);
   }
   if (op.kind == FrameworkOp::Kind::activation) {
     if (auto* m = std::get_if<MemoryProblem>(&k->layer->problem)) m->inputs = 1;

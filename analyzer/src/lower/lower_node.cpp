@@ -75,7 +75,7 @@ std::optional<Kernel> lower_node_uncached(const LowerInput& in, const Node& n) {
     if (c->nodes.back() != n.index) return std::nullopt;
     Kernel k;
     k.name = in.model.nodes[size_t(c->nodes.front())].name;
-    k.ops = "Attention(MatMul+Softmax+MatMul)";
+    k.ops = RuntimeStep::attention;
     k.nodes = c->nodes;
     k.compute = true;
     Layer l;
@@ -86,7 +86,7 @@ std::optional<Kernel> lower_node_uncached(const LowerInput& in, const Node& n) {
   }
   Kernel k;
   k.name = n.name;
-  k.ops = n.op_type;
+  k.ops = KernelOps(n.op_type);
   k.nodes = {n.index};
   const OpRule* rule = in.registry.find(n.domain, n.op_type);
   // An op tilewave does not know is taken as compute when its name says so

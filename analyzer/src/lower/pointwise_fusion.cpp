@@ -182,7 +182,7 @@ class Fuser {
       const Node& conv = m_.nodes[c];
       static_bytes += std::max<int64_t>(0, m_.numel(conv.inputs[2])) * e;
       k.nodes.push_back(c);
-      k.ops += std::string(k.ops.empty() ? "" : "+") + "bias";
+      k.ops.add(RuntimeStep::bias);
       if (k.name.empty()) k.name = conv.name + "/bias";
     }
     std::set<std::string> produced;
@@ -192,7 +192,7 @@ class Fuser {
     for (int n : g.members) {
       const Node& node = m_.nodes[n];
       k.nodes.push_back(n);
-      k.ops += (k.ops.empty() ? "" : "+") + node.op_type;
+      k.ops.add(node.op_type);
       if (k.name.empty()) k.name = node.name;
       for (const auto& t : node.inputs) {
         if (t.empty() || produced.count(edges_.source(t))) continue;

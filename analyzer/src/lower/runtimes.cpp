@@ -183,7 +183,7 @@ const RuntimeProfile& runtime_named(const std::string& name, const std::string& 
 
 const RuntimeProfile& default_runtime() { return *builtin_runtimes().front(); }
 
-KernelGraph lower_for_runtime(const Model& model, const LayerGraph& graph, const ExecutionConfig& exec,
+KernelGraph lower_for_runtime(const Model& model, const NodeGraph& graph, const ExecutionConfig& exec,
                               const OpRegistry& registry) {
   std::vector<std::optional<std::optional<Kernel>>> node_kernels(model.nodes.size());
   std::optional<AttentionChains> chains;

@@ -83,7 +83,7 @@ class TrtFuser {
       }
       taken[next.index] = true;
       k.nodes.push_back(next.index);
-      k.ops += "+" + next.op_type;
+      k.ops.add(next.op_type);
       tail = next.index;
     }
   }
@@ -104,7 +104,7 @@ class TrtFuser {
       for (const Node* n : {&gate, &mul}) {
         taken[n->index] = true;
         k.nodes.push_back(n->index);
-        k.ops += "+" + n->op_type;
+        k.ops.add(n->op_type);
       }
       return true;
     }
@@ -120,7 +120,7 @@ class TrtFuser {
 
   const LowerInput& in_;
   const Model& model_;
-  const LayerGraph& graph_;
+  const NodeGraph& graph_;
   DType dtype_;
 };
 

@@ -90,7 +90,7 @@ std::optional<Layer> lower_rowwise_from(const LowerContext& ctx, int64_t axis) {
   if (rank == 0) axis = 0;
   if (axis < 0 || axis > rank) throw Unmodelled(fmt::format("normalisation axis {} of a rank-{} tensor", axis, rank));
   MemoryProblem m;
-  m.op = MemoryOp::softmax;
+  m.op = MemoryOp::row_norm;
   m.inner = 1;
   for (int64_t k = axis; k < rank; ++k) m.inner *= x.dims[size_t(k)];
   m.outer = x.numel() / std::max<int64_t>(m.inner, 1);

@@ -12,7 +12,7 @@ Kernel transform_kernel(const Kernel& conv, const char* suffix, int64_t elems, D
   Layer l;
   l.problem = m;
   l.dtype = dtype;
-  return derived_kernel(conv, suffix, "layout_transform", l, HostCall::inner);  // cuDNN launches them inside the conv
+  return derived_kernel(conv, suffix, RuntimeStep::layout_transform, l, HostCall::inner);  // cuDNN launches them inside the conv
 }
 
 // cuDNN's tensor-core convolutions run NHWC; given NCHW tensors it

@@ -22,7 +22,7 @@ Kernel cast_kernel(const Kernel& owner, const std::string& suffix, int64_t elems
   l.problem = m;
   l.dtype = to;
   l.input_dtype = from;
-  return derived_kernel(owner, suffix, "cast", l, HostCall::cast);
+  return derived_kernel(owner, suffix, RuntimeStep::cast, l, HostCall::cast);
 }
 
 bool is_compute(const Kernel& k) {
@@ -35,7 +35,7 @@ bool is_compute(const Kernel& k) {
 bool runs_in_fp32(const Kernel& k) {
   if (!k.layer) return false;
   const auto* m = std::get_if<MemoryProblem>(&k.layer->problem);
-  return m && m->op == MemoryOp::softmax;
+  return m && m->op == MemoryOp::row_norm;
 }
 
 }  // namespace

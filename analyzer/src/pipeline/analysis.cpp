@@ -103,7 +103,7 @@ std::vector<KernelGroup> group_kernels(const Analysis& a, Key key) {
 }  // namespace
 
 Analysis analyze_model(const Model& model, const GpuModel& base_gpu, const AnalyzeOptions& options) {
-  const LayerGraph graph = build_layer_graph(model);
+  const NodeGraph graph = build_node_graph(model);
   const ExecutionConfig& exec = options.exec;
   const RuntimeProfile& runtime = exec.runtime_profile();
   const KernelGraph lowered = lower_model(model, graph, exec);
@@ -143,12 +143,12 @@ Analysis analyze_model(const Model& model, const GpuModel& base_gpu, const Analy
   for (size_t i = 0; i < lowered.kernels.size(); ++i) {
     const Kernel& k = lowered.kernels[i];
     if (!k.layer) {
-      a.unmodelled.push_back(fmt::format("{} ({}): {}", k.name, k.ops, k.unmodelled_reason));
+      a.unmodelled.push_back(fmt::format("{} ({}): {}", k.name, k.ops.text(), k.unmodelled_reason));
       a.partial = true;
       auto cause = std::find_if(a.unmodelled_causes.begin(), a.unmodelled_causes.end(),
                                 [&](const auto& c) { return c.reason == k.unmodelled_reason; });
       if (cause == a.unmodelled_causes.end())
-        a.unmodelled_causes.push_back({k.unmodelled_reason, 1, fmt::format("{} ({})", k.name, k.ops)});
+        a.unmodelled_causes.push_back({k.unmodelled_reason, 1, fmt::format("{} ({})", k.name, k.ops.text())});
       else
         ++cause->kernels;
     }
@@ -156,7 +156,7 @@ Analysis analyze_model(const Model& model, const GpuModel& base_gpu, const Analy
       a.total.dram_bytes += dram_bytes(*costs[i]);
       a.total.l2_hit_bytes += costs[i]->l2_hit_bytes;
     }
-    a.kernels.push_back({k, std::move(costs[i])});
+    a.kernels.push_back({k, std::move(costs[i]), {}, false});
   }
   a.total.flops = totals.flops;
   a.total.bytes = totals.bytes;
@@ -194,7 +194,7 @@ Analysis analyze_model(const Model& model, const GpuModel& base_gpu, const Analy
   // By head op, with convolutions by kind: depthwise and grouped ones run
   // other kernels than dense ones and are EfficientNet's real cost.
   for (auto& r : a.kernels) {
-    r.op_group = r.kernel.ops.substr(0, r.kernel.ops.find('+'));
+    r.op_group = r.kernel.ops.head();
     if (r.kernel.layer)
       if (const auto* c = std::get_if<ConvProblem>(&r.kernel.layer->problem); c && c->groups > 1) {
         r.grouped_conv = true;
@@ -202,7 +202,7 @@ Analysis analyze_model(const Model& model, const GpuModel& base_gpu, const Analy
       }
   }
   a.by_op = group_kernels(a, [](const KernelResult& r) { return r.op_group; });
-  a.by_name = group_kernels(a, [](const KernelResult& r) { return r.kernel.ops; });
+  a.by_name = group_kernels(a, [](const KernelResult& r) { return r.kernel.ops.text(); });
   a.by_bound = group_kernels(a, [](const KernelResult& r) { return std::string(bound_name(r.cost->bound)); });
   std::sort(a.by_bound.begin(), a.by_bound.end(), [](const auto& x, const auto& y) { return x.name < y.name; });
   return a;
@@ -236,7 +236,7 @@ std::optional<std::string> memory_fit_note(const Model& model, const KernelGraph
 std::optional<std::string> incomplete_reason(const Analysis& a) {
   for (const auto& r : a.kernels)
     if (!r.cost && r.kernel.compute)
-      return fmt::format("node '{}' ({}) does tensor-core work tilewave cannot model: {}", r.kernel.name, r.kernel.ops,
+      return fmt::format("node '{}' ({}) does tensor-core work tilewave cannot model: {}", r.kernel.name, r.kernel.ops.text(),
                          r.kernel.unmodelled_reason);
   if (int(a.unmodelled.size()) > kMaxUnmodelledKernels)
     return fmt::format("{} kernels cannot be modelled; the first, {}, because {}", a.unmodelled.size(),

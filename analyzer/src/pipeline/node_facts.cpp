@@ -31,7 +31,7 @@ int64_t checked_sum(int64_t a, int64_t b) {
 
 }  // namespace
 
-void fill_node_facts(const Model& model, const LayerGraph& graph, const ExecutionConfig& exec, Analysis& a) {
+void fill_node_facts(const Model& model, const NodeGraph& graph, const ExecutionConfig& exec, Analysis& a) {
   const int activation = dtype_bytes(exec.activation_dtype());
   // Weights stay as the configuration stores them: fp32 under autocast.
   const int weight = exec.amp ? 4 : dtype_bytes(exec.dtype);

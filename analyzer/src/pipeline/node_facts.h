@@ -2,11 +2,11 @@
 // the result: parameters, weight bytes, activation bytes, peak activations.
 #pragma once
 #include "tilewave/analysis.h"
-#include "tilewave/layer_graph.h"
+#include "tilewave/node_graph.h"
 
 namespace tilewave {
 
 // Fills each NodeFate's facts (its kernels already listed) and a.memory.
-void fill_node_facts(const Model& model, const LayerGraph& graph, const ExecutionConfig& exec, Analysis& a);
+void fill_node_facts(const Model& model, const NodeGraph& graph, const ExecutionConfig& exec, Analysis& a);
 
 }  // namespace tilewave

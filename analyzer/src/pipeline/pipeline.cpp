@@ -18,7 +18,7 @@ Model load_onnx_proto(std::shared_ptr<onnx::ModelProto> proto, const std::string
   return model;
 }
 
-KernelGraph lower_model(const Model& model, const LayerGraph& graph, const ExecutionConfig& exec,
+KernelGraph lower_model(const Model& model, const NodeGraph& graph, const ExecutionConfig& exec,
                         const OpRegistry& registry) {
   KernelGraph out = lower_for_runtime(model, graph, exec, registry);
   const LowerInput in{model, graph, registry, exec.dtype, exec};
@@ -29,7 +29,7 @@ KernelGraph lower_model(const Model& model, const LayerGraph& graph, const Execu
   return out;
 }
 
-KernelGraph lower_model(const Model& model, const LayerGraph& graph, const RuntimeProfile& runtime, DType dtype,
+KernelGraph lower_model(const Model& model, const NodeGraph& graph, const RuntimeProfile& runtime, DType dtype,
                         const OpRegistry& registry, bool fuse_attention) {
   ExecutionConfig exec = cuda_graph_harness(runtime, dtype);
   exec.fuse_attention = fuse_attention;

@@ -7,7 +7,7 @@
 
 #include "tilewave/analysis.h"
 #include "tilewave/error.h"
-#include "tilewave/layer_graph.h"
+#include "tilewave/node_graph.h"
 #include "tilewave/pipeline.h"
 
 namespace tilewave::space {
@@ -63,7 +63,7 @@ SegmentCost SpaceEvaluator::cost_segment(const Block* blocks, size_t count, cons
   const WrittenModel written = write_blocks(space_, std::vector<Block>(blocks, blocks + count), in);
   LoadOptions load;
   const Model model = load_onnx_proto(written.proto, space_.source_file, load);
-  const LayerGraph graph = build_layer_graph(model);
+  const NodeGraph graph = build_node_graph(model);
   KernelGraph lowered = lower_model(model, graph, exec_);
   // Only the network's first block reads the fp32 input autocast casts; a
   // later block's input is the block before it's half output.
@@ -98,7 +98,7 @@ SegmentCost SpaceEvaluator::cost_segment(const Block* blocks, size_t count, cons
     for (const auto& k : lowered.kernels)
       if (!k.layer && !k.reads.empty() && !k.writes.empty())
         throw InputError(space_.source_file, fmt::format("a block's kernel {} ({}) cannot be modelled: {}", k.name,
-                                                         k.ops, k.unmodelled_reason));
+                                                         k.ops.text(), k.unmodelled_reason));
   cost.output = written.output;
   cost.params = written.params;
   return cost;

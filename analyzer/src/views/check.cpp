@@ -34,9 +34,9 @@ void write_check_table(std::ostream& os, const Analysis& a, const MeasuredTrace&
     fmt::print(os, "  shapes     none in the trace (profile with record_shapes=True to pair by shape too)\n");
   if (!c.by_kind.empty()) {
     fmt::print(os, "\nPaired kernels by kind (the predicted kernel's):\n");
-    fmt::print(os, "  {:<12} {:>5} {:>10} {:>10} {:>7}\n", "kind", "pairs", "pred_us", "meas_us", "error");
+    fmt::print(os, "  {:<12} {:>5} {:>12} {:>11} {:>7}\n", "kind", "pairs", "predicted_us", "measured_us", "error");
     for (const auto& k : c.by_kind)
-      fmt::print(os, "  {:<12} {:>5} {:>10.1f} {:>10.1f} {:>+6.0f}%\n", k.kind, k.pairs, k.predicted_us, k.measured_us,
+      fmt::print(os, "  {:<12} {:>5} {:>12.1f} {:>11.1f} {:>+6.0f}%\n", k.kind, k.pairs, k.predicted_us, k.measured_us,
                  k.measured_us > 0 ? 100 * (k.predicted_us / k.measured_us - 1) : 0.0);
   }
   std::vector<const TracePair*> paired, pred_only, meas_only;
@@ -47,14 +47,14 @@ void write_check_table(std::ostream& os, const Analysis& a, const MeasuredTrace&
   });
   const size_t shown = std::min(paired.size(), size_t(std::max(0, rows)));
   fmt::print(os, "\nThe {} pairs furthest apart (predicted kernel / measured kernel):\n", shown);
-  fmt::print(os, "  {:>9} {:>9} {:>7}\n", "pred_us", "meas_us", "error");
+  fmt::print(os, "  {:>12} {:>11} {:>7}\n", "predicted_us", "measured_us", "error");
   for (size_t i = 0; i < shown; ++i) {
     const TracePair& p = *paired[i];
     const auto& k = a.kernels[size_t(p.predicted)];
-    fmt::print(os, "  {:>9.2f} {:>9.2f} {:>+6.0f}%  {}\n", p.predicted_us, p.measured_us,
+    fmt::print(os, "  {:>12.2f} {:>11.2f} {:>+6.0f}%  {}\n", p.predicted_us, p.measured_us,
                p.measured_us > 0 ? 100 * (p.predicted_us / p.measured_us - 1) : 0.0,
-               middle_ellipsis(printable(compact_name(k.kernel.name) + " [" + k.kernel.ops + "]"), 50));
-    fmt::print(os, "  {:>27}  {}\n", "", middle_ellipsis(printable(t.kernels[size_t(p.measured)].name), 50));
+               middle_ellipsis(printable(compact_name(k.kernel.name) + " [" + k.kernel.ops.text() + "]"), 50));
+    fmt::print(os, "  {:>32}  {}\n", "", middle_ellipsis(printable(t.kernels[size_t(p.measured)].name), 50));
   }
   auto list = [&](const char* title, const std::vector<const TracePair*>& ps, bool predicted) {
     if (ps.empty()) return;
@@ -62,7 +62,7 @@ void write_check_table(std::ostream& os, const Analysis& a, const MeasuredTrace&
     for (size_t i = 0; i < ps.size() && i < 10; ++i) {
       const TracePair& p = *ps[i];
       const std::string name = predicted ? compact_name(a.kernels[size_t(p.predicted)].kernel.name) + " [" +
-                                               a.kernels[size_t(p.predicted)].kernel.ops + "]"
+                                               a.kernels[size_t(p.predicted)].kernel.ops.text() + "]"
                                          : t.kernels[size_t(p.measured)].name;
       fmt::print(os, "  {:>9.2f} us  {}\n", predicted ? p.predicted_us : p.measured_us,
                  middle_ellipsis(printable(name), 64));
@@ -86,7 +86,7 @@ json check_to_json(const Analysis& a, const MeasuredTrace& t, const TraceCheck& 
     if (p.shape_match >= 0) j["shape_match"] = p.shape_match == 1;
     if (p.predicted >= 0) {
       const auto& k = a.kernels[size_t(p.predicted)];
-      j["predicted"] = k.kernel.name, j["predicted_op"] = k.kernel.ops, j["predicted_kind"] = kernel_kind(k);
+      j["predicted"] = k.kernel.name, j["predicted_op"] = k.kernel.ops.text(), j["predicted_kind"] = kernel_kind(k);
     }
     if (p.measured >= 0)
       j["measured"] = t.kernels[size_t(p.measured)].name, j["measured_kind"] = kernel_kind(t.kernels[size_t(p.measured)].name);

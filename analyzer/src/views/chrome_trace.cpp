@@ -55,7 +55,7 @@ nlohmann::json chrome_trace_json(const Analysis& a) {
     const KernelResult& r = a.kernels[size_t(s.kernel)];
     if (!r.cost) continue;
     ++correlation;
-    json args = {{"ops", r.kernel.ops},
+    json args = {{"ops", r.kernel.ops.text()},
                  {"kind", kernel_kind(r)},
                  {"correlation", correlation},
                  {"flops", r.cost->flops},
@@ -68,7 +68,7 @@ nlohmann::json chrome_trace_json(const Analysis& a) {
                       {"ts", gpu_ts}, {"dur", gpu_dur}, {"args", std::move(args)}});
     if (host_lane && s.host_end_us > s.host_start_us) {
       const auto [host_ts, host_dur] = slice(s.host_start_us, s.host_end_us);
-      events.push_back({{"ph", "X"}, {"cat", "cpu_op"}, {"name", r.kernel.ops}, {"pid", 0}, {"tid", kHostThread},
+      events.push_back({{"ph", "X"}, {"cat", "cpu_op"}, {"name", r.kernel.ops.text()}, {"pid", 0}, {"tid", kHostThread},
                         {"ts", host_ts}, {"dur", host_dur},
                         {"args", {{"kernel", r.kernel.name}, {"correlation", correlation}}}});
     }

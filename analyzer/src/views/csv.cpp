@@ -28,7 +28,7 @@ void write_csv(std::ostream& os, const Analysis& a) {
   const std::string run = fmt::format("{},{},{},{},{},", views::csv_field(a.model_name), views::csv_field(a.gpu_id),
                                       trust_name(a.gpu_trust), a.batch, views::csv_field(a.exec.name()));
   for (const auto& r : a.kernels) {
-    os << run << quote(r.kernel.name) << ',' << quote(r.kernel.ops) << ',' << quote(shape_text(r.kernel)) << ',';
+    os << run << quote(r.kernel.name) << ',' << quote(r.kernel.ops.text()) << ',' << quote(shape_text(r.kernel)) << ',';
     if (!r.cost) {
       os << ",,,,,,,,,,,,,,,,,,,,,,," << quote(r.kernel.unmodelled_reason) << "\n";
       continue;

@@ -137,7 +137,7 @@ void kernel_point(std::ostream& os, const Analysis& a, const KernelResult& k, do
   const double share = a.total.time_us > 0 ? c.time_us / a.total.time_us : 0;
   fmt::print(os, R"~(<circle cx="{:.1f}" cy="{:.1f}" r="{:.1f}" fill="{}" class="pt{}"><title>{} ({}, {}): {}, {} of the step, utilization {}, bandwidth {}, {}-bound, main loss: {}</title></circle>)~",
              px, py, 2 + 30 * std::sqrt(share), bound_colour(c.bound), k.grouped_conv ? " ring" : "",
-             html_escape(k.kernel.name), html_escape(k.kernel.ops), html_escape(k.op_group), fmt_us(c.time_us), fmt_pct(share), fmt_pct(c.utilization),
+             html_escape(k.kernel.name), html_escape(k.kernel.ops.text()), html_escape(k.op_group), fmt_us(c.time_us), fmt_pct(share), fmt_pct(c.utilization),
              fmt_pct(c.bandwidth_utilization), bound_name(c.bound), main_loss(c));
 }
 
@@ -266,10 +266,10 @@ void layer_bars(std::ostream& os, const Analysis& a) {
     const KernelCost& c = *k.cost;
     const double yy = 5 + row * double(i);
     fmt::print(os, R"~(<text x="{:.0f}" y="{:.1f}" class="label" text-anchor="end">{}</text>)~", label_w - 6, yy + 12,
-               html_escape(middle_ellipsis(compact_name(k.kernel.name) + " " + k.kernel.ops, 48)));
+               html_escape(middle_ellipsis(compact_name(k.kernel.name) + " " + k.kernel.ops.text(), 48)));
     fmt::print(os, R"~(<rect x="{:.0f}" y="{:.1f}" width="{:.1f}" height="{:.0f}" fill="{}"><title>{}: {} ({}), {}, {}-bound, main loss: {}</title></rect>)~",
                label_w, yy + 2, std::max(1.0, bar_w * c.time_us / longest), row - 4, bound_colour(c.bound),
-               html_escape(k.kernel.name), html_escape(k.kernel.ops), html_escape(shape_text(k.kernel)), fmt_us(c.time_us),
+               html_escape(k.kernel.name), html_escape(k.kernel.ops.text()), html_escape(shape_text(k.kernel)), fmt_us(c.time_us),
                bound_name(c.bound), main_loss(c));
     fmt::print(os, R"~(<text x="{:.0f}" y="{:.1f}" class="label">{}  util {}  {}</text>)~", label_w + bar_w + 8, yy + 12,
                fmt_us(c.time_us), fmt_pct(c.utilization), html_escape(shape_text(k.kernel)));

@@ -21,9 +21,9 @@ std::string kernel_json(const KernelResult& r) {
   // Names from the file need not be valid UTF-8: replaced, not fatal.
   const auto text = [](const std::string& v) { return json(v).dump(-1, ' ', false, json::error_handler_t::replace); };
   std::string row = fmt::format("{{\"name\":{},\"op\":{},\"nodes\":{},\"host_call\":\"{}\",", text(r.kernel.name),
-                                text(r.kernel.ops), r.kernel.nodes.size(), host_call_name(host_call_of(r.kernel)));
+                                text(r.kernel.ops.text()), r.kernel.nodes.size(), host_call_name(host_call_of(r.kernel)));
   if (r.cost) {
-    row += "\"layer\":" + layer_to_json(*r.kernel.layer).dump() + "," + cost_fields(*r.cost, "time_us");
+    row += "\"layer\":" + layer_to_json(*r.kernel.layer).dump() + "," + cost_fields(*r.cost);
   } else {
     row += "\"unmodelled\":" + text(r.kernel.unmodelled_reason);
   }
@@ -130,9 +130,10 @@ json analysis_to_json(const Analysis& a, bool with_layers) {
 }
 
 json candidate_to_json(const space::CandidateCost& c, bool with_losses) {
-  json j = {{"flops", c.flops},   {"params", c.params},     {"latency_us", c.time_us},
+  // latency_us: time_us under its former name, until 1.0 (docs/report.md "Field names").
+  json j = {{"flops", c.flops},   {"params", c.params},     {"time_us", c.time_us},
             {"throughput_per_s", c.throughput_per_s}, {"utilization", c.utilization},
-            {"main_loss", c.main_loss}, {"kernels", c.kernels}};
+            {"main_loss", c.main_loss}, {"kernels", c.kernels}, {"latency_us", c.time_us}};
   if (with_losses) j["loss"] = loss_json(c.losses);
   return j;
 }

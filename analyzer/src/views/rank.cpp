@@ -51,7 +51,7 @@ void write_rank_table(std::ostream& os, const std::vector<Analysis>& as, const R
     fmt::print(os, "{} models on {}{}, batch {}, {} (fastest first)\n", as.size(), as[0].gpu_name,
                trust_mark(as[0].gpu_trust), as[0].batch, as[0].exec.name());
   const auto label = [&](size_t i) { return printable(ranking.labels[i]); };
-  fmt::print(os, "{:>4} {:<24} {:>11} {:>12} {:>7} {:>14} {:>10}   {}\n", "rank", "model", "latency_us", "FLOPs", "util",
+  fmt::print(os, "{:>4} {:<24} {:>11} {:>12} {:>7} {:>14} {:>10}   {}\n", "rank", "model", "time_us", "FLOPs", "util",
              "samples/s", "FLOPs rank", "FLOPs-only order");
   for (size_t i = 0; i < by_time.size(); ++i) {
     const Analysis& a = as[by_time[i]];

@@ -37,7 +37,7 @@ void write_sweep_table(std::ostream& os, const std::vector<Analysis>& as) {
   if (as.empty()) return;
   fmt::print(os, "{} on {}{}, {}\n", printable(as[0].model_name), as[0].gpu_name, trust_mark(as[0].gpu_trust),
              as[0].exec.name());
-  fmt::print(os, "{:>6} {:>12} {:>14} {:>7}  {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}  {}\n", "batch", "latency_us",
+  fmt::print(os, "{:>6} {:>12} {:>14} {:>7}  {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}  {}\n", "batch", "time_us",
              "samples/s", "util", "tile", "wave", "eff", "mem", "fixed", "idle", "utilization bar");
   double max_u = 0;
   for (const auto& a : as) max_u = std::max(max_u, a.total.utilization);

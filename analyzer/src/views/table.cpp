@@ -99,7 +99,7 @@ void write_table(std::ostream& os, const Analysis& a, int worst_layers, const st
       const ScheduledKernel& s = a.schedule.kernels[i];
       const KernelResult& r = a.kernels[size_t(s.kernel)];
       fmt::print(os, "  {:>5} {:<40} {:<22} {:>10.1f} {:>9.2f} {:>9.2f}\n", i + 1,
-                 middle_ellipsis(printable(compact_name(r.kernel.name)), 40), middle_ellipsis(printable(r.kernel.ops), 22),
+                 middle_ellipsis(printable(compact_name(r.kernel.name)), 40), middle_ellipsis(printable(r.kernel.ops.text()), 22),
                  s.gpu_start_us, s.gpu_end_us - s.gpu_start_us, s.gpu_wait_us);
     }
   }
@@ -119,7 +119,7 @@ void write_table(std::ostream& os, const Analysis& a, int worst_layers, const st
     const std::string why = fmt::format("{}-bound: {}", bound_name(c.bound), main_loss(c));
     fmt::print(os, "{:>3} {:<{}} {}\n", i + 1, middle_ellipsis(printable(compact_name(r.kernel.name)), 75 - why.size()),
                75 - why.size(), why);
-    fmt::print(os, "    {:<10} {:<24} {:>8.1f} us {:>6} {:>6} {:>6} {:>7}\n", middle_ellipsis(printable(r.kernel.ops), 10),
+    fmt::print(os, "    {:<10} {:<24} {:>8.1f} us {:>6} {:>6} {:>6} {:>7}\n", middle_ellipsis(printable(r.kernel.ops.text()), 10),
                middle_ellipsis(shape_text(r.kernel), 24), c.time_us, pct(t.time_us > 0 ? c.time_us / t.time_us : 0),
                pct(c.utilization), pct(c.bandwidth_utilization),
                gemm ? fmt::format("{:.0f}/{:.0f}", 100 * c.tile_eff, 100 * c.wave_eff) : std::string("-"));

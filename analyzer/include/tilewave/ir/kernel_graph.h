@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <variant>
 #include <vector>
 
 #include "tilewave/dtype.h"
@@ -32,9 +33,40 @@ struct TensorRef {
   Layout layout = Layout::nhwc;      // of a 4-D activation, as the libraries see it
 };
 
+// A step a runtime runs beside the model's own ops (docs/model.md
+// "Pipeline", the typed kernel graph): a conv's own bias pass, cuDNN's
+// padded copies, BatchNorm's statistics, a layout transform, an autocast
+// cast, or the MatMul-Softmax-MatMul chain as one flash-attention kernel.
+enum class RuntimeStep { bias, pad, bn_prep, layout_transform, cast, attention };
+const char* runtime_step_name(RuntimeStep s);  // "bias", ..., "Attention(MatMul+Softmax+MatMul)"
+
+// What a kernel computes, in order: each part the ONNX op type of a node it
+// runs or a runtime step. Spelled "Conv+Add+Relu" in every output.
+class KernelOps {
+ public:
+  using Part = std::variant<std::string, RuntimeStep>;
+  KernelOps() = default;
+  KernelOps(RuntimeStep step) { add(step); }
+  explicit KernelOps(std::string op_type) { add(std::move(op_type)); }
+  void add(std::string op_type) { parts_.emplace_back(std::move(op_type)); }
+  void add(RuntimeStep step) { parts_.emplace_back(step); }
+  const std::vector<Part>& parts() const { return parts_; }
+  bool empty() const { return parts_.empty(); }
+  // The kernel is this runtime step and nothing else.
+  bool is(RuntimeStep step) const;
+  // The kernel is one node of this op type and nothing else.
+  bool is(const std::string& op_type) const;
+  bool contains(const std::string& op_type) const;
+  std::string head() const;  // the first part's spelling: "Conv"
+  std::string text() const;  // "Conv+Add+Relu"
+
+ private:
+  std::vector<Part> parts_;
+};
+
 struct Kernel {
   std::string name;           // name of the first node (plus a suffix for a node's extra kernels)
-  std::string ops;            // "Conv+Add+Relu"
+  KernelOps ops;
   std::vector<int> nodes;     // model node indices, head first
   std::optional<Layer> layer; // absent: unmodelled
   std::string unmodelled_reason;
@@ -52,7 +84,7 @@ HostCall host_call_of(const Kernel& k);
 
 // A kernel a runtime or a pass adds for `owner`'s node (a cast, a layout
 // transform): named "<owner>/<what>", launched as `call`.
-Kernel derived_kernel(const Kernel& owner, const std::string& suffix, const std::string& ops, Layer layer,
+Kernel derived_kernel(const Kernel& owner, const std::string& suffix, RuntimeStep step, Layer layer,
                       HostCall call);
 
 struct KernelGraph {

@@ -1,4 +1,4 @@
-#include "tilewave/layer_graph.h"
+#include "tilewave/node_graph.h"
 
 #include <unordered_map>
 
@@ -10,7 +10,7 @@
 
 namespace tilewave {
 
-std::vector<int> LayerGraph::consumers_of(int node) const {
+std::vector<int> NodeGraph::consumers_of(int node) const {
   std::vector<int> out;
   for (auto [e, end] = boost::out_edges(node, graph); e != end; ++e) out.push_back(int(boost::target(*e, graph)));
   return out;
@@ -19,7 +19,7 @@ std::vector<int> LayerGraph::consumers_of(int node) const {
 namespace {
 
 // Names a few nodes on a cycle so the user can find it.
-std::string describe_cycle(const Model& model, const LayerGraph::Graph& g) {
+std::string describe_cycle(const Model& model, const NodeGraph::Graph& g) {
   std::vector<int> component(boost::num_vertices(g));
   boost::strong_components(g, boost::make_iterator_property_map(component.begin(),
                                                                  boost::get(boost::vertex_index, g)));
@@ -38,10 +38,10 @@ std::string describe_cycle(const Model& model, const LayerGraph::Graph& g) {
 
 }  // namespace
 
-LayerGraph build_layer_graph(const Model& model) {
-  LayerGraph lg;
+NodeGraph build_node_graph(const Model& model) {
+  NodeGraph lg;
   const int n = int(model.nodes.size());
-  lg.graph = LayerGraph::Graph(n);
+  lg.graph = NodeGraph::Graph(n);
   std::unordered_map<std::string, int> producer;
   for (const auto& node : model.nodes)
     for (const auto& out : node.outputs) {
@@ -64,7 +64,7 @@ LayerGraph build_layer_graph(const Model& model) {
                                                  node.name, node.op_type, in));
       }
     }
-  std::vector<LayerGraph::Graph::vertex_descriptor> reversed;
+  std::vector<NodeGraph::Graph::vertex_descriptor> reversed;
   try {
     boost::topological_sort(lg.graph, std::back_inserter(reversed));
   } catch (const boost::not_a_dag&) {

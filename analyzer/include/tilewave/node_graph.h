@@ -1,4 +1,5 @@
-// Stage 3: the operator graph (Boost.Graph), checked and topologically sorted.
+// Stage 3: the node graph (Boost.Graph): one vertex per ONNX node, checked and
+// topologically sorted. The kernels are another graph (ir/kernel_graph.h).
 #pragma once
 #include <vector>
 
@@ -8,7 +9,7 @@
 
 namespace tilewave {
 
-struct LayerGraph {
+struct NodeGraph {
   using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS>;
   Graph graph;                 // vertex i is model.nodes[i]; edge producer -> consumer
   std::vector<int> topo_order; // node indices, producers first
@@ -18,6 +19,6 @@ struct LayerGraph {
 
 // Throws InputError naming the model file for a cycle, a dangling input (no
 // node, initializer or graph input produces it) or a tensor produced twice.
-LayerGraph build_layer_graph(const Model& model);
+NodeGraph build_node_graph(const Model& model);
 
 }  // namespace tilewave
