@@ -42,7 +42,7 @@ check advise_json advise "$m" --batch 4 --format json
 check check_table check onnx_models/runtime/resnet18.onnx --trace tests/data/traces/resnet18_b1_eager_h200.profiler.json.gz --batch 1 --layout nhwc --no-amp
 check check_json check onnx_models/runtime/resnet18.onnx --trace tests/data/traces/resnet18_b1_eager_h200.profiler.json.gz --batch 1 --layout nhwc --no-amp --format json
 check report_html report "$m" --batch 4 --batches 1,4 --compare a100 -o -
-check layers_jsonl layers calibrate/runner/smoke.jsonl
+check layers_jsonl layers calibrate/measure/runner/smoke.jsonl
 check nas_csv nas onnx_models/spaces/resnet.json --samples 5 --seed 2
 [ "$fails" = 0 ] && echo "all views equal their golden outputs"
 exit $((fails > 0))

@@ -12,8 +12,8 @@
 set -uo pipefail
 layers=$1 first=$2 measure_s=$3 net_s=$4
 out=${OUT:?OUT must name the output folder}
-. calibrate/runner/gpu_env.sh
-bin=calibrate/runner/build/tilewave-calibrate
+. calibrate/measure/runner/gpu_env.sh
+bin=calibrate/measure/runner/build/tilewave-calibrate
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw,power.limit,persistence_mode --format=csv >"$out/gpu_state.csv" 2>&1
 cat "$out/gpu_state.csv"

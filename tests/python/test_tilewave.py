@@ -98,7 +98,7 @@ def test_a_bad_layer_list_is_one_clear_error(layers, message):
 
 
 def test_predict_layers_equals_tilewave_layers():
-    path = os.path.join(ROOT, "calibrate", "runner", "smoke.jsonl")
+    path = os.path.join(ROOT, "calibrate", "measure", "runner", "smoke.jsonl")
     dicts = [json.loads(l) for l in open(path) if l.strip() and not l.startswith("#")]
     ours = tilewave.predict_layers(dicts, gpu="h200")
     theirs = [json.loads(l) for l in cli("layers", path, "--gpu", "h200").splitlines()

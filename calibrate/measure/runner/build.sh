@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds calibrate/runner/build/tilewave-calibrate with nvcc alone (no CMake needed).
+# Builds calibrate/measure/runner/build/tilewave-calibrate with nvcc alone (no CMake needed).
 #   CUDA_HOME      CUDA toolkit (default /usr/local/cuda)
 #   CUDNN_HOME     cuDNN prefix with include/ and lib/ or lib64/ (default: inside CUDA_HOME)
 #   CUDA_ARCH      target SM (default 90 = H100/H200)
@@ -18,7 +18,7 @@ mkdir -p "$out/obj"
 
 flags=(-std=c++17 -O2 -lineinfo
        "-gencode=arch=compute_${CUDA_ARCH},code=[sm_${CUDA_ARCH},compute_${CUDA_ARCH}]"
-       -I"$CUDNN_HOME/include" -I"$here/../../analyzer/include" -Xcompiler=-Wall,-Wextra)
+       -I"$CUDNN_HOME/include" -I"$here/../../../analyzer/include" -Xcompiler=-Wall,-Wextra)
 
 newest_header="$(ls -t "$here"/src/*.hpp | head -1)"
 compile() {  # $1 = source file; skipped when its object is newer than it and every header
@@ -28,7 +28,7 @@ compile() {  # $1 = source file; skipped when its object is newer than it and ev
 }
 
 # The analyzer's dependency-free dtype names are shared, not copied.
-sources=("$here"/src/*.cpp "$here"/src/*.cu "$here/../../analyzer/src/core/dtype.cpp")
+sources=("$here"/src/*.cpp "$here"/src/*.cu "$here/../../../analyzer/src/core/dtype.cpp")
 pids=()
 running=0
 for src in "${sources[@]}"; do

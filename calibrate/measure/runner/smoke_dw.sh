@@ -4,10 +4,10 @@
 # H200 layer set's convs (all of ConvNeXt-T, RegNetX-3.2GF, ResNeXt-50,
 # MobileNetV2, EfficientNet-B0 at batch 1, plus every 25th other conv) for the
 # per-conv autotune cost. Logs and outputs go to $OUT (default build/).
-#   calibrate/runner/smoke_dw.sh [SAMPLE_SECONDS]
+#   calibrate/measure/runner/smoke_dw.sh [SAMPLE_SECONDS]
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-root="$(cd "$here/../.." && pwd)"
+root="$(cd "$here/../../.." && pwd)"
 out="${OUT:-$here/build}"
 sample_s="${1:-90}"
 bin="$here/build/tilewave-calibrate"

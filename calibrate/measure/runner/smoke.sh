@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Smoke test on a GPU machine: self-test, then smoke.jsonl (and build/scale.jsonl
 # if present), then a summary table. Logs and outputs go to $OUT (default build/).
-#   calibrate/runner/smoke.sh
+#   calibrate/measure/runner/smoke.sh
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 out="${OUT:-$here/build}"
