@@ -153,10 +153,7 @@ int cmd_rank(const CommonOptions& o, const std::vector<std::string>& args, int t
   progress.finish();
   for (const auto& a : run.analyses) warn_unmodelled(a, o);
   write_output(o.output, [&](std::ostream& os) {
-    const Ranking ranking = rank_models(run.analyses);
-    if (o.format == "json") os << rank_to_json(run.analyses, ranking, run.failed).dump(2) << "\n";
-    else if (o.format == "csv") write_rank_csv(os, run.analyses, ranking, run.failed);
-    else write_rank_table(os, run.analyses, ranking, run.failed);
+    write_rank(os, o.format, run.analyses, rank_models(run.analyses), run.failed);
   });
   return 0;
 }
@@ -218,8 +215,7 @@ int cmd_check(const CommonOptions& o, const std::string& model_path, const std::
   warn_unmodelled(a, o);
   const TraceCheck c = check_against_trace(a, t);
   write_output(o.output, [&](std::ostream& os) {
-    if (o.format == "json") os << check_to_json(a, t, c).dump(2) << "\n";
-    else write_check_table(os, a, t, c, rows);
+    write_check(os, o.format, a, t, c, rows);
   });
   return 0;
 }
@@ -232,8 +228,7 @@ int cmd_advise(const CommonOptions& o, const std::string& model_path) {
   warn_unmodelled(a, o);
   const std::vector<Advice> advice = advise(model, gpu, options, a);
   write_output(o.output, [&](std::ostream& os) {
-    if (o.format == "json") os << advice_to_json(a, advice).dump(2) << "\n";
-    else write_advice_table(os, a, advice);
+    write_advice(os, o.format, a, advice);
   });
   return 0;
 }

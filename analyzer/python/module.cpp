@@ -11,6 +11,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <sstream>
@@ -178,6 +179,59 @@ void refuse_over_inputs(const std::string& output, std::vector<std::string> inpu
   inputs.push_back(o.gpu);
   inputs.push_back(o.host);
   refuse_output_over_input(output, inputs);
+}
+
+// A *_text function's format, refused before any work as the CLI's parser refuses it.
+void require_format(const std::string& format, std::initializer_list<const char*> formats) {
+  for (const char* f : formats)
+    if (format == f) return;
+  throw InputError("format", fmt::format("unknown format '{}' ({})", format, fmt::join(formats, ", ")));
+}
+
+// What `tilewave advise`, `check` and `rank` compute, once for the dict and the text forms.
+struct AdviseRun {
+  Analysis analysis;
+  std::vector<Advice> advice;
+};
+AdviseRun run_advise(const std::string& path, const RunOptions& o) {
+  const GpuModel gpu = gpu_of(o);
+  const AnalyzeOptions options = analyze_options(o);
+  const ModelFile model(path);
+  AdviseRun run{model.analyze(gpu, options), {}};
+  require_complete(run.analysis, o);
+  run.advice = advise(model, gpu, options, run.analysis);
+  return run;
+}
+
+struct CheckRun {
+  MeasuredTrace trace;
+  Analysis analysis;
+  TraceCheck check;
+};
+CheckRun run_check(const std::string& path, const std::string& trace, const RunOptions& o) {
+  CheckRun run{read_trace(trace), analyze_file(path, gpu_of(o), analyze_options(o)), {}};
+  require_complete(run.analysis, o);
+  run.check = check_against_trace(run.analysis, run.trace);
+  return run;
+}
+
+RankRun run_rank(const std::vector<PathArg>& paths, const RunOptions& o, std::optional<int> threads) {
+  if (threads && (*threads < 1 || *threads > 1024))
+    throw InputError("threads", fmt::format("threads is 1..1024, not {}", *threads));
+  std::vector<std::string> args;
+  for (const auto& p : paths) args.push_back(p.string());
+  return analyze_models(args, o, threads.value_or(int(std::max(1u, std::thread::hardware_concurrency()))));
+}
+
+// Runs `work`, which writes a command's text, without the GIL; the text.
+template <class Work>
+std::string text_of(Work work) {
+  std::ostringstream text;
+  {
+    py::gil_scoped_release release;
+    work(text);
+  }
+  return text.str();
 }
 
 // Runs `work`, which returns a result's JSON, without the GIL; the JSON as a dict.
@@ -487,12 +541,8 @@ PYBIND11_MODULE(tilewave, m) {
       [](const std::string& path, RunOptions o, std::optional<int64_t> batch) {
         o.batch = batch_of(batch);
         return json_dict([&] {
-          const GpuModel gpu = gpu_of(o);
-          const AnalyzeOptions options = analyze_options(o);
-          const ModelFile model(path);
-          const Analysis a = model.analyze(gpu, options);
-          require_complete(a, o);
-          return advice_to_json(a, advise(model, gpu, options, a));
+          const AdviseRun run = run_advise(path, o);
+          return advice_to_json(run.analysis, run.advice);
         });
       },
       "`tilewave advise PATH --format json`: changes (padded channels, another batch, runtime or dtype, a CUDA "
@@ -507,10 +557,8 @@ PYBIND11_MODULE(tilewave, m) {
       [](const PathArg& path, RunOptions o, const PathArg& trace, std::optional<int64_t> batch) {
         o.batch = batch_of(batch);
         return json_dict([&] {
-          const MeasuredTrace t = read_trace(trace.string());
-          const Analysis a = analyze_file(path.string(), gpu_of(o), analyze_options(o));
-          require_complete(a, o);
-          return check_to_json(a, t, check_against_trace(a, t));
+          const CheckRun run = run_check(path.string(), trace.string(), o);
+          return check_to_json(run.analysis, run.trace, run.check);
         });
       },
       "`tilewave check PATH --trace TRACE --format json`: the prediction held against a measured PyTorch profiler "
@@ -526,13 +574,8 @@ PYBIND11_MODULE(tilewave, m) {
       m, "rank",
       [](const std::vector<PathArg>& paths, RunOptions o, int64_t batch, std::optional<int> threads) {
         o.batch = batch_of(batch);
-        if (threads && (*threads < 1 || *threads > 1024))
-          throw InputError("threads", fmt::format("threads is 1..1024, not {}", *threads));
-        std::vector<std::string> args;
-        for (const auto& p : paths) args.push_back(p.string());
         return json_dict([&] {
-          const RankRun run =
-              analyze_models(args, o, threads.value_or(int(std::max(1u, std::thread::hardware_concurrency()))));
+          const RankRun run = run_rank(paths, o, threads);
           return rank_to_json(run.analyses, rank_models(run.analyses), run.failed);
         });
       },
@@ -543,6 +586,51 @@ PYBIND11_MODULE(tilewave, m) {
       "'utilization', 'throughput_per_s', 'unmodelled', 'partial'}, ...] (fastest first), 'failed': [{'model', "
       "'error'}, ...], 'kendall_tau_flops_vs_predicted'}.",
       py::arg("paths"), py::kw_only(), py::arg("batch") = 1, py::arg("threads") = py::none());
+
+  // The text forms: the CLI's output of the same command, as analyze_text is analyze's.
+  def_model_function<std::optional<int64_t>, const std::string&>(
+      m, "advise_text",
+      [](const std::string& path, RunOptions o, std::optional<int64_t> batch, const std::string& format) {
+        o.batch = batch_of(batch);
+        require_format(format, {"table", "json"});
+        return text_of([&](std::ostream& os) {
+          const AdviseRun run = run_advise(path, o);
+          write_advice(os, format, run.analysis, run.advice);
+        });
+      },
+      "The text `tilewave advise PATH --format FORMAT` prints (table or json).", py::arg("batch") = py::none(),
+      py::arg("format") = "table");
+
+  def_with_model_keywords<const PathArg&, const PathArg&, std::optional<int64_t>, const std::string&, int>(
+      m, "check_text",
+      [](const PathArg& path, RunOptions o, const PathArg& trace, std::optional<int64_t> batch,
+         const std::string& format, int top) {
+        o.batch = batch_of(batch);
+        require_format(format, {"table", "json"});
+        if (top < 0) throw InputError("top", fmt::format("top counts table rows: 0 or more, not {}", top));
+        return text_of([&](std::ostream& os) {
+          const CheckRun run = run_check(path.string(), trace.string(), o);
+          write_check(os, format, run.analysis, run.trace, run.check, top);
+        });
+      },
+      "The text `tilewave check PATH --trace TRACE --format FORMAT --top TOP` prints (table or json; top: the pairs "
+      "furthest apart the table lists).",
+      py::arg("path"), py::arg("trace"), py::kw_only(), py::arg("batch") = py::none(), py::arg("format") = "table",
+      py::arg("top") = ViewOptions{}.worst_layers);
+
+  def_with_model_keywords<const std::vector<PathArg>&, int64_t, std::optional<int>, const std::string&>(
+      m, "rank_text",
+      [](const std::vector<PathArg>& paths, RunOptions o, int64_t batch, std::optional<int> threads,
+         const std::string& format) {
+        o.batch = batch_of(batch);
+        require_format(format, {"table", "json", "csv"});
+        return text_of([&](std::ostream& os) {
+          const RankRun run = run_rank(paths, o, threads);
+          write_rank(os, format, run.analyses, rank_models(run.analyses), run.failed);
+        });
+      },
+      "The text `tilewave rank PATHS... --format FORMAT` prints (table, json or csv).", py::arg("paths"),
+      py::kw_only(), py::arg("batch") = 1, py::arg("threads") = py::none(), py::arg("format") = "table");
 
   def_with_model_keywords<const PathArg&, const PathArg&, std::optional<int64_t>, const std::optional<PathArg>&,
                           const std::vector<std::string>&, const std::vector<int64_t>&>(

@@ -283,6 +283,22 @@ def rank(paths: Sequence[_Path], *, batch: int = 1, threads: Optional[int] = Non
          attention: str = "fused", layout: Optional[str] = None, amp: Optional[bool] = None,
          graph: Optional[bool] = None, host: Optional[_Path] = None, gpu_dir: Optional[_Path] = None,
          allow_unmodelled: bool = False) -> Ranking: ...
+# The CLI's text of advise, check and rank, as analyze_text is analyze's.
+def advise_text(path: _Path, *, batch: Optional[int] = None, format: str = "table", gpu: _Path = "h200",
+                input: Optional[Dict[str, List[int]]] = None, runtime: str = "eager", dtype: str = "fp16",
+                attention: str = "fused", layout: Optional[str] = None, amp: Optional[bool] = None,
+                graph: Optional[bool] = None, host: Optional[_Path] = None, gpu_dir: Optional[_Path] = None,
+                allow_unmodelled: bool = False) -> str: ...
+def check_text(path: _Path, trace: _Path, *, batch: Optional[int] = None, format: str = "table", top: int = 15,
+               gpu: _Path = "h200", input: Optional[Dict[str, List[int]]] = None, runtime: str = "eager",
+               dtype: str = "fp16", attention: str = "fused", layout: Optional[str] = None,
+               amp: Optional[bool] = None, graph: Optional[bool] = None, host: Optional[_Path] = None,
+               gpu_dir: Optional[_Path] = None, allow_unmodelled: bool = False) -> str: ...
+def rank_text(paths: Sequence[_Path], *, batch: int = 1, threads: Optional[int] = None, format: str = "table",
+              gpu: _Path = "h200", input: Optional[Dict[str, List[int]]] = None, runtime: str = "eager",
+              dtype: str = "fp16", attention: str = "fused", layout: Optional[str] = None,
+              amp: Optional[bool] = None, graph: Optional[bool] = None, host: Optional[_Path] = None,
+              gpu_dir: Optional[_Path] = None, allow_unmodelled: bool = False) -> str: ...
 def report(path: _Path, output: _Path, *, batch: Optional[int] = None, vs: Optional[_Path] = None,
            compare: List[str] = ..., batches: List[int] = ..., gpu: _Path = "h200",
            input: Optional[Dict[str, List[int]]] = None, runtime: str = "eager", dtype: str = "fp16",

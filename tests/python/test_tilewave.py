@@ -696,3 +696,27 @@ def test_the_stubs_typed_results_of_the_new_calls(tmp_path):
     fields, total = types["TracePair"]
     assert not total
     assert set().union(*(set(p) for p in checked["pairs"])) == fields
+
+
+def test_advise_check_and_rank_text_are_what_the_cli_prints():
+    trace = os.path.join(ROOT, "tests", "data", "traces", "resnet18_b1_eager_h200.profiler.json.gz")
+    model = os.path.join(ROOT, "onnx_models", "runtime", "resnet18.onnx")
+    conf = ["--batch", "1", "--layout", "nhwc", "--no-amp"]
+    for fmt in ("table", "json"):
+        assert tilewave.advise_text(RESNET18, batch=2, format=fmt) == \
+            cli("advise", RESNET18, "--batch", "2", "--format", fmt)
+        assert tilewave.check_text(model, trace, batch=1, layout="nhwc", amp=False, format=fmt, top=4) == \
+            cli("check", model, "--trace", trace, *conf, "--format", fmt, "--top", "4")
+    assert tilewave.check_text(model, trace, batch=1, layout="nhwc", amp=False) == \
+        cli("check", model, "--trace", trace, *conf)
+    models = [RESNET18, model]
+    for fmt in ("table", "json", "csv"):
+        assert tilewave.rank_text(models, threads=1, format=fmt) == cli("rank", *models, "--threads", "1", "--format", fmt)
+    # The text is the dict's document, as the CLI writes both.
+    assert json.loads(tilewave.advise_text(RESNET18, batch=2, format="json")) == tilewave.advise(RESNET18, batch=2)
+    with pytest.raises(tilewave.InputError, match=r"^format: unknown format 'csv' \(table, json\)$"):
+        tilewave.advise_text(RESNET18, format="csv")
+    with pytest.raises(tilewave.InputError, match=r"^format: unknown format 'md' \(table, json, csv\)$"):
+        tilewave.rank_text(models, format="md")
+    with pytest.raises(tilewave.InputError, match="^top: top counts table rows: 0 or more, not -2$"):
+        tilewave.check_text(model, trace, top=-2)

@@ -120,6 +120,15 @@ nlohmann::json check_to_json(const Analysis& a, const MeasuredTrace& t, const Tr
 // `tilewave advise`: the suggestions, best first, with their predicted gains.
 void write_advice_table(std::ostream& os, const Analysis& a, const std::vector<Advice>& advice);
 nlohmann::json advice_to_json(const Analysis& a, const std::vector<Advice>& advice);
+// `rank`, `check` and `advise` in a format by name, as the CLI's --format
+// writes them and the Python module's *_text functions return them: rank
+// table, json or csv; check and advise table or json. Another name throws
+// InputError naming the format.
+void write_rank(std::ostream& os, const std::string& format, const std::vector<Analysis>& analyses,
+                const Ranking& ranking, const std::vector<RankFailure>& failed = {});
+void write_check(std::ostream& os, const std::string& format, const Analysis& a, const MeasuredTrace& t,
+                 const TraceCheck& c, int rows);
+void write_advice(std::ostream& os, const std::string& format, const Analysis& a, const std::vector<Advice>& advice);
 // One model over batch sizes (`tilewave sweep`).
 void write_sweep_table(std::ostream& os, const std::vector<Analysis>& analyses);
 nlohmann::json sweep_to_json(const std::vector<Analysis>& analyses);

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include "tilewave/error.h"
 #include "tilewave/report.h"
 #include "tilewave/text.h"
 
@@ -40,6 +41,12 @@ json advice_to_json(const Analysis& a, const std::vector<Advice>& advice) {
                     {"before", totals(x.before)}, {"after", totals(x.after)}});
   return {{"model", a.model_name}, {"gpu", a.gpu_id}, {"batch", a.batch}, {"dtype", dtype_name(a.dtype)},
           {"runtime", a.runtime}, {"execution", a.exec.to_json()}, {"advice", rows}};
+}
+
+void write_advice(std::ostream& os, const std::string& format, const Analysis& a, const std::vector<Advice>& advice) {
+  if (format == "json") os << advice_to_json(a, advice).dump(2) << "\n";
+  else if (format == "table") write_advice_table(os, a, advice);
+  else throw InputError("format", fmt::format("unknown format '{}' (table or json)", format));
 }
 
 }  // namespace tilewave

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include "tilewave/error.h"
 #include "tilewave/report.h"
 #include "tilewave/text.h"
 
@@ -111,6 +112,13 @@ json check_to_json(const Analysis& a, const MeasuredTrace& t, const TraceCheck& 
           {"by_kind", by_kind},
           {"shape_matched", c.shape_matched},
           {"pairs", std::move(pairs)}};
+}
+
+void write_check(std::ostream& os, const std::string& format, const Analysis& a, const MeasuredTrace& t,
+                 const TraceCheck& c, int rows) {
+  if (format == "json") os << check_to_json(a, t, c).dump(2) << "\n";
+  else if (format == "table") write_check_table(os, a, t, c, rows);
+  else throw InputError("format", fmt::format("unknown format '{}' (table or json)", format));
 }
 
 }  // namespace tilewave

@@ -6,6 +6,7 @@
 #include <fmt/ostream.h>
 
 #include "format.h"
+#include "tilewave/error.h"
 #include "tilewave/report.h"
 #include "tilewave/text.h"
 
@@ -81,6 +82,14 @@ void write_rank_csv(std::ostream& os, const std::vector<Analysis>& as, const Ran
   // Models that could not be analysed: a row each, with only the path and the error.
   for (const auto& f : failed)
     fmt::print(os, ",,{},,,,,,,,,,,{}\n", views::csv_field(f.model_path), views::csv_field(f.reason));
+}
+
+void write_rank(std::ostream& os, const std::string& format, const std::vector<Analysis>& as, const Ranking& ranking,
+                const std::vector<RankFailure>& failed) {
+  if (format == "json") os << rank_to_json(as, ranking, failed).dump(2) << "\n";
+  else if (format == "csv") write_rank_csv(os, as, ranking, failed);
+  else if (format == "table") write_rank_table(os, as, ranking, failed);
+  else throw InputError("format", fmt::format("unknown format '{}' (table, json or csv)", format));
 }
 
 }  // namespace tilewave
