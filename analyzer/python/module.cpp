@@ -493,8 +493,8 @@ PYBIND11_MODULE(tilewave, m) {
         }
         return py::dict(to_python(sweep_to_json(as)));
       },
-      "`tilewave sweep PATH --batch 1,2,... --format json`: {'model', 'gpu', 'points': [{'batch', 'time_us', "
-      "'utilization', 'throughput_per_s', 'loss'}, ...]}, one point per batch in the order given.",
+      "`tilewave sweep PATH --batch 1,2,... --format json`: {'model', 'gpu', 'points': [{'batch', the totals "
+      "as analyze()'s 'total' has them, 'host_bound'}, ...]}, one point per batch in the order given.",
       py::arg("batches") = default_sweep_batches());
 
   m.def(
@@ -548,8 +548,8 @@ PYBIND11_MODULE(tilewave, m) {
       "`tilewave advise PATH --format json`: changes (padded channels, another batch, runtime or dtype, a CUDA "
       "graph), each predicted by analysing the changed model, best first, never one predicted slower. Returns "
       "{'model', 'gpu', 'batch', 'dtype', 'runtime', 'execution', 'advice': [{'kind', 'change', 'detail', 'gain', "
-      "'before', 'after'}, ...]}, before and after each {'time_us', 'throughput_per_s', 'utilization', 'flops', "
-      "'kernels'}.",
+      "'before', 'after'}, ...]}, before and after each the totals as analyze()'s "
+      "'total' has them.",
       py::arg("batch") = py::none());
 
   def_with_model_keywords<const PathArg&, const PathArg&, std::optional<int64_t>>(
@@ -582,8 +582,8 @@ PYBIND11_MODULE(tilewave, m) {
       "`tilewave rank PATHS... --format json`: models (files, folders of them, list files) ordered by predicted "
       "latency beside their FLOPs order, at batch 1 unless given (rank's default: files declare different "
       "batches), threads models at once (None: the cores). A model that cannot be analysed is a 'failed' row. "
-      "Returns {'gpu', 'gpu_trust', 'batch', 'models': [{'model', 'model_path', 'time_us', 'flops', "
-      "'utilization', 'throughput_per_s', 'unmodelled', 'partial'}, ...] (fastest first), 'failed': [{'model', "
+      "Returns {'gpu', 'gpu_trust', 'batch', 'models': [{'model', 'model_path', the totals as "
+      "analyze()'s 'total' has them, 'unmodelled', 'partial'}, ...] (fastest first), 'failed': [{'model', "
       "'error'}, ...], 'kendall_tau_flops_vs_predicted'}.",
       py::arg("paths"), py::kw_only(), py::arg("batch") = 1, py::arg("threads") = py::none());
 

@@ -130,15 +130,10 @@ class Analysis(RunFacts):
     layers: List[Layer]
     notes: List[str]
 
-class SweepPoint(TypedDict):
+# Totals are one schema wherever they appear (docs/report.md "Field names").
+class SweepPoint(Totals):
     batch: int
-    time_us: float
-    gpu_busy_us: float
-    utilization: float
-    bandwidth_utilization: float
-    throughput_per_s: float
-    host_bound: bool
-    loss: Loss
+    host_bound: bool  # bound_by == "host"
 
 class Sweep(TypedDict):
     model: str
@@ -168,12 +163,8 @@ class Candidate(TypedDict):
     kernels: int
     loss: Loss
 
-class AdviceTotals(TypedDict):
-    time_us: float
-    throughput_per_s: float
-    utilization: float
-    flops: int
-    kernels: int
+class AdviceTotals(Totals):
+    pass
 
 class Advice(TypedDict):
     kind: str  # channels | depthwise | runtime | launch | layout | dtype | batch
@@ -228,13 +219,9 @@ class TraceCheck(RunConfig):
     by_kind: List[KindError]
     pairs: List[TracePair]
 
-class RankedModel(TypedDict):
+class RankedModel(Totals):
     model: str
     model_path: str
-    time_us: float
-    flops: int
-    utilization: float
-    throughput_per_s: float
     unmodelled: int
     partial: bool
 

@@ -49,6 +49,9 @@ const AnalysisView* find_analysis_view(const std::string& format);  // nullptr i
 // The JSON document of `analyze`; with_layers false: without its per-kernel
 // rows (write_json streams them).
 nlohmann::json analysis_to_json(const Analysis& a, bool with_layers = true);
+// A network's totals, one schema wherever totals appear (analyze's `total`,
+// sweep's points, rank's rows, advise's before and after, compare's rows).
+nlohmann::json totals_to_json(const Totals& t);
 // Its run facts and totals alone, without node fates or kernels (CSV's
 // first line, compare's rows).
 nlohmann::json analysis_summary_json(const Analysis& a);

@@ -32,13 +32,9 @@ void write_advice_table(std::ostream& os, const Analysis& a, const std::vector<A
 
 json advice_to_json(const Analysis& a, const std::vector<Advice>& advice) {
   json rows = json::array();
-  auto totals = [](const Totals& t) {
-    return json{{"time_us", t.time_us}, {"throughput_per_s", t.throughput_per_s}, {"utilization", t.utilization},
-                {"flops", t.flops}, {"kernels", t.kernels}};
-  };
   for (const auto& x : advice)
     rows.push_back({{"kind", x.kind}, {"change", x.change}, {"detail", x.detail}, {"gain", x.gain},
-                    {"before", totals(x.before)}, {"after", totals(x.after)}});
+                    {"before", totals_to_json(x.before)}, {"after", totals_to_json(x.after)}});
   return {{"model", a.model_name}, {"gpu", a.gpu_id}, {"batch", a.batch}, {"dtype", dtype_name(a.dtype)},
           {"runtime", a.runtime}, {"execution", a.exec.to_json()}, {"advice", rows}};
 }

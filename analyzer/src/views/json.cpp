@@ -30,6 +30,24 @@ std::string kernel_json(const KernelResult& r) {
   return row + '}';
 }
 
+// A CUDA-graph replay is never host-bound (schedule.cpp), so host_bound alone says who sets the pace.
+json totals_to_json(const Totals& t) {
+  return {{"flops", t.flops},
+          {"bytes", t.bytes},
+          {"time_us", t.time_us},
+          {"gpu_busy_us", t.gpu_busy_us},
+          {"host_busy_us", t.host_busy_us},
+          {"bound_by", t.host_bound ? "host" : "gpu"},
+          {"utilization", t.utilization},
+          {"gpu_busy_utilization", t.gpu_busy_utilization},
+          {"dram_bytes", t.dram_bytes},
+          {"l2_hit_bytes", t.l2_hit_bytes},
+          {"bandwidth_utilization", t.bandwidth_utilization},
+          {"throughput_per_s", t.throughput_per_s},
+          {"kernels", t.kernels},
+          {"loss", loss_json(t.losses)}};
+}
+
 json analysis_summary_json(const Analysis& a) {
   return {{"model", a.model_name},
           {"model_path", a.model_path},
@@ -52,21 +70,7 @@ json analysis_summary_json(const Analysis& a) {
           {"launch_gap_us", a.launch_gap_us},
           {"nodes", a.nodes},
           {"free_nodes", a.free_nodes},
-          {"total",
-           {{"flops", a.total.flops},
-            {"bytes", a.total.bytes},
-            {"time_us", a.total.time_us},
-            {"gpu_busy_us", a.total.gpu_busy_us},
-            {"host_busy_us", a.total.host_busy_us},
-            {"bound_by", a.exec.launch == Launch::graph ? "gpu" : a.total.host_bound ? "host" : "gpu"},
-            {"utilization", a.total.utilization},
-            {"gpu_busy_utilization", a.total.gpu_busy_utilization},
-            {"dram_bytes", a.total.dram_bytes},
-            {"l2_hit_bytes", a.total.l2_hit_bytes},
-            {"bandwidth_utilization", a.total.bandwidth_utilization},
-            {"throughput_per_s", a.total.throughput_per_s},
-            {"kernels", a.total.kernels},
-            {"loss", loss_json(a.total.losses)}}},
+          {"total", totals_to_json(a.total)},
           {"unmodelled", a.unmodelled},
           {"partial", a.partial}};
 }

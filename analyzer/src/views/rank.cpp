@@ -22,14 +22,10 @@ json rank_to_json(const std::vector<Analysis>& as, const Ranking& ranking, const
   json rows = json::array();
   for (size_t i : ranking.by_time) {
     const Analysis& a = as[i];
-    rows.push_back({{"model", a.model_name},
-                    {"model_path", a.model_path},
-                    {"time_us", a.total.time_us},
-                    {"flops", a.total.flops},
-                    {"utilization", a.total.utilization},
-                    {"throughput_per_s", a.total.throughput_per_s},
-                    {"unmodelled", a.unmodelled.size()},
-                    {"partial", a.partial}});
+    json row = totals_to_json(a.total);
+    row.update({{"model", a.model_name}, {"model_path", a.model_path}, {"unmodelled", a.unmodelled.size()},
+                {"partial", a.partial}});
+    rows.push_back(std::move(row));
   }
   return {{"gpu", as.empty() ? "" : as[0].gpu_id},
           {"gpu_trust", as.empty() ? "" : trust_name(as[0].gpu_trust)},

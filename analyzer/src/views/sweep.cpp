@@ -19,15 +19,11 @@ using views::si;
 
 json sweep_to_json(const std::vector<Analysis>& as) {
   json rows = json::array();
-  for (const auto& a : as)
-    rows.push_back({{"batch", a.batch},
-                    {"gpu_busy_us", a.total.gpu_busy_us},
-                    {"bandwidth_utilization", a.total.bandwidth_utilization},
-                    {"host_bound", a.total.host_bound},
-                    {"time_us", a.total.time_us},
-                    {"utilization", a.total.utilization},
-                    {"throughput_per_s", a.total.throughput_per_s},
-                    {"loss", loss_json(a.total.losses)}});
+  for (const auto& a : as) {
+    json point = totals_to_json(a.total);
+    point.update({{"batch", a.batch}, {"host_bound", a.total.host_bound}});  // host_bound: bound_by == "host"
+    rows.push_back(std::move(point));
+  }
   if (as.empty()) return {{"model", ""}, {"points", rows}};
   return {{"model", as[0].model_name},     {"model_path", as[0].model_path}, {"gpu", as[0].gpu_id},
           {"gpu_trust", trust_name(as[0].gpu_trust)},  {"execution", as[0].exec.to_json()}, {"points", rows}};
