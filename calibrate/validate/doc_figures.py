@@ -20,10 +20,10 @@ import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness"))
-import common  # noqa: E402  (calibrate/harness: the timm-harness bench rows and predictions)
-from validate import kendall_tau  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pair"))
+import harness_runs  # noqa: E402  (calibrate/pair/harness_runs.py: the timm-harness bench rows and predictions)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import kendall_tau  # noqa: E402  (calibrate/validate/harness.py)
 import runtimes  # noqa: E402  (calibrate/validate/runtimes.py: the network validation per runtime)
 from figures_common import DATA, FENCE, Runs, bias, cpp_param_table, fitted_layers, pct  # noqa: E402
 
@@ -90,7 +90,7 @@ def report_analyze_b1(runs):
 def report_schedule_b1(runs):
     """docs/report.md: the schedule line of `analyze onnx_models/resnet50.onnx --gpu h200 --batch 1`, and the step the fresh bench.jsonl.gz measured."""
     t = runs.analyze("resnet50", "--gpu", "h200", "--batch", "1")["total"]
-    m = next(r for r in common.rows(common.RUNS[1]) if (r["model"], r["layout"], r["batch"]) == ("resnet50", "nchw", 1))
+    m = next(r for r in harness_runs.rows(harness_runs.RUNS[1]) if (r["model"], r["layout"], r["batch"]) == ("resnet50", "nchw", 1))
     return ["The schedule line says who sets the step: here the host, which issues ops",
             f"for {t['host_busy_us'] / 1e3:.1f} ms against {t['gpu_busy_us'] / 1e3:.2f} ms of GPU work "
             "(docs/model.md \"Schedule\"). On the",
@@ -151,10 +151,10 @@ def report_compare_gpus(runs):
 
 
 def readme_harness(runs):
-    """README.md: timm's harness on the fresh set, calibrate/harness/validate.py's median, p90 and tau per layout."""
-    rows = common.rows(common.RUNS[1])
+    """README.md: timm's harness on the fresh set, calibrate/validate/harness.py's median, p90 and tau per layout."""
+    rows = harness_runs.rows(harness_runs.RUNS[1])
     with ThreadPoolExecutor(os.cpu_count() or 2) as pool:
-        preds = list(pool.map(lambda r: common.predict(runs.tw, r["model"], r["layout"], r["batch"])["total"], rows))
+        preds = list(pool.map(lambda r: harness_runs.predict(runs.tw, r["model"], r["layout"], r["batch"])["total"], rows))
     groups = {}
     for r, p in zip(rows, preds):
         groups.setdefault((r["layout"], r["batch"]), []).append((p["time_us"], r["step_ms"] * 1e3, p["flops"]))

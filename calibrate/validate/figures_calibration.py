@@ -11,12 +11,13 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "harness"))
+sys.path.insert(0, os.path.join(HERE, "..", "pair"))
+sys.path.insert(0, os.path.join(HERE, "..", "fit"))
 sys.path.insert(0, HERE)
-import common  # noqa: E402  (calibrate/harness: the timm-harness rows, the fit/held-out split, predictions)
-import fit_host  # noqa: E402
-import fit_passes  # noqa: E402
-import kernel_classes  # noqa: E402
+import harness_host  # noqa: E402  (calibrate/fit/harness_host.py)
+import harness_kernel_classes  # noqa: E402  (calibrate/pair/harness_kernel_classes.py)
+import harness_passes  # noqa: E402  (calibrate/fit/harness_passes.py)
+import harness_runs  # noqa: E402  (calibrate/pair/harness_runs.py: the timm-harness rows, the fit/held-out split, predictions)
 from evidence import grouped_widths  # noqa: E402
 from figures_common import DATA, cpp_param_table, fitted_layers, jsonl, pct  # noqa: E402
 from residuals_by_size import ratios_by_size  # noqa: E402
@@ -280,7 +281,7 @@ def calibration_physics(runs):
 
 def calibration_host_micro(runs):
     """docs/calibration.md: the single-op host timings, calibrate/data/h200/timm_harness/fit_heldout/host_micro.jsonl."""
-    m = {r["case"]: r for r in jsonl(os.path.join(common.RUNS[0], "host_micro.jsonl"))}
+    m = {r["case"]: r for r in jsonl(os.path.join(harness_runs.RUNS[0], "host_micro.jsonl"))}
     us = lambda case: f"{m[case]['host_us_median']:.1f} \u00b5s"
     ew = sorted(m[c]["host_us_median"] for c in ("relu_module", "add_tensor", "silu_functional"))
     calls = sorted({r["calls"] for r in m.values()})
@@ -295,28 +296,28 @@ def calibration_host_micro(runs):
 
 
 def host_fit(runs):
-    """fit_host.py's inputs and fit now, computed once: (single-op costs, networks x layouts, runs, (scale, params, errors))."""
+    """fit/harness_host.py's inputs and fit now, computed once: (single-op costs, networks x layouts, runs, (scale, params, errors))."""
     if "host_fit" not in runs.cache:
-        micro = fit_host.micro_costs()
-        networks, fit_runs = fit_host.fit_runs(runs.tw, pmap)
-        runs.cache["host_fit"] = micro, networks, fit_runs, fit_host.fit(micro, fit_runs)
+        micro = harness_host.micro_costs()
+        networks, fit_runs = harness_host.fit_runs(runs.tw, pmap)
+        runs.cache["host_fit"] = micro, networks, fit_runs, harness_host.fit(micro, fit_runs)
     return runs.cache["host_fit"]
 
 
 def calibration_host_fit(runs):
-    """docs/calibration.md: `python3 calibrate/harness/fit_host.py build/analyzer/tilewave` now, beside the frozen gpu_models/hosts/h200-vm.json."""
+    """docs/calibration.md: `python3 calibrate/fit/harness_host.py build/analyzer/tilewave` now, beside the frozen gpu_models/hosts/h200-vm.json."""
     micro, networks, fit_runs, (scale, params, errs) = host_fit(runs)
     frozen = json.load(open(HOST))["params"]
     # The file keeps the scaled costs only: its factor is their sum over the single-op costs'.
-    frozen_scale = sum(frozen[fit_host.PARAM[k]] for k in micro) / sum(micro.values())
-    frozen_errs = fit_host.errors(frozen, fit_runs)
-    err = lambda e: f"{pct(statistics.median(e))} ({pct(fit_host.p90(e))})"
+    frozen_scale = sum(frozen[harness_host.PARAM[k]] for k in micro) / sum(micro.values())
+    frozen_errs = harness_host.errors(frozen, fit_runs)
+    err = lambda e: f"{pct(statistics.median(e))} ({pct(harness_host.p90(e))})"
     label = {"op": "op", "conv": "conv", "gemm": "GEMM", "norm": "BatchNorm", "cast": "cast"}
     return ["| host values | factor | `host_inner_launch_us` | `host_step_us` | host issue time: median error (p90) |",
             "| --- | ---: | ---: | ---: | ---: |",
             f"| `h200-vm.json`, frozen at 32974f0 | {frozen_scale:.3f} | {frozen['host_inner_launch_us']:.2f} \u00b5s | "
             f"{nice(frozen['host_step_us'])} | {err(frozen_errs)} on today's counts |",
-            f"| `fit_host.py` now | {scale:.3f} | {params['host_inner_launch_us']:.2f} \u00b5s | "
+            f"| `harness_host.py` now | {scale:.3f} | {params['host_inner_launch_us']:.2f} \u00b5s | "
             f"{nice(params['host_step_us'])} | {err(errs)} |",
             "",
             f"Fitted on {len(fit_runs)} runs ({networks // 2} networks \u00d7 2 layouts \u00d7 batch 1 and 16). The "
@@ -339,9 +340,9 @@ HOST_MISSES = (("Res2Net", "res2net"), ("MixNet", "mixnet"), ("CSPDarkNet", "csp
 
 
 def calibration_host_misses(runs):
-    """docs/calibration.md: the worst miss (predicted / measured step - 1, as `calibrate/harness/validate.py build/analyzer/tilewave` lists them) of the networks the host model misses most, over both timm-harness calls."""
-    rows = [r for run in common.RUNS for r in common.rows(run) if any(m in r["model"] for _, m in HOST_MISSES)]
-    preds = pmap(lambda r: common.predict(runs.tw, r["model"], r["layout"], r["batch"]), rows)
+    """docs/calibration.md: the worst miss (predicted / measured step - 1, as `calibrate/validate/harness.py build/analyzer/tilewave` lists them) of the networks the host model misses most, over both timm-harness calls."""
+    rows = [r for run in harness_runs.RUNS for r in harness_runs.rows(run) if any(m in r["model"] for _, m in HOST_MISSES)]
+    preds = pmap(lambda r: harness_runs.predict(runs.tw, r["model"], r["layout"], r["batch"]), rows)
     worst = {name: min(p["total"]["time_us"] / (r["step_ms"] * 1e3) - 1 for r, p in zip(rows, preds) if m in r["model"])
              for name, m in HOST_MISSES}
     short = sorted(-e for e in worst.values())
@@ -349,24 +350,24 @@ def calibration_host_misses(runs):
     return ["Where the host model is weakest: networks with many small Python-level ops that the ONNX graph does "
             f"not show one for one ({', '.join(n for n, _ in HOST_MISSES)}) are predicted up to "
             f"{100 * short[0]:.0f}\u2013{short[-1]:.0%} short (each one's worst network, layout and batch over both "
-            "timm-harness calls, predicted / measured step \u2212 1 as `calibrate/harness/validate.py` lists its "
+            "timm-harness calls, predicted / measured step \u2212 1 as `calibrate/validate/harness.py` lists its "
             "largest misses); a per-module cost is not modelled (`host_step_us` fits to 0)."]
 
 
 # --- Layout and precision sets ---------------------------------------------------------------------
 
 def calibration_passes(runs):
-    """docs/calibration.md: `python3 calibrate/harness/fit_passes.py build/analyzer/tilewave` (without --write) against gpu_models/h200.json's sets, and kernel_classes.py --set fit's profiled BatchNorm kernels at batch 1."""
+    """docs/calibration.md: `python3 calibrate/fit/harness_passes.py build/analyzer/tilewave` (without --write) against gpu_models/h200.json's sets, and pair/harness_kernel_classes.py --set fit's profiled BatchNorm kernels at batch 1."""
     with tempfile.TemporaryDirectory() as tmp:
-        sets = fit_passes.fit_sets(runs.tw, ["--gpu-dir", common.base_gpu_dir(tmp)], pmap, out=lambda line: None)
+        sets = harness_passes.fit_sets(runs.tw, ["--gpu-dir", harness_runs.base_gpu_dir(tmp)], pmap, out=lambda line: None)
     g = json.load(open(H200))
     eager, base = g["runtime_params"]["eager"]["params"], g["params"]
     nchw, nhwc = sets["eager nchw amp"], sets["eager nhwc amp"]
     floor = eager["fixed_us_memory"]
-    fit, _ = common.zoo_split()
-    nets = len({r["model"] for r in common.rows(common.RUNS[0]) if r["model"] in fit})
-    batches = sorted({r["batch"] for r in common.rows(common.RUNS[0])})
-    sums = kernel_classes.class_sums(None, "fit")
+    fit, _ = harness_runs.zoo_split()
+    nets = len({r["model"] for r in harness_runs.rows(harness_runs.RUNS[0]) if r["model"] in fit})
+    batches = sorted({r["batch"] for r in harness_runs.rows(harness_runs.RUNS[0])})
+    sums = harness_kernel_classes.class_sums(None, "fit")
     bn = {layout: sums[(layout, 1)] for layout in ("channels_last", "nchw")}
     counts = sorted({int(s["mn_bn"]) for s in bn.values()})
     lines = [f"For each class it solves, over batch {and_list([str(b) for b in batches])}, the summed profiled time",
@@ -392,7 +393,7 @@ def calibration_passes(runs):
                     f"NHWC kernel's floor is the striking one: at batch 1 the fit families' "
                     f"{'/'.join(f'{c:,}' for c in counts)} cuDNN BatchNorm kernels take "
                     f"{bn['channels_last']['m_bn'] / 1e3:.1f} ms in NHWC and {bn['nchw']['m_bn'] / 1e3:.1f} ms in NCHW",
-                    "(`calibrate/harness/kernel_classes.py build/analyzer/tilewave --set fit`)."]
+                    "(`calibrate/pair/harness_kernel_classes.py build/analyzer/tilewave --set fit`)."]
 
 
 # --- Held-out layers and where the model is weakest --------------------------------------------------

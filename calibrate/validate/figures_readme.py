@@ -6,12 +6,12 @@ import re
 import statistics
 from concurrent.futures import ThreadPoolExecutor
 
-import common  # calibrate/harness/common.py: timm's-harness rows and predictions (doc_figures.py puts it on the path)
+import harness_runs  # calibrate/pair/harness_runs.py: timm's-harness rows and predictions (doc_figures.py puts pair/ on the path)
 import kernel_kinds  # calibrate/validate/kernel_kinds.py: `tilewave check` over profiled forwards, by kernel kind
 import library_kernels  # calibrate/validate/library_kernels.py: cuDNN/cuBLAS kernels inside networks
 import other_gpus  # calibrate/validate/other_gpus.py: the GPUs nobody here owns
+from harness import host_spread  # calibrate/validate/harness.py
 from runtimes import quantile, read_jsonl  # calibrate/validate/runtimes.py
-from validate import host_spread  # calibrate/harness/validate.py
 
 RT = "calibrate/data/h200/runtimes"
 
@@ -89,18 +89,18 @@ def readme_fresh_sets(runs):
 
 def readme_harness_set(runs):
     """README.md: the networks of timm's harness's fresh call, counted in calibrate/data/h200/timm_harness/fresh/bench.jsonl.gz."""
-    return [f"\"timm's harness\"), on {len({r['model'] for r in common.rows(common.RUNS[1])})} fresh networks "
+    return [f"\"timm's harness\"), on {len({r['model'] for r in harness_runs.rows(harness_runs.RUNS[1])})} fresh networks "
             "measured after the model was frozen"]
 
 
 def readme_harness_misses(runs):
-    """README.md: what calibrate/harness/validate.py prints of the host time's spread across batches, and its median predicted/measured step of the held-out and fresh sets in NCHW at batch 256."""
+    """README.md: what calibrate/validate/harness.py prints of the host time's spread across batches, and its median predicted/measured step of the held-out and fresh sets in NCHW at batch 256."""
     spread = host_spread()[0]
-    _, held = common.zoo_split()
-    sel = [(name, r) for name, run in (("held-out", common.RUNS[0]), ("fresh", common.RUNS[1]))
-           for r in common.rows(run) if r["layout"] == "nchw" and r["batch"] == 256 and (name == "fresh" or r["model"] in held)]
+    _, held = harness_runs.zoo_split()
+    sel = [(name, r) for name, run in (("held-out", harness_runs.RUNS[0]), ("fresh", harness_runs.RUNS[1]))
+           for r in harness_runs.rows(run) if r["layout"] == "nchw" and r["batch"] == 256 and (name == "fresh" or r["model"] in held)]
     with ThreadPoolExecutor(os.cpu_count() or 2) as pool:
-        pred = list(pool.map(lambda x: common.predict(runs.tw, x[1]["model"], "nchw", 256)["total"]["time_us"], sel))
+        pred = list(pool.map(lambda x: harness_runs.predict(runs.tw, x[1]["model"], "nchw", 256)["total"]["time_us"], sel))
     ratio = sorted(statistics.median(p / (r["step_ms"] * 1e3) for (n, r), p in zip(sel, pred) if n == name)
                    for name in ("held-out", "fresh"))
     return [f"the host's own time varies by a median {spread:.2f}\u00d7 across the batches of one",

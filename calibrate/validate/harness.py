@@ -24,12 +24,14 @@ Without --markdown it also lists each set's largest misses, and how far the
 measured host time (host_ms) of one network and layout moves across batch
 1, 16 and 256 (max/min, median and p90), which no single host time can follow.
 
-usage: calibrate/harness/validate.py build/analyzer/tilewave [--markdown]
+usage: calibrate/validate/harness.py build/analyzer/tilewave [--markdown]
 """
+import os
 import statistics
 import sys
 
-from common import RUNS, kernel_lists, predict, rows, zoo_split
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pair"))
+from harness_runs import RUNS, kernel_lists, predict, rows, zoo_split  # noqa: E402
 
 
 def kendall_tau(a, b):

@@ -24,15 +24,15 @@ with host_c_us = scale * micro_c, on relative error (each network weighs the
 same), by coordinate descent.
 Prints the fitted values, the fit's median error, and the JSON `params`.
 
-usage: calibrate/harness/fit_host.py build/analyzer/tilewave
+usage: calibrate/fit/harness_host.py build/analyzer/tilewave
 """
 import json
+import os
 import statistics
 import sys
 
-import os
-
-from common import ROOT, RUNS, predict, rows, zoo_split
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pair"))
+from harness_runs import ROOT, RUNS, predict, rows, zoo_split  # noqa: E402
 
 CLASSES = ["op", "conv", "gemm", "norm", "cast", "inner"]
 PARAM = {"op": "host_op_us", "conv": "host_conv_us", "gemm": "host_gemm_us", "norm": "host_norm_us",

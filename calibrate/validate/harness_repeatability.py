@@ -12,15 +12,17 @@ pass after the other):
      pass-to-pass ratio, and the ratio to the same networks in fit_heldout/
      (measured on another machine of the same kind);
   2. `.half()` weights (`--no-amp`) in a plain loop: tilewave's step time
-     against the first pass, median, p90 and ratio, as validate.py reports
-     AMP.
+     against the first pass, median, p90 and ratio, as validate/harness.py
+     reports AMP.
 
-usage: calibrate/harness/repeatability.py build/analyzer/tilewave
+usage: calibrate/validate/harness_repeatability.py build/analyzer/tilewave
 """
+import os
 import statistics
 import sys
 
-from common import predict, rows
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pair"))
+from harness_runs import predict, rows  # noqa: E402
 
 RUN = "calibrate/data/h200/timm_harness/repeat"
 FIRST = "calibrate/data/h200/timm_harness/fit_heldout"   # another lease of the same kind

@@ -2,7 +2,7 @@
 """Fits the parameter sets of eager PyTorch under autocast, per layout
 (gpu_models/h200.json runtime_params "eager nchw amp" and "eager nhwc amp";
 docs/calibration.md "Layout and precision sets"), on the fit families'
-profiled kernels under timm's harness (calibrate/harness/kernel_classes.py's
+profiled kernels under timm's harness (calibrate/pair/harness_kernel_classes.py's
 classes).
 
 Three kinds of kernel change with the layout and precision (docs/model.md
@@ -22,7 +22,7 @@ bytes over the datasheet bandwidth, and their ramp term (docs/model.md
 "Memory time") is taken off the profiled time first; for depthwise it is
 tilewave's variable time at the base eager set, and the rate a factor on it.
 
-usage: calibrate/harness/fit_passes.py build/analyzer/tilewave [--write]
+usage: calibrate/fit/harness_passes.py build/analyzer/tilewave [--write]
 (--write: the sets go into gpu_models/h200.json, with their provenance)
 """
 import collections
@@ -32,8 +32,9 @@ import subprocess
 import sys
 import tempfile
 
-from common import ROOT, RUNS, base_gpu_dir, kernel_lists, predict, rows, zoo_split
-from kernel_classes import measured_class, predicted_class
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pair"))
+from harness_kernel_classes import measured_class, predicted_class  # noqa: E402
+from harness_runs import ROOT, RUNS, base_gpu_dir, kernel_lists, predict, rows, zoo_split  # noqa: E402
 
 
 def ls2(cells):
@@ -59,7 +60,7 @@ def main():
         g = json.load(open(path))
         for key, params in sets.items():
             g["runtime_params"][key] = {"fitted_on": {
-                "command": "python3 calibrate/harness/fit_passes.py build/analyzer/tilewave --write",
+                "command": "python3 calibrate/fit/harness_passes.py build/analyzer/tilewave --write",
                 "data": RUNS[0] + "/kernels.jsonl.gz, fit families only (onnx_models/zoo.py runtime_split)",
                 "harness": "timm benchmark.py: fp32 weights under autocast(float16), batch 1/16/256"},
                 "params": params}

@@ -1,5 +1,7 @@
-"""Shared by the timm-harness scripts (docs/validation.md "timm's harness"):
-the measured rows, the fit/held-out split and tilewave's predictions."""
+"""Shared by the timm-harness scripts (docs/validation.md "timm's harness";
+pair/harness_kernel_classes.py, fit/harness_host.py, fit/harness_passes.py,
+validate/harness.py, validate/harness_repeatability.py): the measured rows,
+the fit/held-out split and tilewave's predictions."""
 import gzip
 import json
 import os
