@@ -1,6 +1,7 @@
 // Loading, shape inference, overrides and every error path of stage 1-2.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "test_helpers.h"
@@ -52,6 +53,30 @@ TEST_CASE("weights stored in absent external files are not needed") {
   o.batch = 2;
   const Model m = load("stripped.onnx", o);
   CHECK(dims(m, m.outputs[0]) == std::vector<int64_t>{2, 10});
+}
+
+TEST_CASE("readers: each node input is a reader of its tensor, by slot, in file order; an omitted input reads nothing") {
+  for (const char* file : {"shuffle.onnx", "tiny_cnn.onnx"}) {
+    CAPTURE(file);
+    const Model m = load(file);
+    size_t inputs = 0, reads = 0;
+    for (const auto& n : m.nodes)
+      for (size_t s = 0; s < n.inputs.size(); ++s) {
+        if (n.inputs[s].empty()) continue;
+        ++inputs;
+        const auto& readers = m.readers_of(n.inputs[s]);
+        CHECK(std::any_of(readers.begin(), readers.end(),
+                          [&](const TensorRead& r) { return r.node == n.index && r.slot == int(s); }));
+      }
+    for (const auto& [tensor, readers] : m.readers) {
+      reads += readers.size();
+      for (size_t k = 1; k < readers.size(); ++k)
+        CHECK(std::make_pair(readers[k - 1].node, readers[k - 1].slot) < std::make_pair(readers[k].node, readers[k].slot));
+    }
+    CHECK(reads == inputs);
+    CHECK(m.readers_of("").empty());
+    CHECK(m.readers_of(m.outputs[0]).empty());
+  }
 }
 
 TEST_CASE("ShuffleNet's channel shuffle resolves through Shape->Gather->Div->Concat->Reshape") {

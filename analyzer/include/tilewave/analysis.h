@@ -168,6 +168,7 @@ struct ModelFile {
   std::string path;
   std::shared_ptr<const onnx::ModelProto> proto;  // never changed: each analysis loads a copy
   explicit ModelFile(const std::string& path);    // InputError naming the file, as load_onnx
+  Model load(const LoadOptions& options) const;   // as load_onnx, from a copy
   Analysis analyze(const GpuModel& gpu, const AnalyzeOptions& options) const;
 };
 

@@ -83,6 +83,12 @@ struct Node {
   const onnx::NodeProto* proto = nullptr;
 };
 
+// One input of one node: the node's index and the input's position.
+struct TensorRead {
+  int node = 0;
+  int slot = 0;
+};
+
 struct Model {
   std::string path;
   std::shared_ptr<onnx::ModelProto> proto;
@@ -97,6 +103,9 @@ struct Model {
   std::unordered_set<std::string> static_tensors;
   std::unordered_map<std::string, TensorValue> values;          // known at load time
   std::unordered_map<std::string, int> producer;                // tensor -> node index
+  // tensor -> each node input that reads it, in file order (a node reading
+  // it twice is there twice); an omitted input ("") reads nothing.
+  std::unordered_map<std::string, std::vector<TensorRead>> readers;
   std::unordered_map<std::string, std::string> unknown_reason;  // why a shape stayed unknown
   int64_t batch = 0;                           // dim 0 of the first input after overrides
   std::vector<std::string> notes;              // assumptions the user should know about
@@ -107,6 +116,8 @@ struct Model {
   int64_t opset(const std::string& domain = "") const;
   // The node writing `tensor`, or nullptr for inputs, weights and constants.
   const Node* producer_of(const std::string& tensor) const;
+  // The node inputs reading `tensor` (readers); none for a tensor nothing reads.
+  const std::vector<TensorRead>& readers_of(const std::string& tensor) const;
 };
 
 class OpRegistry;

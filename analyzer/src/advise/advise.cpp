@@ -1,23 +1,24 @@
 // docs/report.md "`tilewave advise`". Each suggestion is a changed model
 // (another runtime, dtype or batch, or a graph with padded channels)
 // analysed by the same path as the original; its gain is the difference.
+// The graph rewrites are passes over the loaded Model: each says what it
+// changes as a GraphEdit, which a ModelCopy applies (model_copy.h).
 #include "tilewave/advise.h"
 
 #include <algorithm>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <set>
-#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
-#include "tilewave/error.h"
+#include "model_copy.h"
 #include "tilewave/model.h"
+#include "tilewave/op_registry.h"
 #include "tilewave/text.h"
-#include "tilewave_onnx.pb.h"
-#include "tilewave/tensor_values.h"
-#include "tilewave/pipeline.h"
 
 namespace tilewave {
 
@@ -27,91 +28,44 @@ double gain_of(const Totals& before, const Totals& after) {
   return before.throughput_per_s > 0 ? after.throughput_per_s / before.throughput_per_s - 1 : 0;
 }
 
-// --- Channel padding on the graph -----------------------------------------
+// --- The graph the rewrites search ----------------------------------------
 
-// Who writes and who reads each tensor, and where each initializer is, built
-// once per graph: the rewrites below change initializers' shapes and drop
-// nodes, never the wiring they look at or the initializers' order, so the
-// index also serves copies of the graph.
-struct GraphIndex {
-  std::map<std::string, int> producer;
-  std::map<std::string, std::vector<std::pair<int, int>>> consumers;  // tensor -> (node, input slot)
-  std::set<std::string> outputs;                                      // graph outputs
-  std::map<std::string, int> initializer_at;                          // name -> position (the first of a name)
-  const OpRegistry& registry;  // what each op is (op_trait): the rewrites keep no op lists of their own
-  GraphIndex(const onnx::GraphProto& g, const OpRegistry& ops) : registry(ops) {
-    for (int i = 0; i < g.node_size(); ++i) {
-      for (const auto& o : g.node(i).output()) producer[o] = i;
-      for (int s = 0; s < g.node(i).input_size(); ++s) consumers[g.node(i).input(s)].push_back({i, s});
-    }
-    for (const auto& o : g.output()) outputs.insert(o.name());
-    for (int i = 0; i < g.initializer_size(); ++i) initializer_at.emplace(g.initializer(i).name(), i);
-  }
+// What the rewrites read: the loaded model (who writes and who reads each
+// tensor, the initializers' dims, the attributes) and what each op is
+// (op_trait: the rewrites keep no op lists of their own).
+struct Graph {
+  const Model& model;
+  const OpRegistry& registry;
+
+  const Node& node(int i) const { return model.nodes[size_t(i)]; }
+  // The node writing `tensor`, or null.
+  const Node* producer(const std::string& tensor) const { return model.producer_of(tensor); }
+  // Whether node n is registered with `trait` (op_registry.h: carries_channels,
+  // channel_binary, activation).
+  bool is(const Node& n, unsigned trait) const { return registry.has_trait(n.domain, n.op_type, trait); }
   // Readers, a graph output counting as one.
   size_t uses(const std::string& tensor) const {
-    const auto it = consumers.find(tensor);
-    return (it == consumers.end() ? 0 : it->second.size()) + outputs.count(tensor);
+    return model.readers_of(tensor).size() + (model.is_output(tensor) ? 1 : 0);
   }
-  const std::vector<std::pair<int, int>>& readers(const std::string& tensor) const {
-    static const std::vector<std::pair<int, int>> none;
-    const auto it = consumers.find(tensor);
-    return it == consumers.end() ? none : it->second;
-  }
-  // The initializer of this name in `g` (the indexed graph or a copy), or null.
-  onnx::TensorProto* initializer(onnx::GraphProto& g, const std::string& name) const {
-    const auto it = initializer_at.find(name);
-    return it == initializer_at.end() ? nullptr : g.mutable_initializer(it->second);
-  }
-  const onnx::TensorProto* initializer(const onnx::GraphProto& g, const std::string& name) const {
-    const auto it = initializer_at.find(name);
-    return it == initializer_at.end() ? nullptr : &g.initializer(it->second);
+  // An initializer's dims, or null for any other tensor.
+  const std::vector<int64_t>* initializer(const std::string& name) const {
+    const TensorInfo* t = model.initializers.count(name) ? model.tensor(name) : nullptr;
+    return t ? &t->dims : nullptr;
   }
 };
 
-// Elements of an initializer; dims from the file, so the product saturates.
-int64_t elements(const onnx::TensorProto& t) {
-  int64_t n = 1;
-  for (int64_t d : t.dims()) n = saturating_mul(n, d);
-  return n;
-}
-
-int64_t group_of(const onnx::NodeProto& n) {
-  for (const auto& a : n.attribute())
-    if (a.name() == "group") return a.i();
-  return 1;
-}
-
-// The data goes (this copy is only analysed): the tensor keeps its shape, as
-// the bundled weight-stripped models do.
-void shape_only(onnx::TensorProto* t) {
-  t->clear_raw_data();
-  t->clear_float_data();
-  t->clear_int32_data();
-  t->clear_int64_data();
-  t->clear_double_data();
-  t->clear_external_data();
-  t->set_data_location(onnx::TensorProto::EXTERNAL);
-  auto* e = t->add_external_data();
-  e->set_key("location");
-  e->set_value("padded.bin");
-}
-
-// Whether node n is registered with `trait` (op_registry.h: carries_channels,
-// channel_binary, activation).
-bool is(const GraphIndex& index, const onnx::NodeProto& n, unsigned trait) {
-  return index.registry.has_trait(n.domain(), n.op_type(), trait);
-}
-
 // A constant with at most one element (it broadcasts over any channel count).
-bool scalar_constant(const onnx::GraphProto& g, const GraphIndex& index, const std::string& tensor) {
-  if (const onnx::TensorProto* t = index.initializer(g, tensor)) return elements(*t) <= 1;
-  const auto p = index.producer.find(tensor);
-  if (p == index.producer.end() || g.node(p->second).op_type() != "Constant") return false;
-  for (const auto& a : g.node(p->second).attribute())
-    if (a.name() == "value") return elements(a.t()) <= 1;
-    else if (a.name() == "value_float" || a.name() == "value_int") return true;
-  return false;
+bool scalar_constant(const Graph& g, const std::string& tensor) {
+  const Node* p = g.producer(tensor);
+  if (!g.model.initializers.count(tensor) && !(p && p->op_type == "Constant")) return false;
+  const TensorInfo* t = g.model.tensor(tensor);
+  return t && t->fully_known() && t->numel() <= 1;
 }
+
+// The label of a node in advice: its name in the file, shortened.
+std::string label(const Node& n) { return compact_name(file_name_of(n)); }
+
+// --- Channel padding on the graph -----------------------------------------
 
 // Every tensor that must grow by `delta` channels together with the output
 // of Conv `conv` (docs/report.md "`tilewave advise`"): through activations,
@@ -128,7 +82,39 @@ struct ChannelGrowth {
   std::vector<int> padded_convs;                  // convs that write more channels
 };
 
-std::optional<ChannelGrowth> channel_growth(const onnx::GraphProto& g, const GraphIndex& index, int conv) {
+// Growths applied, kept as the GraphEdit that applies them: the search reads
+// the initializers' dims and the convolutions' groups through it (each
+// growth is found on the graph with those found before it), and each trial
+// applies it to a copy.
+class Grown {
+ public:
+  explicit Grown(const Graph& g) : graph_(g) {}
+  // An initializer's dims, or null for any other tensor.
+  const std::vector<int64_t>* dims(const std::string& name) const {
+    const auto it = edit_.initializer_dims.find(name);
+    return it != edit_.initializer_dims.end() ? &it->second : graph_.initializer(name);
+  }
+  int64_t group(const Node& n) const {
+    const auto it = edit_.int_attributes.find({n.index, "group"});
+    return it != edit_.int_attributes.end() ? it->second : attr_int(n, "group", 1);
+  }
+  // Grows by `delta` what `growth` names (by 0: it is in the edit, unchanged).
+  void grow(const ChannelGrowth& growth, int64_t delta) {
+    for (const auto& [name, dim] : growth.dims) {
+      std::vector<int64_t> d = *dims(name);
+      d[size_t(dim)] += delta;
+      edit_.initializer_dims[name] = std::move(d);
+    }
+    for (int i : growth.groups) edit_.int_attributes[{i, "group"}] = group(graph_.node(i)) + delta;
+  }
+  const GraphEdit& edit() const { return edit_; }
+
+ private:
+  const Graph& graph_;
+  GraphEdit edit_;
+};
+
+std::optional<ChannelGrowth> channel_growth(const Graph& g, const Grown& grown, int conv) {
   ChannelGrowth out;
   std::set<std::string> joined, producer_done;
   std::set<std::pair<int, int>> visited;  // (node, slot) ; slot -1: the node's output
@@ -137,107 +123,87 @@ std::optional<ChannelGrowth> channel_growth(const onnx::GraphProto& g, const Gra
     if (from_producer) producer_done.insert(t);
     if (joined.insert(t).second) todo.push_back(t);
   };
-  auto grow_output = [&](int i) {
-    const auto& n = g.node(i);
-    out.dims.push_back({n.input(1), 0});
-    if (n.input_size() > 2 && !n.input(2).empty()) out.dims.push_back({n.input(2), 0});
-    out.padded_convs.push_back(i);
+  auto grow_output = [&](const Node& n) {
+    out.dims.push_back({n.inputs[1], 0});
+    if (n.inputs.size() > 2 && !n.inputs[2].empty()) out.dims.push_back({n.inputs[2], 0});
+    out.padded_convs.push_back(n.index);
   };
   // One node met through one of its tensors; false where the growth cannot pass.
   auto visit = [&](int i, int slot) -> bool {
-    const auto& n = g.node(i);
-    const std::string& op = n.op_type();
+    const Node& n = g.node(i);
+    const std::string& op = n.op_type;
     if (op == "Conv") {
-      const onnx::TensorProto* w = n.input_size() > 1 ? index.initializer(g, n.input(1)) : nullptr;
-      if (!w || w->dims_size() != 4 || slot > 0) return false;
-      const int64_t group = group_of(n);
+      const std::vector<int64_t>* w = n.inputs.size() > 1 ? grown.dims(n.inputs[1]) : nullptr;
+      if (!w || w->size() != 4 || slot > 0) return false;
+      const int64_t group = grown.group(n);
       if (group == 1) {
         if (!visited.insert({i, slot}).second) return true;
-        if (slot < 0) grow_output(i);
-        else out.dims.push_back({n.input(1), 1});
+        if (slot < 0) grow_output(n);
+        else out.dims.push_back({n.inputs[1], 1});
         return true;
       }
-      if (w->dims(1) != 1 || group != w->dims(0)) return false;  // grouped, not depthwise
+      if ((*w)[1] != 1 || group != (*w)[0] || n.outputs.empty()) return false;  // grouped, not depthwise
       if (!visited.insert({i, 0}).second) return true;
-      out.dims.push_back({n.input(1), 0});
-      if (n.input_size() > 2 && !n.input(2).empty()) out.dims.push_back({n.input(2), 0});
+      out.dims.push_back({n.inputs[1], 0});
+      if (n.inputs.size() > 2 && !n.inputs[2].empty()) out.dims.push_back({n.inputs[2], 0});
       out.groups.push_back(i);
-      join(n.input(0), false);
-      join(n.output(0), true);
+      join(n.inputs[0], false);
+      join(n.outputs[0], true);
       return true;
     }
-    if (n.output_size() < 1) return false;
-    for (int o = 1; o < n.output_size(); ++o)
-      if (index.uses(n.output(o))) return false;  // BatchNorm's training outputs, MaxPool's indices
-    if (is(index, n, op_trait::carries_channels)) {
-      if (slot > 0) return false;  // the channels feed a parameter
+    if (n.outputs.empty()) return false;
+    for (size_t o = 1; o < n.outputs.size(); ++o)
+      if (g.uses(n.outputs[o])) return false;  // BatchNorm's training outputs, MaxPool's indices
+    if (g.is(n, op_trait::carries_channels)) {
+      if (slot > 0 || n.inputs.empty()) return false;  // the channels feed a parameter
       if (!visited.insert({i, 0}).second) return true;
       if (op == "BatchNormalization")
-        for (int s = 1; s < n.input_size(); ++s) out.dims.push_back({n.input(s), 0});
-      join(n.input(0), false);
-      join(n.output(0), true);
+        for (size_t s = 1; s < n.inputs.size(); ++s) out.dims.push_back({n.inputs[s], 0});
+      join(n.inputs[0], false);
+      join(n.outputs[0], true);
       return true;
     }
-    if (is(index, n, op_trait::channel_binary)) {
+    if (g.is(n, op_trait::channel_binary)) {
       if (!visited.insert({i, 0}).second) return true;
-      for (const auto& in : n.input()) {
-        if (scalar_constant(g, index, in)) continue;
-        join(in, false);
-      }
-      join(n.output(0), true);
+      for (const auto& in : n.inputs)
+        if (!scalar_constant(g, in)) join(in, false);
+      join(n.outputs[0], true);
       return true;
     }
     if (op == "Concat") {
-      const onnx::AttributeProto* axis = nullptr;
-      for (const auto& a : n.attribute())
-        if (a.name() == "axis") axis = &a;
       // Which input should grow is not known from the output; and one input
       // growing twice would grow the output by 2 * delta.
-      if (!axis || axis->i() != 1 || slot < 0 || !visited.insert({i, 0}).second) return false;
-      join(n.output(0), true);
+      if (!find_attr(n, "axis") || attr_int(n, "axis", 0) != 1 || slot < 0 || !visited.insert({i, 0}).second)
+        return false;
+      join(n.outputs[0], true);
       return true;
     }
     return false;
   };
-  grow_output(conv);
+  grow_output(g.node(conv));
   visited.insert({conv, -1});
-  join(g.node(conv).output(0), true);
+  join(g.node(conv).outputs[0], true);
   while (!todo.empty()) {
     const std::string t = todo.back();
     todo.pop_back();
-    if (index.outputs.count(t)) return std::nullopt;  // the model's interface would change
+    if (g.model.is_output(t)) return std::nullopt;  // the model's interface would change
     if (!producer_done.count(t)) {
-      const auto p = index.producer.find(t);
-      if (p == index.producer.end() || !visit(p->second, -1)) return std::nullopt;
+      const Node* p = g.producer(t);
+      if (!p || !visit(p->index, -1)) return std::nullopt;
     }
-    for (const auto& [node, slot] : index.readers(t))
-      if (!visit(node, slot)) return std::nullopt;
+    for (const TensorRead& r : g.model.readers_of(t))
+      if (!visit(r.node, r.slot)) return std::nullopt;
   }
   for (const auto& [name, dim] : out.dims) {
-    const onnx::TensorProto* t = index.initializer(g, name);
-    if (!t || t->dims_size() <= dim || index.uses(name) != 1) return std::nullopt;
+    const std::vector<int64_t>* d = grown.dims(name);
+    if (!d || int(d->size()) <= dim || g.uses(name) != 1) return std::nullopt;
   }
   return out;
 }
 
-// Applies (sign +1) or undoes (-1) a growth on the analysed copy.
-void apply_growth(onnx::GraphProto& g, const GraphIndex& index, const ChannelGrowth& growth, int64_t delta) {
-  for (const auto& [name, dim] : growth.dims) {
-    onnx::TensorProto* t = index.initializer(g, name);
-    t->set_dims(dim, t->dims(dim) + delta);
-    shape_only(t);
-  }
-  for (int i : growth.groups)
-    for (auto& a : *g.mutable_node(i)->mutable_attribute())
-      if (a.name() == "group") a.set_i(a.i() + delta);
-}
-
-std::optional<Advice> pad_channels(const ModelFile& model, const GpuModel& gpu, const AnalyzeOptions& options,
-                                   const Analysis& base) {
-  const auto proto = std::make_shared<onnx::ModelProto>(*model.proto);
-  auto& g = *proto->mutable_graph();
+std::optional<Advice> pad_channels(const ModelFile& model, const Graph& g, const GpuModel& gpu,
+                                   const AnalyzeOptions& options, const Analysis& base) {
   const int align = gpu.precision(options.exec.dtype).align;
-  auto analysed = [&] { return analyze_model(load_onnx_proto(proto, model.path, options.load), gpu, options); };
   // Each convolution whose output channels miss the alignment, with all the
   // tensors that must grow with it (channel_growth). A growth can pay only
   // together with another (the convolution after both reads aligned
@@ -249,46 +215,55 @@ std::optional<Advice> pad_channels(const ModelFile& model, const GpuModel& gpu, 
     int64_t delta = 0;
     std::vector<std::string> labels;  // "conv k->to" for each conv it pads
   };
-  const GraphIndex index(g, options.load.registry ? *options.load.registry : OpRegistry::builtin());
   std::vector<Candidate> all;
-  for (int i = 0; i < g.node_size(); ++i) {
-    const auto& n = g.node(i);
-    if (n.op_type() != "Conv" || group_of(n) != 1 || n.input_size() < 2) continue;
-    const onnx::TensorProto* w = index.initializer(g, n.input(1));
-    if (!w || w->dims_size() != 4 || w->dims(0) % align == 0) continue;
-    auto growth = channel_growth(g, index, i);
+  Grown found(g);  // later candidates see the convs earlier ones pad aligned
+  for (const Node& n : g.model.nodes) {
+    if (n.op_type != "Conv" || n.inputs.size() < 2 || n.outputs.empty() || found.group(n) != 1) continue;
+    const std::vector<int64_t>* w = found.dims(n.inputs[1]);
+    if (!w || w->size() != 4 || (*w)[0] % align == 0) continue;
+    auto growth = channel_growth(g, found, n.index);
     if (!growth) continue;
-    Candidate c{std::move(*growth), (w->dims(0) + align - 1) / align * align - w->dims(0), {}};
+    const int64_t channels = (*w)[0];
+    Candidate c{std::move(*growth), (channels + align - 1) / align * align - channels, {}};
     for (int conv : c.growth.padded_convs) {
-      const auto& pc = g.node(conv);
-      const int64_t k = index.initializer(g, pc.input(1))->dims(0);
-      c.labels.push_back(fmt::format("{} {}->{}", compact_name(pc.name().empty() ? pc.output(0) : pc.name()), k, k + c.delta));
+      const Node& pc = g.node(conv);
+      const int64_t k = (*found.dims(pc.inputs[1]))[0];
+      c.labels.push_back(fmt::format("{} {}->{}", label(pc), k, k + c.delta));
     }
-    apply_growth(g, index, c.growth, c.delta);  // later candidates see these convs aligned
+    found.grow(c.growth, c.delta);
     all.push_back(std::move(c));
   }
   if (all.empty()) return std::nullopt;
-  Analysis together = analysed();
-  for (auto c = all.rbegin(); c != all.rend(); ++c) apply_growth(g, index, c->growth, -c->delta);
+  // One copy, analysed with each set: every tensor any candidate grows is in
+  // every set's edit (grown by 0 where the set leaves it), so each edit
+  // undoes the one before.
+  ModelCopy copy(model);
+  auto analysed = [&](const std::vector<const Candidate*>& set) {
+    Grown grown(g);
+    for (const Candidate& c : all) grown.grow(c.growth, 0);
+    for (const Candidate* c : set) grown.grow(c->growth, c->delta);
+    copy.apply(grown.edit());
+    return copy.analyze(gpu, options);
+  };
+  std::vector<const Candidate*> every;
+  for (const Candidate& c : all) every.push_back(&c);
+  Analysis together = analysed(every);
   std::vector<const Candidate*> kept;
   std::optional<Analysis> one_by_one;
   for (const Candidate& c : all) {
-    apply_growth(g, index, c.growth, c.delta);
-    Analysis after = analysed();
-    if (after.partial || after.total.time_us >= (one_by_one ? one_by_one->total : base.total).time_us) {
-      apply_growth(g, index, c.growth, -c.delta);
-      continue;
-    }
+    std::vector<const Candidate*> tried = kept;
+    tried.push_back(&c);
+    Analysis after = analysed(tried);
+    if (after.partial || after.total.time_us >= (one_by_one ? one_by_one->total : base.total).time_us) continue;
     one_by_one = std::move(after);
-    kept.push_back(&c);
+    kept = std::move(tried);
   }
   const bool all_faster = !together.partial && (!one_by_one || together.total.time_us < one_by_one->total.time_us);
   if (!all_faster) {
     if (!one_by_one) return std::nullopt;
     together = std::move(*one_by_one);
   } else {
-    kept.clear();
-    for (const Candidate& c : all) kept.push_back(&c);
+    kept = every;
   }
   std::vector<std::string> padded;
   for (const Candidate* c : kept) padded.insert(padded.end(), c->labels.begin(), c->labels.end());
@@ -315,12 +290,6 @@ std::optional<Advice> pad_channels(const ModelFile& model, const GpuModel& gpu, 
 // analyse by shape alone.
 constexpr int64_t kShapeOnlyAbove = 4096;
 
-const onnx::AttributeProto* attribute(const onnx::NodeProto& n, const char* name) {
-  for (const auto& a : n.attribute())
-    if (a.name() == name) return &a;
-  return nullptr;
-}
-
 // 1x1 expansion conv -> activation -> depthwise kxk conv -> activation
 // becomes one dense kxk conv (the expansion's, with the depthwise conv's
 // window and stride) -> activation: EfficientNetV2's Fused-MBConv. Where
@@ -332,49 +301,43 @@ struct Activation {
   std::vector<int> nodes;
 };
 
-
 // The activation that writes `tensor`, its input read by nothing else.
-std::optional<Activation> activation_writing(const onnx::GraphProto& g, const GraphIndex& index,
-                                             const std::string& tensor) {
-  const auto p = index.producer.find(tensor);
-  if (p == index.producer.end()) return std::nullopt;
-  const auto& n = g.node(p->second);
-  if (n.input_size() < 1) return std::nullopt;
-  if (is(index, n, op_trait::activation) && index.uses(n.input(0)) == 1)
-    return Activation{n.op_type(), n.input(0), tensor, {p->second}};
-  if (n.op_type() != "Mul" || n.input_size() != 2) return std::nullopt;
-  for (int s = 0; s < 2; ++s) {
-    const auto sig = index.producer.find(n.input(s));
-    if (sig == index.producer.end()) continue;
-    const auto& sn = g.node(sig->second);
-    const std::string& x = n.input(1 - s);
-    if (sn.op_type() == "Sigmoid" && sn.input_size() == 1 && sn.input(0) == x && index.uses(x) == 2 &&
-        index.uses(n.input(s)) == 1)
-      return Activation{"SiLU", x, tensor, {sig->second, p->second}};
+std::optional<Activation> activation_writing(const Graph& g, const std::string& tensor) {
+  const Node* n = g.producer(tensor);
+  if (!n || n->inputs.empty()) return std::nullopt;
+  if (g.is(*n, op_trait::activation) && g.uses(n->inputs[0]) == 1)
+    return Activation{n->op_type, n->inputs[0], tensor, {n->index}};
+  if (n->op_type != "Mul" || n->inputs.size() != 2) return std::nullopt;
+  for (size_t s = 0; s < 2; ++s) {
+    const Node* sig = g.producer(n->inputs[s]);
+    if (!sig) continue;
+    const std::string& x = n->inputs[1 - s];
+    if (sig->op_type == "Sigmoid" && sig->inputs.size() == 1 && sig->inputs[0] == x && g.uses(x) == 2 &&
+        g.uses(n->inputs[s]) == 1)
+      return Activation{"SiLU", x, tensor, {sig->index, n->index}};
   }
   return std::nullopt;
 }
 
 // The activation that is the only reader of `tensor`.
-std::optional<Activation> activation_reading(const onnx::GraphProto& g, const GraphIndex& index,
-                                             const std::string& tensor) {
-  const auto& readers = index.readers(tensor);
-  if (index.outputs.count(tensor)) return std::nullopt;
+std::optional<Activation> activation_reading(const Graph& g, const std::string& tensor) {
+  const std::vector<TensorRead>& readers = g.model.readers_of(tensor);
+  if (g.model.is_output(tensor)) return std::nullopt;
   if (readers.size() == 1) {
-    const auto& n = g.node(readers[0].first);
-    if (readers[0].second == 0 && is(index, n, op_trait::activation) && n.output_size() > 0)
-      return Activation{n.op_type(), tensor, n.output(0), {readers[0].first}};
+    const Node& n = g.node(readers[0].node);
+    if (readers[0].slot == 0 && g.is(n, op_trait::activation) && !n.outputs.empty())
+      return Activation{n.op_type, tensor, n.outputs[0], {n.index}};
     return std::nullopt;
   }
   if (readers.size() != 2) return std::nullopt;
-  for (int s = 0; s < 2; ++s) {
-    const auto& sig = g.node(readers[size_t(s)].first);
-    if (sig.op_type() != "Sigmoid" || sig.output_size() < 1) continue;
-    const int mul_index = readers[size_t(1 - s)].first;
-    const auto& mul = g.node(mul_index);
-    if (mul.op_type() != "Mul" || mul.input_size() != 2 || index.uses(sig.output(0)) != 1) continue;
-    const auto r = index.readers(sig.output(0)).front();
-    if (r.first == mul_index) return Activation{"SiLU", tensor, mul.output(0), {readers[size_t(s)].first, mul_index}};
+  for (size_t s = 0; s < 2; ++s) {
+    const Node& sig = g.node(readers[s].node);
+    if (sig.op_type != "Sigmoid" || sig.outputs.empty()) continue;
+    const Node& mul = g.node(readers[1 - s].node);
+    if (mul.op_type != "Mul" || mul.inputs.size() != 2 || mul.outputs.empty() || g.uses(sig.outputs[0]) != 1) continue;
+    const std::vector<TensorRead>& gated = g.model.readers_of(sig.outputs[0]);
+    if (!gated.empty() && gated.front().node == mul.index)
+      return Activation{"SiLU", tensor, mul.outputs[0], {sig.index, mul.index}};
   }
   return std::nullopt;
 }
@@ -385,90 +348,71 @@ struct DepthwiseBlock {
   std::string act_before_output, act_after_output, name;
 };
 
-std::vector<DepthwiseBlock> depthwise_blocks(const onnx::GraphProto& g, const GraphIndex& index) {
-  auto init = [&](const std::string& name) { return index.initializer(g, name); };
+// The depthwise conv's weight dims if n is one (groups = channels >= 2).
+const std::vector<int64_t>* depthwise_weight(const Graph& g, const Node& n) {
+  if (n.op_type != "Conv" || n.inputs.size() < 2 || n.outputs.empty()) return nullptr;
+  const std::vector<int64_t>* w = g.initializer(n.inputs[1]);
+  if (!w || w->size() != 4 || (*w)[1] != 1 || attr_int(n, "group", 1) != (*w)[0] || (*w)[0] < 2) return nullptr;
+  return w;
+}
+
+// Whether n is an ungrouped 1x1 conv writing `channels`, its weight its own.
+bool is_expansion(const Graph& g, const Node& n, int64_t channels) {
+  if (n.op_type != "Conv" || attr_int(n, "group", 1) != 1 || n.inputs.size() < 2) return false;
+  const std::vector<int64_t>* w = g.initializer(n.inputs[1]);
+  return w && w->size() == 4 && (*w)[2] == 1 && (*w)[3] == 1 && (*w)[0] == channels && g.uses(n.inputs[1]) == 1;
+}
+
+std::vector<DepthwiseBlock> depthwise_blocks(const Graph& g) {
   std::vector<DepthwiseBlock> blocks;
-  for (int d = 0; d < g.node_size(); ++d) {
-    const auto& dw = g.node(d);
-    if (dw.op_type() != "Conv" || dw.input_size() < 2) continue;
-    const onnx::TensorProto* w = init(dw.input(1));
-    if (!w || w->dims_size() != 4 || w->dims(1) != 1 || group_of(dw) != w->dims(0) || w->dims(0) < 2) continue;
+  for (const Node& dw : g.model.nodes) {
+    const std::vector<int64_t>* w = depthwise_weight(g, dw);
     // Its input: one activation, fed by a 1x1 ungrouped conv, each used once.
-    if (index.uses(dw.input(0)) != 1) continue;
-    const auto act1 = activation_writing(g, index, dw.input(0));
+    if (!w || g.uses(dw.inputs[0]) != 1) continue;
+    const auto act1 = activation_writing(g, dw.inputs[0]);
     if (!act1) continue;
-    const auto x = index.producer.find(act1->input);
-    if (x == index.producer.end()) continue;
-    const auto& expand = g.node(x->second);
-    const onnx::TensorProto* we = expand.input_size() > 1 ? init(expand.input(1)) : nullptr;
-    if (expand.op_type() != "Conv" || group_of(expand) != 1 || !we || we->dims_size() != 4 || we->dims(2) != 1 ||
-        we->dims(3) != 1 || we->dims(0) != w->dims(0) || index.uses(expand.input(1)) != 1)
-      continue;
+    const Node* expand = g.producer(act1->input);
+    if (!expand || !is_expansion(g, *expand, (*w)[0])) continue;
     // And its output: one activation of the same kind.
-    const auto act2 = activation_reading(g, index, dw.output(0));
+    const auto act2 = activation_reading(g, dw.outputs[0]);
     if (!act2 || act2->kind != act1->kind) continue;
-    blocks.push_back({x->second, d, act2->nodes, act1->output, act2->output,
-                      compact_name(dw.name().empty() ? dw.output(0) : dw.name())});
+    blocks.push_back({expand->index, dw.index, act2->nodes, act1->output, act2->output, label(dw)});
   }
   return blocks;
 }
 
-// The graph with these blocks fused: each expansion takes its depthwise
-// conv's window and stride; the depthwise conv and the activation after it
-// go, their readers reading the first activation's output.
-onnx::GraphProto fuse_blocks(const onnx::GraphProto& g, const GraphIndex& index,
-                             const std::vector<const DepthwiseBlock*>& blocks) {
-  onnx::GraphProto out = g;
-  std::set<int> removed;
-  std::map<int, const DepthwiseBlock*> by_expand;
-  std::map<std::string, std::string> renamed;  // tensor -> the tensor that replaces it
+// The edit fusing these blocks: each expansion takes its depthwise conv's
+// window and stride; the depthwise conv and the activation after it go,
+// their readers reading the first activation's output.
+GraphEdit fused(const Graph& g, const std::vector<const DepthwiseBlock*>& blocks) {
+  GraphEdit edit;
   for (const DepthwiseBlock* b : blocks) {
-    const onnx::TensorProto* w = index.initializer(out, g.node(b->depthwise).input(1));
-    onnx::TensorProto* wt = index.initializer(out, g.node(b->expand).input(1));
-    const int64_t r = w->dims(2), k = w->dims(3);
-    wt->set_dims(2, r);
-    wt->set_dims(3, k);
-    shape_only(wt);
-    removed.insert(b->depthwise);
-    removed.insert(b->act_after.begin(), b->act_after.end());
-    by_expand[b->expand] = b;
-    renamed[b->act_after_output] = b->act_before_output;
+    const Node& expand = g.node(b->expand);
+    const std::vector<int64_t>& window = *g.initializer(g.node(b->depthwise).inputs[1]);
+    std::vector<int64_t> dims = *g.initializer(expand.inputs[1]);
+    dims[2] = window[2];
+    dims[3] = window[3];
+    edit.initializer_dims[expand.inputs[1]] = std::move(dims);
+    edit.attributes_from[b->expand] = {b->depthwise, {"kernel_shape", "strides", "pads", "dilations"}};
+    edit.dropped_nodes.insert(b->depthwise);
+    edit.dropped_nodes.insert(b->act_after.begin(), b->act_after.end());
+    edit.renamed_reads[b->act_after_output] = b->act_before_output;
   }
-  out.clear_node();
-  for (int i = 0; i < g.node_size(); ++i) {
-    if (removed.count(i)) continue;
-    onnx::NodeProto n = g.node(i);
-    if (const auto it = by_expand.find(i); it != by_expand.end()) {
-      n.clear_attribute();
-      for (const char* name : {"kernel_shape", "strides", "pads", "dilations"})
-        if (const auto* a = attribute(g.node(it->second->depthwise), name)) *n.add_attribute() = *a;
-    }
-    for (auto& in : *n.mutable_input())
-      if (renamed.count(in)) in = renamed[in];
-    *out.add_node() = std::move(n);
-  }
-  for (auto& o : *out.mutable_output())
-    if (renamed.count(o.name())) o.set_name(renamed[o.name()]);
-  return out;
+  return edit;
 }
 
-std::optional<Advice> fuse_depthwise(const ModelFile& model, const GpuModel& gpu, const AnalyzeOptions& options,
-                                     const Analysis& base) {
+std::optional<Advice> fuse_depthwise(const ModelFile& model, const Graph& g, const GpuModel& gpu,
+                                     const AnalyzeOptions& options, const Analysis& base) {
+  const std::vector<DepthwiseBlock> blocks = depthwise_blocks(g);
+  if (blocks.empty()) return std::nullopt;
   // Each trial copies the model; a copy whose weights are shapes only keeps
-  // that cheap for a model that carries its weights. Small tensors keep their
-  // values: shape inputs, Clip bounds and other constants the analysis reads.
-  onnx::ModelProto shapes = *model.proto;
-  for (auto& t : *shapes.mutable_graph()->mutable_initializer())
-    if (elem::is_real(t.data_type()) && elements(t) > kShapeOnlyAbove) shape_only(&t);
-  const onnx::GraphProto& graph = shapes.graph();
-  const GraphIndex index(graph, options.load.registry ? *options.load.registry : OpRegistry::builtin());
-  const std::vector<DepthwiseBlock> blocks = depthwise_blocks(graph, index);
-  onnx::ModelProto shell = shapes;  // the model's own fields; each trial adds its graph
-  shell.clear_graph();
+  // that cheap for a model that carries its weights.
+  ModelCopy shapes(model);
+  shapes.keep_shapes_only_above(kShapeOnlyAbove);
   auto analysed = [&](const std::vector<const DepthwiseBlock*>& set) {
-    auto proto = std::make_shared<onnx::ModelProto>(shell);
-    *proto->mutable_graph() = fuse_blocks(graph, index, set);
-    return analyze_model(load_onnx_proto(proto, model.path, options.load), gpu, options);
+    ModelCopy trial = shapes;
+    trial.apply(fused(g, set));
+    return trial.analyze(gpu, options);
   };
   // Each block alone first: only those predicted faster on their own are fused.
   std::vector<const DepthwiseBlock*> faster;
@@ -574,8 +518,11 @@ std::vector<Advice> advise(const ModelFile& model, const GpuModel& gpu, const An
                         "costs spread over more samples", base.total.time_us, best->total.time_us, best->batch, base.batch),
             base.total, best->total});
   }
-  if (auto a = pad_channels(model, gpu, options, base)) keep(std::move(*a));
-  if (auto a = fuse_depthwise(model, gpu, options, base)) keep(std::move(*a));
+  // The graph rewrites search the model as loaded.
+  const Model loaded = model.load(options.load);
+  const Graph graph{loaded, options.load.registry ? *options.load.registry : OpRegistry::builtin()};
+  if (auto a = pad_channels(model, graph, gpu, options, base)) keep(std::move(*a));
+  if (auto a = fuse_depthwise(model, graph, gpu, options, base)) keep(std::move(*a));
   std::stable_sort(out.begin(), out.end(), [](const Advice& x, const Advice& y) { return x.gain > y.gain; });
   return out;
 }

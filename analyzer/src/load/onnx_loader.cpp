@@ -46,6 +46,12 @@ const Node* Model::producer_of(const std::string& tensor) const {
   return it == producer.end() ? nullptr : &nodes[size_t(it->second)];
 }
 
+const std::vector<TensorRead>& Model::readers_of(const std::string& tensor) const {
+  static const std::vector<TensorRead> none;
+  const auto it = readers.find(tensor);
+  return it == readers.end() ? none : it->second;
+}
+
 int64_t Model::opset(const std::string& domain) const {
   auto it = opsets.find(domain);
   if (it == opsets.end() && domain.empty()) it = opsets.find("ai.onnx");
@@ -218,6 +224,8 @@ void collect_nodes(Model& model) {
     n.proto = &p;
     for (const auto& out : n.outputs)
       if (!out.empty()) model.producer[out] = i;
+    for (size_t s = 0; s < n.inputs.size(); ++s)
+      if (!n.inputs[s].empty()) model.readers[n.inputs[s]].push_back({i, int(s)});
     model.nodes.push_back(std::move(n));
   }
 }

@@ -3,9 +3,6 @@
 
 #include <algorithm>
 #include <set>
-#include <unordered_map>
-
-#include <unordered_map>
 
 #include "lower_node.h"
 
@@ -15,11 +12,7 @@ namespace {
 
 class Finder {
  public:
-  explicit Finder(const LowerInput& in) : in_(in), model_(in.model), graph_(in.graph) {
-    for (const auto& n : model_.nodes)
-      for (const auto& in : n.inputs)
-        if (!in.empty()) readers_[in].push_back(n.index);
-  }
+  explicit Finder(const LowerInput& in) : in_(in), model_(in.model), graph_(in.graph) {}
 
   std::vector<FrameworkOp> run() {
     std::vector<FrameworkOp> out;
@@ -55,10 +48,10 @@ class Finder {
     if (size <= 0) return std::nullopt;
     // x must be read at least twice (below): a plain chain stops here, which
     // keeps the grouping linear in the graph's size.
-    // readers_ holds a node once per input slot that reads x, so its length
-    // is the count of reads (counting through each reader's inputs was
-    // quadratic in a Sum of 10,000 graph inputs).
-    if (readers_of(x).size() < 2) return std::nullopt;
+    // The model's readers hold a node once per input slot that reads x, so
+    // their count is the count of reads (counting through each reader's
+    // inputs was quadratic in a Sum of 10,000 graph inputs).
+    if (model_.readers_of(x).size() < 2) return std::nullopt;
     // Every elementwise node reachable from x through such nodes. A node left
     // out now may join once another of its inputs is inside: it is looked at
     // again whenever one of its inputs joins.
@@ -68,11 +61,11 @@ class Finder {
     while (!todo.empty()) {
       const std::string t = todo.back();
       todo.pop_back();
-      for (int r : readers_of(t))
-        if (!reach.count(r) && joins(model_.nodes[r], inside, size)) {
-          reach.insert(r);
-          inside.insert(model_.nodes[r].outputs[0]);
-          todo.push_back(model_.nodes[r].outputs[0]);
+      for (const TensorRead& r : model_.readers_of(t))
+        if (!reach.count(r.node) && joins(model_.nodes[r.node], inside, size)) {
+          reach.insert(r.node);
+          inside.insert(model_.nodes[r.node].outputs[0]);
+          todo.push_back(model_.nodes[r.node].outputs[0]);
         }
     }
     int last = -1, reads_of_x = 0;
@@ -85,9 +78,9 @@ class Finder {
     if (reads_of_x < 2) return std::nullopt;
     std::set<int> group = ancestors_within(last, reach, x);
     for (int tail = last;;) {  // a trailing constant scale
-      const auto& readers = readers_of(model_.nodes[tail].outputs[0]);
-      if (readers.size() != 1 || !reach.count(readers[0])) break;
-      const Node& c = model_.nodes[readers[0]];
+      const auto& readers = model_.readers_of(model_.nodes[tail].outputs[0]);
+      if (readers.size() != 1 || !reach.count(readers[0].node)) break;
+      const Node& c = model_.nodes[readers[0].node];
       const bool scales = c.inputs.size() == 2 && (model_.static_tensors.count(c.inputs[0]) ||
                                                    model_.static_tensors.count(c.inputs[1]));
       if (!scales || (c.op_type != "Mul" && c.op_type != "Div")) break;
@@ -98,9 +91,9 @@ class Finder {
     int escaping = 0;
     for (int i : members) {
       const std::string& out = model_.nodes[i].outputs[0];
-      const auto& readers = readers_of(out);
+      const auto& readers = model_.readers_of(out);
       escaping += (model_.is_output(out) ||
-                   std::any_of(readers.begin(), readers.end(), [&](int r) { return !group.count(r); }))
+                   std::any_of(readers.begin(), readers.end(), [&](const TensorRead& r) { return !group.count(r.node); }))
                       ? 1
                       : 0;
     }
@@ -138,9 +131,9 @@ class Finder {
   std::optional<FrameworkOp> linear_bias_at(const Node& mm) const {
     if (mm.op_type != "MatMul" || mm.inputs.size() != 2 || !model_.static_tensors.count(mm.inputs[1]))
       return std::nullopt;
-    const auto& readers = readers_of(mm.outputs[0]);
+    const auto& readers = model_.readers_of(mm.outputs[0]);
     if (readers.size() != 1 || model_.is_output(mm.outputs[0])) return std::nullopt;
-    const Node& add = model_.nodes[readers[0]];
+    const Node& add = model_.nodes[readers[0].node];
     if (add.op_type != "Add" || add.inputs.size() != 2) return std::nullopt;
     const std::string& bias = add.inputs[0] == mm.outputs[0] ? add.inputs[1] : add.inputs[0];
     const TensorInfo* w = model_.tensor(mm.inputs[1]);
@@ -149,16 +142,9 @@ class Finder {
     return FrameworkOp{FrameworkOp::Kind::linear_bias, {mm.index, add.index}};
   }
 
-  const std::vector<int>& readers_of(const std::string& t) const {
-    static const std::vector<int> none;
-    auto it = readers_.find(t);
-    return it == readers_.end() ? none : it->second;
-  }
-
   const LowerInput& in_;
   const Model& model_;
   const NodeGraph& graph_;
-  std::unordered_map<std::string, std::vector<int>> readers_;
 };
 
 // One framework op's nodes as one kernel: an activation reads its input and

@@ -123,9 +123,6 @@ namespace tilewave {
 
 KernelEdges::KernelEdges(const LowerInput& in) : in_(in) {
   const Model& m = in.model;
-  for (const auto& n : m.nodes)
-    for (const auto& t : n.inputs)
-      if (!t.empty()) readers_[t].push_back(n.index);
   for (int idx : in.graph.topo_order) {
     const Node& n = m.nodes[idx];
     // A node that launches nothing (shape ops, layout-only permutes) relabels its input.
@@ -165,7 +162,7 @@ std::vector<int> KernelEdges::readers(const std::string& tensor) const {
   while (!todo.empty()) {
     const std::string t = todo.back();
     todo.pop_back();
-    if (auto it = readers_.find(t); it != readers_.end()) out.insert(out.end(), it->second.begin(), it->second.end());
+    for (const TensorRead& r : in_.model.readers_of(t)) out.push_back(r.node);
     if (auto it = views_.find(t); it != views_.end()) todo.insert(todo.end(), it->second.begin(), it->second.end());
   }
   return out;

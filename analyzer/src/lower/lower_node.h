@@ -39,7 +39,6 @@ class KernelEdges {
  private:
   const LowerInput& in_;
   std::unordered_map<std::string, std::string> view_of_;  // view -> viewed tensor
-  std::unordered_map<std::string, std::vector<int>> readers_;
   std::unordered_map<std::string, std::vector<std::string>> views_;  // tensor -> its views
 };
 

@@ -250,9 +250,13 @@ Analysis analyze_file(const std::string& path, const GpuModel& gpu, const Analyz
 
 ModelFile::ModelFile(const std::string& file) : path(file), proto(read_onnx_file(file)) {}
 
-Analysis ModelFile::analyze(const GpuModel& gpu, const AnalyzeOptions& options) const {
+Model ModelFile::load(const LoadOptions& options) const {
   // A copy: loading writes the batch and input overrides into the protobuf.
-  return analyze_model(load_onnx_proto(std::make_shared<onnx::ModelProto>(*proto), path, options.load), gpu, options);
+  return load_onnx_proto(std::make_shared<onnx::ModelProto>(*proto), path, options);
+}
+
+Analysis ModelFile::analyze(const GpuModel& gpu, const AnalyzeOptions& options) const {
+  return analyze_model(load(options.load), gpu, options);
 }
 
 }  // namespace tilewave
