@@ -535,6 +535,10 @@ TEST_CASE("single-op graphs: tilewave's shape functions agree with ONNX's own in
     cross_check(op, 1, op == std::string("LRN") ? [](B&, tilewave::onnx::NodeProto& n) { B::attr(n, "size", int64_t(3)); }
                                                  : std::function<void(B&, tilewave::onnx::NodeProto&)>());
   for (const char* op : {"Mean", "Min", "Sum", "Less", "LessOrEqual", "Greater", "PRelu"}) cross_check(op, 2, nullptr);
+  cross_check("Shrink", 1, [](B&, tilewave::onnx::NodeProto& n) {
+    B::attr(n, "lambd", 1.5f);
+    B::attr(n, "bias", 0.25f);
+  });
   for (const char* op : {"ArgMax", "ArgMin"})
     cross_check(op, 1, [](B&, tilewave::onnx::NodeProto& n) { B::attr(n, "axis", int64_t(1)); });
   for (const char* op : {"ReduceL1", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax", "ReduceMin", "ReduceSumSquare"})
@@ -621,6 +625,63 @@ TEST_CASE("single-op graphs: tilewave's shape functions agree with ONNX's own in
     n.add_input("a");
     n.add_input("cw");
   });
+}
+
+TEST_CASE("Shrink: its input's shape, known values shrunk, one elementwise kernel; wrong forms refused") {
+  OnnxBuilder b(9);  // Shrink's first opset
+  b.input("x", {-1, 6, 8, 8});
+  auto& shrink = b.node("Shrink", {"x"}, {"y"});
+  OnnxBuilder::attr(shrink, "lambd", 1.5f);
+  OnnxBuilder::attr(shrink, "bias", 0.25f);
+  b.node("Relu", {"y"}, {"r"});
+  b.output("r");
+  // Known values: above lambd less bias, below -lambd plus bias, 0 between.
+  b.floats("c", {-2.f, -1.5f, 0.f, 1.f, 2.f});
+  auto& folded = b.node("Shrink", {"c"}, {"k"});
+  OnnxBuilder::attr(folded, "lambd", 1.5f);
+  OnnxBuilder::attr(folded, "bias", 0.25f);
+  b.floats("d", {-0.75f, 0.25f, 0.5f, 0.75f});
+  b.node("Shrink", {"d"}, {"kd"});  // defaults: lambd 0.5, bias 0
+  b.output("k");
+  b.output("kd");
+  const Model m = b.load_batch(2);
+  CHECK(dims_of(m, "y") == V{2, 6, 8, 8});
+  CHECK(m.values.at("k").reals == std::vector<double>{-1.75, 0, 0, 0, 1.75});
+  CHECK(m.values.at("kd").reals == std::vector<double>{-0.75, 0, 0, 0.75});
+  // Eager: its own memory-bound kernel, 2*6*8*8 = 768 elements read once and
+  // written once (fp16: 2 * 768 * 2 = 3072 bytes); the folded ones launch nothing.
+  const NodeGraph g = build_node_graph(m);
+  auto kernels = [&](const char* runtime) { return lower_model(m, g, *find_runtime(runtime), DType::fp16).kernels; };
+  const auto eager = kernels("eager");
+  REQUIRE(eager.size() == 2);
+  CHECK(eager[0].ops.text() == "Shrink");
+  const auto& e = std::get<MemoryProblem>(eager[0].layer->problem);
+  CHECK((e.op == MemoryOp::eltwise && e.elems == 768 && e.inputs == 1));
+  CHECK(eager[0].layer->extra_bytes == 0);
+  CHECK(min_bytes(*eager[0].layer) == 3072);
+  // Inductor: Shrink and the Relu after it are one generated kernel.
+  const auto inductor = kernels("inductor");
+  REQUIRE(inductor.size() == 1);
+  CHECK(inductor[0].ops.text() == "Shrink+Relu");
+  // Keeps channels (advise pads through it); not an activation advise moves with its conv.
+  CHECK(OpRegistry::builtin().has_trait("", "Shrink", op_trait::carries_channels));
+  CHECK_FALSE(OpRegistry::builtin().has_trait("", "Shrink", op_trait::activation));
+  // One input, FLOAT attributes: anything else is one error naming the node.
+  OnnxBuilder two(9);
+  two.input("x", {1, 4});
+  two.input("z", {1, 4});
+  two.node("Shrink", {"x", "z"}, {"y"});
+  CHECK_THROWS_WITH_AS(two.load(), doctest::Contains("2 inputs given; the op takes 1"), InputError);
+  OnnxBuilder int_lambd(9);
+  int_lambd.input("x", {1, 4});
+  OnnxBuilder::attr(int_lambd.node("Shrink", {"x"}, {"y"}), "lambd", int64_t(1));
+  CHECK_THROWS_WITH_AS(int_lambd.load(), doctest::Contains("attribute 'lambd' is INT; ONNX defines it as FLOAT"),
+                       InputError);
+  OnnxBuilder floats_bias(9);
+  floats_bias.input("x", {1, 4});
+  OnnxBuilder::attr_floats(floats_bias.node("Shrink", {"x"}, {"y"}), "bias", {1.f, 2.f});
+  CHECK_THROWS_WITH_AS(floats_bias.load(), doctest::Contains("attribute 'bias' is FLOATS; ONNX defines it as FLOAT"),
+                       InputError);
 }
 
 TEST_CASE("ONNX Runtime's com.microsoft forms and the remaining new ops infer and lower") {

@@ -214,6 +214,14 @@ void register_elementwise_ops(OpRegistry& r) {
   for (const char* op : {"Selu", "Celu", "Softplus", "Softsign", "Mish", "Erf", "Exp", "Log", "Sin", "Cos",
                          "ThresholdedRelu"})
     add(op, unary()).inputs(1, 1);
+  // Shrink (opset 9): x - bias above lambd, x + bias below -lambd, else 0. Not
+  // an activation: advise's Fused-MBConv pairs activations by op type alone,
+  // which would take two Shrinks of different lambd for one.
+  add("Shrink", [](ShapeContext& ctx) {
+    const double lambd = attr_float(ctx.node, "lambd", 0.5f), bias = attr_float(ctx.node, "bias", 0.0f);
+    unary({[=](const auto& v) { return v[0] > lambd ? v[0] - bias : v[0] < -lambd ? v[0] + bias : 0.0; },
+           nullptr})(ctx);
+  }, 9).inputs(1, 1).traits(carries_channels);
   add("Clip", shape_clip).inputs(1, 3).traits(activation | carries_channels);
   add("Gelu", unary(), 20).inputs(1, 1).traits(activation | carries_channels);
   add("Relu", unary({[](const auto& v) { return std::max(v[0], 0.0); },

@@ -40,7 +40,8 @@ int attribute_kind(const std::string& name) {
   // this table to ONNX's schemas).
   static const std::map<std::string, int> kinds = {
       {"allowzero", A::INT},        {"auto_pad", A::STRING},     {"axes", A::INTS},
-      {"axis", A::INT},             {"batch_dims", A::INT},      {"blocksize", A::INT},
+      {"axis", A::INT},             {"batch_dims", A::INT},      {"bias", A::FLOAT},
+      {"blocksize", A::INT},        {"lambd", A::FLOAT},
       {"ceil_mode", A::INT},        {"channels_last", A::INT},   {"dilations", A::INTS},
       {"direction", A::STRING},     {"dtype", A::INT},           {"end", A::INT},
       {"ends", A::INTS},            {"equation", A::STRING},     {"fmod", A::INT},
