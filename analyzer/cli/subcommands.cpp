@@ -256,7 +256,7 @@ const std::vector<Subcommand>& subcommands() {
          c->add_option("--batch", a.o.batch, "batch size for every graph input (default: as in the file)");
          std::vector<std::string> formats;
          for (const auto& v : analysis_views()) formats.push_back(v.format);
-         c->add_option("--format", a.o.format, "table, json or csv")->check(CLI::IsMember(formats));
+         c->add_option("--format", a.o.format, fmt::format("{}", fmt::join(formats, ", ")))->check(CLI::IsMember(formats));
          c->add_option("--top", a.worst, "layers shown in the table")->capture_default_str()->check(CLI::Range(0, 1000000000));
          c->add_option("--by", a.analyze_by, "the table's summary: op (convolution kinds apart), name (what each kernel "
                                              "runs, as nsys sums kernels), node (ONNX nodes with parameters and memory) or kernel (launch order)")

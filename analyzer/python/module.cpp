@@ -461,7 +461,11 @@ PYBIND11_MODULE(tilewave, m) {
          const std::string& by) {
         o.batch = batch_of(batch);
         const AnalysisView* view = find_analysis_view(format);
-        if (!view) throw InputError("format", fmt::format("unknown format '{}' (table, json or csv)", format));
+        if (!view) {
+          std::vector<std::string> formats;
+          for (const auto& v : analysis_views()) formats.push_back(v.format);
+          throw InputError("format", fmt::format("unknown format '{}' ({})", format, fmt::join(formats, ", ")));
+        }
         // The CLI's --top and --by, checked as its parser checks them.
         if (top < 0) throw InputError("top", fmt::format("top counts table rows: 0 or more, not {}", top));
         const auto& kinds = table_summaries();

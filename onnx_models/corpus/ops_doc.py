@@ -5,7 +5,10 @@ shape function is exercised: in how many corpus files that the `corpus`
 CTest analyses (onnx_models/corpus/ops.json, restricted to manifest.jsonl),
 and whether a unit test builds a node of it (tests/*.cpp). Stdlib only.
 
-usage: onnx_models/corpus/ops_doc.py [--tilewave build/analyzer/tilewave] [-o docs/ops.md]
+usage: onnx_models/corpus/ops_doc.py [--tilewave build/analyzer/tilewave] [-o docs/ops.md] [--check]
+
+--check writes nothing: it exits 1 if the file differs from what would be
+written (the `ops_doc` CTest), so a new op or test cannot leave it stale.
 """
 import argparse
 import glob
@@ -13,6 +16,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
@@ -42,6 +46,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tilewave", default=os.path.join(ROOT, "build", "analyzer", "tilewave"))
     ap.add_argument("-o", "--output", default=os.path.join(ROOT, "docs", "ops.md"))
+    ap.add_argument("--check", action="store_true", help="exit 1 if the file is not what this would write")
     args = ap.parse_args()
     ops = json.loads(subprocess.run([args.tilewave, "ops", "--format", "json"], check=True, capture_output=True,
                                     text=True).stdout)
@@ -72,10 +77,19 @@ def main():
     lines.append("")
     lines.append(f"{len(ops)} ops; {len(ops) - len(untested)} exercised by the corpus or a unit test. "
                  f"Not yet exercised by either: {', '.join(untested) if untested else 'none'}.")
+    text = "\n".join(lines) + "\n"
+    if args.check:
+        current = open(args.output).read() if os.path.exists(args.output) else ""
+        if current != text:
+            print(f"{args.output} is stale: run python3 onnx_models/corpus/ops_doc.py", file=sys.stderr)
+            return 1
+        print(f"{args.output}: current ({len(ops)} ops)")
+        return 0
     with open(args.output, "w") as f:
-        f.write("\n".join(lines) + "\n")
+        f.write(text)
     print(f"{args.output}: {len(ops)} ops, {len(untested)} not exercised")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
