@@ -161,3 +161,48 @@ TEST_CASE("dimension strings parse strictly") {
   CHECK_FALSE(parse_dims("-1x3").has_value());
   CHECK_FALSE(parse_dims("").has_value());
 }
+
+namespace {
+
+// A model of nodes (reads, writes) in the given file order; "x" is its input.
+Model wired(const std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>>& nodes) {
+  Model m;
+  m.path = "wired.onnx";
+  m.inputs = {"x"};
+  for (const auto& [reads, writes] : nodes) {
+    Node n;
+    n.index = int(m.nodes.size());
+    n.name = "n" + std::to_string(n.index);
+    n.op_type = "Relu";
+    n.inputs = reads;
+    n.outputs = writes;
+    for (const auto& w : writes) m.producer[w] = n.index;
+    for (size_t s = 0; s < reads.size(); ++s) m.readers[reads[s]].push_back({n.index, int(s)});
+    m.nodes.push_back(n);
+  }
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("one topological order: producers first, file order among ready nodes, a cycle last; the node graph walks it") {
+  // n0 reads what n1 writes; n3 reads n0's and n2's outputs.
+  const Model out_of_order = wired({{{"a"}, {"b"}}, {{"x"}, {"a"}}, {{"x"}, {"c"}}, {{"b", "c"}, {"d"}}});
+  CHECK(topological_order(out_of_order) == std::vector<int>{1, 0, 2, 3});
+  const NodeGraph graph = build_node_graph(out_of_order);
+  CHECK(graph.topo_order == topological_order(out_of_order));
+  CHECK(graph.topo_rank[1] == 0);
+  // A file already in order keeps it.
+  const Model in_order = load("tiny_cnn.onnx");
+  std::vector<int> file_order(in_order.nodes.size());
+  for (size_t i = 0; i < file_order.size(); ++i) file_order[i] = int(i);
+  CHECK(topological_order(in_order) == file_order);
+  CHECK(build_node_graph(in_order).topo_order == file_order);
+  // n1 and n2 read each other's output: they come last, in file order, and the node graph names the cycle.
+  const Model cycle = wired({{{"x"}, {"a"}}, {{"a", "f"}, {"e"}}, {{"e"}, {"f"}}, {{"a"}, {"g"}}});
+  CHECK(topological_order(cycle) == std::vector<int>{0, 3, 1, 2});
+  CHECK_THROWS_WITH_AS(build_node_graph(cycle), doctest::Contains("the graph has a cycle"), InputError);
+  // A node reading its own output is a cycle too; a node writing one tensor twice counts its readers once.
+  CHECK_THROWS_WITH_AS(build_node_graph(wired({{{"x", "a"}, {"a"}}})), doctest::Contains("cycle"), InputError);
+  CHECK(topological_order(wired({{{"x"}, {"a", "a"}}, {{"a"}, {"b"}}})) == std::vector<int>{0, 1});
+}

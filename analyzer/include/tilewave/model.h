@@ -120,6 +120,13 @@ struct Model {
   const std::vector<TensorRead>& readers_of(const std::string& tensor) const;
 };
 
+// Node indices with every producer before its readers, and the file's order
+// among nodes ready together, so that a file already in order keeps it (ONNX
+// requires that order; reports then list nodes as people read the model).
+// Nodes on a cycle come last, in file order: the node graph reports the
+// cycle. Shape inference and the node graph both walk this one order.
+std::vector<int> topological_order(const Model& model);
+
 class OpRegistry;
 
 struct LoadOptions {

@@ -3,7 +3,6 @@
 #include <unordered_map>
 
 #include <boost/graph/strong_components.hpp>
-#include <boost/graph/topological_sort.hpp>
 #include <fmt/format.h>
 
 #include "tilewave/error.h"
@@ -64,24 +63,14 @@ NodeGraph build_node_graph(const Model& model) {
                                                  node.name, node.op_type, in));
       }
     }
-  std::vector<NodeGraph::Graph::vertex_descriptor> reversed;
-  try {
-    boost::topological_sort(lg.graph, std::back_inserter(reversed));
-  } catch (const boost::not_a_dag&) {
-    throw InputError(model.path, "the graph has a cycle: " + describe_cycle(model, lg.graph));
-  }
-  // Keep the file's order when it is already topological (ONNX requires it):
-  // reports then list layers in the order people read the model.
-  bool file_order_ok = true;
-  for (auto [e, end] = boost::edges(lg.graph); e != end; ++e)
-    if (boost::source(*e, lg.graph) >= boost::target(*e, lg.graph)) file_order_ok = false;
-  if (file_order_ok) {
-    for (int i = 0; i < n; ++i) lg.topo_order.push_back(i);
-  } else {
-    lg.topo_order.assign(reversed.rbegin(), reversed.rend());
-  }
+  // The one order shape inference walks too (model.h); an edge it cannot
+  // respect is a cycle.
+  lg.topo_order = topological_order(model);
   lg.topo_rank.resize(n);
   for (int i = 0; i < n; ++i) lg.topo_rank[lg.topo_order[i]] = i;
+  for (auto [e, end] = boost::edges(lg.graph); e != end; ++e)
+    if (lg.topo_rank[boost::source(*e, lg.graph)] >= lg.topo_rank[boost::target(*e, lg.graph)])
+      throw InputError(model.path, "the graph has a cycle: " + describe_cycle(model, lg.graph));
   return lg;
 }
 

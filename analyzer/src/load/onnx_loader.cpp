@@ -1,6 +1,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <queue>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -50,6 +52,40 @@ const std::vector<TensorRead>& Model::readers_of(const std::string& tensor) cons
   static const std::vector<TensorRead> none;
   const auto it = readers.find(tensor);
   return it == readers.end() ? none : it->second;
+}
+
+std::vector<int> topological_order(const Model& model) {
+  const size_t n = model.nodes.size();
+  std::vector<int> pending(n, 0);  // reads of tensors another node writes, not yet placed
+  for (const auto& [tensor, reads] : model.readers) {
+    const auto p = model.producer.find(tensor);
+    if (p == model.producer.end()) continue;
+    for (const TensorRead& r : reads)
+      if (r.node != p->second) ++pending[size_t(r.node)];
+  }
+  std::priority_queue<int, std::vector<int>, std::greater<int>> ready;  // the lowest index first: file order
+  for (size_t i = 0; i < n; ++i)
+    if (pending[i] == 0) ready.push(int(i));
+  std::vector<int> order;
+  std::vector<bool> placed(n, false);
+  while (!ready.empty()) {
+    const int node = ready.top();
+    ready.pop();
+    order.push_back(node);
+    placed[size_t(node)] = true;
+    const auto& outs = model.nodes[size_t(node)].outputs;
+    for (auto o = outs.begin(); o != outs.end(); ++o) {
+      const std::string& out = *o;
+      if (out.empty() || std::find(outs.begin(), o, out) != o) continue;  // each tensor's readers once
+      const auto p = model.producer.find(out);
+      if (p == model.producer.end() || p->second != node) continue;  // written again by a later node
+      for (const TensorRead& r : model.readers_of(out))
+        if (r.node != node && --pending[size_t(r.node)] == 0) ready.push(r.node);
+    }
+  }
+  for (size_t i = 0; i < n; ++i)
+    if (!placed[i]) order.push_back(int(i));
+  return order;
 }
 
 int64_t Model::opset(const std::string& domain) const {

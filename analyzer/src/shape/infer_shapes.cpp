@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <queue>
 #include <set>
 #include <unordered_map>
 
@@ -18,37 +17,6 @@
 namespace tilewave {
 
 namespace {
-
-// Nodes so that every producer comes before its readers; nodes on a cycle
-// go last (the layer graph reports the cycle).
-std::vector<int> topological_order(const Model& m) {
-  const auto& producer = m.producer;
-  std::vector<int> indegree(m.nodes.size(), 0);
-  std::vector<std::vector<int>> readers(m.nodes.size());
-  for (const auto& n : m.nodes)
-    for (const auto& in : n.inputs) {
-      auto p = producer.find(in);
-      if (in.empty() || p == producer.end() || p->second == n.index) continue;
-      ++indegree[n.index];
-      readers[p->second].push_back(n.index);
-    }
-  std::priority_queue<int, std::vector<int>, std::greater<int>> ready;  // file order among ready nodes
-  for (size_t i = 0; i < m.nodes.size(); ++i)
-    if (indegree[i] == 0) ready.push(int(i));
-  std::vector<int> order;
-  std::vector<bool> placed(m.nodes.size(), false);
-  while (!ready.empty()) {
-    const int n = ready.top();
-    ready.pop();
-    order.push_back(n);
-    placed[n] = true;
-    for (int r : readers[n])
-      if (--indegree[r] == 0) ready.push(r);
-  }
-  for (size_t i = 0; i < m.nodes.size(); ++i)
-    if (!placed[i]) order.push_back(int(i));
-  return order;
-}
 
 void mark_unknown(Model& m, const Node& n, const std::string& why) {
   for (const auto& out : n.outputs) {
