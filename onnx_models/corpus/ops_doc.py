@@ -80,10 +80,11 @@ def main():
     text = "\n".join(lines) + "\n"
     if args.check:
         current = open(args.output).read() if os.path.exists(args.output) else ""
+        shown = os.path.relpath(args.output, ROOT)
         if current != text:
-            print(f"{args.output} is stale: run python3 onnx_models/corpus/ops_doc.py", file=sys.stderr)
+            print(f"{shown} is stale: run python3 onnx_models/corpus/ops_doc.py", file=sys.stderr)
             return 1
-        print(f"{args.output}: current ({len(ops)} ops)")
+        print(f"{shown}: current ({len(ops)} ops)")
         return 0
     with open(args.output, "w") as f:
         f.write(text)
