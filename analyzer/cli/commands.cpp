@@ -210,26 +210,14 @@ int cmd_annotate(const CommonOptions& o, const std::string& model_path) {
 }
 
 int cmd_check(const CommonOptions& o, const std::string& model_path, const std::string& trace, int rows) {
-  const MeasuredTrace t = read_trace(trace);
-  const Analysis a = analyze_file(model_path, gpu_of(o), analyze_options(o));
-  warn_unmodelled(a, o);
-  const TraceCheck c = check_against_trace(a, t);
-  write_output(o.output, [&](std::ostream& os) {
-    write_check(os, o.format, a, t, c, rows);
-  });
+  const CheckRun run = check_file(model_path, trace, o, [&](const Analysis& a) { warn_unmodelled(a, o); });
+  write_output(o.output, [&](std::ostream& os) { write_check(os, o.format, run.analysis, run.trace, run.check, rows); });
   return 0;
 }
 
 int cmd_advise(const CommonOptions& o, const std::string& model_path) {
-  const GpuModel gpu = gpu_of(o);
-  const AnalyzeOptions options = analyze_options(o);
-  const ModelFile model(model_path);
-  const Analysis a = model.analyze(gpu, options);
-  warn_unmodelled(a, o);
-  const std::vector<Advice> advice = advise(model, gpu, options, a);
-  write_output(o.output, [&](std::ostream& os) {
-    write_advice(os, o.format, a, advice);
-  });
+  const AdviseRun run = advise_file(model_path, o, [&](const Analysis& a) { warn_unmodelled(a, o); });
+  write_output(o.output, [&](std::ostream& os) { write_advice(os, o.format, run.analysis, run.advice); });
   return 0;
 }
 

@@ -188,33 +188,7 @@ void require_format(const std::string& format, std::initializer_list<const char*
   throw InputError("format", fmt::format("unknown format '{}' ({})", format, fmt::join(formats, ", ")));
 }
 
-// What `tilewave advise`, `check` and `rank` compute, once for the dict and the text forms.
-struct AdviseRun {
-  Analysis analysis;
-  std::vector<Advice> advice;
-};
-AdviseRun run_advise(const std::string& path, const RunOptions& o) {
-  const GpuModel gpu = gpu_of(o);
-  const AnalyzeOptions options = analyze_options(o);
-  const ModelFile model(path);
-  AdviseRun run{model.analyze(gpu, options), {}};
-  require_complete(run.analysis, o);
-  run.advice = advise(model, gpu, options, run.analysis);
-  return run;
-}
-
-struct CheckRun {
-  MeasuredTrace trace;
-  Analysis analysis;
-  TraceCheck check;
-};
-CheckRun run_check(const std::string& path, const std::string& trace, const RunOptions& o) {
-  CheckRun run{read_trace(trace), analyze_file(path, gpu_of(o), analyze_options(o)), {}};
-  require_complete(run.analysis, o);
-  run.check = check_against_trace(run.analysis, run.trace);
-  return run;
-}
-
+// rank's models analysed, threads checked as the CLI checks them; the dict and the text forms share it.
 RankRun run_rank(const std::vector<PathArg>& paths, const RunOptions& o, std::optional<int> threads) {
   if (threads && (*threads < 1 || *threads > 1024))
     throw InputError("threads", fmt::format("threads is 1..1024, not {}", *threads));
@@ -545,7 +519,7 @@ PYBIND11_MODULE(tilewave, m) {
       [](const std::string& path, RunOptions o, std::optional<int64_t> batch) {
         o.batch = batch_of(batch);
         return json_dict([&] {
-          const AdviseRun run = run_advise(path, o);
+          const AdviseRun run = advise_file(path, o, [&](const Analysis& a) { require_complete(a, o); });
           return advice_to_json(run.analysis, run.advice);
         });
       },
@@ -561,7 +535,7 @@ PYBIND11_MODULE(tilewave, m) {
       [](const PathArg& path, RunOptions o, const PathArg& trace, std::optional<int64_t> batch) {
         o.batch = batch_of(batch);
         return json_dict([&] {
-          const CheckRun run = run_check(path.string(), trace.string(), o);
+          const CheckRun run = check_file(path.string(), trace.string(), o, [&](const Analysis& a) { require_complete(a, o); });
           return check_to_json(run.analysis, run.trace, run.check);
         });
       },
@@ -598,7 +572,7 @@ PYBIND11_MODULE(tilewave, m) {
         o.batch = batch_of(batch);
         require_format(format, {"table", "json"});
         return text_of([&](std::ostream& os) {
-          const AdviseRun run = run_advise(path, o);
+          const AdviseRun run = advise_file(path, o, [&](const Analysis& a) { require_complete(a, o); });
           write_advice(os, format, run.analysis, run.advice);
         });
       },
@@ -613,7 +587,7 @@ PYBIND11_MODULE(tilewave, m) {
         require_format(format, {"table", "json"});
         if (top < 0) throw InputError("top", fmt::format("top counts table rows: 0 or more, not {}", top));
         return text_of([&](std::ostream& os) {
-          const CheckRun run = run_check(path.string(), trace.string(), o);
+          const CheckRun run = check_file(path.string(), trace.string(), o, [&](const Analysis& a) { require_complete(a, o); });
           write_check(os, format, run.analysis, run.trace, run.check, top);
         });
       },

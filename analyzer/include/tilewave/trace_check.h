@@ -2,12 +2,14 @@
 // docs/report.md): the kernels of a PyTorch profiler / Chrome trace paired
 // with the predicted ones in launch order, by kind.
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "tilewave/analysis.h"
+#include "tilewave/run_options.h"
 
 namespace tilewave {
 
@@ -78,5 +80,16 @@ struct TraceCheck {
 // kernels of one kind pair best, better still when the trace's shapes fit the
 // predicted problem; compute kernels never pair with others).
 TraceCheck check_against_trace(const Analysis& a, const MeasuredTrace& t);
+
+// `tilewave check PATH --trace TRACE` as the CLI and the Python module run
+// it: the trace read first (a bad trace costs no analysis), the model
+// analysed with `o` and shown to `on_analysis`, then the two paired.
+struct CheckRun {
+  MeasuredTrace trace;
+  Analysis analysis;
+  TraceCheck check;
+};
+CheckRun check_file(const std::string& model_path, const std::string& trace_path, const RunOptions& o,
+                    const std::function<void(const Analysis&)>& on_analysis = {});
 
 }  // namespace tilewave

@@ -438,6 +438,17 @@ std::optional<Advice> fuse_depthwise(const ModelFile& model, const Graph& g, con
 
 }  // namespace
 
+AdviseRun advise_file(const std::string& path, const RunOptions& o,
+                      const std::function<void(const Analysis&)>& on_analysis) {
+  const GpuModel gpu = gpu_of(o);
+  const AnalyzeOptions options = analyze_options(o);
+  const ModelFile model(path);
+  AdviseRun run{model.analyze(gpu, options), {}};
+  if (on_analysis) on_analysis(run.analysis);
+  run.advice = advise(model, gpu, options, run.analysis);
+  return run;
+}
+
 std::vector<Advice> advise(const ModelFile& model, const GpuModel& gpu, const AnalyzeOptions& options,
                            const Analysis& base, double min_gain) {
   std::vector<Advice> out;

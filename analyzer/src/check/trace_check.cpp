@@ -198,6 +198,14 @@ std::vector<int64_t> shape_signature(const KernelResult& r) {
   return s;
 }
 
+CheckRun check_file(const std::string& model_path, const std::string& trace_path, const RunOptions& o,
+                    const std::function<void(const Analysis&)>& on_analysis) {
+  CheckRun run{read_trace(trace_path), analyze_file(model_path, gpu_of(o), analyze_options(o)), {}};
+  if (on_analysis) on_analysis(run.analysis);
+  run.check = check_against_trace(run.analysis, run.trace);
+  return run;
+}
+
 TraceCheck check_against_trace(const Analysis& a, const MeasuredTrace& t) {
   std::vector<int> pred;  // costed kernels only
   for (size_t i = 0; i < a.kernels.size(); ++i)
