@@ -41,6 +41,10 @@ usage (GPU machine):
 Writes DIR/bench.jsonl (header line, then one line per network, layout,
 batch), DIR/kernels.jsonl, DIR/host_micro.jsonl, DIR/log.txt and, with
 --export, DIR/onnx.tar.gz.
+
+calibrate/measure/run.py (one command that measures everything a calibration
+needs) times and profiles with the functions here; importing this module
+imports neither torch nor onnx_models/zoo.py (which imports torch).
 """
 import argparse
 import datetime
@@ -57,11 +61,18 @@ import traceback
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "onnx_models"))
 sys.path.insert(0, HERE)
-import zoo  # noqa: E402
 
 WARMUP_STEPS = 10      # timm benchmark.py's default num_warm_iter
 BENCH_STEPS = 40       # timm's default num_bench_iter; fewer when a step is long
 TIMED_S = 0.5          # at most this long in timed steps per configuration (at least 8 steps)
+HARNESS = ("timm benchmark.py: fp32 weights under autocast(float16), inference_mode, cudnn.benchmark, "
+           "torch.randn fp32 input, 10 warm-up steps, steps timed perf_counter -> cuda.synchronize, plain loop")
+
+
+def zoo():
+    """onnx_models/zoo.py, imported on first use: it imports torch."""
+    import zoo as module
+    return module
 
 
 def log(path, *a):
@@ -88,6 +99,66 @@ def cpu_model():
     except OSError:
         pass
     return platform.processor() or "unknown"
+
+
+def network_order(names, family_of):
+    """Round-robin over families, so a deadline cuts members, not families."""
+    by_family = {}
+    for n in names:
+        by_family.setdefault(family_of(n) or n, []).append(n)
+    return [m for i in range(max(map(len, by_family.values()), default=0))
+            for f in sorted(by_family) for m in by_family[f][i:i + 1]]
+
+
+def harness_header(torch, argv, **extra):
+    """bench.jsonl's first line: the software, the machine and the harness."""
+    import timm
+    import torchvision
+    header = {"header": True, "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+              "python": platform.python_version(), "torch": torch.__version__,
+              "torchvision": torchvision.__version__, "timm": timm.__version__, "cuda": torch.version.cuda,
+              "cudnn": torch.backends.cudnn.version(), "gpu": torch.cuda.get_device_name(0),
+              "driver": nvidia_smi("driver_version"), "cpu": cpu_model(), "cpus": os.cpu_count(),
+              "argv": argv, "harness": HARNESS}
+    header.update(extra)
+    header.update(cudnn_allow_tf32=torch.backends.cudnn.allow_tf32,
+                  matmul_allow_tf32=torch.backends.cuda.matmul.allow_tf32,
+                  weights="the library's own random init")
+    return header
+
+
+def build_network(torch, name):
+    """The network on the GPU in fp32 eval mode, seeded: (net, input side, parameters, modules)."""
+    torch.manual_seed(0)
+    net = zoo().build(name).eval()
+    size = zoo().input_size(name, net)
+    net = net.to("cuda")
+    return net, size, sum(p.numel() for p in net.parameters()), sum(1 for _ in net.modules())
+
+
+def memory_format(torch, layout):
+    return torch.channels_last if layout == "channels_last" else torch.contiguous_format
+
+
+def configure(torch, net, layout, precision):
+    """Converts net in place to the layout and precision (half: fp16 weights; amp_fp16: fp32 weights)."""
+    net = net.to(memory_format=memory_format(torch, layout))
+    return net.half() if precision == "half" else net.float()
+
+
+def harness_step(torch, net, layout, batch, size, precision):
+    """One forward as the harness calls it: a seeded torch.randn input in the layout, under autocast
+    unless the weights are already fp16."""
+    gen = torch.Generator(device="cuda").manual_seed(batch)
+    x = torch.randn(batch, 3, size, size, device="cuda", generator=gen)
+    x = x.contiguous(memory_format=memory_format(torch, layout))
+    if precision == "half":
+        x = x.half()
+
+    def step(net=net, x=x, amp=precision != "half"):
+        with torch.amp.autocast("cuda", dtype=torch.float16, enabled=amp):
+            return net(x)
+    return step
 
 
 def count_aten_ops(torch, fn):
@@ -169,9 +240,39 @@ def graph_time(torch, step):
     return statistics.median(per)
 
 
+def time_configuration(torch, rec, step, graph=True):
+    """Fills one bench.jsonl row (rec: model, layout, batch, precision ...) with the loop's steps,
+    host_ms, aten_ops and graph_ms, the SM clock and status ok; exceptions propagate."""
+    with torch.inference_mode():
+        per = loop_time(torch, step)
+        rec.update(step_ms=round(statistics.fmean(per), 5), step_ms_median=round(statistics.median(per), 5),
+                   step_ms_min=round(min(per), 5), steps=len(per))
+        rec["host_ms"] = round(host_time(torch, step), 5)
+        rec["aten_ops"] = count_aten_ops(torch, step)
+        if graph:
+            try:
+                rec["graph_ms"] = round(graph_time(torch, step), 5)
+            except Exception as e:
+                torch.cuda.synchronize()
+                rec["graph_error"] = "%s: %s" % (type(e).__name__, str(e)[:200])
+    rec["sm_clock_mhz"] = nvidia_smi("clocks.sm")
+    rec["status"] = "ok"
+    return rec
+
+
 def profile_kernels(torch, step):
     import runtime_bench
     return runtime_bench.profile_kernels(torch, lambda _: step(), None)
+
+
+def profile_configuration(torch, name, layout, batch, precision, step):
+    """One kernels.jsonl row: one forward of step under torch.profiler (after one unprofiled forward)."""
+    with torch.inference_mode():
+        step()
+        torch.cuda.synchronize()
+        ks = profile_kernels(torch, step)
+    return {"model": name, "runtime": "eager", "layout": layout, "batch": batch, "precision": precision,
+            "launch": "loop", "kernels": len(ks), "kernel_sum_us": round(sum(t for _, t in ks), 2), "list": ks}
 
 
 def host_micro(torch, out_path, logf):
@@ -220,6 +321,7 @@ def host_micro(torch, out_path, logf):
                 rec = {"case": name, "host_us_median": round(statistics.median(per), 3),
                        "host_us_min": round(min(per), 3), "calls": 300, "repeats": 7}
                 f.write(json.dumps(rec) + "\n")
+                f.flush()
                 log(logf, "host-micro %-26s %7.2f us/call" % (name, rec["host_us_median"]))
             except Exception as e:
                 log(logf, "host-micro %s failed: %s" % (name, e))
@@ -264,13 +366,8 @@ def main():
     layouts = args.layouts.split(",")
     names = []
     for part in args.models.split("+"):
-        names += zoo.VALIDATION_SETS[part] if part in zoo.VALIDATION_SETS else [m for m in part.split(",") if m]
-    # Round-robin over families, so a deadline cuts members, not families.
-    by_family = {}
-    for n in names:
-        by_family.setdefault(zoo.family_of(n) or n, []).append(n)
-    order = [m for i in range(max(map(len, by_family.values()), default=0))
-             for f in sorted(by_family) for m in by_family[f][i:i + 1]]
+        names += zoo().VALIDATION_SETS[part] if part in zoo().VALIDATION_SETS else [m for m in part.split(",") if m]
+    order = network_order(names, zoo().family_of)
     os.makedirs(args.out, exist_ok=True)
     logf = os.path.join(args.out, "log.txt")
     t_begin = time.time()
@@ -283,19 +380,8 @@ def main():
         log(logf, "exports done in %.0f s; timing starts now, with the pool closed" % (time.time() - t_begin))
     import torch
     import timm
-    import torchvision
     torch.backends.cudnn.benchmark = True
-    header = {"header": True, "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
-              "python": platform.python_version(), "torch": torch.__version__,
-              "torchvision": torchvision.__version__, "timm": timm.__version__, "cuda": torch.version.cuda,
-              "cudnn": torch.backends.cudnn.version(), "gpu": torch.cuda.get_device_name(0),
-              "driver": nvidia_smi("driver_version"), "cpu": cpu_model(), "cpus": os.cpu_count(),
-              "argv": sys.argv[1:], "harness": "timm benchmark.py: fp32 weights under autocast(float16), "
-              "inference_mode, cudnn.benchmark, torch.randn fp32 input, 10 warm-up steps, steps timed "
-              "perf_counter -> cuda.synchronize, plain loop", "precisions": args.precisions, "passes": args.passes,
-              "cudnn_allow_tf32": torch.backends.cudnn.allow_tf32,
-              "matmul_allow_tf32": torch.backends.cuda.matmul.allow_tf32,
-              "weights": "the library's own random init"}
+    header = harness_header(torch, sys.argv[1:], precisions=args.precisions, passes=args.passes)
     with open(os.path.join(args.out, "bench.jsonl"), "w") as f:
         f.write(json.dumps(header) + "\n")
     log(logf, "timm_harness_bench: %d networks, layouts %s, batches %s, torch %s, timm %s, cpu %s" % (
@@ -303,7 +389,7 @@ def main():
     if args.host_micro:
         host_micro(torch, os.path.join(args.out, "host_micro.jsonl"), logf)
     deadline = time.time() + args.deadline_s
-    kept = []   # (record, model, layout, batch, size) for the profiling pass
+    kept = []   # (name, layout, batch, size) for the profiling pass
     models = {}
     precisions = args.precisions.split(",")
     with open(os.path.join(args.out, "bench.jsonl"), "a") as res:
@@ -313,54 +399,25 @@ def main():
                 continue
             t_job = time.time()
             try:
-                torch.manual_seed(0)
-                net = zoo.build(name).eval()
-                size = zoo.input_size(name, net)
-                net = net.to("cuda")
-                params = sum(p.numel() for p in net.parameters())
-                modules = sum(1 for _ in net.modules())
+                if name not in models:
+                    models[name] = build_network(torch, name)
+                net, size, params, modules = models[name]
             except Exception as e:
                 res.write(json.dumps({"model": name, "status": "failed", "stage": "build",
                                       "error": "%s: %s" % (type(e).__name__, str(e)[:300])}) + "\n")
                 log(logf, "%s build failed: %s" % (name, e))
                 continue
-            models[name] = net
             for precision, layout in [(p, l) for p in precisions for l in layouts]:
-                fmt = torch.channels_last if layout == "channels_last" else torch.contiguous_format
-                net = models[name].to(memory_format=fmt)
-                if precision == "half":
-                    net = net.half()
+                net = configure(torch, net, layout, precision)
                 for b in batches:
-                    rec = {"model": name, "family": zoo.family_of(name), "layout": layout, "batch": b,
+                    rec = {"model": name, "family": zoo().family_of(name), "layout": layout, "batch": b,
                            "precision": precision, "input": [b, 3, size, size], "params": params,
                            "modules": modules, "pass": pass_index}
                     try:
-                        gen = torch.Generator(device="cuda").manual_seed(b)
-                        x = torch.randn(b, 3, size, size, device="cuda", generator=gen)
-                        x = x.contiguous(memory_format=fmt)
-                        if precision == "half":
-                            x = x.half()
-
-                        def step(net=net, x=x, amp=precision != "half"):
-                            with torch.amp.autocast("cuda", dtype=torch.float16, enabled=amp):
-                                return net(x)
-                        with torch.inference_mode():
-                            per = loop_time(torch, step)
-                            rec.update(step_ms=round(statistics.fmean(per), 5),
-                                       step_ms_median=round(statistics.median(per), 5),
-                                       step_ms_min=round(min(per), 5), steps=len(per))
-                            rec["host_ms"] = round(host_time(torch, step), 5)
-                            rec["aten_ops"] = count_aten_ops(torch, step)
-                            if not args.no_graph:
-                                try:
-                                    rec["graph_ms"] = round(graph_time(torch, step), 5)
-                                except Exception as e:
-                                    torch.cuda.synchronize()
-                                    rec["graph_error"] = "%s: %s" % (type(e).__name__, str(e)[:200])
-                        rec["sm_clock_mhz"] = nvidia_smi("clocks.sm")
-                        rec["status"] = "ok"
+                        time_configuration(torch, rec, harness_step(torch, net, layout, b, size, precision),
+                                           graph=not args.no_graph)
                         if pass_index == 0 and precision == "amp_fp16":
-                            kept.append((rec, name, layout, b, size))
+                            kept.append((name, layout, b, size))
                         log(logf, "%-28s %-8s %-13s b%-4d step %9.4f ms  host %8.4f ms  graph %s" % (
                             name, precision, layout, b, rec["step_ms"], rec["host_ms"], rec.get("graph_ms")))
                     except Exception as e:
@@ -372,31 +429,20 @@ def main():
                             pass
                     res.write(json.dumps(rec) + "\n")
                     res.flush()
-            if precisions[-1] == "half":
-                models[name] = models[name].float()   # back to fp32 weights for a later pass
+            configure(torch, net, "nchw", "amp_fp16")   # back to fp32 weights for a later pass
             log(logf, "%s done in %.0f s" % (name, time.time() - t_job))
     # Profiling after all timing: CUPTI stays attached to this process.
     t_prof = time.time()
     with open(os.path.join(args.out, "kernels.jsonl"), "w") as kf:
-        for rec, name, layout, b, size in kept:
+        for name, layout, b, size in kept:
             if time.time() > t_prof + args.profile_s:
                 log(logf, "profiling stopped at its limit")
                 break
             try:
-                fmt = torch.channels_last if layout == "channels_last" else torch.contiguous_format
-                net = models[name].to(memory_format=fmt)
-                x = torch.randn(b, 3, size, size, device="cuda").contiguous(memory_format=fmt)
-
-                def step(net=net, x=x):
-                    with torch.amp.autocast("cuda", dtype=torch.float16):
-                        return net(x)
-                with torch.inference_mode():
-                    step()
-                    torch.cuda.synchronize()
-                    ks = profile_kernels(torch, step)
-                kf.write(json.dumps({"model": name, "runtime": "eager", "layout": layout, "batch": b,
-                                     "precision": "amp_fp16", "launch": "loop", "kernels": len(ks),
-                                     "kernel_sum_us": round(sum(t for _, t in ks), 2), "list": ks}) + "\n")
+                net = configure(torch, models[name][0], layout, "amp_fp16")
+                row = profile_configuration(torch, name, layout, b, "amp_fp16",
+                                            harness_step(torch, net, layout, b, size, "amp_fp16"))
+                kf.write(json.dumps(row) + "\n")
                 kf.flush()
             except Exception as e:
                 log(logf, "profile %s %s b%d failed: %s" % (name, layout, b, e))
