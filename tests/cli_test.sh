@@ -494,6 +494,25 @@ assert d["execution"] == {"runtime": "eager", "dtype": "fp16", "amp": True, "lay
 assert s["host_bound"] and d["total"]["bound_by"] == "host" and d["host"]["id"] == "h200-vm"
 assert len(s["timeline"]) == d["total"]["kernels"] and abs(s["step_us"] - d["total"]["time_us"]) < 1e-6
 assert all(r[1] <= r[2] <= r[3] <= r[4] for r in s["timeline"]), "a kernel starts before its issue ends"
+t = d["total"]
+assert t["time_low_us"] <= t["time_us"] < t["time_high_us"], "a host-bound step has no machine range"
+assert d["host"]["machine_spread"]["low"] <= 1 <= d["host"]["machine_spread"]["high"]
+PY
+# The host is an axis of its own (docs/cli.md "Host"): a GPU file cannot choose it, every GPU gets the
+# one named, and every parameter of both files is listed with its bounds.
+python3 -c "import json,sys; g=json.load(open(sys.argv[1])); g['host']='h200-vm'; json.dump(g, open(sys.argv[2],'w'))" \
+  "$root/gpu_models/h200.json" "$tmp/h200_with_host.json"
+cp -r "$root/gpu_models/arch" "$tmp/arch"
+expect 1 "h200_with_host.json: a GPU file does not choose the host" -- "$tw" analyze "$data/tiny_cnn.onnx" --gpu "$tmp/h200_with_host.json"
+expect 0 "" -- "$tw" compare "$data/tiny_cnn.onnx" --gpu h200,l4 --batch 1 --host builtin
+grep -q "Plain loops issued by host builtin (not calibrated) on every GPU" "$tmp/out" ||
+  { echo "FAIL: compare does not name the one host"; fails=$((fails + 1)); }
+expect 0 "" -- "$tw" params --format json
+python3 - "$tmp/out" <<'PY' || { echo "FAIL: params lists both tables"; fails=$((fails + 1)); }
+import json, sys
+rows = json.load(open(sys.argv[1]))
+assert {r["file"] for r in rows} == {"gpu", "host"} and all(r["min"] <= r["default"] <= r["max"] for r in rows)
+assert {"tc_efficiency", "host_op_us", "sync_us"} <= {r["name"] for r in rows}
 PY
 
 # A failed run leaves no output file behind.

@@ -11,13 +11,14 @@
 #include "tilewave/error.h"
 #include "tilewave/schedule.h"
 #include "tilewave/pipeline.h"
+#include "tilewave/run_options.h"
 
 using namespace tilewave;
 
 namespace {
 
 HostModel host_with(double op_us, double latency_us, double sync_us) {
-  HostModel h = default_host();
+  HostModel h = builtin_host();
   for (auto& [k, v] : h.params) v = 0;
   h.params["host_op_us"] = op_us;
   h.params["launch_latency_us"] = latency_us;
@@ -163,9 +164,10 @@ TEST_CASE("analysis: a plain loop on the calibrated host says host-bound at batc
 
 TEST_CASE("host descriptions: bad ids, files and values are one clear error") {
   nlohmann::json g = nlohmann::json::parse(std::ifstream(test::gpu_dir() + "/h200.json"));
-  g["host"] = "../../etc/passwd";
+  // The host is chosen per run, never by a GPU file (docs/model.md "Schedule").
+  g["host"] = "h200-vm";
   CHECK_THROWS_WITH_AS(gpu_from_json(g, "h200", "h200.json", test::gpu_dir() + "/arch"),
-                       doctest::Contains("must be a host id"), InputError);
+                       doctest::Contains("does not choose the host"), InputError);
   CHECK_THROWS_WITH_AS(load_host(test::gpu_dir() + "/hosts/no_such_host.json", test::gpu_dir()),
                        doctest::Contains("no such host"), InputError);
   CHECK_THROWS_WITH_AS(load_host("no_such_host", test::gpu_dir()), doctest::Contains("no such host"), InputError);
@@ -177,4 +179,84 @@ TEST_CASE("host descriptions: bad ids, files and values are one clear error") {
                        doctest::Contains("host_op_us"), InputError);
   CHECK_THROWS_WITH_AS(host_from_json({{"params", {{"host_teleport_us", 1}}}}, "x", "x.json"),
                        doctest::Contains("unknown host parameter"), InputError);
+  // Each value is held to host_param_table()'s bounds, the ones the host fit keeps to.
+  for (const auto& p : host_param_table()) {
+    CHECK_NOTHROW(host_from_json({{"params", {{p.name, p.fit_max}}}}, "x", "x.json"));
+    CHECK_THROWS_WITH_AS(host_from_json({{"params", {{p.name, p.fit_max * 1.01 + 1}}}}, "x", "x.json"),
+                         doctest::Contains(p.name), InputError);
+  }
+  for (const nlohmann::json& spread : {nlohmann::json{{"low", 1.2}, {"high", 1.5}}, nlohmann::json{{"low", 0.9}},
+                                       nlohmann::json{{"low", 0.5}, {"high", 0.9}}, nlohmann::json{{"low", 1}, {"high", 1e9}},
+                                       nlohmann::json("wide")})
+    CHECK_THROWS_WITH_AS(host_from_json({{"machine_spread", spread}}, "x", "x.json"),
+                         doctest::Contains("machine_spread"), InputError);
+  CHECK(load_host("builtin", test::gpu_dir()).trust == "default");
+}
+
+TEST_CASE("schedule: a host's machine spread is the same loop issued that many times as slow") {
+  HostModel host = host_with(10, 4, 8);
+  host.spread_low = 0.8;
+  host.spread_high = 1.5;
+  // Host-bound at first, then a long kernel the host waits on.
+  const std::vector<LaunchItem> items = {{2, HostCall::op}, {3, HostCall::op}, {200, HostCall::op}, {1, HostCall::op}};
+  const Schedule s = schedule_step(items, Launch::loop, host, 1.0);
+  HostModel slow = host_with(15, 4, 8), fast = host_with(8, 4, 8);
+  CHECK(s.step_high_us == doctest::Approx(schedule_step(items, Launch::loop, slow, 1.0).step_us));
+  CHECK(s.step_low_us == doctest::Approx(schedule_step(items, Launch::loop, fast, 1.0).step_us));
+  CHECK(s.step_low_us < s.step_us);
+  CHECK(s.step_us < s.step_high_us);
+  // The timeline stays this host's.
+  const Schedule alone = schedule_step(items, Launch::loop, host_with(10, 4, 8), 1.0);
+  CHECK(s.step_us == alone.step_us);
+  CHECK(s.host_busy_us == alone.host_busy_us);
+  CHECK(s.kernels.back().gpu_end_us == alone.kernels.back().gpu_end_us);
+  // Graph replay needs no host: no range.
+  const Schedule g = schedule_step(items, Launch::graph, host, 1.0);
+  CHECK(g.step_low_us == g.step_us);
+  CHECK(g.step_high_us == g.step_us);
+}
+
+TEST_CASE("analysis: the default host's measured spread is a range around a host-bound step") {
+  AnalyzeOptions o;
+  o.load.batch = 1;
+  o.exec.launch = Launch::loop;
+  o.host = std::make_shared<const HostModel>(load_host(default_host_id(), test::gpu_dir()));
+  REQUIRE(o.host->spread_high > 1);
+  const Analysis a = analyze_file(test::zoo("resnet50.onnx"), test::gpu("l4"), o);
+  REQUIRE(a.total.host_bound);
+  CHECK(a.total.time_low_us <= a.total.time_us);
+  CHECK(a.total.time_high_us > a.total.time_us);
+  CHECK(a.host_spread_high == o.host->spread_high);
+}
+
+TEST_CASE("the host is one axis: compare and report give a GPU the same time in any --gpu order") {
+  RunOptions o;
+  o.gpu_dir = test::gpu_dir();
+  o.batch = 1;  // host-bound on every GPU: the host decides the step
+  const std::string model = test::zoo("resnet50.onnx");
+  std::map<std::string, double> first;
+  for (const std::vector<std::string>& gpus : {std::vector<std::string>{"h200", "l4", "a100"},
+                                               std::vector<std::string>{"a100", "h200", "l4"}}) {
+    CompareAxes axes;
+    axes.gpus = gpus;
+    for (const Analysis& a : compare_models({model}, o, axes).analyses) {
+      CHECK(a.host_id == default_host_id());
+      if (!first.count(a.gpu_id)) first[a.gpu_id] = a.total.time_us;
+      CHECK(a.total.time_us == first[a.gpu_id]);
+    }
+    RunOptions r = o;
+    r.gpu = gpus[0] + "," + gpus[1] + "," + gpus[2];
+    const ReportRun report = analyze_for_report(model, "", r, {1}, {});
+    CHECK(report.first.main.total.time_us == first[gpus[0]]);
+    REQUIRE(report.first.other_gpus.size() == 2);
+    for (const Analysis& a : report.first.other_gpus) {
+      CHECK(a.host_id == default_host_id());
+      CHECK(a.total.time_us == first[a.gpu_id]);
+    }
+  }
+  // A named host applies to every GPU alike.
+  o.host = "builtin";
+  CompareAxes axes;
+  axes.gpus = {"h200", "l4"};
+  for (const Analysis& a : compare_models({model}, o, axes).analyses) CHECK(a.host_id == "builtin");
 }

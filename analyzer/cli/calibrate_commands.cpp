@@ -321,8 +321,9 @@ int cmd_calibrate_from_benchmark(const CommonOptions& o, const std::vector<std::
                file_runs.empty() ? "?" : file_runs.front().exec.name());
     runs.insert(runs.end(), file_runs.begin(), file_runs.end());
   }
-  const std::shared_ptr<const HostModel> host =
-      o.host.empty() ? std::make_shared<const HostModel>(default_host()) : host_of(o);
+  // The loops in published results were issued by a host no one measured: --host says whose to assume.
+  const auto host = std::make_shared<const HostModel>(
+      load_host(o.host.empty() ? default_host_id() : o.host, o.gpu_dir.empty() ? default_gpu_dir() : o.gpu_dir));
   Progress progress("tilewave calibrate from-benchmark");
   const BenchmarkFit fit = fit_benchmark(start, runs, *host, unsigned(seed), progress.callback(), fit_scales);
   progress.finish();

@@ -230,6 +230,14 @@ int cmd_gpus(const CommonOptions& o) {
   return 0;
 }
 
+int cmd_params(const CommonOptions& o) {
+  write_output(o.output, [&](std::ostream& os) {
+    if (o.format == "json") os << params_to_json().dump(2) << "\n";
+    else write_params_table(os);
+  });
+  return 0;
+}
+
 int cmd_ops(const CommonOptions& o) {
   write_output(o.output, [&](std::ostream& os) {
     const OpRegistry& registry = OpRegistry::builtin();

@@ -66,6 +66,7 @@ int cmd_compare(const CommonOptions& o, const std::vector<std::string>& models, 
 int cmd_nas(const CommonOptions& o, const NasOptions& n);
 int cmd_nas_merge(const CommonOptions& o, const std::vector<std::string>& files);
 int cmd_ops(const CommonOptions& o);
+int cmd_params(const CommonOptions& o);
 int cmd_calibrate_fit(const CommonOptions& o, const std::vector<std::string>& measured, const std::string& dtype, int seed,
                       double holdout);
 int cmd_calibrate_fit_networks(const CommonOptions& o, const std::string& netbench, const std::string& models_dir,

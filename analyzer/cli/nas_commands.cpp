@@ -57,9 +57,10 @@ int cmd_nas(const CommonOptions& o, const NasOptions& n) {
   opt.min_utilization = n.min_utilization;
   opt.pareto = n.pareto;
   opt.fastest = n.export_dir.empty() ? 0 : size_t(n.top);
-  space::Search search(s, gpu, exec, host_of(o), batch);
+  const auto host = host_of(o);
+  space::Search search(s, gpu, exec, host, batch);
 
-  const json header = nas_header({s, n.space, opt, total, gpu, exec, batch, o.dtype});
+  const json header = nas_header({s, n.space, opt, total, gpu, exec, batch, o.dtype, host ? host->id : ""});
   space::SearchResult result;
   Progress progress("tilewave nas");
   write_output(o.output, [&](std::ostream& os) {

@@ -61,8 +61,9 @@ void add_execution_options(CLI::App* cmd, CommonOptions& o) {
   cmd->add_flag_function("--graph,!--no-graph", [&o](int64_t n) { o.execution["launch"] = n > 0 ? "graph" : "loop"; },
                          "the forward replayed as a CUDA graph (tensorrt's default); --no-graph: a plain Python loop, each "
                          "op issued by the host (eager's and inductor's default)");
-  cmd->add_option("--host", o.host, "host description (id in gpu_models/hosts/ or a .json) for --no-graph "
-                                    "(default: the GPU file's)");
+  cmd->add_option("--host", o.host, std::string("the machine issuing a --no-graph loop, the same for every GPU: a host id "
+                                                "in gpu_models/hosts/, a .json, or builtin (uncalibrated starting values); "
+                                                "default: ") + default_host_id());
 }
 
 void add_model_options(CLI::App* cmd, CommonOptions& o) {
@@ -217,7 +218,8 @@ std::vector<Subcommand> calibrate_subcommands() {
          c->add_option("--from", a.bench_from, "calibrated GPUs a datasheet-only --gpu is carried from first")
              ->capture_default_str();
          c->add_option("--seed", a.seed, "which half of the families is fitted")->capture_default_str();
-         c->add_option("--host", a.o.host, "host description the loops are issued by (default: tilewave's defaults)");
+         c->add_option("--host", a.o.host, std::string("host assumed to issue the results' loops (default: ") +
+                                               default_host_id() + "; the shipped RTX files: builtin)");
          c->add_option("--predictions", a.bench_predictions, "also write each run's prediction (JSON Lines)");
          c->add_flag("--no-fit", a.bench_no_fit,
                      "judge the GPU file as it is (carried first if datasheet-only): tables and --predictions only");
@@ -335,7 +337,8 @@ const std::vector<Subcommand>& subcommands() {
          CommonOptions& o = a.o;
          c->add_flag_function("--amp,!--no-amp", [&o](int64_t n) { o.execution["amp"] = n > 0; },
                               "fp32 weights under autocast(--dtype) in every configuration");
-         c->add_option("--host", a.o.host, "host description for loop launches (default: each GPU file's)");
+         c->add_option("--host", a.o.host, std::string("the machine issuing loop launches, the same for every GPU (default: ") +
+                                               default_host_id() + ")");
          c->add_option("--batch", a.cmp_batches, "batch sizes, comma-separated (default: as in the file)");
          c->add_option("--input", a.o.inputs, "set a whole input shape, NAME=1x3x224x224 (repeatable)");
          c->add_flag("--allow-unmodelled", a.o.allow_unmodelled, "give totals marked partial instead of exit 1");
@@ -393,6 +396,12 @@ const std::vector<Subcommand>& subcommands() {
          c->add_option("-o,--output", a.o.output, "output file (default: stdout)");
        },
        [](CLI::App*, Args& a) { return cmd_gpus(a.o); }},
+      {"params", "list every parameter of a GPU file and of a host file: unit, default, bounds, scope, owner",
+       [](CLI::App* c, Args& a) {
+         c->add_option("--format", a.o.format, "table or json")->check(CLI::IsMember({"table", "json"}));
+         c->add_option("-o,--output", a.o.output, "output file (default: stdout)");
+       },
+       [](CLI::App*, Args& a) { return cmd_params(a.o); }},
       {"ops", "list the supported ONNX ops: opsets, fusion role, kernel per runtime",
        [](CLI::App* c, Args& a) {
          c->add_option("--format", a.o.format, "table, md or json")->check(CLI::IsMember({"table", "md", "json"}));

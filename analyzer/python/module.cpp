@@ -710,6 +710,23 @@ PYBIND11_MODULE(tilewave, m) {
 
   m.def("gpus", [](const std::optional<PathArg>& gpu_dir) { return list_gpu_ids(gpu_dir ? gpu_dir->string() : default_gpu_dir()); },
         py::arg("gpu_dir") = py::none(), "The GPU ids in the database.");
+  m.def("params", [] { return to_python(params_to_json()); },
+        "Every parameter of a GPU file and of a host file, as `tilewave params --format json`: name, file, unit, "
+        "default, min, max, scope, owner, transfer, meaning.");
+  m.def(
+      "write_host",
+      [](const py::object& host, const PathArg& path) {
+        // Read as a host file is, so a value out of its bounds is refused before anything is written.
+        const HostModel h = host_from_json(from_python(host, "host"), path.stem().string(), "host");
+        const json j = host_to_json(h);
+        write_output(path.string(), [&](std::ostream& os) { os << j.dump(2) << "\n"; });
+      },
+      py::arg("host"), py::arg("path"),
+      "Writes a host file (docs/calibration.md 'Host') through the one host-file writer: `host` is a dict as the "
+      "file holds it ({'name', 'trust', 'params', 'machine_spread', 'sources'}); parameters it leaves out get "
+      "host_param_table()'s starting values, and a value outside its bounds is an error.");
+  m.def("default_host", [] { return std::string(default_host_id()); },
+        "The host every call uses when host= is not given, whatever the GPU.");
   m.def(
       "runtimes",
       [] {

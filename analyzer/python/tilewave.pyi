@@ -25,6 +25,8 @@ class Totals(TypedDict):
     dram_bytes: int
     l2_hit_bytes: int
     time_us: float
+    time_low_us: float   # time_us on the fastest machine of the host's kind (docs/model.md "Schedule")
+    time_high_us: float  # ... and on the slowest
     gpu_busy_us: float
     host_busy_us: float
     bound_by: str
@@ -113,7 +115,7 @@ class RunFacts(TypedDict):
     runtime: str
     runtime_calibrated: bool
     execution: Dict[str, Any]
-    host: Optional[Dict[str, str]]
+    host: Optional[Dict[str, Any]]  # id, name, trust, machine_spread {low, high}; None under graph replay
     launch_gap_us: float
     nodes: int
     free_nodes: int
@@ -141,6 +143,7 @@ class Sweep(TypedDict):
     gpu: str
     gpu_trust: str
     execution: Dict[str, Any]
+    host: Optional[str]  # the host issuing a plain loop; None under graph replay
     points: List[SweepPoint]
 
 class Comparison(TypedDict):
@@ -232,6 +235,7 @@ class RankFailure(TypedDict):
 class Ranking(TypedDict):
     gpu: str
     gpu_trust: str
+    host: Optional[str]  # the host issuing a plain loop; None under graph replay
     batch: int
     models: List[RankedModel]
     failed: List[RankFailure]
@@ -303,6 +307,20 @@ def analyze_layers(layers: Any, *, input: List[int] = ..., gpu: _Path = "h200", 
 def layers_to_onnx(layers: Any, path: _Path, *, input: List[int] = ..., batch: int = 1) -> int: ...
 def predict_layers(layers: Any, *, gpu: _Path = "h200", gpu_dir: Optional[_Path] = None) -> Any: ...
 def gpus(gpu_dir: Optional[_Path] = None) -> List[str]: ...
+class Param(TypedDict):
+    name: str
+    file: str  # gpu | host
+    unit: str
+    default: float
+    min: float
+    max: float
+    scope: str
+    owner: str
+    transfer: str
+    meaning: str
+def params() -> List[Param]: ...
+def default_host() -> str: ...
+def write_host(host: Dict[str, Any], path: _Path) -> None: ...
 def runtimes() -> List[Tuple[str, str]]: ...
 def data_dirs() -> Tuple[str, str]: ...
 def kernel_class_of_name(name: str, vocabulary: str = "check") -> str: ...

@@ -53,8 +53,10 @@ def nnls(X, y, iters=4000):
     return b
 
 
-def micro_costs():
-    m = {r["case"]: r["host_us_median"] for r in map(json.loads, open(os.path.join(ROOT, RUNS[0], "host_micro.jsonl")))}
+def micro_costs(path=None):
+    """{host-call class: µs} from a host_micro.jsonl (default: the calibration run's)."""
+    path = path or os.path.join(ROOT, RUNS[0], "host_micro.jsonl")
+    m = {r["case"]: r["host_us_median"] for r in map(json.loads, open(path))}
     cast = m["cast_to_fp16"]
     return {"op": statistics.median([m["relu_module"], m["add_tensor"], m["silu_functional"]]),
             "conv": m["conv_module_amp"] - 3 * cast, "gemm": m["linear_module_amp"] - 2 * cast,

@@ -25,7 +25,7 @@ import harness_runs  # noqa: E402  (calibrate/pair/harness_runs.py: the timm-har
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import kendall_tau  # noqa: E402  (calibrate/validate/harness.py)
 import runtimes  # noqa: E402  (calibrate/validate/runtimes.py: the network validation per runtime)
-from figures_common import DATA, FENCE, Runs, bias, cpp_param_table, fitted_layers, pct  # noqa: E402
+from figures_common import DATA, FENCE, Runs, bias, fitted_layers, pct  # noqa: E402
 
 CLASS_LABEL = {"softmax": "softmax (LayerNorm)"}
 
@@ -254,7 +254,7 @@ def calibration_runtime_params(runs):
     """docs/calibration.md: the runtime sets in gpu_models/h200.json beside its base parameters, and what `calibrate fit-runtime` printed for each (runtimes/report/fit_*.txt)."""
     g = json.load(open("gpu_models/h200.json"))
     base, sets = g["params"], {rt: g["runtime_params"][rt]["params"] for rt in ("eager", "inductor")}
-    defaults = cpp_param_table()
+    defaults = runs.param_table()
     lines = ["| parameter | base (layers, runs 1\u20136) | eager | inductor |", "| --- | ---: | ---: | ---: |"]
     for name in sorted(set(sets["eager"]) | set(sets["inductor"])):
         if name in base:

@@ -15,11 +15,13 @@ sys.path.insert(0, os.path.join(HERE, "..", "pair"))
 sys.path.insert(0, os.path.join(HERE, "..", "fit"))
 sys.path.insert(0, HERE)
 import harness_host  # noqa: E402  (calibrate/fit/harness_host.py)
+import host_spread  # noqa: E402  (calibrate/fit/host_spread.py)
+import host_transfer  # noqa: E402  (calibrate/validate/host_transfer.py)
 import harness_kernel_classes  # noqa: E402  (calibrate/pair/harness_kernel_classes.py)
 import harness_passes  # noqa: E402  (calibrate/fit/harness_passes.py)
 import harness_runs  # noqa: E402  (calibrate/pair/harness_runs.py: the timm-harness rows, the fit/held-out split, predictions)
 from evidence import grouped_widths  # noqa: E402
-from figures_common import DATA, cpp_param_table, fitted_layers, jsonl, pct  # noqa: E402
+from figures_common import DATA, fitted_layers, jsonl, pct  # noqa: E402
 from residuals_by_size import ratios_by_size  # noqa: E402
 
 H200 = "gpu_models/h200.json"
@@ -250,7 +252,7 @@ def calibration_physics(runs):
     """docs/calibration.md: the fitted values read as physics, gpu_models/h200.json and the 4096^3 GEMM of measured.jsonl."""
     g = json.load(open(H200))
     p = g["params"]
-    lo = cpp_param_table()["tile_reuse_exponent"][1]
+    lo = runs.param_table()["tile_reuse_exponent"][1]
     assert p["tile_reuse_exponent"] - lo < 0.01, "tile_reuse_exponent is no longer at the bottom of its range"
     us = cliff(runs)[4096][0]
     peak = g["tensor_tflops"]["fp16"]
@@ -328,12 +330,30 @@ def calibration_host_fit(runs):
 
 def calibration_host_defaults(runs):
     """docs/calibration.md: the host parameters gpu_models/hosts/h200-vm.json leaves to tilewave's defaults (host_param_table, analyzer/src/schedule/schedule.cpp)."""
-    d = cpp_param_table("analyzer/src/schedule/schedule.cpp")
+    d = runs.param_table("host")
     frozen = json.load(open(HOST))["params"]
-    assert not {"launch_latency_us", "sync_us"} & set(frozen)
+    # The one writer stores every parameter; these two are the table's starting values, not fitted ones.
+    assert all(frozen.get(k, d[k][0]) == d[k][0] for k in ("launch_latency_us", "sync_us"))
     return [f"`launch_latency_us` ({nice(d['launch_latency_us'][0])} \u00b5s) and `sync_us` "
             f"({nice(d['sync_us'][0])} \u00b5s) are tilewave's defaults, not fitted: at batch 1 the step is the "
             "host's issue time plus these, and they are within the host fit's error."]
+
+
+def calibration_host_spread(runs):
+    """docs/calibration.md: how the host issue time moves between H200 machines of one kind (calibrate/fit/host_spread.py), and the machine_spread gpu_models/hosts/h200-vm.json records."""
+    lines, (low, high) = host_spread.spread(host_spread.bench_rows(host_spread.CALIBRATION),
+                                            {r: host_spread.bench_rows(r) for r in host_spread.OTHER_MACHINES})
+    recorded = json.load(open(HOST))["machine_spread"]
+    assert (round(low, 2), round(high, 2)) == (recorded["low"], recorded["high"]), "h200-vm.json's machine_spread is stale"
+    parts = ", ".join(f"{n} settings of `{os.path.basename(run)}/` pass {p} at {m:.2f}\u00d7" for run, p, n, m in lines)
+    return [f"Against the calibration machine (`fit_heldout/`), the same network, layout, batch and precision at "
+            f"batch 1 and 16 took a median of: {parts}. `h200-vm.json` records `machine_spread` "
+            f"{recorded['low']:.2f}\u2013{recorded['high']:.2f}."]
+
+
+def calibration_host_transfer(runs):
+    """docs/calibration.md: a host file made for another H200 machine from a few of its networks, against h200-vm.json, on its other networks (calibrate/validate/host_transfer.py)."""
+    return host_transfer.table(runs.tw)
 
 
 HOST_MISSES = (("Res2Net", "res2net"), ("MixNet", "mixnet"), ("CSPDarkNet", "cspdarknet"))
@@ -500,6 +520,8 @@ FIGURES = {"calibration-measured": calibration_measured, "calibration-runner-tim
            "calibration-fit": calibration_fit, "calibration-params": calibration_params,
            "calibration-physics": calibration_physics, "calibration-host-micro": calibration_host_micro,
            "calibration-host-fit": calibration_host_fit, "calibration-host-defaults": calibration_host_defaults,
+           "calibration-host-spread": calibration_host_spread,
+           "calibration-host-transfer": calibration_host_transfer,
            "calibration-host-misses": calibration_host_misses, "calibration-passes": calibration_passes,
            "calibration-int8-example": calibration_int8_example, "calibration-weakest": calibration_weakest,
            "calibration-carry": calibration_carry}

@@ -4,7 +4,6 @@ import functools
 import json
 import math
 import os
-import re
 import subprocess
 import sys
 
@@ -18,13 +17,6 @@ DATA = "calibrate/data/h200"
 def jsonl(path):
     """The JSON lines of a file (gzip by its name), header lines included; read once per run."""
     return read_jsonl(path)
-
-
-def cpp_param_table(path="analyzer/src/gpu/gpu_model.cpp"):
-    """{name: (default, lo, hi)} of a C++ parameter table ({"name", default, lo, hi, ...} rows): what a
-    GPU file leaves out gets, and each parameter's bounds."""
-    return {m[1]: tuple(map(float, m.groups()[1:]))
-            for m in re.finditer(r'\{"(\w+)", ([\d.]+), ([\d.]+), ([\d.]+),', open(path).read())}
 
 
 def fitted_layers(tmp):
@@ -51,6 +43,12 @@ class Runs:
         if args not in self.cache:
             self.cache[args] = subprocess.run([self.tw, *args], check=True, capture_output=True, text=True).stdout
         return self.cache[args]
+
+    def param_table(self, file="gpu"):
+        """{name: (default, min, max)} of the GPU file's (or the host file's) parameters, as
+        `tilewave params --format json` gives them from the one C++ definition."""
+        return {p["name"]: (p["default"], p["min"], p["max"])
+                for p in json.loads(self.text("params", "--format", "json")) if p["file"] == file}
 
     def analyze(self, model, *flags):
         """`tilewave analyze onnx_models/MODEL.onnx FLAGS --format json`."""

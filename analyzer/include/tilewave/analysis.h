@@ -26,6 +26,9 @@ struct Totals {
   int64_t flops = 0;
   int64_t bytes = 0;
   double time_us = 0;          // the step as a user times it (docs/model.md "Schedule")
+  // time_us on the fastest and the slowest machines of the host's kind that
+  // calibration measured (docs/model.md "Schedule"); time_us under graph replay.
+  double time_low_us = 0, time_high_us = 0;
   double gpu_busy_us = 0;      // the kernels' device time alone
   double host_busy_us = 0;     // the host's issue time (a plain loop)
   bool host_bound = false;     // the host, not the GPU, sets the step
@@ -110,6 +113,7 @@ struct Analysis {
   bool execution_calibrated = false;  // ... and a set fitted on this layout and precision (exec.params_key())
   double launch_gap_us = 0;  // graph replay: the GPU's wait before each kernel (in the schedule, not a kernel's time)
   std::string host_id, host_name, host_trust;  // the host description the loop schedule used
+  double host_spread_low = 1, host_spread_high = 1;  // HostModel::spread_low/high of that host
   Schedule schedule;         // both timelines, one entry per costed kernel
   int nodes = 0, free_nodes = 0;
   std::vector<KernelResult> kernels;
@@ -138,7 +142,7 @@ constexpr int kMaxUnmodelledKernels = 3;
 struct AnalyzeOptions {
   LoadOptions load;
   ExecutionConfig exec;
-  // The host that issues a plain loop's ops; null: default_host().
+  // The host that issues a plain loop's ops; null: builtin_host().
   std::shared_ptr<const HostModel> host;
 };
 

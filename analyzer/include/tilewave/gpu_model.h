@@ -41,6 +41,7 @@ struct PrecisionSpec {
 // `host`: the CPU and framework that issue a plain loop (host descriptions,
 // gpu_models/hosts/; docs/model.md "Schedule"), never in a GPU file.
 enum class ParamScope { layer, network_kernel, network, runtime, host };
+const char* param_scope_name(ParamScope s);
 
 // What a parameter is a property of, which says how it carries over to a
 // GPU that was never measured (docs/calibration.md "Carry-over"):
@@ -63,6 +64,8 @@ const char* param_owner_name(ParamOwner o);
 // ratio = (BW/(SMs x clock))_donor / (BW/(SMs x clock))_target, capped at the
 // parameter's upper bound (docs/calibration.md "Carry-over").
 enum class ParamScale { none, dram_bandwidth, inverse_sm_clock, sm_limited_rate };
+// How `tilewave params` spells it: "kept", "with DRAM bandwidth", ...
+const char* param_scale_name(ParamScale s);
 
 // A named model constant with its default and the bounds a fit may move it in.
 struct ParamInfo {
@@ -94,7 +97,6 @@ struct GpuModel {
   std::string arch;
   std::string source_file;
   Trust trust = Trust::datasheet;
-  std::string host;    // id of the host description its loop timings were made on ("" = none)
   std::string memory_type;         // "HBM3e", "GDDR6X" … ("" = not given)
   std::string instruction_family;  // of its architecture's tensor cores: "mma-sm80", "wgmma-sm90" … ("" = not given)
   // Where each parameter not at its architecture default came from: "fitted

@@ -17,6 +17,9 @@ namespace tilewave {
 
 struct NetworkTotals {
   double time_us = 0;      // the step: the schedule's step time
+  // The step on the fastest and the slowest machines of the host's kind
+  // (Schedule::step_low_us, step_high_us); time_us under graph replay.
+  double time_low_us = 0, time_high_us = 0;
   double gpu_busy_us = 0;  // the kernels' device time alone
   double host_busy_us = 0; // the host's issue time (loop launches)
   bool host_bound = false;
@@ -34,7 +37,7 @@ struct NetworkTotals {
 // default; no host needed) or a plain loop issued by `host`.
 struct StepModel {
   Launch launch = Launch::graph;
-  const HostModel* host = nullptr;  // loop: required (null: default_host())
+  const HostModel* host = nullptr;  // loop: required (null: builtin_host())
 };
 
 // `per_kernel`, when given, gets each kernel's device cost in the network

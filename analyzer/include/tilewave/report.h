@@ -89,12 +89,18 @@ struct NasRun {
   const ExecutionConfig& exec;
   int64_t batch;
   std::string dtype;
+  std::string host;  // the host issuing a plain loop; empty under graph replay
 };
 nlohmann::json nas_header(const NasRun& run);
 // The header when `header` is not null (JSON Lines: its first line; CSV: the
 // column names, the header itself going beside the file), then the rows' texts.
 void write_nas_rows(std::ostream& os, const nlohmann::json& header, const std::vector<space::SearchRow>& rows,
                     const std::string& format);
+// `tilewave params` (views/params.cpp): every parameter of a GPU file and of
+// a host file, from param_table() and host_param_table(), the one definition
+// the loaders, the fits, the Python module and the doc figures read.
+nlohmann::json params_to_json();
+void write_params_table(std::ostream& os);
 // `tilewave gpus` (views/gpus.cpp): the GPU database.
 void write_gpus_table(std::ostream& os, const std::vector<GpuModel>& gpus);
 nlohmann::json gpus_to_json(const std::vector<GpuModel>& gpus);

@@ -36,7 +36,7 @@ struct RunOptions {
   // (execution_from_json): {"layout": "nhwc", "amp": false, "launch": "loop"};
   // a missing key is the runtime's default.
   nlohmann::json execution = nlohmann::json::object();
-  std::string host;               // host description; empty: the GPU file's
+  std::string host;               // host description; empty: default_host_id(), whatever the GPU
   bool allow_unmodelled = false;  // partial totals instead of an error (docs/errors.md)
   // How errors name an option: "--" for the CLI's flags ("--batch: …"), ""
   // for the Python module's keywords ("batch: …").
@@ -47,7 +47,7 @@ struct RunOptions {
 GpuModel gpu_of(const RunOptions& o);
 // The execution configuration (InputError naming the option on a bad value).
 ExecutionConfig execution_of(const RunOptions& o);
-// The host a plain loop is scheduled on: `host`, else the GPU file's; null for graph replay.
+// The host a plain loop is scheduled on: `host`, else default_host_id(); null for graph replay.
 std::shared_ptr<const HostModel> host_of(const RunOptions& o);
 // Everything analyze_file / ModelFile::analyze read.
 AnalyzeOptions analyze_options(const RunOptions& o);

@@ -19,19 +19,31 @@ namespace tilewave {
 const std::vector<ParamInfo>& host_param_table();
 
 // The CPU and framework that issue the kernels: gpu_models/hosts/<id>.json.
+// The host is an axis of its own, never chosen by a GPU file: every GPU and
+// network of one run is issued by the same host (docs/model.md "Schedule").
 struct HostModel {
   std::string id, name, source_file, trust;   // trust: calibrated | default
   std::map<std::string, double> params;       // complete: defaults filled in
   std::map<std::string, std::string> sources; // param or fact -> where it comes from
+  // Machines of this host's kind take between spread_low and spread_high
+  // times this one's time to issue the same ops, as calibration measured
+  // them (1, 1: not measured). Host-bound steps are stated as a range from it.
+  double spread_low = 1, spread_high = 1;
   double param(const std::string& name) const;
   // Host time to issue a kernel of this call class, µs.
   double call_us(HostCall c) const;
 };
-// By id (a stem in <gpu_dir>/hosts/) or by path to a .json file.
+// The host every command uses when none is named (--host, Python's host=).
+const char* default_host_id();
+// By id (a stem in <gpu_dir>/hosts/, or "builtin") or by path to a .json file.
 HostModel load_host(const std::string& id_or_path, const std::string& gpu_dir);
 HostModel host_from_json(const nlohmann::json& j, const std::string& id, const std::string& where);
-// The built-in defaults alone (trust "default"), for callers with no host file.
-HostModel default_host();
+// The one writer of host files: what host_from_json reads back to `h`
+// (name, trust, every parameter, machine_spread when measured, sources).
+nlohmann::json host_to_json(const HostModel& h);
+// host_param_table()'s starting values alone (id "builtin", trust "default"):
+// the fits' start, and library callers that pass no host.
+HostModel builtin_host();
 
 struct LaunchItem {
   double device_us = 0;  // the kernel's own time on the GPU
@@ -53,6 +65,9 @@ struct Schedule {
   double gpu_idle_us = 0;   // step_us - gpu_busy_us
   double host_busy_us = 0;  // the host's issue time (loop: every op; graph: one graph launch)
   bool host_bound = false;  // the host's issue time exceeds the GPU's busy time: the host sets the pace
+  // step_us on the fastest and the slowest machines of the host's kind
+  // (HostModel::spread_low/high; both step_us under graph replay).
+  double step_low_us = 0, step_high_us = 0;
   std::vector<ScheduledKernel> kernels;  // in launch order, one per item
 };
 

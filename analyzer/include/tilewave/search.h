@@ -72,7 +72,7 @@ struct SearchCallbacks {
 uint64_t sampling_total(const SearchSpace& s, const SearchOptions& o);
 
 // A search of one space on one target: a GPU, an execution configuration,
-// the host of a plain loop (null: default_host()) and a batch.
+// the host of a plain loop (null: builtin_host()) and a batch.
 class Search {
  public:
   Search(const SearchSpace& s, const GpuModel& gpu, const ExecutionConfig& exec, std::shared_ptr<const HostModel> host,

@@ -58,7 +58,7 @@ struct SegmentCost {
 class SpaceEvaluator {
  public:
   // Under a whole execution configuration (docs/model.md "Execution
-  // configuration"); a plain loop is scheduled on `host` (null: default_host()).
+  // configuration"); a plain loop is scheduled on `host` (null: builtin_host()).
   // `gpu` is specialised to the configuration here (gpu_for).
   SpaceEvaluator(const SearchSpace& space, const GpuModel& gpu, const ExecutionConfig& exec,
                  std::shared_ptr<const HostModel> host, int64_t batch);

@@ -49,6 +49,27 @@ const char* param_owner_name(ParamOwner o) {
   return "?";
 }
 
+const char* param_scope_name(ParamScope s) {
+  switch (s) {
+    case ParamScope::layer: return "layer";
+    case ParamScope::network_kernel: return "network kernel";
+    case ParamScope::network: return "network";
+    case ParamScope::runtime: return "runtime";
+    case ParamScope::host: return "host";
+  }
+  return "?";
+}
+
+const char* param_scale_name(ParamScale s) {
+  switch (s) {
+    case ParamScale::none: return "kept";
+    case ParamScale::dram_bandwidth: return "with DRAM bandwidth";
+    case ParamScale::inverse_sm_clock: return "inversely with SMs x clock";
+    case ParamScale::sm_limited_rate: return "as an SM-limited rate";
+  }
+  return "?";
+}
+
 const std::vector<ParamInfo>& param_table() {
   // Defaults are architecture-neutral starting points; docs/model.md explains
   // each term and docs/calibration.md how the fit moves them.
@@ -319,10 +340,10 @@ GpuModel gpu_from_json(const json& j, const std::string& id, const std::string& 
   g.name = get_optional<std::string>(j, "name", id, where);
   require_display_name(where, "name", g.name);
   g.trust = trust_named(get_optional<std::string>(j, "trust", "datasheet", where), where);
-  g.host = get_optional<std::string>(j, "host", "", where);
-  // An id in the database's hosts/ folder, never a path (docs/errors.md).
-  if (g.host.size() > 64 || g.host.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-_") != std::string::npos)
-    throw InputError(where, "'host' must be a host id (lower-case letters, digits, - and _), not a path");
+  // The host is the machine that issues the ops, chosen once for a whole run.
+  if (j.contains("host"))
+    throw InputError(where, "a GPU file does not choose the host: remove 'host' and name it with --host "
+                            "(Python: host=; docs/model.md \"Schedule\")");
   auto token = [&](const json& from, const char* key, const std::string& file) {
     const std::string v = get_optional<std::string>(from, key, "", file);
     if (v.size() > 32 || v.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") !=

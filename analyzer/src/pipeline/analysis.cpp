@@ -108,7 +108,7 @@ Analysis analyze_model(const Model& model, const GpuModel& base_gpu, const Analy
   const RuntimeProfile& runtime = exec.runtime_profile();
   const KernelGraph lowered = lower_model(model, graph, exec);
   const GpuModel gpu = gpu_for(base_gpu, exec);
-  static const HostModel no_host = default_host();
+  static const HostModel no_host = builtin_host();
   const HostModel& host = options.host ? *options.host : no_host;
   Analysis a;
   a.model_path = model.path;
@@ -129,6 +129,8 @@ Analysis analyze_model(const Model& model, const GpuModel& base_gpu, const Analy
     a.host_id = host.id;
     a.host_name = host.name;
     a.host_trust = host.trust;
+    a.host_spread_low = host.spread_low;
+    a.host_spread_high = host.spread_high;
   }
   a.runtime_calibrated = gpu.has_runtime_params(runtime.name());
   a.execution_calibrated = gpu.has_runtime_params(exec.params_key());
@@ -161,6 +163,8 @@ Analysis analyze_model(const Model& model, const GpuModel& base_gpu, const Analy
   a.total.flops = totals.flops;
   a.total.bytes = totals.bytes;
   a.total.time_us = totals.time_us;
+  a.total.time_low_us = totals.time_low_us;
+  a.total.time_high_us = totals.time_high_us;
   a.total.kernels = totals.kernels;
   a.total.gpu_busy_us = totals.gpu_busy_us;
   a.total.host_busy_us = totals.host_busy_us;

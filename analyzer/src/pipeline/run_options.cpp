@@ -39,10 +39,8 @@ ExecutionConfig execution_of(const RunOptions& o) {
 std::shared_ptr<const HostModel> host_of(const RunOptions& o) {
   // Graph replay needs no host.
   if (o.host.empty() && execution_of(o).launch != Launch::loop) return nullptr;
-  const std::string dir = o.gpu_dir.empty() ? default_gpu_dir() : o.gpu_dir;
-  std::string id = o.host;
-  if (id.empty()) id = gpu_of(o).host;
-  return std::make_shared<const HostModel>(id.empty() ? default_host() : load_host(id, dir));
+  return std::make_shared<const HostModel>(
+      load_host(o.host.empty() ? default_host_id() : o.host, o.gpu_dir.empty() ? default_gpu_dir() : o.gpu_dir));
 }
 
 AnalyzeOptions analyze_options(const RunOptions& o) {

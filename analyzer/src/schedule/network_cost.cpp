@@ -46,6 +46,8 @@ std::vector<double> l2_hit_bytes(const KernelGraph& graph, const CostModel& mode
 
 NetworkTotals& NetworkTotals::operator+=(const NetworkTotals& o) {
   time_us += o.time_us;
+  time_low_us += o.time_low_us;
+  time_high_us += o.time_high_us;
   gpu_busy_us += o.gpu_busy_us;
   host_busy_us += o.host_busy_us;
   host_bound = host_busy_us > gpu_busy_us && host_busy_us > 0;
@@ -98,10 +100,12 @@ NetworkTotals cost_network(const KernelGraph& graph, const CostModel& model,
     ++t.kernels;
     if (per_kernel) (*per_kernel)[i] = std::move(c);
   }
-  static const HostModel fallback = default_host();
+  static const HostModel fallback = builtin_host();
   Schedule s = schedule_step(items, step.launch, step.host ? *step.host : fallback, model.launch_gap_us);
   for (size_t j = 0; j < s.kernels.size(); ++j) s.kernels[j].kernel = item_kernel[j];
   t.time_us = s.step_us;
+  t.time_low_us = s.step_low_us;
+  t.time_high_us = s.step_high_us;
   t.gpu_busy_us = s.gpu_busy_us;
   t.host_busy_us = s.host_busy_us;
   t.host_bound = s.host_bound;

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "tilewave/error.h"
@@ -50,9 +51,11 @@ double HostModel::call_us(HostCall c) const {
   return 0;
 }
 
-HostModel default_host() {
+const char* default_host_id() { return "h200-vm"; }
+
+HostModel builtin_host() {
   HostModel h;
-  h.id = "default";
+  h.id = "builtin";
   h.name = "uncalibrated host (tilewave's defaults)";
   h.trust = "default";
   for (const auto& p : host_param_table()) h.params[p.name] = p.default_value;
@@ -61,7 +64,7 @@ HostModel default_host() {
 
 HostModel host_from_json(const nlohmann::json& j, const std::string& id, const std::string& where) {
   if (!j.is_object()) throw InputError(where, "a host description is a JSON object");
-  HostModel h = default_host();
+  HostModel h = builtin_host();
   h.id = id;
   h.source_file = where;
   h.trust = "calibrated";
@@ -75,10 +78,27 @@ HostModel host_from_json(const nlohmann::json& j, const std::string& id, const s
       const auto info = std::find_if(host_param_table().begin(), host_param_table().end(),
                                      [&](const ParamInfo& p) { return k == p.name; });
       if (info == host_param_table().end()) throw InputError(where, "unknown host parameter '" + k + "'");
-      if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0 || v.get<double>() > 1e6)
-        throw InputError(where, "host parameter '" + k + "' is not a number of µs between 0 and 1e6");
+      // The table's bounds, the same ones the host fit keeps to.
+      if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < info->fit_min ||
+          v.get<double>() > info->fit_max)
+        throw InputError(where, fmt::format("host parameter '{}' is not a number of {} between {:g} and {:g}", k,
+                                            info->unit, info->fit_min, info->fit_max));
       h.params[k] = v.get<double>();
     }
+  }
+  if (j.contains("machine_spread")) {
+    // How long other machines of this kind take to issue the same ops, as a factor of this one's time.
+    const auto& m = j["machine_spread"];
+    const auto factor = [&](const char* key) {
+      if (!m.is_object() || !m.contains(key) || !m[key].is_number() || !std::isfinite(m[key].get<double>()) ||
+          m[key].get<double>() < 0.1 || m[key].get<double>() > 10)
+        throw InputError(where, fmt::format("machine_spread.{} is not a factor between 0.1 and 10", key));
+      return m[key].get<double>();
+    };
+    h.spread_low = factor("low");
+    h.spread_high = factor("high");
+    if (h.spread_low > 1 || h.spread_high < 1)
+      throw InputError(where, "machine_spread must hold this machine: low <= 1 <= high");
   }
   if (j.contains("sources") && j["sources"].is_object())
     for (const auto& [k, v] : j["sources"].items())
@@ -86,8 +106,17 @@ HostModel host_from_json(const nlohmann::json& j, const std::string& id, const s
   return h;
 }
 
+nlohmann::json host_to_json(const HostModel& h) {
+  nlohmann::json j = {{"name", h.name}, {"trust", h.trust}, {"params", h.params}, {"sources", h.sources}};
+  if (h.spread_low != 1 || h.spread_high != 1) j["machine_spread"] = {{"low", h.spread_low}, {"high", h.spread_high}};
+  // Reading it back is the check that the writer and the reader agree.
+  (void)host_from_json(j, h.id, "the host file being written");
+  return j;
+}
+
 HostModel load_host(const std::string& id_or_path, const std::string& gpu_dir) {
   namespace fs = std::filesystem;
+  if (id_or_path == "builtin") return builtin_host();
   const bool is_path = id_or_path.find('/') != std::string::npos ||
                        (id_or_path.size() > 5 && id_or_path.compare(id_or_path.size() - 5, 5, ".json") == 0);
   if (!is_path && (id_or_path.empty() || id_or_path.size() > 64 ||
@@ -127,22 +156,30 @@ Schedule schedule_step(const std::vector<LaunchItem>& items, Launch launch, cons
     }
     s.step_us = gpu;
     s.host_busy_us = 0;  // one graph launch, overlapped with the replay before
+    s.step_low_us = s.step_high_us = s.step_us;
   } else {
     const double latency = host.param("launch_latency_us");
-    double host_t = host.param("host_step_us"), gpu = 0;
-    for (size_t i = 0; i < items.size(); ++i) {
-      ScheduledKernel& k = row(i);
-      k.host_start_us = host_t;
-      host_t += call_us[int(items[i].call)];
-      k.host_end_us = host_t;
-      k.gpu_start_us = std::max(host_t + latency, gpu);
-      k.gpu_wait_us = k.gpu_start_us - gpu;
-      k.gpu_end_us = k.gpu_start_us + std::max(0.0, items[i].device_us);
-      gpu = k.gpu_end_us;
-      s.gpu_busy_us += std::max(0.0, items[i].device_us);
-    }
-    s.host_busy_us = host_t;
-    s.step_us = std::max(host_t, gpu) + host.param("sync_us");
+    // The loop as a host `factor` times this one's issue time would run it;
+    // the timeline and the busy times are this host's (factor 1).
+    const auto issue_loop = [&](double factor, bool record) {
+      double host_t = host.param("host_step_us") * factor, gpu = 0;
+      for (size_t i = 0; i < items.size(); ++i) {
+        ScheduledKernel& k = record ? row(i) : scratch;
+        k.host_start_us = host_t;
+        host_t += call_us[int(items[i].call)] * factor;
+        k.host_end_us = host_t;
+        k.gpu_start_us = std::max(host_t + latency, gpu);
+        k.gpu_wait_us = k.gpu_start_us - gpu;
+        k.gpu_end_us = k.gpu_start_us + std::max(0.0, items[i].device_us);
+        gpu = k.gpu_end_us;
+        if (record) s.gpu_busy_us += std::max(0.0, items[i].device_us);
+      }
+      if (record) s.host_busy_us = host_t;
+      return std::max(host_t, gpu) + host.param("sync_us");
+    };
+    s.step_us = issue_loop(1, true);
+    s.step_low_us = host.spread_low == 1 ? s.step_us : issue_loop(host.spread_low, false);
+    s.step_high_us = host.spread_high == 1 ? s.step_us : issue_loop(host.spread_high, false);
   }
   s.gpu_idle_us = std::max(0.0, s.step_us - s.gpu_busy_us);
   s.host_bound = launch == Launch::loop && s.host_busy_us > s.gpu_busy_us;

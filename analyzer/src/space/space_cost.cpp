@@ -23,7 +23,7 @@ SpaceEvaluator::SpaceEvaluator(const SearchSpace& space, const GpuModel& gpu, co
       gpu_(gpu.runtime == exec.runtime_profile().name() ? gpu : gpu_for(gpu, exec)),
       cost_model_(gpu_),
       exec_(exec),
-      host_(host ? std::move(host) : std::make_shared<const HostModel>(default_host())),
+      host_(host ? std::move(host) : std::make_shared<const HostModel>(builtin_host())),
       batch_(batch),
       peak_flops_(gpu_.peak_flops(exec.dtype)),
       shared_(std::move(shared)) {}
@@ -132,6 +132,8 @@ CandidateCost SpaceEvaluator::evaluate(const Candidate& c) {
   if (exec_.launch == Launch::loop) {
     const Schedule s = schedule_step(items, Launch::loop, *host_, cost_model_.launch_gap_us, false);
     sum.time_us = s.step_us;
+    sum.time_low_us = s.step_low_us;
+    sum.time_high_us = s.step_high_us;
     sum.host_busy_us = s.host_busy_us;
     sum.host_bound = s.host_bound;
     sum.weighted_us.idle = s.gpu_idle_us;

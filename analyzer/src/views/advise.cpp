@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include "format.h"
 #include "tilewave/error.h"
 #include "tilewave/report.h"
 #include "tilewave/text.h"
@@ -11,10 +12,10 @@ using nlohmann::json;
 namespace tilewave {
 
 void write_advice_table(std::ostream& os, const Analysis& a, const std::vector<Advice>& advice) {
-  fmt::print(os, "{} on {} ({}), batch {}, {}: {:.1f} us{}, {:.0f} samples/s, utilization {:.2f}%\n",
+  fmt::print(os, "{} on {} ({}), batch {}, {}: {:.1f} us ({}), {:.0f} samples/s, utilization {:.2f}%; {}\n",
              printable(a.model_name), a.gpu_name, a.gpu_id, a.batch, a.exec.name(), a.total.time_us,
-             a.total.host_bound ? " (host-bound)" : "",
-             a.total.throughput_per_s, 100 * a.total.utilization);
+             views::bound_with_range(a.total), a.total.throughput_per_s, 100 * a.total.utilization,
+             views::host_caption(a));
   if (advice.empty()) {
     os << "\nNo change tried is predicted to make it faster (docs/report.md lists what is tried).\n";
     return;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include "format.h"
 #include "tilewave/report.h"
 #include "tilewave/text.h"
 
@@ -31,17 +32,22 @@ void write_compare_table(std::ostream& os, const std::vector<Analysis>& as, cons
     const std::string mark = trust_mark(a.gpu_trust);
     const std::string legend = trust_legend(a.gpu_trust);
     if (!legend.empty() && std::find(legends.begin(), legends.end(), legend) == legends.end()) legends.push_back(legend);
-    const std::string latency =
-        a.total.time_us >= 1000 ? fmt::format("{:.2f} ms", a.total.time_us / 1000) : fmt::format("{:.1f} us", a.total.time_us);
+    const std::string latency = views::fmt_time_us(a.total.time_us);
     if (several_models) fmt::print(os, "{:<18} ", middle_ellipsis(printable(a.model_name), 18));
     fmt::print(os, "{:<9} {:<27} {:>5} {:>10} {:>10.0f} {:>5.1f}%  {:.0f}/{:.0f}/{:.0f}/{:.0f}/{:.0f}/{:.0f}%{}{}\n",
                middle_ellipsis(printable(a.gpu_id) + mark, 9), a.exec.name(), a.batch, latency,
                a.total.throughput_per_s, 100 * a.total.utilization, 100 * l.tile, 100 * l.wave, 100 * l.efficiency,
-               100 * l.memory, 100 * l.fixed, 100 * l.idle, a.total.host_bound ? " host-bound" : "",
-               a.partial ? " PARTIAL" : "");
+               100 * l.memory, 100 * l.fixed, 100 * l.idle,
+               a.total.host_bound ? " " + views::bound_with_range(a.total) : std::string(), a.partial ? " PARTIAL" : "");
   }
   if (!legends.empty()) os << "\n";
   for (const auto& l : legends) os << l << "\n";
+  // One host issues every loop of the run, whatever the GPU (docs/model.md "Schedule").
+  std::vector<std::string> hosts;
+  for (const auto& a : as)
+    if (a.exec.launch == Launch::loop && std::find(hosts.begin(), hosts.end(), views::host_caption(a)) == hosts.end())
+      hosts.push_back(views::host_caption(a));
+  for (const auto& h : hosts) fmt::print(os, "Plain loops issued by {} on every GPU.\n", h);
   os << "util = useful FLOPs / (time x peak); docs/model.md explains the losses.\n";
   if (networks) {
     os << "\nWhy one uses the GPU better (`tilewave report A --vs B` draws it):\n";

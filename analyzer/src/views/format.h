@@ -6,7 +6,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "tilewave/analysis.h"
 #include "tilewave/kernel_cost.h"
+#include "tilewave/text.h"
 
 namespace tilewave::views {
 
@@ -33,6 +35,28 @@ inline std::string pct(double f) { return fmt::format("{:.1f}%", 100 * f); }
 
 inline nlohmann::json loss_json(const Losses& l) {
   return {{"tile", l.tile}, {"wave", l.wave}, {"efficiency", l.efficiency}, {"memory", l.memory}, {"fixed", l.fixed}, {"idle", l.idle}};
+}
+
+// 950.0 us, 4.70 ms.
+inline std::string fmt_time_us(double us) {
+  return us >= 1000 ? fmt::format("{:.2f} ms", us / 1000) : fmt::format("{:.1f} us", us);
+}
+
+// Who issues the step, as every view names it: "host h200-vm (calibrated)",
+// or the CUDA graph that needs none.
+inline std::string host_caption(const Analysis& a) {
+  if (a.exec.launch != Launch::loop) return "CUDA-graph replay (no host issue)";
+  return fmt::format("host {} ({})", printable(a.host_id), a.host_trust == "calibrated" ? "calibrated" : "not calibrated");
+}
+
+// "host-bound, 4.70-6.53 ms across machines" (of the host's kind) for a host-bound
+// step whose host has a measured spread; "host-bound" or "GPU-bound" otherwise.
+inline std::string bound_with_range(const Totals& t) {
+  if (!t.host_bound) return "GPU-bound";
+  if (t.time_high_us <= t.time_low_us) return "host-bound";
+  const bool ms = t.time_high_us >= 1000;
+  return fmt::format("host-bound, {:.{}f}-{} across machines", ms ? t.time_low_us / 1000 : t.time_low_us, ms ? 2 : 1,
+                     fmt_time_us(t.time_high_us));
 }
 
 }  // namespace tilewave::views

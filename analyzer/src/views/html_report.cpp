@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include "format.h"
 #include "tilewave/comparison.h"
 #include "tilewave/report.h"
 #include "tilewave/text.h"
@@ -91,7 +92,7 @@ void summary(std::ostream& os, const Analysis& a) {
              a.exec.launch == Launch::graph ? fmt::format("a {:.2f} µs launch gap per kernel in CUDA-graph replay",
                                                           a.launch_gap_us)
                                             : fmt::format("the host {} issuing each op: {}", html_escape(a.host_id),
-                                                          t.host_bound ? "host-bound" : "GPU-bound"));
+                                                          html_escape(views::bound_with_range(t))));
 }
 
 // Both timelines of one step (docs/model.md "Schedule"): the host issuing
@@ -533,7 +534,7 @@ void write_html_comparison(std::ostream& os, const ReportInput& in_a, const Repo
   both("kernels", [](const Analysis& x) { return fmt::format("{}", x.total.kernels); });
   both("GPU busy", [](const Analysis& x) {
     return fmt::format("{} of the step{}", fmt_pct(x.schedule.step_us > 0 ? x.schedule.gpu_busy_us / x.schedule.step_us : 0),
-                       x.total.host_bound ? ", host-bound" : "");
+                       x.total.host_bound ? ", " + html_escape(views::bound_with_range(x.total)) : std::string());
   });
   os << "</table></section>\n<section id=\"findings-section\"><h2>Why one uses the GPU better</h2><ul class=\"findings\">";
   for (const auto& f : c.findings) fmt::print(os, "<li>{}</li>", html_escape(f));

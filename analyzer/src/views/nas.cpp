@@ -52,6 +52,7 @@ json nas_header(const NasRun& run) {
           {"dtype", run.dtype},
           {"runtime", run.exec.runtime_profile().name()},
           {"execution", run.exec.to_json()},
+          {"host", run.host.empty() ? json(nullptr) : json(run.host)},
           {"min_utilization", o.min_utilization},
           {"pareto", o.pareto}};
 }

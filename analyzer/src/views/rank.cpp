@@ -28,6 +28,7 @@ json rank_to_json(const std::vector<Analysis>& as, const Ranking& ranking, const
     rows.push_back(std::move(row));
   }
   return {{"gpu", as.empty() ? "" : as[0].gpu_id},
+          {"host", as.empty() || as[0].host_id.empty() ? json(nullptr) : json(as[0].host_id)},
           {"gpu_trust", as.empty() ? "" : trust_name(as[0].gpu_trust)},
           {"batch", as.empty() ? 0 : as[0].batch},
           {"models", rows},
@@ -45,16 +46,17 @@ void write_rank_table(std::ostream& os, const std::vector<Analysis>& as, const R
   const auto& by_flops = ranking.by_flops;
   const auto& flops_rank = ranking.flops_rank;
   if (!as.empty())
-    fmt::print(os, "{} models on {}{}, batch {}, {} (fastest first)\n", as.size(), as[0].gpu_name,
-               trust_mark(as[0].gpu_trust), as[0].batch, as[0].exec.name());
+    fmt::print(os, "{} models on {}{}, batch {}, {}, {} (fastest first)\n", as.size(), as[0].gpu_name,
+               trust_mark(as[0].gpu_trust), as[0].batch, as[0].exec.name(), views::host_caption(as[0]));
   const auto label = [&](size_t i) { return printable(ranking.labels[i]); };
-  fmt::print(os, "{:>4} {:<24} {:>11} {:>12} {:>7} {:>14} {:>10}   {}\n", "rank", "model", "time_us", "FLOPs", "util",
-             "samples/s", "FLOPs rank", "FLOPs-only order");
+  fmt::print(os, "{:>4} {:<24} {:>11} {:<5} {:>12} {:>7} {:>14} {:>10}   {}\n", "rank", "model", "time_us", "bound",
+             "FLOPs", "util", "samples/s", "FLOPs rank", "FLOPs-only order");
   for (size_t i = 0; i < by_time.size(); ++i) {
     const Analysis& a = as[by_time[i]];
-    fmt::print(os, "{:>4} {:<24} {:>11.1f} {:>12} {:>7} {:>14.0f} {:>10}   {}\n", i + 1,
-               middle_ellipsis(label(by_time[i]), 24), a.total.time_us, si(double(a.total.flops), ""),
-               pct(a.total.utilization), a.total.throughput_per_s, flops_rank[by_time[i]], label(by_flops[i]));
+    fmt::print(os, "{:>4} {:<24} {:>11.1f} {:<5} {:>12} {:>7} {:>14.0f} {:>10}   {}\n", i + 1,
+               middle_ellipsis(label(by_time[i]), 24), a.total.time_us, a.total.host_bound ? "host" : "GPU",
+               si(double(a.total.flops), ""), pct(a.total.utilization), a.total.throughput_per_s,
+               flops_rank[by_time[i]], label(by_flops[i]));
   }
   fmt::print(os, "Kendall tau between the FLOPs order and the predicted-latency order: {:.3f}\n",
              ranking.kendall_tau_flops);
@@ -66,18 +68,20 @@ void write_rank_table(std::ostream& os, const std::vector<Analysis>& as, const R
 
 void write_rank_csv(std::ostream& os, const std::vector<Analysis>& as, const Ranking& ranking,
                     const std::vector<RankFailure>& failed) {
+  // Columns after `error` were added later: readers by position keep working.
   os << "rank,model,model_path,gpu,gpu_trust,execution,batch,time_us,flops,utilization,throughput_per_s,flops_rank,"
-        "partial,error\n";
+        "partial,error,host,bound_by,time_low_us,time_high_us\n";
   for (size_t i = 0; i < ranking.by_time.size(); ++i) {
     const Analysis& a = as[ranking.by_time[i]];
-    fmt::print(os, "{},{},{},{},{},{},{},{},{},{},{},{},{},\n", i + 1, views::csv_field(a.model_name),
+    fmt::print(os, "{},{},{},{},{},{},{},{},{},{},{},{},{},,{},{},{},{}\n", i + 1, views::csv_field(a.model_name),
                views::csv_field(a.model_path), views::csv_field(a.gpu_id), trust_name(a.gpu_trust), views::csv_field(a.exec.name()),
                a.batch, a.total.time_us, a.total.flops, a.total.utilization, a.total.throughput_per_s,
-               ranking.flops_rank[ranking.by_time[i]], a.partial ? "true" : "false");
+               ranking.flops_rank[ranking.by_time[i]], a.partial ? "true" : "false", views::csv_field(a.host_id),
+               a.total.host_bound ? "host" : "gpu", a.total.time_low_us, a.total.time_high_us);
   }
   // Models that could not be analysed: a row each, with only the path and the error.
   for (const auto& f : failed)
-    fmt::print(os, ",,{},,,,,,,,,,,{}\n", views::csv_field(f.model_path), views::csv_field(f.reason));
+    fmt::print(os, ",,{},,,,,,,,,,,{},,,,\n", views::csv_field(f.model_path), views::csv_field(f.reason));
 }
 
 void write_rank(std::ostream& os, const std::string& format, const std::vector<Analysis>& as, const Ranking& ranking,

@@ -26,13 +26,14 @@ json sweep_to_json(const std::vector<Analysis>& as) {
   }
   if (as.empty()) return {{"model", ""}, {"points", rows}};
   return {{"model", as[0].model_name},     {"model_path", as[0].model_path}, {"gpu", as[0].gpu_id},
-          {"gpu_trust", trust_name(as[0].gpu_trust)},  {"execution", as[0].exec.to_json()}, {"points", rows}};
+          {"gpu_trust", trust_name(as[0].gpu_trust)},  {"execution", as[0].exec.to_json()},
+          {"host", as[0].host_id.empty() ? json(nullptr) : json(as[0].host_id)}, {"points", rows}};
 }
 
 void write_sweep_table(std::ostream& os, const std::vector<Analysis>& as) {
   if (as.empty()) return;
-  fmt::print(os, "{} on {}{}, {}\n", printable(as[0].model_name), as[0].gpu_name, trust_mark(as[0].gpu_trust),
-             as[0].exec.name());
+  fmt::print(os, "{} on {}{}, {}, {}\n", printable(as[0].model_name), as[0].gpu_name, trust_mark(as[0].gpu_trust),
+             as[0].exec.name(), views::host_caption(as[0]));
   fmt::print(os, "{:>6} {:>12} {:>14} {:>7}  {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}  {}\n", "batch", "time_us",
              "samples/s", "util", "tile", "wave", "eff", "mem", "fixed", "idle", "utilization bar");
   double max_u = 0;
@@ -43,7 +44,7 @@ void write_sweep_table(std::ostream& os, const std::vector<Analysis>& as) {
     fmt::print(os, "{:>6} {:>12.1f} {:>14.0f} {:>7}  {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}  {}{}\n", a.batch,
                a.total.time_us, a.total.throughput_per_s, pct(a.total.utilization), pct(l.tile), pct(l.wave),
                pct(l.efficiency), pct(l.memory), pct(l.fixed), pct(l.idle), std::string(bar, '#'),
-               a.total.host_bound ? " host-bound" : "");
+               a.total.host_bound ? " " + views::bound_with_range(a.total) : std::string());
   }
   fmt::print(os, "tile/wave/eff/mem/fixed/idle: share of the step lost to each cause, idle the GPU's wait between "
                  "kernels (docs/model.md)\n");
@@ -52,13 +53,14 @@ void write_sweep_table(std::ostream& os, const std::vector<Analysis>& as) {
 
 void write_totals_csv(std::ostream& os, const std::vector<Analysis>& as) {
   os << "model,gpu,gpu_trust,execution,batch,time_us,gpu_busy_us,throughput_per_s,utilization,bandwidth_utilization,"
-        "host_bound,loss_tile,loss_wave,loss_efficiency,loss_memory,loss_fixed,loss_idle\n";
+        "host_bound,loss_tile,loss_wave,loss_efficiency,loss_memory,loss_fixed,loss_idle,host,time_low_us,time_high_us\n";
   for (const auto& a : as) {
     const Losses& l = a.total.losses;
-    fmt::print(os, "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", views::csv_field(a.model_name),
+    fmt::print(os, "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", views::csv_field(a.model_name),
                views::csv_field(a.gpu_id), trust_name(a.gpu_trust), views::csv_field(a.exec.name()), a.batch, a.total.time_us,
                a.total.gpu_busy_us, a.total.throughput_per_s, a.total.utilization, a.total.bandwidth_utilization,
-               a.total.host_bound ? "true" : "false", l.tile, l.wave, l.efficiency, l.memory, l.fixed, l.idle);
+               a.total.host_bound ? "true" : "false", l.tile, l.wave, l.efficiency, l.memory, l.fixed, l.idle,
+               views::csv_field(a.host_id), a.total.time_low_us, a.total.time_high_us);
   }
 }
 

@@ -39,7 +39,11 @@ void write_table(std::ostream& os, const Analysis& a, int worst_layers, const st
     fmt::print(os, "  schedule           {}: GPU busy {:.1f} us, host issue {:.1f} us (host {}{})\n",
                t.host_bound ? "host-bound" : "GPU-bound", t.gpu_busy_us, t.host_busy_us, printable(a.host_id),
                a.host_trust == "calibrated" ? "" : ", not calibrated");
-  else
+  if (a.exec.launch == Launch::loop && t.time_high_us > t.time_low_us)
+    fmt::print(os, "  other machines     {} to {}: machines of the host's kind, which take {:.2f}-{:.2f}x its issue time\n",
+               views::fmt_time_us(t.time_low_us), views::fmt_time_us(t.time_high_us), a.host_spread_low,
+               a.host_spread_high);
+  if (a.exec.launch != Launch::loop)
     fmt::print(os, "  schedule           CUDA-graph replay: GPU busy {:.1f} us, launch gaps {:.1f} us\n", t.gpu_busy_us,
                std::max(0.0, t.time_us - t.gpu_busy_us));
   fmt::print(os, "  useful work        {}   DRAM traffic {}   intensity {:.1f} FLOP/B\n", si(double(t.flops), "FLOP"),

@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""A host file for your own machine (docs/calibration.md "Your own host").
+
+`calibrate/measure/run.py --out DIR --host-only` times, on your machine, the
+forward call of a few networks at batch 1 (DIR/host_networks.jsonl) that the
+machine the calibrated host was fitted on timed too
+(calibrate/data/h200/timm_harness/fit_heldout). A full run's host-bound
+settings (DIR/bench.jsonl[.gz], batch 1 and 16) count as well. The median
+ratio of your machine's issue time to that machine's, setting by setting, is
+your host's scale: every per-op cost of the reference host file (default
+gpu_models/hosts/h200-vm.json), its further-launch and per-step costs are
+multiplied by it; the launch latency and the synchronize are kept.
+
+Single-op timings (host_micro.jsonl) are not used for the scale: on the one
+machine where both were measured they said 0.6x where whole forwards said
+0.9x (docs/calibration.md "Your own host").
+
+The file goes through tilewave's one host-file writer (tilewave.write_host),
+which holds every value to `tilewave params`' bounds.
+
+usage: PYTHONPATH=build/analyzer/python python3 calibrate/fit/host_file.py DIR -o HOST.json [--name TEXT]
+"""
+import argparse
+import gzip
+import json
+import os
+import statistics
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import host_spread  # noqa: E402
+
+ROOT = host_spread.ROOT
+REFERENCE = "gpu_models/hosts/h200-vm.json"
+SCALED = ("host_op_us", "host_conv_us", "host_gemm_us", "host_norm_us", "host_cast_us", "host_inner_launch_us",
+          "host_step_us")
+
+
+def machine_rows(folder):
+    """The folder's host-bound rows: host_networks.jsonl and bench.jsonl[.gz], whichever it has."""
+    rows = []
+    for name in ("host_networks.jsonl", "bench.jsonl", "bench.jsonl.gz"):
+        path = os.path.join(folder, name)
+        if os.path.exists(path):
+            with (gzip.open if name.endswith(".gz") else open)(path, "rt") as f:
+                rows += [json.loads(line) for line in f if line.strip()]
+    return [r for r in rows if not r.get("header") and r.get("status") == "ok"
+            and r.get("batch") in host_spread.HOST_BOUND_BATCHES and r.get("host_ms")]
+
+
+def scale_of(rows, calibration_rows):
+    """(median ratio of this machine's host_ms to the calibration machine's, settings paired)."""
+    base = {}
+    for r in calibration_rows:
+        if r["batch"] in host_spread.HOST_BOUND_BATCHES and r.get("host_ms"):
+            base.setdefault(host_spread.setting(r), []).append(r["host_ms"])
+    ratios = [r["host_ms"] / statistics.median(base[host_spread.setting(r)])
+              for r in rows if host_spread.setting(r) in base]
+    return (statistics.median(ratios) if ratios else None), len(ratios)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("folder", help="calibrate/measure/run.py's output folder on your machine")
+    ap.add_argument("-o", "--output", required=True, help="host file to write")
+    ap.add_argument("--name", default=None, help="what the machine is")
+    ap.add_argument("--like", default=REFERENCE, help="the calibrated host file to scale")
+    a = ap.parse_args()
+    try:
+        import tilewave
+    except ImportError:
+        print("host_file.py: the tilewave Python module is not on PYTHONPATH (build/analyzer/python)", file=sys.stderr)
+        return 1
+    if not os.path.isdir(a.folder):
+        print("%s: not a folder" % a.folder, file=sys.stderr)
+        return 1
+    try:
+        scale, n = scale_of(machine_rows(a.folder), host_spread.bench_rows(host_spread.CALIBRATION))
+        reference = json.load(open(os.path.join(ROOT, a.like) if not os.path.isabs(a.like) else a.like))
+    except (KeyError, ValueError, TypeError, OSError) as e:
+        print("%s: not an output folder of calibrate/measure/run.py (%s)" % (a.folder, e), file=sys.stderr)
+        return 1
+    if scale is None:
+        print("%s: no forward-call times the calibration machine also took (run calibrate/measure/run.py "
+              "--host-only there)" % a.folder, file=sys.stderr)
+        return 1
+    params = dict(reference["params"])
+    for k in SCALED:
+        if k in params:
+            params[k] = round(params[k] * scale, 2)
+    print("this machine issues a forward in %.2fx the calibration machine's time (median of %d settings)"
+          % (scale, n), file=sys.stderr)
+    where = os.path.relpath(os.path.abspath(a.folder), ROOT)
+    host = {"name": a.name or "the machine of %s" % where, "trust": "calibrated", "params": params,
+            "sources": {"params": "%s's values times %.3f, the median ratio of this machine's forward-call time to "
+                                  "the calibration machine's over %d settings (%s): PYTHONPATH=build/analyzer/python "
+                                  "python3 calibrate/fit/host_file.py %s -o %s"
+                                  % (a.like, scale, n, where, where, os.path.relpath(os.path.abspath(a.output), ROOT))}}
+    try:
+        tilewave.write_host(host, a.output)
+    except Exception as e:  # the writer's own one-line error: a bound, a path it cannot write
+        print(str(e), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
