@@ -50,13 +50,14 @@ def machine_rows(folder):
 
 def scale_of(rows, calibration_rows):
     """(median ratio of this machine's host_ms to the calibration machine's, settings paired)."""
-    base = {}
-    for r in calibration_rows:
-        if r["batch"] in host_spread.HOST_BOUND_BATCHES and r.get("host_ms"):
-            base.setdefault(host_spread.setting(r), []).append(r["host_ms"])
-    ratios = [r["host_ms"] / statistics.median(base[host_spread.setting(r)])
-              for r in rows if host_spread.setting(r) in base]
+    base = host_spread.calibration_medians(calibration_rows)
+    ratios = [r["host_ms"] / base[host_spread.setting(r)] for r in rows if host_spread.setting(r) in base]
     return (statistics.median(ratios) if ratios else None), len(ratios)
+
+
+def scaled_params(params, scale):
+    """A host file's parameters with the issue costs (SCALED) times `scale`; latency and sync kept."""
+    return {k: v * scale if k in SCALED else v for k, v in params.items()}
 
 
 def main():
@@ -84,10 +85,7 @@ def main():
         print("%s: no forward-call times the calibration machine also took (run calibrate/measure/run.py "
               "--host-only there)" % a.folder, file=sys.stderr)
         return 1
-    params = dict(reference["params"])
-    for k in SCALED:
-        if k in params:
-            params[k] = round(params[k] * scale, 2)
+    params = {k: round(v, 2) for k, v in scaled_params(reference["params"], scale).items()}
     print("this machine issues a forward in %.2fx the calibration machine's time (median of %d settings)"
           % (scale, n), file=sys.stderr)
     where = os.path.relpath(os.path.abspath(a.folder), ROOT)

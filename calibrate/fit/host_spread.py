@@ -49,13 +49,18 @@ def setting(r):
     return (r["model"], r["layout"], r["batch"], r.get("precision", "amp_fp16"))
 
 
-def spread(calibration_rows, others):
-    """[(run, pass, pairs, median ratio)] and (low, high); `others` maps a run's name to its rows."""
+def calibration_medians(calibration_rows):
+    """setting -> the calibration machine's median host_ms, at the host-bound batches."""
     base = {}
     for r in calibration_rows:
         if r["batch"] in HOST_BOUND_BATCHES and r.get("host_ms"):
             base.setdefault(setting(r), []).append(r["host_ms"])
-    base = {k: statistics.median(v) for k, v in base.items()}
+    return {k: statistics.median(v) for k, v in base.items()}
+
+
+def spread(calibration_rows, others):
+    """[(run, pass, pairs, median ratio)] and (low, high); `others` maps a run's name to its rows."""
+    base = calibration_medians(calibration_rows)
     lines = []
     for run, rows in others.items():
         by_pass = {}

@@ -57,8 +57,7 @@ def case(tw, run, reference_source, calibration_rows):
         reference = sorted({r["model"] for r in ref_rows})
     scale, n = host_file.scale_of(ref_rows, calibration_rows)
     calibrated = json.load(open(os.path.join(harness_runs.ROOT, host_file.REFERENCE)))
-    scaled = dict(calibrated, params={k: v * scale if k in host_file.SCALED else v
-                                      for k, v in calibrated["params"].items()})
+    scaled = dict(calibrated, params=host_file.scaled_params(calibrated["params"], scale))
     scaled.pop("machine_spread", None)
     test = [r for r in rows if r["model"] not in reference]
     with tempfile.TemporaryDirectory() as tmp:
