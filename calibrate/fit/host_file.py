@@ -86,8 +86,6 @@ def main():
               "--host-only there)" % a.folder, file=sys.stderr)
         return 1
     params = {k: round(v, 2) for k, v in scaled_params(reference["params"], scale).items()}
-    print("this machine issues a forward in %.2fx the calibration machine's time (median of %d settings)"
-          % (scale, n), file=sys.stderr)
     where = os.path.relpath(os.path.abspath(a.folder), ROOT)
     host = {"name": a.name or "the machine of %s" % where, "trust": "calibrated", "params": params,
             "sources": {"params": "%s's values times %.3f, the median ratio of this machine's forward-call time to "
@@ -99,6 +97,9 @@ def main():
     except Exception as e:  # the writer's own one-line error: a bound, a path it cannot write
         print(str(e), file=sys.stderr)
         return 1
+    # Said once the file is written: a refused file leaves only its one error line.
+    print("this machine issues a forward in %.2fx the calibration machine's time (median of %d settings)"
+          % (scale, n), file=sys.stderr)
     return 0
 
 
