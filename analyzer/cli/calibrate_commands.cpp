@@ -93,7 +93,7 @@ void write_calibrated_gpu(const GpuModel& gpu, const std::map<std::string, doubl
                           const json& provenance, const std::string& output, Trust trust = Trust::calibrated,
                           const json& runtime_params = nullptr, bool replace_params = false) {
   const json j = gpu_file_with_params(gpu, fitted, key, provenance, trust, runtime_params, replace_params);
-  write_output(output, [&](std::ostream& os) { os << j.dump(2) << "\n"; });
+  write_gpu_file(output, j, gpu_arch_dir(gpu.source_file, default_gpu_dir()));
 }
 
 std::string utc_now() {
@@ -232,7 +232,7 @@ int cmd_calibrate_fit_runtime(const CommonOptions& o, const std::string& measure
                       {"train_loss", r.fit.train_loss},
                       {"median_error_by_batch", errors}};
   j["runtime_params"][runtime.name()] = set;
-  write_output(o.output, [&](std::ostream& os) { os << j.dump(2) << "\n"; });
+  write_gpu_file(o.output, j, gpu_arch_dir(gpu.source_file, o.gpu_dir.empty() ? default_gpu_dir() : o.gpu_dir));
   return 0;
 }
 
@@ -283,7 +283,8 @@ int cmd_calibrate_carry(const CommonOptions& o, const std::string& to) {
   const GpuModel target = gpu_of(target_opt);
   const CarryOver c = carry_over(target, donors);
   const json file = carried_gpu_file(target, donors, c, utc_now());
-  write_output(o.output, [&](std::ostream& os) { os << file.dump(2) << "\n"; });
+  write_gpu_file(o.output, file,
+                 gpu_arch_dir(target.source_file, o.gpu_dir.empty() ? default_gpu_dir() : o.gpu_dir));
   std::map<std::string, int> by_donor;
   for (const auto& [k, p] : c.params) ++by_donor[p.from];
   fmt::print(std::cerr, "{}: {} of {} parameters carried ({}); the rest stay at its architecture's defaults\n",

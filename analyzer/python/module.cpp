@@ -30,6 +30,7 @@
 #include "tilewave/layer_list.h"
 #include "tilewave/layer_set.h"
 #include "tilewave/output_file.h"
+#include "tilewave/gpu_file.h"
 #include "tilewave/report.h"
 #include "tilewave/run_options.h"
 #include "tilewave/search.h"
@@ -725,6 +726,16 @@ PYBIND11_MODULE(tilewave, m) {
       "Writes a host file (docs/calibration.md 'Host') through the one host-file writer: `host` is a dict as the "
       "file holds it ({'name', 'trust', 'params', 'machine_spread', 'sources'}); parameters it leaves out get "
       "host_param_table()'s starting values, and a value outside its bounds is an error.");
+  m.def(
+      "write_gpu",
+      [](const py::object& gpu, const PathArg& path, const std::optional<PathArg>& gpu_dir) {
+        write_gpu_file(path.string(), from_python(gpu, "gpu"),
+                       gpu_arch_dir(path.string(), gpu_dir ? gpu_dir->string() : default_gpu_dir()));
+      },
+      py::arg("gpu"), py::arg("path"), py::kw_only(), py::arg("gpu_dir") = py::none(),
+      "Writes a GPU file through the one GPU-file writer (tilewave/gpu_file.h): `gpu` is a dict as the file holds "
+      "it; it is read back as `analyze` would read it (its architecture from an arch/ folder beside `path`, else "
+      "gpu_dir's), so a file that would be refused is an error and nothing is written.");
   m.def("default_host", [] { return std::string(default_host_id()); },
         "The host every call uses when host= is not given, whatever the GPU.");
   m.def(

@@ -75,7 +75,13 @@ def host_calls(tilewave, model, layout):
 def fit_runs(tilewave, pmap=map):
     """(networks x layouts, [(host-call counts, measured host_us, name)]) of the fit-family runs at batch 1 and 16."""
     fit, _ = zoo_split()
-    runs = [r for r in rows(RUNS[0]) if r["model"] in fit and r["batch"] in (1, 16)]
+    return host_runs(tilewave, [r for r in rows(RUNS[0]) if r["model"] in fit], pmap)
+
+
+def host_runs(tilewave, bench_rows, pmap=map):
+    """(networks x layouts, [(host-call counts, measured host_us, name)]) of timm-harness rows at batch 1 and 16
+    (AMP; the forward call's host_ms)."""
+    runs = [r for r in bench_rows if r["batch"] in (1, 16) and r.get("precision", "amp_fp16") == "amp_fp16"]
     keys = sorted({(r["model"], r["layout"]) for r in runs})
     counts = dict(zip(keys, pmap(lambda k: host_calls(tilewave, *k), keys)))
     return len(keys), [(counts[(r["model"], r["layout"])], r["host_ms"] * 1e3,

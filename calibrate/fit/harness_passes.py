@@ -23,18 +23,19 @@ bytes over the datasheet bandwidth, and their ramp term (docs/model.md
 tilewave's variable time at the base eager set, and the rate a factor on it.
 
 usage: calibrate/fit/harness_passes.py build/analyzer/tilewave [--write]
-(--write: the sets go into gpu_models/h200.json, with their provenance)
+(--write: the sets go into gpu_models/h200.json, with their provenance, through
+tilewave.write_gpu: PYTHONPATH=build/analyzer/python). calibrate/fit/fit_all.py
+calls fit_sets on a calibrate/measure/run.py folder.
 """
 import collections
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pair"))
 from harness_kernel_classes import measured_class, predicted_class  # noqa: E402
-from harness_runs import ROOT, RUNS, base_gpu_dir, kernel_lists, predict, rows, zoo_split  # noqa: E402
+from harness_runs import ROOT, RUNS, base_gpu_dir, gpu_params, kernel_lists, predict, rows, zoo_split  # noqa: E402
 
 
 def ls2(cells):
@@ -51,11 +52,20 @@ def ls2(cells):
     return (d * c - b * e) / det, (a * e - b * d) / det
 
 
+def calibration_runs():
+    """(row, profiled forward) of the calibration run's fit families (timm_harness/fit_heldout)."""
+    fit, _ = zoo_split()
+    kernels = kernel_lists(RUNS[0])
+    runs = [(r, kernels.get((r["model"], r["layout"], r["batch"]))) for r in rows(RUNS[0]) if r["model"] in fit]
+    return [(r, k) for r, k in runs if k]
+
+
 def main():
     tilewave = sys.argv[1]
     with tempfile.TemporaryDirectory() as tmp:
-        sets = fit_sets(tilewave, ["--gpu-dir", base_gpu_dir(tmp)])
+        sets = fit_sets(tilewave, calibration_runs(), os.path.join(base_gpu_dir(tmp), "h200.json"))
     if "--write" in sys.argv:
+        import tilewave as tw  # the one GPU-file writer; PYTHONPATH=build/analyzer/python
         path = os.path.join(ROOT, "gpu_models", "h200.json")
         g = json.load(open(path))
         for key, params in sets.items():
@@ -64,25 +74,18 @@ def main():
                 "data": RUNS[0] + "/kernels.jsonl.gz, fit families only (onnx_models/zoo.py runtime_split)",
                 "harness": "timm benchmark.py: fp32 weights under autocast(float16), batch 1/16/256"},
                 "params": params}
-        with open(path + ".tmp", "w") as f:
-            f.write(json.dumps(g, indent=2, ensure_ascii=False) + "\n")
-        os.replace(path + ".tmp", path)
+        tw.write_gpu(g, path)
 
 
-def fit_sets(tilewave, gpu_dir, pmap=map, out=print):
-    """{"eager nchw amp": params, "eager nhwc amp": params}, fitted as the module docstring says;
-    `out` gets the printed report line by line, `pmap` maps the predictions."""
-    fit, _ = zoo_split()
-    base = json.load(open("gpu_models/h200.json"))["runtime_params"]["eager"]["params"]
-    gpus = json.loads(subprocess.run([tilewave, "gpus", "--format", "json"], capture_output=True, text=True).stdout)
-    h200 = [g for g in (gpus if isinstance(gpus, list) else gpus["gpus"]) if g["id"] == "h200"][0]
-    p = dict(h200["params"], **base)
-    bw_bytes_per_us = h200["dram_bandwidth_gbs"] * 1e3
-    kernels = kernel_lists(RUNS[0])
+def fit_sets(tilewave, runs, gpu_file, pmap=map, out=print):
+    """{"eager nchw amp": params, "eager nhwc amp": params}, fitted as the module docstring says on `runs`,
+    (timm-harness AMP row, its profiled forward) pairs, from `gpu_file`, a GPU file without layout and
+    precision sets; `out` gets the printed report line by line, `pmap` maps the predictions."""
+    p = gpu_params(tilewave, gpu_file, "eager")
+    bw_bytes_per_us = p["dram_bandwidth_gbs"] * 1e3
     cells = collections.defaultdict(lambda: collections.defaultdict(lambda: [0, 0.0, 0.0]))  # (layout, cls) -> batch -> n, var, measured
-    runs = [(r, kernels.get((r["model"], r["layout"], r["batch"]))) for r in rows(RUNS[0])]
-    runs = [(r, k) for r, k in runs if r["model"] in fit and k]
-    preds = pmap(lambda rk: predict(tilewave, rk[0]["model"], rk[0]["layout"], rk[0]["batch"], "graph", gpu_dir), runs)
+    preds = pmap(lambda rk: predict(tilewave, rk[0]["model"], rk[0]["layout"], rk[0]["batch"], "graph",
+                                    gpu=gpu_file), runs)
     for (r, k), pred in zip(runs, preds):
         for name, us in k["list"]:
             cells[(r["layout"], measured_class(name))][r["batch"]][2] += us

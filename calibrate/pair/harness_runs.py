@@ -60,12 +60,28 @@ def base_gpu_dir(tmp):
     return tmp
 
 
-def predict(tilewave, model, layout, batch, launch="loop", extra=(), amp=True):
-    """tilewave's JSON for the harness setting: eager, fp16 (amp: over fp32 weights), the layout and launch."""
-    cmd = [tilewave, "analyze", onnx_path(model), "--gpu", "h200", "--batch", str(batch), "--runtime", "eager",
+def predict(tilewave, model, layout, batch, launch="loop", extra=(), amp=True, gpu="h200", host=None):
+    """tilewave's JSON for the harness setting: eager, fp16 (amp: over fp32 weights), the layout and launch,
+    on `gpu` (an id or a GPU file) and `host` (a host id or file; None: the default host)."""
+    cmd = [tilewave, "analyze", onnx_path(model), "--gpu", gpu, "--batch", str(batch), "--runtime", "eager",
            "--dtype", "fp16", "--amp" if amp else "--no-amp", "--layout", LAYOUT_FLAG[layout],
            "--graph" if launch == "graph" else "--no-graph", "--format", "json", *extra]
+    if host:
+        cmd += ["--host", host]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError("%s: %s" % (" ".join(cmd), r.stderr.strip()))
     return json.loads(r.stdout)
+
+
+def gpu_params(tilewave, gpu_file, runtime):
+    """{parameter: value} that a GPU file gives `runtime`: `tilewave params`' defaults, under the file's base
+    set, under its runtime set (GpuModel::for_runtime), with the file's DRAM bandwidth as `dram_bandwidth_gbs`."""
+    table = json.loads(subprocess.run([tilewave, "params", "--format", "json"], capture_output=True, text=True,
+                                      check=True).stdout)
+    g = json.load(open(gpu_file))
+    p = {t["name"]: t["default"] for t in table if t["file"] == "gpu"}
+    p.update(g.get("params", {}))
+    p.update(g.get("runtime_params", {}).get(runtime, {}).get("params", {}))
+    p["dram_bandwidth_gbs"] = g["dram_bandwidth_gbs"]
+    return p

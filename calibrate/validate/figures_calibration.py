@@ -379,7 +379,9 @@ def calibration_host_misses(runs):
 def calibration_passes(runs):
     """docs/calibration.md: `python3 calibrate/fit/harness_passes.py build/analyzer/tilewave` (without --write) against gpu_models/h200.json's sets, and pair/harness_kernel_classes.py --set fit's profiled BatchNorm kernels at batch 1."""
     with tempfile.TemporaryDirectory() as tmp:
-        sets = harness_passes.fit_sets(runs.tw, ["--gpu-dir", harness_runs.base_gpu_dir(tmp)], pmap, out=lambda line: None)
+        sets = harness_passes.fit_sets(runs.tw, harness_passes.calibration_runs(),
+                                       os.path.join(harness_runs.base_gpu_dir(tmp), "h200.json"), pmap,
+                                       out=lambda line: None)
     g = json.load(open(H200))
     eager, base = g["runtime_params"]["eager"]["params"], g["params"]
     nchw, nhwc = sets["eager nchw amp"], sets["eager nhwc amp"]

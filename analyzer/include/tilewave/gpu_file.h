@@ -35,4 +35,11 @@ nlohmann::json gpu_file_with_params(const GpuModel& gpu, const std::map<std::str
 nlohmann::json carried_gpu_file(const GpuModel& target, const std::vector<GpuModel>& donors, const CarryOver& carried,
                                 const std::string& date);
 
+// The one GPU-file writer (the calibration commands, `tilewave.write_gpu` and
+// every script that writes a GPU file go through it): `j` is first read back
+// as a GPU file would be (its architecture from `arch_dir`), so a file that
+// `analyze` would refuse is never written; then it is written atomically
+// (write_output). InputError naming `path` otherwise.
+void write_gpu_file(const std::string& path, const nlohmann::json& j, const std::string& arch_dir);
+
 }  // namespace tilewave

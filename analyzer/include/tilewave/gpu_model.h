@@ -132,6 +132,8 @@ struct GpuModel {
 GpuModel load_gpu(const std::string& id_or_path, const std::string& db_dir);
 GpuModel gpu_from_json(const nlohmann::json& j, const std::string& id, const std::string& where,
                        const std::string& arch_dir);
+// The architecture folder a GPU file at `gpu_file` reads: an `arch/` beside it, else `db_dir`'s.
+std::string gpu_arch_dir(const std::string& gpu_file, const std::string& db_dir);
 // The GPU database directory: $TILEWAVE_GPU_DIR, else $TILEWAVE_DATA/gpu_models,
 // else <prefix>/share/tilewave/gpu_models of the installed copy this code was
 // loaded from (the CLI or the Python module), else the source tree's

@@ -2,6 +2,7 @@
 #include "tilewave/gpu_file.h"
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 
 #include <fmt/format.h>
@@ -9,6 +10,7 @@
 
 #include "tilewave/error.h"
 #include "tilewave/json_input.h"
+#include "tilewave/output_file.h"
 
 namespace tilewave {
 
@@ -59,6 +61,12 @@ json carried_gpu_file(const GpuModel& target, const std::vector<GpuModel>& donor
                               {{"from", c.donors}, {"donors", donor_facts}, {"date", date}, {"params", origins}},
                               Trust::carried_over, runtime_sets.empty() ? json(nullptr) : runtime_sets,
                               /*replace_params=*/true);
+}
+
+void write_gpu_file(const std::string& path, const json& j, const std::string& arch_dir) {
+  const std::string id = std::filesystem::path(path).stem().string();
+  gpu_from_json(j, id.empty() ? "gpu" : id, path, arch_dir);
+  write_output(path, [&](std::ostream& os) { os << j.dump(2) << "\n"; });
 }
 
 }  // namespace tilewave

@@ -423,11 +423,15 @@ GpuModel load_gpu(const std::string& id_or_path, const std::string& db_dir) {
                                           id_or_path, known));
   }
   const json j = read_json_file(path, "GPU file", kMaxGpuFileBytes);
-  // A GPU file outside the database still finds its architecture file in the
-  // database, so a user's own file needs only datasheet facts.
-  fs::path arch_dir = fs::path(path).parent_path() / "arch";
-  if (!fs::is_directory(arch_dir)) arch_dir = fs::path(db_dir) / "arch";
-  return gpu_from_json(j, fs::path(path).stem().string(), path, arch_dir.string());
+  return gpu_from_json(j, fs::path(path).stem().string(), path, gpu_arch_dir(path, db_dir));
+}
+
+// A GPU file outside the database still finds its architecture file in the
+// database, so a user's own file needs only datasheet facts.
+std::string gpu_arch_dir(const std::string& gpu_file, const std::string& db_dir) {
+  std::error_code ec;
+  const fs::path beside = fs::path(gpu_file).parent_path() / "arch";
+  return (fs::is_directory(beside, ec) ? beside : fs::path(db_dir) / "arch").string();
 }
 
 std::vector<std::string> list_gpu_ids(const std::string& db_dir) {

@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Is a GPU file made by the two commands as good as the shipped one? (issue 30's
+proof; docs/calibration.md "Calibrating a GPU in two commands")
+
+Compares, on networks neither file was fitted on, the shipped
+gpu_models/h200.json (with its host h200-vm) against a GPU file and host file
+written by calibrate/fit/fit_all.py, under both harnesses users time with:
+
+  CUDA graph  `.half()` channels_last forwards replayed in a CUDA graph
+              (calibrate/data/h200/runtimes/: held-out families, fresh, fresh2)
+  plain loop  timm's benchmark.py: fp32 weights under AMP, NCHW and
+              channels_last, the whole step (calibrate/data/h200/timm_harness/:
+              held-out families, fresh)
+
+The networks left out are the shipped file's fit families (onnx_models/zoo.py
+runtime_split) and every family of the run folder the new file was fitted on.
+The plain loop was timed on the machine h200-vm.json describes, not the run
+folder's, so it is also shown with the new GPU file under h200-vm.
+
+usage: calibrate/validate/newcomer.py build/analyzer/tilewave --gpu NEW.json --host NEW_HOST.json
+       --run-dir calibrate/data/h200/measure_run
+"""
+import argparse
+import gzip
+import json
+import os
+import statistics
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "pair"))
+sys.path.insert(0, os.path.join(HERE, "..", "fit"))
+import fit_all  # noqa: E402
+from harness_runs import ROOT, zoo_split  # noqa: E402
+
+RUNTIMES = ["calibrate/data/h200/runtimes/" + s + "/bench.jsonl" for s in
+            ("fit_heldout", "fit_heldout_remainder", "fresh", "fresh2")]
+HARNESS = ["calibrate/data/h200/timm_harness/" + s + "/bench.jsonl.gz" for s in ("fit_heldout", "fresh")]
+
+
+def jsonl(path):
+    with (gzip.open if path.endswith(".gz") else open)(os.path.join(ROOT, path), "rt") as f:
+        return [r for r in map(json.loads, f) if not r.get("header") and r.get("status") == "ok"]
+
+
+def heldout_rows(run_families):
+    """The settings of both harnesses whose network neither file was fitted on (the docstring's sets)."""
+    shipped_fit, _ = zoo_split()
+    keep = lambda r: r["model"] not in shipped_fit and r.get("family", r["model"]) not in run_families
+    graph = {}
+    for path in RUNTIMES:  # later files win, as select_runs.py reads them
+        for r in jsonl(path):
+            if r.get("runtime") == "eager" and keep(r):
+                graph[(r["model"], r["batch"])] = {"model": r["model"], "layout": "channels_last", "batch": r["batch"],
+                                                   "precision": "half", "graph_ms": r["latency_ms"]}
+    loop = [{k: r[k] for k in ("model", "layout", "batch", "precision", "step_ms", "host_ms")}
+            for path in HARNESS for r in jsonl(path) if keep(r) and r.get("precision", "amp_fp16") == "amp_fp16"]
+    return list(graph.values()), loop
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("tilewave")
+    ap.add_argument("--gpu", required=True)
+    ap.add_argument("--host", required=True)
+    ap.add_argument("--run-dir", required=True, help="the run.py folder the new files were fitted on")
+    args = ap.parse_args()
+    run_families = {r.get("family", r["model"]) for r in fit_all.read_rows(args.run_dir, "bench_median")}
+    graph, loop = heldout_rows(run_families)
+    files = [("shipped h200.json + h200-vm", "h200", "h200-vm"), ("new files", args.gpu, args.host),
+             ("new GPU file + h200-vm", args.gpu, "h200-vm")]
+    print("held out: %d `.half()` CUDA-graph settings of %d networks; %d plain-loop settings of %d networks "
+          "(left out: the shipped fit families and the run's %d families)"
+          % (len(graph), len({r["model"] for r in graph}), len(loop), len({r["model"] for r in loop}),
+             len(run_families)))
+    errs = [(label, fit_all.setting_errors(args.tilewave, gpu, host, graph + loop)) for label, gpu, host in files]
+    print("| harness | n | " + " | ".join("%s: median error" % label for label, _ in errs) + " | new − shipped |")
+    print("| --- | ---: |" + " ---: |" * (len(errs) + 1))
+    for key, name in ((("runtime set", ".half() channels_last, CUDA graph"), "CUDA graph, `.half()` channels_last"),
+                      (("whole step", "AMP NCHW, plain loop"), "timm plain loop, AMP NCHW"),
+                      (("whole step", "AMP channels_last, plain loop"), "timm plain loop, AMP channels_last"),
+                      (("host", "forward call, AMP NCHW, batch 1 and 16"), "host issue, NCHW b1/16"),
+                      (("host", "forward call, AMP channels_last, batch 1 and 16"), "host issue, channels_last b1/16")):
+        med = [100 * fit_all.median_error(e[key]) for _, e in errs]
+        print("| %s | %d | %s | %+.1f points |" % (name, len(errs[0][1][key]), " | ".join("%.1f%%" % m for m in med),
+                                                  med[1] - med[0]))
+    for key in (("runtime set", ".half() channels_last, CUDA graph"),):
+        for label, e in errs:
+            print("%s: median predicted/measured %.2f" % (label, statistics.median(e[key])))
+
+
+if __name__ == "__main__":
+    main()
