@@ -8,15 +8,18 @@
 
 using namespace tilewave;
 
-TEST_CASE("progress is silent when stderr is not a terminal") {
+TEST_CASE("off a terminal: nothing in a step's first minute, then a plain line a minute") {
   std::ostringstream os;
   double now = 0;
   {
     Progress p("tilewave nas", os, false, [&] { return now; });
-    for (int i = 0; i <= 100; ++i) now = i, p.update(uint64_t(i), 100, "candidates");
+    for (int i = 0; i <= 59; ++i) now = i, p.update(uint64_t(i), 300, "candidates");
+    CHECK(os.str().empty());  // a step shorter than a minute (every test's) shows nothing
+    for (int i = 60; i <= 150; ++i) now = i, p.update(uint64_t(i), 300, "candidates");
     p.finish();
   }
-  CHECK(os.str().empty());
+  CHECK(os.str() == "tilewave nas: candidates 60 / 300 (20%), 60.0 s\n"
+                    "tilewave nas: candidates 120 / 300 (40%), 120.0 s\n");
 }
 
 TEST_CASE("progress on a terminal: nothing for a short step, then at most one line per interval, a newline at the end") {

@@ -323,8 +323,7 @@ int cmd_calibrate_from_benchmark(const CommonOptions& o, const std::vector<std::
     runs.insert(runs.end(), file_runs.begin(), file_runs.end());
   }
   // The loops in published results were issued by a host no one measured: --host says whose to assume.
-  const auto host = std::make_shared<const HostModel>(
-      load_host(o.host.empty() ? default_host_id() : o.host, o.gpu_dir.empty() ? default_gpu_dir() : o.gpu_dir));
+  const auto host = std::make_shared<const HostModel>(host_named(o));
   Progress progress("tilewave calibrate from-benchmark");
   const BenchmarkFit fit = fit_benchmark(start, runs, *host, unsigned(seed), progress.callback(), fit_scales);
   progress.finish();

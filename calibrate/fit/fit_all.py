@@ -78,11 +78,11 @@ def read_rows(folder, name, required=True):
 
 
 def portable(path):
-    """A path as provenance names it: relative to the repository when inside it, else its last two parts."""
+    """A path as provenance names it: relative to the repository when inside it, else its name alone."""
     full = os.path.abspath(path)
     if full.startswith(ROOT + os.sep):
         return os.path.relpath(full, ROOT)
-    return os.path.join(os.path.basename(os.path.dirname(full)), os.path.basename(full))
+    return os.path.basename(full.rstrip(os.sep))
 
 
 def commit():
@@ -94,10 +94,13 @@ def commit():
     return r.stdout.strip() + (" with uncommitted changes" if dirty else "")
 
 
-def run_tool(cmd, stage):
+def run_tool(cmd, stage, report=None):
     """Runs a tilewave command; its report lines go to our output, a failure is the stage's error."""
     r = subprocess.run(cmd, capture_output=True, text=True)
     text = (r.stdout + r.stderr).strip()
+    if report:
+        with open(report, "w") as f:
+            f.write(text + "\n")
     if r.returncode != 0:
         last = text.splitlines()[-1] if text else "exit %d" % r.returncode
         raise StageError("%s: %s" % (stage, last))
@@ -231,7 +234,8 @@ def fit_all(args, work):
     log("1/5 layers: tilewave calibrate fit, fp16, 20%% of the layers held out (seed %d)" % args.seed)
     step1 = os.path.join(work, "1_layers.json")
     out = run_tool([tw, "calibrate", "fit", layers_path, "--gpu", args.gpu, "--dtype", "fp16", "--seed",
-                    str(args.seed), "-o", step1], "layers")
+                    str(args.seed), "-o", step1], "layers",
+                   os.path.join(work, "1_layers.txt"))
     held = out[out.index("held-out layers, after the fit:"):] if "held-out layers, after the fit:" in out else out[-6:]
     for line in held:
         print("    " + line)
@@ -243,7 +247,8 @@ def fit_all(args, work):
         % len(runs))
     step2 = os.path.join(work, "2_networks.json")
     out = run_tool([tw, "calibrate", "fit-networks", runs_path, "--gpu", step1, "--runtime", "eager", "--holdout", "0",
-                    "--models-dir", MODELS_DIR, "--seed", str(args.seed), "-o", step2], "network terms")
+                    "--models-dir", MODELS_DIR, "--seed", str(args.seed), "-o", step2], "network terms",
+                   os.path.join(work, "2_networks.txt"))
     for line in out[-4:]:
         print("    " + line)
 
@@ -254,7 +259,8 @@ def fit_all(args, work):
     log("3/5 runtime set: tilewave calibrate fit-runtime --runtime eager (class times, then the launch gap)")
     step3 = os.path.join(work, "3_runtime.json")
     out = run_tool([tw, "calibrate", "fit-runtime", runs_path, "--gpu", step2, "--runtime", "eager", "--class-times",
-                    classes_path, "--params", "launch_gap_us", "--models-dir", MODELS_DIR, "-o", step3], "runtime set")
+                    classes_path, "--params", "launch_gap_us", "--models-dir", MODELS_DIR, "-o", step3], "runtime set",
+                   os.path.join(work, "3_runtime.txt"))
     for line in out:
         if "median |error|" in line or "network stage" in line:
             print("    " + line.strip())
@@ -322,6 +328,7 @@ def main():
     ap.add_argument("--holdout", type=float, default=0.34, help="fraction of the families held out (default 0.34)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--compare", default="", help="GPU.json[,HOST.json]: also in the held-out table")
+    ap.add_argument("--keep", default="", help="a new folder to keep each stage's files and reports in")
     args = ap.parse_args()
     args.argv = [a if not os.path.isabs(a) else portable(a) for a in sys.argv[1:]]
     if not 0 <= args.holdout < 1:
@@ -341,7 +348,12 @@ def main():
               file=sys.stderr)
         return 1
     args.tw_module = tw_module
-    work = tempfile.mkdtemp(prefix="tilewave-fit-all-")
+    if args.keep:
+        try:
+            os.mkdir(args.keep)
+        except OSError as e:
+            ap.error("--keep %s: %s (it must be a new folder)" % (args.keep, e.strerror))
+    work = args.keep or tempfile.mkdtemp(prefix="tilewave-fit-all-")
     try:
         fit_all(args, work)
     except (StageError, RuntimeError, ValueError, KeyError, OSError) as e:
@@ -349,7 +361,8 @@ def main():
         print("fit_all.py: %s: %s" % (args.run_dir, msg), file=sys.stderr)
         return 1
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
     return 0
 
 

@@ -21,7 +21,7 @@ non-negative least squares of
     host_us = host_step_us + sum over classes c of count_c * host_c_us
 
 with host_c_us = scale * micro_c, on relative error (each network weighs the
-same), by coordinate descent.
+same), within the parameters' bounds (scipy.optimize.lsq_linear).
 Prints the fitted values, the fit's median error, and the JSON `params`.
 
 usage: calibrate/fit/harness_host.py build/analyzer/tilewave
@@ -39,18 +39,11 @@ PARAM = {"op": "host_op_us", "conv": "host_conv_us", "gemm": "host_gemm_us", "no
          "cast": "host_cast_us", "inner": "host_inner_launch_us"}
 
 
-def nnls(X, y, iters=4000):
-    """min sum ((X b - y)/y)^2, b >= 0, by cyclic coordinate descent (on the normal equations' terms)."""
-    n = len(X[0])
-    w = [1.0 / (t * t) for t in y]
-    gram = [[sum(wi * row[j] * row[k] for row, wi in zip(X, w)) for k in range(n)] for j in range(n)]
-    rhs = [sum(wi * row[j] * t for row, t, wi in zip(X, y, w)) for j in range(n)]
-    b = [1.0] * n
-    for _ in range(iters):
-        for j in range(n):
-            num = rhs[j] - sum(gram[j][k] * b[k] for k in range(n) if k != j)
-            b[j] = max(0.0, num / gram[j][j]) if gram[j][j] > 0 else 0.0
-    return b
+def bounded_fit(X, y, upper):
+    """min sum ((X b - y)/y)^2 with 0 <= b <= upper (scipy's bounded linear least squares)."""
+    from scipy.optimize import lsq_linear
+    A = [[v / t for v in row] for row, t in zip(X, y)]
+    return list(lsq_linear(A, [1.0] * len(y), bounds=([0.0] * len(upper), upper)).x)
 
 
 def micro_costs(path=None):
@@ -103,7 +96,8 @@ def fit(micro, runs):
     """(scale, params, sorted relative errors): the non-negative fit of the module docstring."""
     X = [[1.0, sum(c[k] * micro[k] for k in micro), float(c["inner"])] for c, _, _ in runs]
     y = [t for _, t, _ in runs]
-    b = nnls(X, y)
+    # Upper bounds: `tilewave params`' for host_step_us and host_inner_launch_us (host_param_table()).
+    b = bounded_fit(X, y, [500.0, float("inf"), 30.0])
     pred = [sum(xi * bi for xi, bi in zip(row, b)) for row in X]
     errs = sorted(abs(p - t) / t for p, t in zip(pred, y))
     params = {"host_step_us": round(b[0], 2), "host_inner_launch_us": round(b[2], 2)}

@@ -17,6 +17,7 @@ sys.path.insert(0, HERE)
 import harness_host  # noqa: E402  (calibrate/fit/harness_host.py)
 import host_spread  # noqa: E402  (calibrate/fit/host_spread.py)
 import host_transfer  # noqa: E402  (calibrate/validate/host_transfer.py)
+import newcomer  # noqa: E402  (calibrate/validate/newcomer.py)
 import harness_kernel_classes  # noqa: E402  (calibrate/pair/harness_kernel_classes.py)
 import harness_passes  # noqa: E402  (calibrate/fit/harness_passes.py)
 import harness_runs  # noqa: E402  (calibrate/pair/harness_runs.py: the timm-harness rows, the fit/held-out split, predictions)
@@ -517,7 +518,23 @@ def calibration_carry(runs):
             "against MLPerf\")."]
 
 
-FIGURES = {"calibration-measured": calibration_measured, "calibration-runner-timing": calibration_runner_timing,
+TWO_COMMANDS = DATA + "/two_commands"
+
+
+def calibration_two_commands(runs):
+    """docs/calibration.md: `calibrate/validate/newcomer.py` on the files fit_all.py made from run.py's folder."""
+    return newcomer.comparison(runs.tw, TWO_COMMANDS + "/h200.json", TWO_COMMANDS + "/host.json",
+                               TWO_COMMANDS + "/run")
+
+
+def calibration_two_commands_first_run(runs):
+    """docs/calibration.md: the same for the files fit_all.py made from run.py's first run (measure_run/)."""
+    return newcomer.comparison(runs.tw, TWO_COMMANDS + "/from_measure_run/h200.json",
+                               TWO_COMMANDS + "/from_measure_run/host.json", DATA + "/measure_run")
+
+
+FIGURES = {"calibration-two-commands": calibration_two_commands,
+           "calibration-two-commands-first-run": calibration_two_commands_first_run, "calibration-measured": calibration_measured, "calibration-runner-timing": calibration_runner_timing,
            "calibration-framework-layers": calibration_framework_layers,
            "calibration-fit": calibration_fit, "calibration-params": calibration_params,
            "calibration-physics": calibration_physics, "calibration-host-micro": calibration_host_micro,

@@ -58,6 +58,37 @@ def heldout_rows(run_families):
     return list(graph.values()), loop
 
 
+ROWS = ((("runtime set", ".half() channels_last, CUDA graph"), "CUDA graph, `.half()` channels_last, batch 1/16/64/256"),
+        (("whole step", "AMP NCHW, plain loop"), "timm's plain loop, AMP NCHW, batch 1/16/256"),
+        (("whole step", "AMP channels_last, plain loop"), "timm's plain loop, AMP channels_last, batch 1/16/256"),
+        (("host", "forward call, AMP NCHW, batch 1 and 16"), "host issue time, AMP NCHW, batch 1/16"),
+        (("host", "forward call, AMP channels_last, batch 1 and 16"), "host issue time, AMP channels_last, batch 1/16"))
+
+
+def comparison(tilewave, gpu, host, run_dir):
+    """Markdown lines: the held-out sets, then per harness the median |error| of the shipped files, the new
+    files and the new GPU file under h200-vm, and the difference new - shipped in points."""
+    run_families = {r.get("family", r["model"]) for r in fit_all.read_rows(run_dir, "bench_median")}
+    graph, loop = heldout_rows(run_families)
+    files = [("shipped `h200.json` + `h200-vm`", "h200", "h200-vm"), ("new files", gpu, host),
+             ("new GPU file + `h200-vm`", gpu, "h200-vm")]
+    errs = [fit_all.setting_errors(tilewave, g, h, graph + loop) for _, g, h in files]
+    lines = ["| harness (networks neither file was fitted on) | settings | " +
+             " | ".join("%s: median error" % label for label, _, _ in files) + " | new − shipped |",
+             "| --- | ---: |" + " ---: |" * (len(files) + 1)]
+    for key, name in ROWS:
+        med = [100 * fit_all.median_error(e[key]) for e in errs]
+        lines.append("| %s | %d | %s | %+.1f points |" % (name, len(errs[0][key]), " | ".join("%.1f%%" % m for m in med),
+                                                         med[1] - med[0]))
+    lines += ["", "Held out: %d CUDA-graph settings of %d networks and %d plain-loop settings of %d networks "
+              "(left out: the shipped file's fit families and the %d families of `%s`). Median predicted / measured "
+              "on the CUDA graph: %s." % (len(graph), len({r["model"] for r in graph}), len(loop),
+                                          len({r["model"] for r in loop}), len(run_families), fit_all.portable(run_dir),
+                                          ", ".join("%.2f (%s)" % (statistics.median(e[ROWS[0][0]]), label)
+                                                    for e, (label, _, _) in zip(errs, files)))]
+    return lines
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("tilewave")
@@ -65,28 +96,7 @@ def main():
     ap.add_argument("--host", required=True)
     ap.add_argument("--run-dir", required=True, help="the run.py folder the new files were fitted on")
     args = ap.parse_args()
-    run_families = {r.get("family", r["model"]) for r in fit_all.read_rows(args.run_dir, "bench_median")}
-    graph, loop = heldout_rows(run_families)
-    files = [("shipped h200.json + h200-vm", "h200", "h200-vm"), ("new files", args.gpu, args.host),
-             ("new GPU file + h200-vm", args.gpu, "h200-vm")]
-    print("held out: %d `.half()` CUDA-graph settings of %d networks; %d plain-loop settings of %d networks "
-          "(left out: the shipped fit families and the run's %d families)"
-          % (len(graph), len({r["model"] for r in graph}), len(loop), len({r["model"] for r in loop}),
-             len(run_families)))
-    errs = [(label, fit_all.setting_errors(args.tilewave, gpu, host, graph + loop)) for label, gpu, host in files]
-    print("| harness | n | " + " | ".join("%s: median error" % label for label, _ in errs) + " | new − shipped |")
-    print("| --- | ---: |" + " ---: |" * (len(errs) + 1))
-    for key, name in ((("runtime set", ".half() channels_last, CUDA graph"), "CUDA graph, `.half()` channels_last"),
-                      (("whole step", "AMP NCHW, plain loop"), "timm plain loop, AMP NCHW"),
-                      (("whole step", "AMP channels_last, plain loop"), "timm plain loop, AMP channels_last"),
-                      (("host", "forward call, AMP NCHW, batch 1 and 16"), "host issue, NCHW b1/16"),
-                      (("host", "forward call, AMP channels_last, batch 1 and 16"), "host issue, channels_last b1/16")):
-        med = [100 * fit_all.median_error(e[key]) for _, e in errs]
-        print("| %s | %d | %s | %+.1f points |" % (name, len(errs[0][1][key]), " | ".join("%.1f%%" % m for m in med),
-                                                  med[1] - med[0]))
-    for key in (("runtime set", ".half() channels_last, CUDA graph"),):
-        for label, e in errs:
-            print("%s: median predicted/measured %.2f" % (label, statistics.median(e[key])))
+    print("\n".join(comparison(args.tilewave, args.gpu, args.host, args.run_dir)))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
-// Progress of a long step (docs/errors.md "Progress"): one line on stderr,
-// rewritten in place, only when stderr is a terminal, so that pipes, files
-// and the tests see nothing. Every long command reports through this class.
+// Progress of a long step (docs/errors.md "Progress"): on a terminal one
+// line on stderr, rewritten in place; off a terminal (a pipe, a file) a plain
+// line every kPipeInterval, so a short step (every test's) shows nothing and a
+// long one is not silent. Every long command reports through this class.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -38,11 +39,12 @@ class Progress {
   void finish();
 
   static constexpr double kInterval = 0.25;
+  static constexpr double kPipeInterval = 60;  // off a terminal: a line a minute, none in the first
 
  private:
   std::string what_;
   std::ostream& os_;
-  bool on_;
+  bool terminal_;
   Clock clock_;
   double start_ = 0, last_ = -1;
   size_t width_ = 0;  // the last line's length, blanked by a shorter one

@@ -49,6 +49,9 @@ GpuModel gpu_of(const RunOptions& o);
 ExecutionConfig execution_of(const RunOptions& o);
 // The host a plain loop is scheduled on: `host`, else default_host_id(); null for graph replay.
 std::shared_ptr<const HostModel> host_of(const RunOptions& o);
+// The host `o` names (--host / host=), else the default host, whatever the
+// launch: for callers that issue a loop themselves (calibrate from-benchmark).
+HostModel host_named(const RunOptions& o);
 // Everything analyze_file / ModelFile::analyze read.
 AnalyzeOptions analyze_options(const RunOptions& o);
 // "NAME=1x3x224x224" as the name and its dims; InputError naming --input otherwise.

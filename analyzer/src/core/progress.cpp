@@ -18,22 +18,27 @@ double steady_seconds() {
 Progress::Progress(std::string what) : Progress(std::move(what), std::cerr, ::isatty(2) == 1, steady_seconds) {}
 
 Progress::Progress(std::string what, std::ostream& os, bool terminal, Clock clock)
-    : what_(std::move(what)), os_(os), on_(terminal), clock_(std::move(clock)) {
-  if (on_) start_ = clock_();
+    : what_(std::move(what)), os_(os), terminal_(terminal), clock_(std::move(clock)) {
+  start_ = clock_();
 }
 
 Progress::~Progress() { finish(); }
 
 void Progress::update(uint64_t done, uint64_t total, const std::string& step) {
-  if (!on_) return;
   std::lock_guard<std::mutex> lock(mutex_);
   const double now = clock_();
-  if (now - start_ < kInterval) return;
-  if (last_ >= 0 && now - last_ < kInterval && done < total) return;
+  // Off a terminal a line is a line of a log: seldom, and only for a long step.
+  const double interval = terminal_ ? kInterval : kPipeInterval;
+  if (now - start_ < interval) return;
+  if (last_ >= 0 && now - last_ < interval && (done < total || !terminal_)) return;
   last_ = now;
   std::string line = fmt::format("{}: {}{}{} / {}", what_, step, step.empty() ? "" : " ", done, total);
   if (total > 0) line += fmt::format(" ({:.0f}%)", 100.0 * double(std::min(done, total)) / double(total));
   line += fmt::format(", {:.1f} s", now - start_);
+  if (!terminal_) {
+    os_ << line << '\n' << std::flush;
+    return;
+  }
   // Blanks what a longer previous line left (no terminal escapes needed).
   const size_t width = line.size();
   if (line.size() < width_) line.append(width_ - line.size(), ' ');

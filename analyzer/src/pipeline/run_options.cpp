@@ -36,11 +36,14 @@ ExecutionConfig execution_of(const RunOptions& o) {
   return execution_from_json(j, o.option_prefix.empty() ? "execution" : "options");
 }
 
+HostModel host_named(const RunOptions& o) {
+  return load_host(o.host.empty() ? default_host_id() : o.host, o.gpu_dir.empty() ? default_gpu_dir() : o.gpu_dir);
+}
+
 std::shared_ptr<const HostModel> host_of(const RunOptions& o) {
   // Graph replay needs no host.
   if (o.host.empty() && execution_of(o).launch != Launch::loop) return nullptr;
-  return std::make_shared<const HostModel>(
-      load_host(o.host.empty() ? default_host_id() : o.host, o.gpu_dir.empty() ? default_gpu_dir() : o.gpu_dir));
+  return std::make_shared<const HostModel>(host_named(o));
 }
 
 AnalyzeOptions analyze_options(const RunOptions& o) {

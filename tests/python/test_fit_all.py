@@ -1,0 +1,107 @@
+"""calibrate/fit/fit_all.py (docs/calibration.md "Calibrating a GPU in two commands"): every scope
+fitted from one run.py folder, both files written through the one writers with their provenance,
+and one error line, no file, for a folder it cannot use."""
+import gzip
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import tilewave
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SCRIPT = os.path.join(ROOT, "calibrate", "fit", "fit_all.py")
+RUN = os.path.join(ROOT, "calibrate", "data", "h200", "measure_run")
+DATASHEET = os.path.join(ROOT, "calibrate", "data", "h200", "h200_datasheet.json")
+
+
+def cli():
+    return os.environ.get("TILEWAVE_CLI", os.path.join(ROOT, "build", "analyzer", "tilewave"))
+
+
+def fit_all(folder, out, *extra):
+    r = subprocess.run([sys.executable, SCRIPT, str(folder), "--gpu", DATASHEET, "-o", str(out / "new.json"),
+                        "--host-out", str(out / "host.json"), "--tilewave", cli(), *extra],
+                       capture_output=True, text=True, cwd=ROOT, timeout=900)
+    return r.returncode, r.stdout, r.stderr
+
+
+def rows(name):
+    with gzip.open(os.path.join(RUN, name + ".jsonl.gz"), "rt") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def write(path, lines):
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+
+
+def slice_of_run(folder, families, layers):
+    """A run.py folder holding `families`' networks of measure_run/ and its first `layers` layers."""
+    folder.mkdir()
+    bench = [r for r in rows("bench_median") if r.get("header") or r["family"] in families]
+    models = {r["model"] for r in bench if not r.get("header")}
+    write(folder / "bench_median.jsonl", bench)
+    write(folder / "kernels.jsonl", [k for k in rows("kernels") if k["model"] in models])
+    write(folder / "measured.jsonl", rows("measured")[:layers])
+    (folder / "host_micro.jsonl").write_text(open(os.path.join(RUN, "host_micro.jsonl")).read())
+    return models
+
+
+def test_a_slice_of_a_run_gives_files_analyze_reads_with_their_provenance(tmp_path):
+    slice_of_run(tmp_path / "run", {"convnext", "mnasnet", "dpn", "gernet", "repvgg"}, 600)
+    code, out, err = fit_all(tmp_path / "run", tmp_path, "--holdout", "0.4")
+    assert code == 0, err
+    for stage in ("1/5 layers", "2/5 network terms", "3/5 runtime set", "4/5 layout and precision sets", "5/5 host"):
+        assert stage in out
+    assert "| whole step | AMP NCHW, plain loop |" in out  # the held-out table
+    gpu = json.load(open(tmp_path / "new.json"))
+    stamp = gpu["fit_all"]
+    assert stamp["data"] == "run" and stamp["command"].startswith("python3 calibrate/fit/fit_all.py")
+    assert len(stamp["families_held_out"]) == 2 and stamp["commit"]
+    assert set(gpu["runtime_params"]) == {"eager", "eager nchw amp", "eager nhwc amp"}
+    assert gpu["runtime_params"]["eager nchw amp"]["fitted_on"]["commit"] == stamp["commit"]
+    assert str(tmp_path) not in json.dumps(gpu)  # no temporary or machine path in the provenance
+    host = json.load(open(tmp_path / "host.json"))
+    assert host["params"]["host_conv_us"] > 0
+    a = tilewave.analyze(os.path.join(ROOT, "onnx_models", "resnet18.onnx"), gpu=str(tmp_path / "new.json"),
+                         host=str(tmp_path / "host.json"), batch=1)
+    assert a["total"]["time_us"] > 0
+
+
+@pytest.mark.parametrize("make, says", [
+    (lambda d: None, "no bench_median.jsonl"),
+    (lambda d: (d / "bench_median.jsonl").write_text("{not json\n"), "not a JSON-lines file"),
+    (lambda d: (d / "bench_median.jsonl").write_bytes(b"\xff\xfe\n"), "not a JSON-lines file"),
+])
+def test_a_folder_it_cannot_use_is_one_line_and_no_file(tmp_path, make, says):
+    (tmp_path / "run").mkdir()
+    make(tmp_path / "run")
+    code, _, err = fit_all(tmp_path / "run", tmp_path)
+    assert code == 1, err
+    assert len(err.strip().splitlines()) == 1 and says in err and "run" in err
+    assert not (tmp_path / "new.json").exists() and not (tmp_path / "host.json").exists()
+
+
+def test_too_few_families_to_hold_any_out_is_one_line(tmp_path):
+    slice_of_run(tmp_path / "run", {"convnext", "mnasnet"}, 10)
+    code, _, err = fit_all(tmp_path / "run", tmp_path)
+    assert code == 1 and len(err.strip().splitlines()) == 1 and "too few" in err, err
+    assert not (tmp_path / "new.json").exists()
+
+
+def test_bad_usage_exits_2(tmp_path):
+    code, _, err = fit_all(tmp_path, tmp_path, "--holdout", "1.5")
+    assert code == 2 and "--holdout" in err
+
+
+def test_write_gpu_refuses_a_file_analyze_would_refuse(tmp_path):
+    g = json.load(open(os.path.join(ROOT, "gpu_models", "h200.json")))
+    g["params"]["tc_efficiency"] = 7.0  # outside tilewave params' bounds
+    with pytest.raises(Exception, match="tc_efficiency"):
+        tilewave.write_gpu(g, tmp_path / "h200.json")
+    assert not (tmp_path / "h200.json").exists()
+    del g["params"]["tc_efficiency"]
+    tilewave.write_gpu(g, tmp_path / "h200.json")
+    assert json.load(open(tmp_path / "h200.json"))["sms"] == g["sms"]
