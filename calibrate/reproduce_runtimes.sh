@@ -38,12 +38,13 @@ if [ "$fit" = yes ]; then
   done
   wait
   cat "$report/fit_eager.txt" "$report/fit_inductor.txt"
-  python3 - "$tmp/eager.json" "$tmp/inductor.json" gpu_models/h200.json <<'EOF'
+  # Both sets into one file, through tilewave's one GPU-file writer (the module beside the CLI).
+  PYTHONPATH="$(dirname "$tw")/python" python3 - "$tmp/eager.json" "$tmp/inductor.json" gpu_models/h200.json <<'EOF'
 import json, sys
+import tilewave
 eager, inductor = (json.load(open(p)) for p in sys.argv[1:3])
 eager["runtime_params"]["inductor"] = inductor["runtime_params"]["inductor"]
-with open(sys.argv[3], "w") as f:
-    f.write(json.dumps(eager, indent=2) + "\n")
+tilewave.write_gpu(eager, sys.argv[3])
 EOF
   echo "== 2b. carry the base and runtime sets to the other GPU files"
   for g in h100 h100-pcie a100 a10 l4 l40s t4 v100; do  # rtx3090/4090/5090, pro-6000: calibrate/validate/other_gpus.py --write

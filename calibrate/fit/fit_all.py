@@ -60,6 +60,12 @@ def log(msg, start=[time.time()]):
     print("[%5.0f s] %s" % (time.time() - start[0], msg), flush=True)
 
 
+# What each file's rows must hold (run.py writes them so); a row without them is the file's error, not a KeyError.
+FIELDS = {"bench_median": {"model": str, "layout": str, "batch": int, "precision": str},
+          "kernels": {"model": str, "layout": str, "batch": int, "list": list},
+          "measured": {}}
+
+
 def read_rows(folder, name, required=True):
     """The rows of NAME.jsonl or NAME.jsonl.gz in a run folder (headers and failed rows left out)."""
     for path in (os.path.join(folder, name + ".jsonl"), os.path.join(folder, name + ".jsonl.gz")):
@@ -71,7 +77,20 @@ def read_rows(folder, name, required=True):
                 raise StageError("%s: not a JSON-lines file (%s)" % (path, e))
             if not all(isinstance(r, dict) for r in out):
                 raise StageError("%s: a line is not a JSON object" % path)
-            return [r for r in out if not r.get("header") and r.get("status", "ok") == "ok"]
+            out = [r for r in out if not r.get("header") and r.get("status", "ok") == "ok"]
+            for i, r in enumerate(out):
+                for key, kind in FIELDS.get(name, {}).items():
+                    if not isinstance(r.get(key), kind) or isinstance(r.get(key), bool):
+                        raise StageError("%s: row %d has no %s (%s)" % (path, i + 1, key, kind.__name__))
+                if name == "bench_median" and not (0 < r["batch"] <= 1 << 20):
+                    raise StageError("%s: row %d: batch %d is not a batch" % (path, i + 1, r["batch"]))
+                for key in ("graph_ms", "step_ms", "host_ms"):
+                    v = r.get(key)
+                    if v is not None and (not isinstance(v, (int, float)) or not 0 < v < 1e7):
+                        raise StageError("%s: row %d: %s %r is not a time in ms" % (path, i + 1, key, v))
+            if not out and name != "measured":
+                raise StageError("%s: no measured rows" % path)
+            return out
     if required:
         raise StageError("%s: no %s.jsonl or %s.jsonl.gz (is it a calibrate/measure/run.py folder?)" % (folder, name, name))
     return []

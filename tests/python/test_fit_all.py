@@ -74,6 +74,10 @@ def test_a_slice_of_a_run_gives_files_analyze_reads_with_their_provenance(tmp_pa
     (lambda d: None, "no bench_median.jsonl"),
     (lambda d: (d / "bench_median.jsonl").write_text("{not json\n"), "not a JSON-lines file"),
     (lambda d: (d / "bench_median.jsonl").write_bytes(b"\xff\xfe\n"), "not a JSON-lines file"),
+    (lambda d: (d / "bench_median.jsonl").write_text('{"model": "resnet18"}\n'), "row 1 has no layout"),
+    (lambda d: (d / "bench_median.jsonl").write_text(
+        '{"model": "m", "layout": "nchw", "batch": 1, "precision": "half", "graph_ms": -1}\n'), "not a time"),
+    (lambda d: (d / "bench_median.jsonl").write_text('{"header": true}\n'), "no measured rows"),
 ])
 def test_a_folder_it_cannot_use_is_one_line_and_no_file(tmp_path, make, says):
     (tmp_path / "run").mkdir()
