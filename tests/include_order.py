@@ -21,7 +21,7 @@ HEADERS = {
     "dtype.h": "core", "error.h": "core", "text.h": "core", "json_input.h": "core", "output_file.h": "core",
     "progress.h": "core", "version.h": "core", "exec_axes.h": "core",
     "ir/kernel_graph.h": "ir", "layer.h": "ir",
-    "gpu_model.h": "gpu",
+    "gpu_model.h": "gpu", "gpu_params.h": "gpu",
     "model.h": "load",
     "op_registry.h": "ops", "shape_context.h": "ops", "tensor_values.h": "ops",
     "shape_inference.h": "shape",

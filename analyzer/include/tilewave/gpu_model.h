@@ -78,8 +78,8 @@ struct ParamInfo {
   ParamOwner owner = ParamOwner::architecture;
   ParamScale scale = ParamScale::none;
 };
-// Every parameter the cost model reads; the single list the loader, the
-// `gpus` view and the calibration fit iterate over.
+// Every parameter the cost model reads (kGpuParams, gpu_params.h); the
+// single list the loader, the `gpus` view and the calibration fit iterate over.
 const std::vector<ParamInfo>& param_table();
 
 // How far a GPU file's parameters can be trusted (docs/calibration.md

@@ -1,11 +1,13 @@
 // The per-kernel cost model (docs/model.md). Pure functions of a Layer and a
 // GpuModel; they return typed results and never print.
 #pragma once
+#include <array>
 #include <optional>
 #include <cstdint>
 #include <string>
 
 #include "tilewave/gpu_model.h"
+#include "tilewave/gpu_params.h"
 #include "tilewave/layer.h"
 
 namespace tilewave {
@@ -75,12 +77,15 @@ struct KernelCost {
 struct CostModel {
   explicit CostModel(const GpuModel& gpu);
   const GpuModel& gpu;
-  double tc_efficiency, tile_reuse_exponent, conv_efficiency, conv_strided_efficiency, conv_misaligned_efficiency;
-  double misaligned_efficiency, misaligned_n_efficiency, split_k_overhead_us, pipeline_fill_steps;
-  double tap_overhead_steps, wave_overhead_us, gemm_bw_efficiency, fixed_us_gemm, ramp_mb, ramp_bw_efficiency;
-  double grouped_fallback_efficiency, transform_bw_efficiency, direct_conv_efficiency;
-  double direct_bw_efficiency, fixed_us_direct, l2_bw_factor, launch_gap_us, row_ns, fixed_us_memory;
-  int max_split_k;
+  // Every parameter of kGpuParams (gpu_params.h), by its index there: the
+  // code reads one as get<param_index("tc_efficiency")>(), so a new
+  // parameter needs no field here (docs/model.md "Parameters").
+  std::array<double, kGpuParamCount> values;
+  template <size_t I>
+  double get() const {
+    static_assert(I < kGpuParamCount, "a parameter of kGpuParams");
+    return values[I];
+  }
   double memory_bw_efficiency[kMemoryOpCount];      // by MemoryOp: <class>_bw_efficiency
   double memory_max_bw_efficiency[kMemoryOpCount];  // by MemoryOp: a rate its kernels never beat, L2 or not
   double memory_fixed_us[kMemoryOpCount];           // by MemoryOp: fixed_us_memory, or the class's own

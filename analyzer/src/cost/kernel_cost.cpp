@@ -66,8 +66,8 @@ double memory_time_us(double bytes, double l2_hit_bytes, double class_efficiency
   const double bw = bandwidth_bytes_per_us(m);
   const double hits = std::clamp(l2_hit_bytes, 0.0, bytes);
   const double dram = bytes - hits;
-  const double ramp_bytes = std::min(dram, m.ramp_mb * 1e6);
-  return dram / (bw * class_efficiency) + ramp_bytes / (bw * m.ramp_bw_efficiency) + hits / (bw * m.l2_bw_factor);
+  const double ramp_bytes = std::min(dram, m.get<param_index("ramp_mb")>() * 1e6);
+  return dram / (bw * class_efficiency) + ramp_bytes / (bw * m.get<param_index("ramp_bw_efficiency")>()) + hits / (bw * m.get<param_index("l2_bw_factor")>());
 }
 
 // An implicit GEMM: `batch` independent M x N x (taps*K) products. A
@@ -115,15 +115,15 @@ KernelCost cost_gemm(const GemmView& g, DType dtype, const CostModel& m, double 
   const PrecisionSpec& prec = gpu.precision(dtype);
   const double peak_flops = prec.peak_tflops * 1e12;
   const double sm_macs_per_us = peak_flops / 2 / gpu.sms * 1e-6;
-  const double eff_top = m.tc_efficiency * g.path_factor;
-  const double reuse_exp = m.tile_reuse_exponent;
+  const double eff_top = m.get<param_index("tc_efficiency")>() * g.path_factor;
+  const double reuse_exp = m.get<param_index("tile_reuse_exponent")>();
   double best_reuse = 0;
   for (const auto& t : prec.tiles) best_reuse = std::max(best_reuse, double(t.m) * t.n / (t.m + t.n));
-  const int max_split = m.max_split_k;
-  const double bw_eff = m.gemm_bw_efficiency;
-  const double wave_overhead = m.wave_overhead_us;
-  const double fill_steps = m.pipeline_fill_steps;
-  const double tap_steps = m.tap_overhead_steps;
+  const int max_split = std::max(1, int(m.get<param_index("max_split_k")>()));
+  const double bw_eff = m.get<param_index("gemm_bw_efficiency")>();
+  const double wave_overhead = m.get<param_index("wave_overhead_us")>();
+  const double fill_steps = m.get<param_index("pipeline_fill_steps")>();
+  const double tap_steps = m.get<param_index("tap_overhead_steps")>();
   const int64_t partial_bytes_per_elem = 4;  // split-K partial sums are fp32/int32
 
   KernelCost best;
@@ -174,7 +174,7 @@ KernelCost cost_gemm(const GemmView& g, DType dtype, const CostModel& m, double 
       c.memory_us = memory_time_us(double(c.bytes), hits, bw_eff, m);
       // Partial sums are reduced in log2(split) rounds (a tree or serial
       // fix-up per pair of splits), each a global-memory round trip.
-      c.fixed_us = m.fixed_us_gemm + std::log2(double(split)) * m.split_k_overhead_us;
+      c.fixed_us = m.get<param_index("fixed_us_gemm")>() + std::log2(double(split)) * m.get<param_index("split_k_overhead_us")>();
       const double ideal_us = double(c.flops) / peak_flops * 1e6;
       const double after_tile = ideal_us / c.tile_eff;
       finish(c, m, dtype, after_tile, after_tile / c.wave_eff);
@@ -196,9 +196,9 @@ KernelCost cost_direct_conv(const ConvProblem& p, int64_t bytes, DType dtype, co
   c.flops = 2 * p.macs();
   c.bytes = bytes;
   c.peak_flops = m.gpu.cuda_core_peak_flops(dtype);
-  c.compute_us = double(c.flops) / (c.peak_flops * m.direct_conv_efficiency) * 1e6;
-  c.memory_us = memory_time_us(double(bytes), hits, m.direct_bw_efficiency, m);
-  c.fixed_us = m.fixed_us_direct;
+  c.compute_us = double(c.flops) / (c.peak_flops * m.get<param_index("direct_conv_efficiency")>()) * 1e6;
+  c.memory_us = memory_time_us(double(bytes), hits, m.get<param_index("direct_bw_efficiency")>(), m);
+  c.fixed_us = m.get<param_index("fixed_us_direct")>();
   const double ideal_us = double(c.flops) / c.peak_flops * 1e6;
   finish(c, m, dtype, ideal_us, ideal_us);
   c.kernel = fmt::format("direct_conv_{}_{}x{}", dtype_name(dtype), p.R, p.S);
@@ -213,8 +213,8 @@ KernelCost grouped_fallback_cost(KernelCost c, const ConvProblem& p, DType dtype
   const double ideal_us = c.peak_flops > 0 ? double(c.flops) / c.peak_flops * 1e6 : 0.0;
   const double after_tile = ideal_us + c.losses.tile * t_old, after_wave = after_tile + c.losses.wave * t_old;
   const double tensor_bytes = double(p.N * (p.C * p.H * p.W + p.K * p.P() * p.Q()) * dtype_bytes(dtype));
-  c.compute_us = c.compute_us / m.grouped_fallback_efficiency +
-                 (p.transforms_separate ? 0.0 : memory_time_us(2 * tensor_bytes, 0, m.transform_bw_efficiency, m));
+  c.compute_us = c.compute_us / m.get<param_index("grouped_fallback_efficiency")>() +
+                 (p.transforms_separate ? 0.0 : memory_time_us(2 * tensor_bytes, 0, m.get<param_index("transform_bw_efficiency")>(), m));
   finish(c, m, dtype, after_tile, after_wave);
   c.kernel += "_fallback";
   return c;
@@ -234,8 +234,8 @@ KernelCost cost_conv(const ConvProblem& p, int64_t bytes, DType dtype, const Cos
   const int64_t cg_pad = narrow ? round_up(cg, 4) : (aligned ? cg : round_up(cg, align));
   const int64_t kg_pad = kg % align == 0 ? kg : round_up(kg, align);
   const bool strided = p.stride[0] > 1 || p.stride[1] > 1;
-  const double conv_factor = m.conv_efficiency * (aligned ? 1.0 : m.conv_misaligned_efficiency) *
-                             (strided ? m.conv_strided_efficiency : 1.0);
+  const double conv_factor = m.get<param_index("conv_efficiency")>() * (aligned ? 1.0 : m.get<param_index("conv_misaligned_efficiency")>()) *
+                             (strided ? m.get<param_index("conv_strided_efficiency")>() : 1.0);
   const int64_t taps = narrow ? 1 : p.R * p.S;
   GemmView g{pixels, kg_pad, narrow ? cg_pad * p.R * p.S : cg_pad, p.groups, p.macs(), bytes, true, conv_factor,
              !aligned, taps, p.groups > 1};
@@ -262,7 +262,7 @@ KernelCost cost_memory(const MemoryProblem& p, int64_t bytes, DType dtype, const
   // per-element work (the BatchNorm pass) gains nothing from L2 beyond it.
   c.memory_us = std::max(c.memory_us,
                          double(bytes) / (bandwidth_bytes_per_us(m) * m.memory_max_bw_efficiency[int(p.op)]));
-  if (p.op == MemoryOp::row_norm) c.memory_us += double(p.outer) * m.row_ns * 1e-3;
+  if (p.op == MemoryOp::row_norm) c.memory_us += double(p.outer) * m.get<param_index("row_ns")>() * 1e-3;
   c.fixed_us = m.memory_fixed_us[int(p.op)];
   finish(c, m, dtype, 0, 0);
   c.kernel = fmt::format("{}_{}", memory_op_name(p.op), dtype_name(dtype));
@@ -271,33 +271,9 @@ KernelCost cost_memory(const MemoryProblem& p, int64_t bytes, DType dtype, const
 
 }  // namespace
 
-CostModel::CostModel(const GpuModel& g)
-    : gpu(g),
-      tc_efficiency(g.param("tc_efficiency")),
-      tile_reuse_exponent(g.param("tile_reuse_exponent")),
-      conv_efficiency(g.param("conv_efficiency")),
-      conv_strided_efficiency(g.param("conv_strided_efficiency")),
-      conv_misaligned_efficiency(g.param("conv_misaligned_efficiency")),
-      misaligned_efficiency(g.param("misaligned_efficiency")),
-      misaligned_n_efficiency(g.param("misaligned_n_efficiency")),
-      split_k_overhead_us(g.param("split_k_overhead_us")),
-      pipeline_fill_steps(g.param("pipeline_fill_steps")),
-      tap_overhead_steps(g.param("tap_overhead_steps")),
-      wave_overhead_us(g.param("wave_overhead_us")),
-      gemm_bw_efficiency(g.param("gemm_bw_efficiency")),
-      fixed_us_gemm(g.param("fixed_us_gemm")),
-      ramp_mb(g.param("ramp_mb")),
-      ramp_bw_efficiency(g.param("ramp_bw_efficiency")),
-      grouped_fallback_efficiency(g.param("grouped_fallback_efficiency")),
-      transform_bw_efficiency(g.param("transform_bw_efficiency")),
-      direct_conv_efficiency(g.param("direct_conv_efficiency")),
-      direct_bw_efficiency(g.param("direct_bw_efficiency")),
-      fixed_us_direct(g.param("fixed_us_direct")),
-      l2_bw_factor(g.param("l2_bw_factor")),
-      launch_gap_us(g.param("launch_gap_us")),
-      row_ns(g.param("row_ns")),
-      fixed_us_memory(g.param("fixed_us_memory")),
-      max_split_k(std::max(1, int(g.param("max_split_k")))) {
+CostModel::CostModel(const GpuModel& g) : gpu(g) {
+  for (size_t i = 0; i < kGpuParamCount; ++i) values[i] = g.param(kGpuParams[i].name);
+  const double fixed_us_memory = get<param_index("fixed_us_memory")>();
   for (MemoryOp op : {MemoryOp::eltwise, MemoryOp::pool, MemoryOp::reduce, MemoryOp::row_norm, MemoryOp::copy,
                      MemoryOp::fused, MemoryOp::transform, MemoryOp::norm}) {
     memory_bw_efficiency[int(op)] = g.param(std::string(memory_op_name(op)) + "_bw_efficiency");
@@ -329,7 +305,7 @@ KernelCost cost_problem(const Layer& layer, const CostModel& m, double l2_hit_by
     // K and N misalignment are separate parameters: the libraries fall back
     // to different kernels for each (docs/model.md "GEMM-like kernels").
     const bool aligned = dims_aligned(g->K, g->N, align);
-    const double factor = g->K % align ? m.misaligned_efficiency : (g->N % align ? m.misaligned_n_efficiency : 1.0);
+    const double factor = g->K % align ? m.get<param_index("misaligned_efficiency")>() : (g->N % align ? m.get<param_index("misaligned_n_efficiency")>() : 1.0);
     return cost_gemm({g->M, g->N, g->K, g->batch, g->macs(), bytes, aligned, factor}, layer.dtype, m, l2_hit_bytes);
   }
   if (auto* a = std::get_if<AttentionProblem>(&layer.problem)) {
@@ -341,7 +317,7 @@ KernelCost cost_problem(const Layer& layer, const CostModel& m, double l2_hit_by
     const int64_t k = (a->kv_len * (a->head_dim + a->v_head_dim) + a->v_head_dim - 1) / a->v_head_dim;
     const bool aligned = dims_aligned(a->head_dim, a->v_head_dim, align);
     KernelCost c = cost_gemm({a->q_len, a->v_head_dim, k, a->batch_heads, a->macs(), bytes, aligned,
-                              aligned ? 1.0 : m.misaligned_efficiency},
+                              aligned ? 1.0 : m.get<param_index("misaligned_efficiency")>()},
                              layer.dtype, m, l2_hit_bytes);
     c.kernel = "attention_" + c.kernel;
     return c;
@@ -355,7 +331,7 @@ KernelCost cost_layer(const Layer& layer, const CostModel& m, double l2_hit_byte
   KernelCost c = cost_problem(layer, m, l2_hit_bytes);
   c.l2_hit_bytes = int64_t(l2_hit_bytes);
   c.bandwidth_utilization = bandwidth_utilization(double(dram_bytes(c)), double(c.l2_hit_bytes), c.time_us,
-                                                  m.gpu.dram_bandwidth_gbs, m.gpu.dram_bandwidth_gbs * m.l2_bw_factor);
+                                                  m.gpu.dram_bandwidth_gbs, m.gpu.dram_bandwidth_gbs * m.get<param_index("l2_bw_factor")>());
   return c;
 }
 

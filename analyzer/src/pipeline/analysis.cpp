@@ -117,7 +117,7 @@ Analysis analyze_model(const Model& model, const GpuModel& base_gpu, const Analy
   a.gpu_name = gpu.name;
   a.peak_tflops = gpu.peak_flops(exec.dtype) / 1e12;
   a.dram_gbs = gpu.dram_bandwidth_gbs;
-  a.l2_gbs = gpu.dram_bandwidth_gbs * CostModel(gpu).l2_bw_factor;
+  a.l2_gbs = gpu.dram_bandwidth_gbs * gpu.param("l2_bw_factor");
   a.gpu_trust = gpu.trust;
   a.gpu_param_sources = param_sources(gpu);
   a.batch = model.batch;

@@ -101,7 +101,7 @@ NetworkTotals cost_network(const KernelGraph& graph, const CostModel& model,
     if (per_kernel) (*per_kernel)[i] = std::move(c);
   }
   static const HostModel fallback = builtin_host();
-  Schedule s = schedule_step(items, step.launch, step.host ? *step.host : fallback, model.launch_gap_us);
+  Schedule s = schedule_step(items, step.launch, step.host ? *step.host : fallback, model.get<param_index("launch_gap_us")>());
   for (size_t j = 0; j < s.kernels.size(); ++j) s.kernels[j].kernel = item_kernel[j];
   t.time_us = s.step_us;
   t.time_low_us = s.step_low_us;

@@ -130,7 +130,7 @@ CandidateCost SpaceEvaluator::evaluate(const Candidate& c) {
     shape = b.output;
   }
   if (exec_.launch == Launch::loop) {
-    const Schedule s = schedule_step(items, Launch::loop, *host_, cost_model_.launch_gap_us, false);
+    const Schedule s = schedule_step(items, Launch::loop, *host_, cost_model_.get<param_index("launch_gap_us")>(), false);
     sum.time_us = s.step_us;
     sum.time_low_us = s.step_low_us;
     sum.time_high_us = s.step_high_us;

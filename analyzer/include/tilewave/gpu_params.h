@@ -1,0 +1,133 @@
+// The GPU file's parameters as one constexpr table (docs/model.md
+// "Parameters"): name, default, bounds, unit, meaning, scope, owner and how it
+// carries to another GPU. param_table() (gpu_model.h) lists it for the
+// loader, the fits and `tilewave params`; the cost model reads a parameter
+// by its compile-time index (param_index), so a parameter is added here and
+// where it is used, and a misspelt name does not compile.
+#pragma once
+#include <cstddef>
+#include <iterator>
+#include <stdexcept>
+#include <string_view>
+
+#include "tilewave/gpu_model.h"
+
+namespace tilewave {
+
+// Defaults are architecture-neutral starting points; docs/model.md explains
+// each term and docs/calibration.md how the fit moves them.
+inline constexpr ParamInfo kGpuParams[] = {
+    {"tc_efficiency", 0.80, 0.30, 1.00, "fraction",
+     "fraction of the unit's peak the largest tile sustains in its main loop",
+     ParamScope::layer, ParamOwner::architecture},
+    {"tile_reuse_exponent", 0.30, 0.00, 1.50, "",
+     "how fast main-loop efficiency falls with a tile's operand reuse mn/(m+n)",
+     ParamScope::layer, ParamOwner::architecture},
+    {"conv_efficiency", 0.90, 0.30, 1.30, "fraction",
+     "implicit-GEMM convolution main loop relative to a plain GEMM (cuDNN's can beat cuBLAS's)",
+     ParamScope::layer, ParamOwner::architecture},
+    {"misaligned_efficiency", 0.25, 0.03, 1.00, "fraction",
+     "GEMM main-loop rate when K (the reduction dimension) misses the precision's alignment",
+     ParamScope::layer, ParamOwner::architecture},
+    {"misaligned_n_efficiency", 0.25, 0.03, 1.00, "fraction",
+     "GEMM main-loop rate when only N misses the alignment", ParamScope::layer, ParamOwner::architecture},
+    {"conv_strided_efficiency", 1.00, 0.30, 1.50, "fraction",
+     "main-loop rate of a strided convolution relative to a unit-stride one (gathered loads)",
+     ParamScope::layer, ParamOwner::architecture},
+    {"conv_misaligned_efficiency", 0.60, 0.03, 1.00, "fraction",
+     "convolution main-loop rate when channels miss the alignment (on top of the padding)",
+     ParamScope::layer, ParamOwner::architecture},
+    {"split_k_overhead_us", 1.50, 0.00, 10.0, "us", "per halving round of reducing split-K partial sums",
+     ParamScope::layer, ParamOwner::architecture},
+    {"pipeline_fill_steps", 2.0, 0.0, 16.0, "k-steps",
+     "time each CTA spends filling its load pipeline and writing its tile, in main-loop steps",
+     ParamScope::layer, ParamOwner::architecture},
+    {"tap_overhead_steps", 0.5, 0.0, 8.0, "k-steps",
+     "extra main-loop time per filter tap (R*S position) of a convolution",
+     ParamScope::layer, ParamOwner::architecture},
+    {"wave_overhead_us", 0.60, 0.00, 5.00, "us",
+     "per-wave pipeline fill and epilogue of a GEMM-like kernel", ParamScope::layer, ParamOwner::architecture},
+    {"gemm_bw_efficiency", 0.80, 0.20, 1.00, "fraction",
+     "fraction of DRAM bandwidth a GEMM-like kernel's operand traffic reaches",
+     ParamScope::layer, ParamOwner::memory_system, ParamScale::sm_limited_rate},
+    {"fixed_us_gemm", 3.00, 0.00, 20.0, "us", "fixed cost of one GEMM/conv kernel",
+     ParamScope::layer, ParamOwner::launch},
+    {"ramp_mb", 10.0, 0.10, 200.0, "MB",
+     "the first ramp_mb of any kernel's DRAM traffic moves at the slower ramp rate",
+     ParamScope::layer, ParamOwner::memory_system, ParamScale::dram_bandwidth},
+    {"ramp_bw_efficiency", 0.50, 0.05, 5.00, "fraction",
+     "rate of that first part, as a fraction of DRAM bandwidth (in series with the class rate)",
+     ParamScope::layer, ParamOwner::memory_system, ParamScale::sm_limited_rate},
+    {"grouped_fallback_efficiency", 0.30, 0.01, 1.00, "fraction",
+     "main-loop rate of a grouped conv whose group width is not a power of two, relative to a native one",
+     ParamScope::layer, ParamOwner::architecture},
+    {"transform_bw_efficiency", 0.20, 0.01, 1.00, "fraction",
+     "DRAM bandwidth fraction of the layout transforms around such a conv (input and output, there and back)",
+     ParamScope::layer, ParamOwner::memory_system, ParamScale::sm_limited_rate},
+    {"direct_conv_efficiency", 0.40, 0.01, 1.00, "fraction",
+     "fraction of CUDA-core peak a direct (depthwise/small-group) convolution reaches",
+     ParamScope::layer, ParamOwner::architecture},
+    {"direct_bw_efficiency", 0.60, 0.05, 1.00, "fraction",
+     "fraction of DRAM bandwidth a direct convolution reaches", ParamScope::layer, ParamOwner::memory_system, ParamScale::sm_limited_rate},
+    {"fixed_us_direct", 2.50, 0.00, 20.0, "us", "fixed cost of one direct-convolution kernel",
+     ParamScope::layer, ParamOwner::launch},
+    {"l2_bw_factor", 2.0, 1.0, 4.0, "x DRAM",
+     "rate of bytes served by L2 inside a network (reads of values just written, and those writes), relative to DRAM bandwidth",
+     ParamScope::network_kernel, ParamOwner::memory_system, ParamScale::sm_limited_rate},
+    {"launch_gap_us", 0.3, 0.0, 3.0, "us",
+     "wait between a kernel and the one it depends on inside a network (graph replay)",
+     ParamScope::network, ParamOwner::runtime},
+    {"l2_reuse_fraction", 0.5, 0.0, 2.0, "fraction",
+     "share of L2 a tensor and the traffic since it was written may fill and still be an L2 hit",
+     ParamScope::network_kernel, ParamOwner::memory_system},
+    {"eltwise_bw_efficiency", 0.85, 0.05, 1.00, "fraction", "DRAM bandwidth fraction, elementwise",
+     ParamScope::layer, ParamOwner::memory_system, ParamScale::sm_limited_rate},
+    {"pool_bw_efficiency", 0.60, 0.05, 1.00, "fraction", "DRAM bandwidth fraction, pooling",
+     ParamScope::layer, ParamOwner::memory_system, ParamScale::sm_limited_rate},
+    {"reduce_bw_efficiency", 0.60, 0.05, 1.00, "fraction", "DRAM bandwidth fraction, reductions",
+     ParamScope::layer, ParamOwner::memory_system, ParamScale::sm_limited_rate},
+    {"softmax_bw_efficiency", 0.60, 0.05, 1.00, "fraction", "DRAM bandwidth fraction, softmax/normalisation",
+     ParamScope::layer, ParamOwner::memory_system, ParamScale::sm_limited_rate},
+    {"row_ns", 0.50, 0.00, 10.0, "ns",
+     "GPU time per row of a row-normalisation kernel (LayerNorm, softmax): frameworks give each row a warp "
+     "or a block, so many short rows are bound by the row rate, not by bandwidth",
+     ParamScope::layer, ParamOwner::launch, ParamScale::inverse_sm_clock},
+    {"copy_bw_efficiency", 0.70, 0.05, 1.00, "fraction", "DRAM bandwidth fraction, data movement",
+     ParamScope::layer, ParamOwner::memory_system, ParamScale::sm_limited_rate},
+    {"norm_bw_efficiency", 0.60, 0.05, 1.00, "fraction",
+     "DRAM bandwidth fraction, an inference BatchNorm's pass as PyTorch eager runs it",
+     ParamScope::runtime, ParamOwner::memory_system, ParamScale::sm_limited_rate},
+    {"fused_bw_efficiency", 0.60, 0.05, 1.00, "fraction",
+     "DRAM bandwidth fraction, generated kernels of fused pointwise ops (torch.compile)",
+     ParamScope::runtime, ParamOwner::memory_system, ParamScale::sm_limited_rate},
+    {"fixed_us_memory", 2.00, 0.00, 20.0, "us", "fixed cost of one memory-bound kernel",
+     ParamScope::layer, ParamOwner::launch},
+    {"fixed_us_pool", 2.00, 0.00, 40.0, "us",
+     "fixed cost of one pooling kernel (frameworks' own NHWC pooling kernels have a large one)",
+     ParamScope::layer, ParamOwner::launch},
+    {"fixed_us_transform", 2.00, 0.00, 40.0, "us", "fixed cost of one cuDNN layout-transform kernel",
+     ParamScope::runtime, ParamOwner::launch},
+    {"fixed_us_norm_extra", 0.00, 0.00, 20.0, "us",
+     "fixed cost of a BatchNorm pass kernel (PyTorch eager's) beyond fixed_us_memory",
+     ParamScope::runtime, ParamOwner::launch},
+    {"norm_max_bw_efficiency", 5.00, 0.05, 5.00, "fraction",
+     "rate of a BatchNorm pass kernel's own per-element work, as a fraction of DRAM bandwidth: it moves no "
+     "byte faster, not even one served by L2", ParamScope::runtime, ParamOwner::memory_system, ParamScale::sm_limited_rate},
+    {"fixed_us_reduce_extra", 0.00, 0.00, 20.0, "us",
+     "fixed cost of a reduction kernel (PyTorch's reduce_kernel: global pools, means) beyond fixed_us_memory",
+     ParamScope::runtime, ParamOwner::launch},
+    {"max_split_k", 16, 16, 16, "", "largest split-K factor the GEMM heuristic considers (not fitted)",
+     ParamScope::layer, ParamOwner::architecture},
+};
+inline constexpr size_t kGpuParamCount = std::size(kGpuParams);
+
+// The index of `name` in kGpuParams; used where a constant is required
+// (CostModel::get<param_index("tc_efficiency")>()), an unknown name is a
+// compile error, elsewhere a logic_error.
+constexpr size_t param_index(std::string_view name) {
+  for (size_t i = 0; i < kGpuParamCount; ++i)
+    if (name == kGpuParams[i].name) return i;
+  throw std::logic_error("unknown model parameter");
+}
+
+}  // namespace tilewave
