@@ -58,9 +58,9 @@ def heldout_rows(run_families):
     return list(graph.values()), loop
 
 
-ROWS = ((("runtime set", ".half() channels_last, CUDA graph"), "CUDA graph, `.half()` channels_last, batch 1/16/64/256"),
-        (("whole step", "AMP NCHW, plain loop"), "timm's plain loop, AMP NCHW, batch 1/16/256"),
-        (("whole step", "AMP channels_last, plain loop"), "timm's plain loop, AMP channels_last, batch 1/16/256"),
+ROWS = ((("runtime set", ".half() channels_last, CUDA graph"), "eager PyTorch, CUDA graph, `.half()` channels_last, batch 1/16/64/256"),
+        (("whole step", "AMP NCHW, plain loop"), "eager PyTorch, timm's plain loop, AMP NCHW, batch 1/16/256"),
+        (("whole step", "AMP channels_last, plain loop"), "eager PyTorch, timm's plain loop, AMP channels_last, batch 1/16/256"),
         (("host", "forward call, AMP NCHW, batch 1 and 16"), "host issue time, AMP NCHW, batch 1/16"),
         (("host", "forward call, AMP channels_last, batch 1 and 16"), "host issue time, AMP channels_last, batch 1/16"))
 
