@@ -241,6 +241,10 @@ expect 0 "" -- "$tw" calibrate carry --gpu h200 --to a100 -o "$tmp/a100.json"
 grep -q '"trust": "carried-over"' "$tmp/a100.json" || { echo "FAIL: carry did not mark the file"; fails=$((fails + 1)); }
 expect 1 "needs a calibrated GPU file" -- "$tw" calibrate carry --gpu "$tmp/a100.json" --to t4
 grep -q '"eltwise_bw_efficiency": "h200: same memory family (hbm' "$tmp/a100.json" || { echo "FAIL: carry did not record each parameter's rule"; fails=$((fails + 1)); }
+# docs/calibration.md "Provenance": what a calibrate command writes names the
+# command as typed and the commit built from.
+grep -q '"command": "tilewave calibrate carry --gpu h200 --to a100 -o ' "$tmp/a100.json" &&
+  grep -q '"commit": "' "$tmp/a100.json" || { echo "FAIL: carry did not stamp the command and commit"; fails=$((fails + 1)); }
 
 # Output files (docs/errors.md "Output files"): the mode of a file replaced
 # is kept, a link stays a link with the file it names rewritten, a folder is

@@ -22,6 +22,7 @@
 #include "tilewave/gpu_file.h"
 #include "tilewave/json_input.h"
 #include "tilewave/error.h"
+#include "tilewave/version.h"
 
 using nlohmann::json;
 
@@ -87,13 +88,27 @@ std::vector<NetworkRun> read_network_measurements(const std::string& path, const
   return runs;
 }
 
-// Writes the GPU file back with fitted parameters and a provenance record
-// (gpu_file_with_params, tilewave/gpu_file.h).
+// A provenance record with what made it: the command as typed and the
+// commit the binary was built from (docs/calibration.md "Provenance").
+json stamped(json provenance, const CommonOptions& o) {
+  provenance["command"] = o.invocation;
+  provenance["commit"] = build_commit();
+  return provenance;
+}
+
+// The architecture files a written GPU file is checked against: --gpu-dir's
+// when given, as the file will be read.
+std::string arch_dir_for(const GpuModel& gpu, const CommonOptions& o) {
+  return gpu_arch_dir(gpu.source_file, o.gpu_dir.empty() ? default_gpu_dir() : o.gpu_dir);
+}
+
+// Writes the GPU file back to --output with fitted parameters and a stamped
+// provenance record (gpu_file_with_params, tilewave/gpu_file.h).
 void write_calibrated_gpu(const GpuModel& gpu, const std::map<std::string, double>& fitted, const std::string& key,
-                          const json& provenance, const std::string& output, Trust trust = Trust::calibrated,
+                          const json& provenance, const CommonOptions& o, Trust trust = Trust::calibrated,
                           const json& runtime_params = nullptr, bool replace_params = false) {
-  const json j = gpu_file_with_params(gpu, fitted, key, provenance, trust, runtime_params, replace_params);
-  write_gpu_file(output, j, gpu_arch_dir(gpu.source_file, default_gpu_dir()));
+  const json j = gpu_file_with_params(gpu, fitted, key, stamped(provenance, o), trust, runtime_params, replace_params);
+  write_gpu_file(o.output, j, arch_dir_for(gpu, o));
 }
 
 std::string utc_now() {
@@ -139,7 +154,7 @@ int cmd_calibrate_fit(const CommonOptions& o, const std::vector<std::string>& me
                         {"train_loss", fit.train_loss},
                         {"held_out", stats_json(after_test)},
                         {"train", stats_json(after_train)}},
-                       o.output);
+                       o);
   return 0;
 }
 
@@ -190,7 +205,7 @@ int cmd_calibrate_fit_networks(const CommonOptions& o, const std::string& netben
                         {"runs_not_fitted", fit.mismatched},
                         {"kernel_stage", kernel_stage},
                         {"train_loss", fit.totals.train_loss}},
-                       o.output);
+                       o);
   return 0;
 }
 
@@ -231,8 +246,9 @@ int cmd_calibrate_fit_runtime(const CommonOptions& o, const std::string& measure
                       {"network_runs_fitted", r.network_runs_fitted},
                       {"train_loss", r.fit.train_loss},
                       {"median_error_by_batch", errors}};
+  set["fitted_on"] = stamped(set["fitted_on"], o);
   j["runtime_params"][runtime.name()] = set;
-  write_gpu_file(o.output, j, gpu_arch_dir(gpu.source_file, o.gpu_dir.empty() ? default_gpu_dir() : o.gpu_dir));
+  write_gpu_file(o.output, j, arch_dir_for(gpu, o));
   return 0;
 }
 
@@ -282,9 +298,9 @@ int cmd_calibrate_carry(const CommonOptions& o, const std::string& to) {
   target_opt.gpu = to;
   const GpuModel target = gpu_of(target_opt);
   const CarryOver c = carry_over(target, donors);
-  const json file = carried_gpu_file(target, donors, c, utc_now());
-  write_gpu_file(o.output, file,
-                 gpu_arch_dir(target.source_file, o.gpu_dir.empty() ? default_gpu_dir() : o.gpu_dir));
+  json file = carried_gpu_file(target, donors, c, utc_now());
+  file["carried_over"] = stamped(file["carried_over"], o);
+  write_gpu_file(o.output, file, arch_dir_for(target, o));
   std::map<std::string, int> by_donor;
   for (const auto& [k, p] : c.params) ++by_donor[p.from];
   fmt::print(std::cerr, "{}: {} of {} parameters carried ({}); the rest stay at its architecture's defaults\n",
@@ -393,7 +409,7 @@ int cmd_calibrate_from_benchmark(const CommonOptions& o, const std::vector<std::
                         {"host", host->id},
                         {"errors", held_rows},
                         {"params", origins}},
-                       o.output, Trust::fitted_from_benchmark, runtime_sets.empty() ? json(nullptr) : runtime_sets,
+                       o, Trust::fitted_from_benchmark, runtime_sets.empty() ? json(nullptr) : runtime_sets,
                        /*replace_params=*/true);
   return 0;
 }

@@ -23,6 +23,7 @@ struct CommonOptions : RunOptions {
   std::string output = "-";
   std::string trace_out;  // --trace-out: the predicted timeline as a Chrome trace
   std::vector<std::string> inputs;  // --input NAME=1x3x224x224, as given: resolve_options parses them
+  std::string invocation;  // the command line as typed, for the provenance of a file calibrate writes
 };
 
 struct NasOptions {

@@ -101,6 +101,12 @@ int main(int argc, char** argv) {
     return 2;
   }
   remove_temporaries_on_signals();
+  a.o.invocation = "tilewave";
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const bool quote = arg.empty() || arg.find_first_of(" \t'\"\\$") != std::string::npos;
+    a.o.invocation += " " + (quote ? "'" + arg + "'" : arg);
+  }
   try {
     refuse_outputs_over_inputs(argc, argv, a.o);
   } catch (const InputError& e) {

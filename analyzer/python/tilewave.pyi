@@ -98,6 +98,7 @@ class Layer(TypedDict, total=False):
     bandwidth_utilization: float
     compute_us: float
     memory_us: float
+    ramp_us: float  # the ramp term of memory time (docs/model.md "Memory time"); absent when zero
     fixed_us: float
     loss: Loss
     unmodelled: str

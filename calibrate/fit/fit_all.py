@@ -33,6 +33,7 @@ import json
 import os
 import random
 import shutil
+import stat
 import statistics
 import subprocess
 import sys
@@ -46,7 +47,7 @@ sys.path.insert(0, HERE)
 import harness_host  # noqa: E402
 import harness_passes  # noqa: E402
 from class_times import kernel_class  # noqa: E402
-from harness_runs import predict  # noqa: E402
+from harness_runs import commit, param_table, predict  # noqa: E402
 
 MODELS_DIR = "onnx_models/runtime"
 SCOPES = ["layers", "network terms", "runtime set", "layout and precision sets", "host"]
@@ -66,10 +67,22 @@ FIELDS = {"bench_median": {"model": str, "layout": str, "batch": int, "precision
           "measured": {}}
 
 
+def regular_file(path):
+    """A file of the folder as a regular file, or the stage's error: a folder, a FIFO or a device in its
+    place would fail late or block."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as e:
+        raise StageError("%s: %s" % (path, e.strerror))
+    if not stat.S_ISREG(mode):
+        raise StageError("%s: not a regular file" % path)
+
+
 def read_rows(folder, name, required=True):
     """The rows of NAME.jsonl or NAME.jsonl.gz in a run folder (headers and failed rows left out)."""
     for path in (os.path.join(folder, name + ".jsonl"), os.path.join(folder, name + ".jsonl.gz")):
-        if os.path.isfile(path):
+        if os.path.lexists(path):
+            regular_file(path)
             try:
                 with (gzip.open if path.endswith(".gz") else open)(path, "rt", encoding="utf-8") as f:
                     out = [json.loads(line) for line in f if line.strip()]
@@ -102,15 +115,6 @@ def portable(path):
     if full.startswith(ROOT + os.sep):
         return os.path.relpath(full, ROOT)
     return os.path.basename(full.rstrip(os.sep))
-
-
-def commit():
-    r = subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"], capture_output=True, text=True)
-    if r.returncode != 0:
-        return "unknown (not a git checkout)"
-    dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
-                           capture_output=True, text=True).stdout.strip()
-    return r.stdout.strip() + (" with uncommitted changes" if dirty else "")
 
 
 def run_tool(cmd, stage, report=None):
@@ -235,8 +239,10 @@ def fit_all(args, work):
     profiles = read_rows(args.run_dir, "kernels")
     kernels = {(p["model"], p["layout"], p["batch"], p.get("precision", "amp_fp16")): p for p in profiles}
     micro_path = os.path.join(args.run_dir, "host_micro.jsonl")
-    if not os.path.isfile(micro_path):
+    if not os.path.lexists(micro_path):
         raise StageError("%s: no host_micro.jsonl (is it a calibrate/measure/run.py folder?)" % args.run_dir)
+    regular_file(micro_path)
+    micro = harness_host.micro_costs(micro_path)  # read before any stage runs: a bad file costs no fit
     layers = read_rows(args.run_dir, "measured")
     layers_path = os.path.join(work, "measured.jsonl")
     write_jsonl(layers_path, layers)
@@ -296,11 +302,10 @@ def fit_all(args, work):
         print("    %s: %s" % (key, json.dumps(params, sort_keys=True)))
 
     log("5/5 host: fit/harness_host.py's fit on the single ops and the fit families' forward calls")
-    micro = harness_host.micro_costs(micro_path)
     _, host_fit_runs = harness_host.host_runs(tw, fit_rows, pmap)
     if len(host_fit_runs) < 4:
         raise StageError("host: %d forward calls at batch 1 and 16 in the fit families, at least 4 needed" % len(host_fit_runs))
-    scale, host_params, errs = harness_host.fit(micro, host_fit_runs)
+    scale, host_params, errs = harness_host.fit(micro, host_fit_runs, param_table(tw))
     print("    scale of the single ops inside networks %.3f; fitted forward calls: median error %.1f%%"
           % (scale, 100 * statistics.median(errs)))
 

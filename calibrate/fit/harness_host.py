@@ -32,24 +32,42 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pair"))
-from harness_runs import ROOT, RUNS, predict, rows, zoo_split  # noqa: E402
+from harness_runs import ROOT, RUNS, param_table, predict, rows, zoo_split  # noqa: E402
 
 CLASSES = ["op", "conv", "gemm", "norm", "cast", "inner"]
 PARAM = {"op": "host_op_us", "conv": "host_conv_us", "gemm": "host_gemm_us", "norm": "host_norm_us",
          "cast": "host_cast_us", "inner": "host_inner_launch_us"}
 
 
-def bounded_fit(X, y, upper):
-    """min sum ((X b - y)/y)^2 with 0 <= b <= upper (scipy's bounded linear least squares)."""
+def bounded_fit(X, y, lower, upper):
+    """min sum ((X b - y)/y)^2 with lower <= b <= upper (scipy's bounded linear least squares)."""
     from scipy.optimize import lsq_linear
     A = [[v / t for v in row] for row, t in zip(X, y)]
-    return list(lsq_linear(A, [1.0] * len(y), bounds=([0.0] * len(upper), upper)).x)
+    return list(lsq_linear(A, [1.0] * len(y), bounds=(lower, upper)).x)
 
 
 def micro_costs(path=None):
     """{host-call class: µs} from a host_micro.jsonl (default: the calibration run's)."""
     path = path or os.path.join(ROOT, RUNS[0], "host_micro.jsonl")
-    m = {r["case"]: r["host_us_median"] for r in map(json.loads, open(path))}
+    m = {}
+    with open(path, encoding="utf-8") as f:
+        for i, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                r = json.loads(line)
+            except ValueError as e:
+                raise ValueError("%s: line %d is not JSON (%s)" % (path, i, e))
+            t = r.get("host_us_median") if isinstance(r, dict) else None
+            if isinstance(r, dict) and isinstance(r.get("case"), str):
+                if not isinstance(t, (int, float)) or isinstance(t, bool) or not 0 < t < 1e6:
+                    raise ValueError("%s: line %d: host_us_median %r is not a time in us" % (path, i, t))
+                m[r["case"]] = t
+    need = ("cast_to_fp16", "relu_module", "add_tensor", "silu_functional", "conv_module_amp", "linear_module_amp",
+            "batchnorm_module_fp16_in")
+    missing = [c for c in need if c not in m]
+    if missing:
+        raise ValueError("%s: no %s (calibrate/measure/run.py's host stage times them)" % (path, ", ".join(missing)))
     cast = m["cast_to_fp16"]
     return {"op": statistics.median([m["relu_module"], m["add_tensor"], m["silu_functional"]]),
             "conv": m["conv_module_amp"] - 3 * cast, "gemm": m["linear_module_amp"] - 2 * cast,
@@ -92,12 +110,13 @@ def p90(errs):
     return errs[int(0.9 * len(errs))]
 
 
-def fit(micro, runs):
-    """(scale, params, sorted relative errors): the non-negative fit of the module docstring."""
+def fit(micro, runs, table):
+    """(scale, params, sorted relative errors): the non-negative fit of the module docstring, within the
+    bounds `table` (harness_runs.param_table: `tilewave params`) gives host_step_us and host_inner_launch_us."""
     X = [[1.0, sum(c[k] * micro[k] for k in micro), float(c["inner"])] for c, _, _ in runs]
     y = [t for _, t, _ in runs]
-    # Upper bounds: `tilewave params`' for host_step_us and host_inner_launch_us (host_param_table()).
-    b = bounded_fit(X, y, [500.0, float("inf"), 30.0])
+    step, inner = table["host_step_us"], table["host_inner_launch_us"]
+    b = bounded_fit(X, y, [step["min"], 0.0, inner["min"]], [step["max"], float("inf"), inner["max"]])
     pred = [sum(xi * bi for xi, bi in zip(row, b)) for row in X]
     errs = sorted(abs(p - t) / t for p, t in zip(pred, y))
     params = {"host_step_us": round(b[0], 2), "host_inner_launch_us": round(b[2], 2)}
@@ -112,7 +131,7 @@ def main():
     print("single-op host costs (%s/host_micro.jsonl): %s" % (
         RUNS[0], ", ".join("%s %.1f us" % (k, v) for k, v in micro.items())))
     print("host fit on %d fit-family runs (%d networks x layouts x batch 1, 16)" % (len(runs), networks))
-    scale, params, errs = fit(micro, runs)
+    scale, params, errs = fit(micro, runs, param_table(tilewave))
     print("  scale of the single-op costs inside networks: %.3f" % scale)
     for k in sorted(params):
         print("  %-22s %8.2f us" % (k, params[k]))

@@ -19,7 +19,9 @@ For each, the summed profiled time per (layout, batch 1/16/256) against
 count * fixed + variable / rate, a least squares in (fixed, 1/rate) on
 relative error. For bn and transform the variable part is the kernels'
 bytes over the datasheet bandwidth, and their ramp term (docs/model.md
-"Memory time") is taken off the profiled time first; for depthwise it is
+"Memory time") is taken off the profiled time first: the `ramp_us` that
+`tilewave layers` gives each kernel alone (every byte from DRAM, as the
+variable part counts them); for depthwise it is
 tilewave's variable time at the base eager set, and the rate a factor on it.
 
 usage: calibrate/fit/harness_passes.py build/analyzer/tilewave [--write]
@@ -30,12 +32,13 @@ calls fit_sets on a calibrate/measure/run.py folder.
 import collections
 import json
 import os
+import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pair"))
 from harness_kernel_classes import measured_class, predicted_class  # noqa: E402
-from harness_runs import ROOT, RUNS, base_gpu_dir, gpu_params, kernel_lists, predict, rows, zoo_split  # noqa: E402
+from harness_runs import ROOT, RUNS, base_gpu_dir, commit, gpu_params, kernel_lists, predict, rows, zoo_split  # noqa: E402
 
 
 def ls2(cells):
@@ -71,10 +74,30 @@ def main():
         for key, params in sets.items():
             g["runtime_params"][key] = {"fitted_on": {
                 "command": "python3 calibrate/fit/harness_passes.py build/analyzer/tilewave --write",
+                "commit": commit(),
                 "data": RUNS[0] + "/kernels.jsonl.gz, fit families only (onnx_models/zoo.py runtime_split)",
                 "harness": "timm benchmark.py: fp32 weights under autocast(float16), batch 1/16/256"},
                 "params": params}
         tw.write_gpu(g, path)
+
+
+def layer_key(layer):
+    return json.dumps(layer, sort_keys=True)
+
+
+def ramp_alone(tilewave, gpu_file, layers):
+    """{layer_key: µs}: each layer's ramp term as `tilewave layers` costs it alone on `gpu_file` (the model's
+    own term, docs/model.md "Memory time", rather than a copy of its formula here)."""
+    unique = {layer_key(layer): layer for layer in layers}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "layers.jsonl")
+        with open(path, "w") as f:
+            f.writelines(json.dumps(layer) + "\n" for layer in unique.values())
+        r = subprocess.run([tilewave, "layers", path, "--gpu", gpu_file], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError("tilewave layers: %s" % r.stderr.strip())
+    costed = [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
+    return {key: c.get("ramp_us", 0.0) for key, c in zip(unique, costed)}
 
 
 def fit_sets(tilewave, runs, gpu_file, pmap=map, out=print):
@@ -86,6 +109,9 @@ def fit_sets(tilewave, runs, gpu_file, pmap=map, out=print):
     cells = collections.defaultdict(lambda: collections.defaultdict(lambda: [0, 0.0, 0.0]))  # (layout, cls) -> batch -> n, var, measured
     preds = pmap(lambda rk: predict(tilewave, rk[0]["model"], rk[0]["layout"], rk[0]["batch"], "graph",
                                     gpu=gpu_file), runs)
+    preds = list(preds)
+    ramp = ramp_alone(tilewave, gpu_file, [layer["layer"] for pred in preds for layer in pred["layers"]
+                                           if "time_us" in layer and predicted_class(layer) in ("bn", "transform")])
     for (r, k), pred in zip(runs, preds):
         for name, us in k["list"]:
             cells[(r["layout"], measured_class(name))][r["batch"]][2] += us
@@ -97,7 +123,7 @@ def fit_sets(tilewave, runs, gpu_file, pmap=map, out=print):
             cell[0] += 1
             if cls in ("bn", "transform"):
                 cell[1] += layer["bytes"] / bw_bytes_per_us
-                cell[2] -= min(layer["bytes"], p["ramp_mb"] * 1e6) / (bw_bytes_per_us * p["ramp_bw_efficiency"])
+                cell[2] -= ramp[layer_key(layer["layer"])]
             else:
                 cell[1] += layer["time_us"] - layer["fixed_us"]
     sets = {}

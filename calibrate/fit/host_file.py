@@ -28,7 +28,9 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pair"))
 import host_spread  # noqa: E402
+from harness_runs import commit  # noqa: E402
 
 ROOT = host_spread.ROOT
 REFERENCE = "gpu_models/hosts/h200-vm.json"
@@ -90,8 +92,9 @@ def main():
     host = {"name": a.name or "the machine of %s" % where, "trust": "calibrated", "params": params,
             "sources": {"params": "%s's values times %.3f, the median ratio of this machine's forward-call time to "
                                   "the calibration machine's over %d settings (%s): PYTHONPATH=build/analyzer/python "
-                                  "python3 calibrate/fit/host_file.py %s -o %s"
-                                  % (a.like, scale, n, where, where, os.path.relpath(os.path.abspath(a.output), ROOT))}}
+                                  "python3 calibrate/fit/host_file.py %s -o %s, commit %s"
+                                  % (a.like, scale, n, where, where, os.path.relpath(os.path.abspath(a.output), ROOT),
+                                     commit())}}
     try:
         tilewave.write_host(host, a.output)
     except Exception as e:  # the writer's own one-line error: a bound, a path it cannot write

@@ -74,11 +74,28 @@ def predict(tilewave, model, layout, batch, launch="loop", extra=(), amp=True, g
     return json.loads(r.stdout)
 
 
+def commit():
+    """The checkout's commit, as the provenance of a written file names it (as tilewave's build_commit())."""
+    r = subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"], capture_output=True, text=True)
+    if r.returncode != 0:
+        return "unknown (not a git checkout)"
+    dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
+                           capture_output=True, text=True).stdout.strip()
+    return r.stdout.strip() + (" with uncommitted changes" if dirty else "")
+
+
+def param_table(tilewave):
+    """{name: entry} of `tilewave params`: the one definition of every GPU and host parameter (unit, bounds,
+    default, scope, owner), which the fits read rather than restate."""
+    table = json.loads(subprocess.run([tilewave, "params", "--format", "json"], capture_output=True, text=True,
+                                      check=True).stdout)
+    return {t["name"]: t for t in table}
+
+
 def gpu_params(tilewave, gpu_file, runtime):
     """{parameter: value} that a GPU file gives `runtime`: `tilewave params`' defaults, under the file's base
     set, under its runtime set (GpuModel::for_runtime), with the file's DRAM bandwidth as `dram_bandwidth_gbs`."""
-    table = json.loads(subprocess.run([tilewave, "params", "--format", "json"], capture_output=True, text=True,
-                                      check=True).stdout)
+    table = param_table(tilewave).values()
     g = json.load(open(gpu_file))
     p = {t["name"]: t["default"] for t in table if t["file"] == "gpu"}
     p.update(g.get("params", {}))

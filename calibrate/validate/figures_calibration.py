@@ -303,7 +303,7 @@ def host_fit(runs):
     if "host_fit" not in runs.cache:
         micro = harness_host.micro_costs()
         networks, fit_runs = harness_host.fit_runs(runs.tw, pmap)
-        runs.cache["host_fit"] = micro, networks, fit_runs, harness_host.fit(micro, fit_runs)
+        runs.cache["host_fit"] = micro, networks, fit_runs, harness_host.fit(micro, fit_runs, harness_runs.param_table(runs.tw))
     return runs.cache["host_fit"]
 
 

@@ -78,6 +78,9 @@ def test_a_slice_of_a_run_gives_files_analyze_reads_with_their_provenance(tmp_pa
     (lambda d: (d / "bench_median.jsonl").write_text(
         '{"model": "m", "layout": "nchw", "batch": 1, "precision": "half", "graph_ms": -1}\n'), "not a time"),
     (lambda d: (d / "bench_median.jsonl").write_text('{"header": true}\n'), "no measured rows"),
+    (lambda d: (d / "bench_median.jsonl").mkdir(), "not a regular file"),
+    (lambda d: os.mkfifo(d / "bench_median.jsonl"), "not a regular file"),
+    (lambda d: os.symlink("/dev/zero", d / "bench_median.jsonl.gz"), "not a regular file"),
 ])
 def test_a_folder_it_cannot_use_is_one_line_and_no_file(tmp_path, make, says):
     (tmp_path / "run").mkdir()
@@ -86,6 +89,19 @@ def test_a_folder_it_cannot_use_is_one_line_and_no_file(tmp_path, make, says):
     assert code == 1, err
     assert len(err.strip().splitlines()) == 1 and says in err and "run" in err
     assert not (tmp_path / "new.json").exists() and not (tmp_path / "host.json").exists()
+
+
+@pytest.mark.parametrize("micro, says", [
+    ('{"case": "relu_module", "host_us_median": 5.0}\n', "no cast_to_fp16"),
+    ('{"case": "cast_to_fp16", "host_us_median": -1}\n', "not a time"),
+    ("not json\n", "line 1 is not JSON"),
+])
+def test_a_host_micro_file_it_cannot_use_is_one_line_before_any_fit(tmp_path, micro, says):
+    slice_of_run(tmp_path / "run", {"convnext", "mnasnet", "dpn"}, 10)
+    (tmp_path / "run" / "host_micro.jsonl").write_text(micro)
+    code, out, err = fit_all(tmp_path / "run", tmp_path)
+    assert code == 1 and len(err.strip().splitlines()) == 1 and says in err and "host_micro.jsonl" in err, err
+    assert "1/5 layers" not in out and not (tmp_path / "new.json").exists()
 
 
 def test_too_few_families_to_hold_any_out_is_one_line(tmp_path):

@@ -62,6 +62,9 @@ struct KernelCost {
   bool aligned = true;
   // Time terms in microseconds.
   double compute_us = 0, memory_us = 0, fixed_us = 0, time_us = 0;
+  // The ramp term of memory time, before traffic reaches its rate (docs/model.md "Memory time"): part of
+  // memory_us unless a memory-bound kernel's own per-element rate bounds it instead.
+  double ramp_us = 0;
   Bound bound = Bound::latency;
   double utilization = 0;  // flops / (time * peak of the GPU's headline unit for the dtype)
   // What a memory-bound kernel uses of the GPU, where `utilization` reads ~0:

@@ -4,4 +4,7 @@
 
 namespace tilewave {
 const char* version();
+// The commit the binary was built from (analyzer/build_commit.cmake), for the
+// provenance of the files calibration writes.
+const char* build_commit();
 }  // namespace tilewave

@@ -66,7 +66,9 @@ json carried_gpu_file(const GpuModel& target, const std::vector<GpuModel>& donor
 void write_gpu_file(const std::string& path, const json& j, const std::string& arch_dir) {
   const std::string id = std::filesystem::path(path).stem().string();
   gpu_from_json(j, id.empty() ? "gpu" : id, path, arch_dir);
-  write_output(path, [&](std::ostream& os) { os << j.dump(2) << "\n"; });
+  // Paths and commands in the provenance are bytes as typed: any that are not
+  // UTF-8 become U+FFFD rather than failing the write (docs/errors.md).
+  write_output(path, [&](std::ostream& os) { os << j.dump(2, ' ', false, json::error_handler_t::replace) << "\n"; });
 }
 
 }  // namespace tilewave

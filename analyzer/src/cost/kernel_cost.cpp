@@ -62,12 +62,16 @@ double bandwidth_bytes_per_us(const CostModel& m) { return m.gpu.dram_bandwidth_
 // rate (too few bytes in flight, write-back of the previous kernel's lines).
 // Bytes found in L2 (a network's producer-consumer reuse, docs/model.md
 // "Inside a network") move at the L2 rate instead.
+double ramp_time_us(double bytes, double l2_hit_bytes, const CostModel& m) {
+  const double dram = bytes - std::clamp(l2_hit_bytes, 0.0, bytes);
+  const double ramp_bytes = std::min(dram, m.get<param_index("ramp_mb")>() * 1e6);
+  return ramp_bytes / (bandwidth_bytes_per_us(m) * m.get<param_index("ramp_bw_efficiency")>());
+}
 double memory_time_us(double bytes, double l2_hit_bytes, double class_efficiency, const CostModel& m) {
   const double bw = bandwidth_bytes_per_us(m);
   const double hits = std::clamp(l2_hit_bytes, 0.0, bytes);
   const double dram = bytes - hits;
-  const double ramp_bytes = std::min(dram, m.get<param_index("ramp_mb")>() * 1e6);
-  return dram / (bw * class_efficiency) + ramp_bytes / (bw * m.get<param_index("ramp_bw_efficiency")>()) + hits / (bw * m.get<param_index("l2_bw_factor")>());
+  return dram / (bw * class_efficiency) + ramp_time_us(bytes, hits, m) + hits / (bw * m.get<param_index("l2_bw_factor")>());
 }
 
 // An implicit GEMM: `batch` independent M x N x (taps*K) products. A
@@ -172,6 +176,7 @@ KernelCost cost_gemm(const GemmView& g, DType dtype, const CostModel& m, double 
       c.bytes = g.bytes + partials;
       c.compute_us = waves * (mainloop_us + wave_overhead) + setup_us;
       c.memory_us = memory_time_us(double(c.bytes), hits, bw_eff, m);
+      c.ramp_us = ramp_time_us(double(c.bytes), hits, m);
       // Partial sums are reduced in log2(split) rounds (a tree or serial
       // fix-up per pair of splits), each a global-memory round trip.
       c.fixed_us = m.get<param_index("fixed_us_gemm")>() + std::log2(double(split)) * m.get<param_index("split_k_overhead_us")>();
@@ -198,6 +203,7 @@ KernelCost cost_direct_conv(const ConvProblem& p, int64_t bytes, DType dtype, co
   c.peak_flops = m.gpu.cuda_core_peak_flops(dtype);
   c.compute_us = double(c.flops) / (c.peak_flops * m.get<param_index("direct_conv_efficiency")>()) * 1e6;
   c.memory_us = memory_time_us(double(bytes), hits, m.get<param_index("direct_bw_efficiency")>(), m);
+  c.ramp_us = ramp_time_us(double(bytes), hits, m);
   c.fixed_us = m.get<param_index("fixed_us_direct")>();
   const double ideal_us = double(c.flops) / c.peak_flops * 1e6;
   finish(c, m, dtype, ideal_us, ideal_us);
@@ -260,6 +266,7 @@ KernelCost cost_memory(const MemoryProblem& p, int64_t bytes, DType dtype, const
   c.memory_us = memory_time_us(double(bytes), hits, m.memory_bw_efficiency[int(p.op)], m);
   // docs/model.md "Memory-bound kernels": a kernel limited by its own
   // per-element work (the BatchNorm pass) gains nothing from L2 beyond it.
+  c.ramp_us = ramp_time_us(double(bytes), hits, m);
   c.memory_us = std::max(c.memory_us,
                          double(bytes) / (bandwidth_bytes_per_us(m) * m.memory_max_bw_efficiency[int(p.op)]));
   if (p.op == MemoryOp::row_norm) c.memory_us += double(p.outer) * m.get<param_index("row_ns")>() * 1e-3;

@@ -225,6 +225,7 @@ std::string cost_fields(const KernelCost& c, bool deprecated_pred_us) {
   num("bandwidth_utilization", c.bandwidth_utilization);
   num("compute_us", c.compute_us);
   num("memory_us", c.memory_us);
+  if (c.ramp_us > 0) num("ramp_us", c.ramp_us);
   num("fixed_us", c.fixed_us);
   if (c.path == CostPath::tensor_gemm || c.path == CostPath::cuda_gemm) {
     str("tile", c.tile.name());
