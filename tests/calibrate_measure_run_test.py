@@ -439,3 +439,226 @@ def test_profile_worker_profiles_each_timed_configuration_once(tmp_path, fake_to
     assert [(r["model"], r["layout"], r["batch"], r["precision"], r.get("call")) for r in rows[1:]] == [
         ("a", "channels_last", 256, "half", 3)]
     assert "broken build failed" in (out / "log.txt").read_text()
+
+
+def test_pending_jobs_do_not_repeat_a_configuration_that_failed_in_pass_0():
+    jobs = run.network_jobs(["a"])
+    rows = [{"header": True}, bench_row("a", "nchw", 1, status="failed", stage="bench")]
+    pending = {(j.pass_index, j.precision, j.layout, j.batch) for j in run.pending_jobs(jobs, rows)}
+    assert not any(layout == "nchw" and batch == 1 and prec == "amp_fp16" for _, prec, layout, batch in pending)
+    assert len(pending) == 24 - 3
+
+
+# ------------------------------------------------------------------ many networks over many calls
+
+@pytest.fixture
+def fake_clock(monkeypatch, fake_torch):
+    """fake_torch on a clock of its own: a build takes 2 s, a configuration 1-3 s by batch, a profile 1.5 s."""
+    clock = types.SimpleNamespace(t=1000.0)
+    monkeypatch.setattr(run, "time", types.SimpleNamespace(time=lambda: clock.t, sleep=lambda s: None))
+    h = run.harness
+    build, time_configuration, profile = h.build_network, h.time_configuration, h.profile_configuration
+
+    def advance(seconds, fn):
+        def wrapped(*a, **k):
+            clock.t += seconds(*a)
+            return fn(*a, **k)
+        return wrapped
+    monkeypatch.setattr(h, "build_network", advance(lambda *a: 2.0, build))
+    monkeypatch.setattr(h, "time_configuration",
+                        advance(lambda torch, rec, *a: {1: 1.0, 16: 1.0, 64: 1.5, 256: 3.0}[rec["batch"]],
+                                time_configuration))
+    monkeypatch.setattr(h, "profile_configuration", advance(lambda *a: 1.5, profile))
+    return clock
+
+
+def test_each_call_leaves_complete_networks_and_the_next_takes_up_the_rest(tmp_path, fake_clock):
+    names = ["n%02d" % i for i in range(30)]
+    ends = run.stage_ends(5 * 60, ("state", "networks", "profiles"))
+    out = tmp_path / "run"
+    out.mkdir()
+    complete = []
+    for number in (1, 2):
+        args = types.SimpleNamespace(out=str(out), runner=None, budget_min=5.0, resume=True)
+        plan = {"command": "test", "stage_ends_s": ends, "networks": {"names": names, "families": {}}}
+        call = run.Call(args, plan, fake_clock.t)
+        result = run.stage_networks(call)
+        assert fake_clock.t <= call.ends["networks"]
+        t_profiles = fake_clock.t
+        fake_clock.t += run.PROFILE_START_S
+        run.profile_worker(str(out), call.ends["profiles"], number)
+        assert fake_clock.t <= call.ends["profiles"]
+        bench, kernels = run.read_jsonl(str(out / "bench.jsonl")), run.read_jsonl(str(out / "kernels.jsonl"))
+        timed = [n for n in names if any(r.get("model") == n for r in bench)]
+        # Whatever a call started it finished: every configuration, pass and profile.
+        assert timed and timed == names[:len(timed)]
+        assert all(sum(r.get("model") == n for r in bench) == 24 for n in timed)
+        assert all(sum(r.get("model") == n for r in kernels) == 12 for n in timed)
+        assert run.network_progress(names, bench, kernels)["networks_complete"] == len(timed)
+        assert result["networks_started"] == len(timed) - sum(complete) and result["status"] == "partial: deadline"
+        complete.append(result["networks_started"])
+        # What the profiles stage records, from which the next call estimates a profile's time.
+        call.record["stages"]["profiles"] = {"seconds": fake_clock.t - t_profiles, "profiled": 12 * complete[-1]}
+        call.save()
+        fake_clock.t += 60
+    assert complete[0] >= 3 and complete[1] >= 3
+
+
+def test_a_call_first_finishes_what_a_killed_call_left(tmp_path, fake_clock):
+    names = ["n%02d" % i for i in range(30)]
+    ends = run.stage_ends(5 * 60, ("state", "networks", "profiles"))
+    out = tmp_path / "run"
+    out.mkdir()
+    args = types.SimpleNamespace(out=str(out), runner=None, budget_min=5.0, resume=True)
+    plan = {"command": "test", "stage_ends_s": ends, "networks": {"names": names, "families": {}}}
+    first = run.stage_networks(run.Call(args, plan, fake_clock.t))["networks_started"]   # then killed: no profiles
+    rows = run.read_jsonl(str(out / "bench.jsonl"))
+    write_jsonl(out / "bench.jsonl", [r for r in rows if not (r.get("model") == "n00" and r.get("pass") == 2)])
+    fake_clock.t += 600
+    call = run.Call(args, plan, fake_clock.t)
+    second = run.stage_networks(call)
+    fake_clock.t += run.PROFILE_START_S
+    run.profile_worker(str(out), call.ends["profiles"], 2)
+    bench, kernels = run.read_jsonl(str(out / "bench.jsonl")), run.read_jsonl(str(out / "kernels.jsonl"))
+    assert run.network_progress(names, bench, kernels)["networks_complete"] == first + second["networks_started"] - 1
+    assert second["networks_started"] >= 1 and sum(r.get("model") == "n00" for r in bench) == 24
+    assert [r["model"] for r in kernels[:1]] == ["n00"]
+
+
+def test_stage_ends_give_skipped_stages_shares_to_the_ones_that_run():
+    ends = run.stage_ends(600, ("state", "networks", "profiles"))
+    assert list(ends) == ["state", "networks", "profiles"]
+    assert ends["profiles"] == pytest.approx(0.95 * 600, abs=0.1)
+    assert ends["networks"] == pytest.approx(600 * 0.95 * 0.43 / 0.53, abs=0.1)
+    assert ends == run.stage_ends(600, ("networks", "profiles", "state"))
+
+
+# ------------------------------------------------------------------ the corpus (calibrate/measure/corpus.py)
+
+CORPUS_PY = os.path.join(ROOT, "calibrate", "measure", "corpus.py")
+CORPUS_FILE = os.path.join(ROOT, "calibrate", "data", "h200", "corpus", "networks.json")
+_cspec = importlib.util.spec_from_file_location("measure_corpus", CORPUS_PY)
+corpus = importlib.util.module_from_spec(_cspec)
+_cspec.loader.exec_module(corpus)
+
+
+def corpus_cli(*args):
+    r = subprocess.run([sys.executable, CORPUS_PY, *args], capture_output=True, text=True, cwd=ROOT, timeout=120,
+                       env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"))
+    return r.returncode, r.stdout, r.stderr
+
+
+@pytest.fixture(scope="module")
+def committed():
+    with open(CORPUS_FILE) as f:
+        return json.load(f)
+
+
+def test_corpus_is_deterministic_and_the_committed_file_passes_check(tmp_path):
+    a, _ = corpus.compute(0)
+    b, _ = corpus.compute(0)
+    assert corpus.render(a) == corpus.render(b) and corpus.render(a) != corpus.render(corpus.compute(1)[0])
+    code, stdout, stderr = corpus_cli("--check")
+    assert code == 0, stderr
+    assert "matches" in stdout
+    code, stdout, _ = corpus_cli("-o", str(tmp_path / "n.json"))
+    assert code == 0 and "fit" in stdout and (tmp_path / "n.json").read_text() == open(CORPUS_FILE).read()
+
+
+def test_corpus_check_fails_with_one_line_on_a_changed_file(tmp_path):
+    changed = tmp_path / "networks.json"
+    obj = json.load(open(CORPUS_FILE))
+    obj["networks"][0]["split"] = "fresh" if obj["networks"][0]["split"] != "fresh" else "fit"
+    changed.write_text(json.dumps(obj))
+    code, stdout, stderr = corpus_cli("--check", "-o", str(changed))
+    assert code == 1 and stdout == "" and len(stderr.strip().splitlines()) == 1 and "differs" in stderr
+    code, _, stderr = corpus_cli("--check", "-o", str(tmp_path / "missing.json"))
+    assert code == 1 and "missing.json" in stderr and len(stderr.strip().splitlines()) == 1
+    code, _, stderr = corpus_cli("--seed", "x")
+    assert code == 2 and len(stderr.strip().splitlines()) == 1
+
+
+def test_corpus_input_errors_are_one_line_naming_the_file(tmp_path, monkeypatch, capsys):
+    bad = tmp_path / "manifest.jsonl"
+    bad.write_text('{"model": "x"\n')
+    monkeypatch.setattr(corpus, "MANIFEST", str(bad))
+    assert corpus.main(["-o", str(tmp_path / "n.json")]) == 1
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "manifest.jsonl:1: not a JSON line" in err
+    monkeypatch.setattr(corpus, "MODELS_CSV", str(tmp_path / "no_models.csv"))
+    assert corpus.main(["-o", str(tmp_path / "n.json")]) == 1
+    assert "no_models.csv" in capsys.readouterr().err
+    assert not (tmp_path / "n.json").exists()
+
+
+def test_corpus_counts_and_splits(committed):
+    nets = committed["networks"]
+    measured = [n for n in nets if n["split"] != "fresh"]
+    assert sum(n["kind"] == "cnn" for n in measured) >= 150
+    assert sum(n["kind"] in ("vit", "hybrid") for n in measured) >= 60
+    assert sum(n["split"] == "fresh" for n in nets) >= 40
+    assert len({n["name"] for n in nets}) == len(nets) and all(n["name"].startswith("timm/") for n in nets)
+    fit = {n["family"] for n in nets if n["split"] == "fit"}
+    held = {n["family"] for n in nets if n["split"] == "held_out"}
+    assert not fit & held
+    assert 0.25 < len(held) / len(fit | held) < 0.4
+    for kind in ("cnn", "hybrid", "vit"):
+        assert {"fit", "held_out", "fresh"} <= {n["split"] for n in nets if n["kind"] == kind}
+    assert [n["split"] == "fresh" for n in nets] == sorted(n["split"] == "fresh" for n in nets)   # fresh last
+    # A partly measured corpus is still balanced: the first 70 hold both groups in about their shares.
+    assert 15 <= sum(n["kind"] != "cnn" for n in nets[:70]) <= 25
+    assert committed["counts"]["fresh"]["all"] == sum(n["split"] == "fresh" for n in nets)
+
+
+def test_corpus_leaves_out_what_was_measured_and_what_cannot_be_predicted(committed):
+    excluded = corpus.zoo_names() | set(corpus.measured_names())
+    nets = committed["networks"]
+    assert not [n["name"] for n in nets if corpus.bare(n["name"]) in excluded]
+    assert "resnet18" in excluded and "dla34" in excluded   # "timm/dla34" measured: "dla34" is out
+    manifest = {(r["model"], r["img_size"]): r for r in corpus.read_json_lines(corpus.MANIFEST)}
+    for n in nets:
+        row = manifest[(corpus.bare(n["name"]), n["img_size"])]
+        assert row["status"] == "ok" and row["file"] and row["default_input_size"][-1] == n["img_size"]
+        assert n["gmacs"] <= corpus.GMACS_CAP and not n["family"].startswith("test_")
+
+
+def test_dry_run_corpus_plans_networks_and_profiles_only(tmp_path, poisoned_torch, committed):
+    code, stdout, stderr = cli("--out", str(tmp_path / "c"), "--dry-run", "--networks", "corpus", "--stages",
+                               "networks,profiles", "--budget-min", "9", path_first=poisoned_torch)
+    assert code == 0, stderr
+    plan = json.loads(stdout)
+    assert [s["name"] for s in plan["stages"]] == ["state", "networks", "profiles"]
+    assert "layers" not in plan and "host" not in plan["stage_ends_s"]
+    assert plan["stage_ends_s"]["profiles"] + plan["reserve_s"] == pytest.approx(9 * 60)
+    assert sum(s["share"] for s in plan["stages"]) == pytest.approx(0.95, abs=1e-3)
+    names = plan["networks"]["names"]
+    assert names == [n["name"] for n in committed["networks"] if n["split"] != "fresh"]
+    assert plan["networks"]["families"][names[0]] == committed["networks"][0]["family"]
+    assert set(plan["networks"]["corpus"]["splits"]) == {"fit", "held_out"}
+    code, stdout, _ = cli("--out", str(tmp_path / "f"), "--dry-run", "--networks", "corpus-fresh", "--stages",
+                          "networks,profiles")
+    assert code == 0
+    assert json.loads(stdout)["networks"]["names"] == [n["name"] for n in committed["networks"]
+                                                       if n["split"] == "fresh"]
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--stages", "networks,bogus"], "unknown stage 'bogus'"),
+    (["--stages", ","], "--stages"),
+    (["--stages", "networks", "--host-only"], "--host-only"),
+    (["--networks", "corpus+corpus-fresh"], "corpus-fresh"),
+    (["--networks", "corpus-fresh,resnet18"], "corpus-fresh"),
+])
+def test_bad_stages_and_corpus_usage_exit_2_with_one_line(tmp_path, args, says):
+    code, stdout, stderr = cli("--out", str(tmp_path / "run"), "--dry-run", *args)
+    assert code == 2 and stdout == ""
+    assert len(stderr.strip().splitlines()) == 1 and says in stderr
+
+
+def test_corpus_and_fresh_networks_never_share_a_folder(tmp_path, committed):
+    out = tmp_path / "corpus"
+    out.mkdir()
+    (out / "run.json").write_text(json.dumps({"calls": [{"networks": [committed["networks"][0]["name"]]}]}))
+    assert cli("--out", str(out), "--dry-run", "--resume", "--networks", "corpus", "--stages", "networks")[0] == 0
+    code, stdout, stderr = cli("--out", str(out), "--dry-run", "--resume", "--networks", "corpus-fresh")
+    assert code == 2 and len(stderr.strip().splitlines()) == 1 and "folders of their own" in stderr

@@ -16,8 +16,8 @@ call keeps what it had:
             weights, autocast fp16) and model.half() channels_last, at batch 1,
             16, 64 and 256: the plain loop's step, host_ms (the forward's issue
             time) and graph_ms (the forward replayed in a CUDA graph). Batch 1
-            and 16 (host-bound) are timed in 3 whole passes, one pass over all
-            networks after the other -> bench.jsonl (one row per pass), and
+            and 16 (host-bound) are timed in 3 whole passes, one pass over the
+            call's networks after the other -> bench.jsonl (one row per pass), and
             bench_median.jsonl (the median over passes, the same row format)
   profiles  one forward per configuration under torch.profiler, in a
             subprocess after all timing (CUPTI stays attached to a profiled
@@ -26,12 +26,39 @@ call keeps what it had:
 Networks: --networks takes set names of onnx_models/zoo.py, network names, or
 `sample` (the default): one network from each of --sample-size families of
 zoo.RUNTIME_FAMILIES, drawn with --seed, fit and held-out families in the
-share zoo.runtime_split() gives them.
+share zoo.runtime_split() gives them. `corpus`: the fit and held-out networks
+of calibrate/data/h200/corpus/networks.json (calibrate/measure/corpus.py), in
+the file's order; `corpus-fresh`: its fresh networks, alone, measured only
+after the model is frozen. Never both in one folder.
+
+Stages: --stages names the stages to run, joined by ',' (default: all);
+`state` always runs (it records the machine). --host-only is `--stages
+state,host`. A corpus call skips host and layers: `--stages networks,profiles`.
 
 Budget: --budget-min for the whole call. Each stage ends by its share of it
 (STAGE_SHARES, cumulative, so time a stage leaves goes to the next) and starts
 no new work it cannot finish by then; the last share is kept for writing the
-results. --resume continues a folder: it skips the layers, configurations and
+results. Stages left out give their shares to the ones that run: the chosen
+stages' shares are scaled to add up to what all of them add up to, so the
+reserve stays the same.
+
+Many networks, many calls: a folder is measured over as many --resume calls as
+it takes, each taking up the networks in the list's order. Within a call the
+networks stage times whole passes (pass 0: every configuration of the
+networks it starts; passes 1 and 2: their host-bound batches), but it starts
+a network only if, by its estimates, that network's pass 0 ends before pass
+0's own deadline and everything started so far (the networks' remaining
+passes, then one profile per timed configuration still lacking one, in the
+profiles stage) ends before the call's last stage does. The estimates are
+this call's mean time per batch (FIRST_GUESS_S before one ran), per build,
+and per profile (earlier calls' profiles stage, else PROFILE_GUESS_S). So a
+call leaves complete networks (every configuration, pass and profile) and
+does not spend itself on pass 0 of hundreds, leaving their repeats and
+profiles to pile up; what a call could not finish, the next one finishes
+first, since pending work is taken in the list's order. A configuration that
+failed in pass 0 is not repeated, so it leaves nothing pending.
+
+--resume continues a folder: it skips the layers, configurations and
 profiles already recorded and appends this call to run.json's calls; rows of
 bench.jsonl and kernels.jsonl carry the call's number. Every data file keeps
 the header of the call that created it; later calls' headers are in run.json.
@@ -42,8 +69,10 @@ an unexpected error, 2 bad usage.
 
 usage (GPU machine, repository root):
   python3 calibrate/measure/run.py --out DIR [--budget-min 18] [--resume] [--host-only]
-      [--networks SET_OR_LIST] [--sample-size 12] [--layers LAYERS.jsonl] [--runner BINARY]
-      [--seed 0] [--dry-run]
+      [--stages state,host,layers,networks,profiles] [--networks SET_OR_LIST] [--sample-size 12]
+      [--layers LAYERS.jsonl] [--runner BINARY] [--seed 0] [--dry-run]
+  python3 calibrate/measure/run.py --out DIR --networks corpus --stages networks,profiles --budget-min 9
+      [--resume]      (calibrate/data/h200/corpus/README.md)
 """
 import argparse
 import ast
@@ -73,6 +102,7 @@ import timm_harness_bench as harness  # noqa: E402  (imports no torch)
 # Cumulative shares of the budget: each stage ends by the sum of its share and
 # those before it; what is left after the last is kept for writing results.
 STAGE_SHARES = (("state", 0.01), ("host", 0.06), ("layers", 0.36), ("networks", 0.42), ("profiles", 0.10))
+STAGE_NAMES = tuple(name for name, _ in STAGE_SHARES)
 HOST_ONLY_STAGES = ("state", "host")
 # Networks whose forward-call time the host stage takes at batch 1 (NCHW, AMP),
 # in 3 whole passes: the calibrated host's machine timed them too
@@ -88,6 +118,8 @@ BATCHES = (1, 16, 64, 256)
 HOST_BOUND_BATCHES = (1, 16)   # timed in every pass: their step is the host's, which varies pass to pass
 PASSES = 3
 SAMPLE = "sample"
+CORPUS, CORPUS_FRESH = "corpus", "corpus-fresh"
+CORPUS_FILE = os.path.join("calibrate", "data", "h200", "corpus", "networks.json")
 DEFAULT_LAYERS = os.path.join("calibrate", "data", "h200", "layers.jsonl")
 # Where build.sh and the top-level CMake build put the runner.
 RUNNER_PATHS = (os.path.join("calibrate", "measure", "runner", "build", "tilewave-calibrate"),
@@ -97,6 +129,10 @@ GPU_FIELDS = ("index,name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,cloc
 # A configuration's first guess of its duration, s, before one of its batch has run in this call.
 FIRST_GUESS_S = {1: 2.0, 16: 3.0, 64: 5.0, 256: 10.0}
 BUILD_GUESS_S = 3.0
+# One profiled configuration, s (build included), before an earlier call of the folder profiled some; and the
+# profiles subprocess's start (Python, torch, CUDA).
+PROFILE_GUESS_S = 2.0
+PROFILE_START_S = 20.0
 
 Job = collections.namedtuple("Job", "pass_index model precision layout batch")
 
@@ -134,11 +170,40 @@ def sample_networks(families, held_out, size, seed):
     return [rng.choice(families[f]) for f in sorted(chosen)]
 
 
+def load_corpus(path=CORPUS_FILE):
+    """networks.json's networks (corpus.py): [{"name", "family", "kind", "split", ...}], in its order.
+    ValueError (one line) for a missing or malformed file."""
+    full = path if os.path.isabs(path) else os.path.join(ROOT, path)
+    try:
+        with open(full) as f:
+            networks = json.load(f)["networks"]
+        if not all(isinstance(n["name"], str) and n["split"] in ("fit", "held_out", "fresh") for n in networks):
+            raise KeyError("split")
+    except OSError as e:
+        raise ValueError("%s: cannot read it (%s); calibrate/measure/corpus.py makes it" % (path, e.strerror or e))
+    except (ValueError, KeyError, TypeError) as e:
+        raise ValueError("%s: not a corpus.py networks file (%s: %s)" % (path, type(e).__name__, e))
+    return networks
+
+
+def corpus_families(spec):
+    """{network: family} of networks.json, where --networks names the corpus; else {}."""
+    items = set(re.split("[+,]", spec))
+    return {n["name"]: n["family"] for n in load_corpus()} if items & {CORPUS, CORPUS_FRESH} else {}
+
+
 def resolve_networks(spec, sets, seed, sample_size):
-    """--networks: names, zoo set names and `sample`, joined by ',' or '+', in family round-robin order."""
+    """--networks: names, zoo set names, `sample`, `corpus` and `corpus-fresh`, joined by ',' or '+', in
+    family round-robin order; the corpus alone keeps networks.json's order (it is one already)."""
     names = []
-    for item in (s for s in re.split("[+,]", spec) if s):
-        if item == SAMPLE:
+    items = [s for s in re.split("[+,]", spec) if s]
+    if CORPUS_FRESH in items and set(items) != {CORPUS_FRESH}:
+        raise UsageError("--networks %s is measured alone, in a folder of its own (the networks never measured "
+                         "before the model was frozen)" % CORPUS_FRESH)
+    for item in items:
+        if item in (CORPUS, CORPUS_FRESH):
+            names += [n["name"] for n in load_corpus() if (n["split"] == "fresh") == (item == CORPUS_FRESH)]
+        elif item == SAMPLE:
             names += sample_networks(sets.RUNTIME_FAMILIES, set(sets.runtime_split()[3]), sample_size, seed)
         elif item in sets.VALIDATION_SETS:
             names += sets.VALIDATION_SETS[item]
@@ -146,11 +211,14 @@ def resolve_networks(spec, sets, seed, sample_size):
             names.append(item)
         else:
             raise UsageError("--networks: unknown network or set name '%s' (sets: %s)" % (
-                item, ", ".join([SAMPLE] + sorted(sets.VALIDATION_SETS))))
+                item, ", ".join([SAMPLE, CORPUS, CORPUS_FRESH] + sorted(sets.VALIDATION_SETS))))
     names = list(dict.fromkeys(names))
     if not names:
         raise UsageError("--networks names no network")
-    return harness.network_order(names, sets.family_of)
+    if set(items) <= {CORPUS, CORPUS_FRESH}:
+        return names
+    families = corpus_families(spec)
+    return harness.network_order(names, lambda n: families.get(n) or sets.family_of(n))
 
 
 def configurations():
@@ -184,10 +252,14 @@ def recorded_bench(rows):
 
 def pending_jobs(jobs, rows):
     """The jobs bench.jsonl's rows do not yet record. A failed configuration counts as recorded (it
-    would fail again); so does every configuration of a network whose build failed."""
+    would fail again), and so do its later passes; so does every configuration of a network whose build
+    failed."""
     done, broken = recorded_bench(rows)
+    failed = {bench_key(r)[:4] for r in rows
+              if not r.get("header") and r.get("status") == "failed" and "layout" in r and r.get("pass", 0) == 0}
     return [j for j in jobs if j.model not in broken and
-            (j.model, j.layout, j.batch, j.precision, j.pass_index) not in done]
+            (j.model, j.layout, j.batch, j.precision, j.pass_index) not in done and
+            not (j.pass_index > 0 and (j.model, j.layout, j.batch, j.precision) in failed)]
 
 
 def repeat_ready(job, ok_keys):
@@ -231,6 +303,16 @@ def pending_profiles(bench_rows, kernel_rows):
     return out
 
 
+def network_progress(names, bench_rows, kernel_rows):
+    """How many of `names` are complete (every configuration and pass recorded, every timed configuration
+    profiled; a network that never built counts too), and how many have no bench row at all."""
+    unfinished = {j.model for j in pending_jobs(network_jobs(names), bench_rows)}
+    unfinished |= {p[0] for p in pending_profiles(bench_rows, kernel_rows)}
+    seen = {r.get("model") for r in bench_rows if not r.get("header")}
+    return {"networks_complete": sum(1 for n in names if n not in unfinished),
+            "networks_not_started": sum(1 for n in names if n not in seen)}
+
+
 def layers_done(layers, measured):
     """How many of `layers` (the layer file's problems, in order) measured.jsonl's rows already cover.
     The runner writes one row per layer, in order, each its input object plus results, so the rows
@@ -245,17 +327,21 @@ def layers_done(layers, measured):
     return len(measured)
 
 
+def stage_shares(stages):
+    """[(stage, share)] of the stages that run, in STAGE_SHARES's order: their shares scaled to add up to
+    what all shares add up to, so skipped stages' time goes to the ones that run and the reserve stays."""
+    chosen = [(n, s) for n, s in STAGE_SHARES if n in stages]
+    scale = sum(s for _, s in STAGE_SHARES) / sum(s for _, s in chosen)
+    return [(n, s * scale) for n, s in chosen]
+
+
 def stage_ends(budget_s, stages):
-    """Seconds after the call's start by which each stage ends (cumulative shares). A host-only call
-    gives the host stage what the later stages would have had, less the reserve."""
-    if tuple(stages) == HOST_ONLY_STAGES:
-        return {"state": round(budget_s * STAGE_SHARES[0][1], 1),
-                "host": round(budget_s * sum(s for _, s in STAGE_SHARES), 1)}
+    """Seconds after the call's start by which each stage ends (cumulative shares of the stages that
+    run). A host-only call gives the host stage what the later stages would have had, less the reserve."""
     ends, total = {}, 0.0
-    for name, share in STAGE_SHARES:
+    for name, share in stage_shares(stages):
         total += share
-        if name in stages:
-            ends[name] = round(budget_s * total, 1)
+        ends[name] = round(budget_s * total, 1)
     return ends
 
 
@@ -271,9 +357,13 @@ def read_jsonl(path):
     if not os.path.exists(path):
         return []
     with open(path) as f:
-        text = f.read()
+        return json_lines(f.read(), path)
+
+
+def json_lines(text, path):
+    """The JSON rows of `text`, read from `path`; the piece after the last newline is cut off."""
     rows = []
-    for n, line in enumerate(text.split("\n")[:-1], 1):   # the piece after the last newline is cut off
+    for n, line in enumerate(text.split("\n")[:-1], 1):
         if line.strip():
             try:
                 rows.append(json.loads(line))
@@ -551,6 +641,92 @@ def stage_layers(call):
     return result
 
 
+class Admission:
+    """Which networks the networks stage starts (the module docstring, "Many networks, many calls").
+
+    A network is started only if, by the estimates, its pass 0 ends before pass 0's deadline, the timing of
+    every network started so far ends before the networks stage's end (their jobs not yet run, their builds),
+    and so does all their work before `deadline` (the profiles stage's end where it runs in this call, else the
+    networks stage's): the timing, then the profiles' start and one profile per configuration timed without
+    one. Networks that have only later passes left from
+    an earlier call count as started: they are finished first. Estimates: this call's mean seconds per batch
+    and per build (FIRST_GUESS_S and BUILD_GUESS_S before one ran) and `profile_s` per profile."""
+
+    def __init__(self, todo, profile_backlog, pass0_end, networks_end, deadline, profile_s, profiles_run):
+        self.left = collections.OrderedDict()     # network -> its jobs not yet run in this call
+        for j in todo:
+            self.left.setdefault(j.model, []).append(j)
+        self.started = [m for m, jobs in self.left.items() if all(j.pass_index > 0 for j in jobs)]
+        self.to_profile = len(profile_backlog)    # configurations timed without a profile, or to be timed
+        self.profile_networks = {p[0] for p in profile_backlog}
+        self.pass0_end, self.networks_end, self.deadline = pass0_end, networks_end, deadline
+        self.profile_s, self.profiles_run = profile_s, profiles_run
+        self.built = set()
+        self.seconds = collections.defaultdict(list)   # batch or "build" -> durations of this call, s
+
+    def mean(self, key):
+        runs = self.seconds[key]
+        return sum(runs) / len(runs) if runs else (BUILD_GUESS_S if key == "build" else FIRST_GUESS_S.get(key, 10.0))
+
+    def jobs_s(self, model, jobs):
+        return sum(self.mean(j.batch) for j in jobs) + (0.0 if model in self.built or not jobs else self.mean("build"))
+
+    def timing_s(self, extra=None):
+        """Seconds the started networks' timing (and `extra`'s) still needs."""
+        return sum(self.jobs_s(m, self.left.get(m, [])) for m in self.started + ([extra] if extra else []))
+
+    def finish_s(self, extra=None):
+        """Seconds the started networks' work (and `extra`'s) still needs, profiles included."""
+        total = self.timing_s(extra)
+        if self.profiles_run:
+            configs = self.to_profile + (sum(1 for j in self.left.get(extra, []) if j.pass_index == 0) if extra else 0)
+            networks = self.profile_networks | ({extra} if extra else set())
+            if configs:
+                total += PROFILE_START_S + configs * self.profile_s + len(networks) * self.mean("build")
+        return total
+
+    def admit(self, model, now):
+        """Starts `model` if it fits (True), else False."""
+        pass0 = [j for j in self.left.get(model, []) if j.pass_index == 0]
+        if now + self.jobs_s(model, pass0) > self.pass0_end or now + self.timing_s(model) > self.networks_end or \
+                now + self.finish_s(model) > self.deadline:
+            return False
+        self.started.append(model)
+        self.to_profile += len(pass0)
+        if pass0:
+            self.profile_networks.add(model)
+        return True
+
+    def ran(self, job, seconds=None, build_s=None):
+        """job ran (seconds: its time without the build) or was skipped."""
+        jobs = self.left.get(job.model, [])
+        if job in jobs:
+            jobs.remove(job)
+        if seconds is not None:
+            self.seconds[job.batch].append(seconds)
+        if build_s is not None:
+            self.seconds["build"].append(build_s)
+            self.built.add(job.model)
+
+    def drop(self, model):
+        """A network whose build failed: none of its work is left, nothing of it to profile."""
+        self.to_profile -= sum(1 for j in self.left.get(model, []) if j.pass_index == 0)
+        self.profile_networks.discard(model)
+        self.left[model] = []
+
+
+def profile_seconds(runs):
+    """Seconds per profiled configuration by the folder's earlier calls (their profiles stage's seconds,
+    subprocess start included, over what it profiled); PROFILE_GUESS_S before 5 were profiled."""
+    seconds = profiled = 0
+    for c in runs.get("calls", [])[:-1]:
+        st = c.get("stages", {}).get("profiles", {})
+        if st.get("profiled"):
+            seconds += st.get("seconds", 0.0)
+            profiled += st["profiled"]
+    return min(10.0, max(0.5, seconds / profiled)) if profiled >= 5 else PROFILE_GUESS_S
+
+
 def stage_networks(call):
     import torch
     torch.backends.cudnn.benchmark = True
@@ -560,42 +736,69 @@ def stage_networks(call):
                                     passes_batches=list(HOST_BOUND_BATCHES), call=call.number,
                                     tool="calibrate/measure/run.py")
     call.record["bench_header"] = header
-    todo = pending_jobs(network_jobs(call.plan["networks"]["names"]), rows)
+    names = call.plan["networks"]["names"]
+    todo = pending_jobs(network_jobs(names), rows)
     ok_keys = {bench_key(r) for r in rows if not r.get("header") and r.get("status") == "ok"}
     start = time.time()
     ends = pass_ends(start, call.ends["networks"])
-    seen_s = {}        # batch -> longest configuration of this call, s
+    profiles_run = "profiles" in call.ends
+    admission = Admission(todo, pending_profiles(rows, read_jsonl(call.path("kernels.jsonl"))), ends[0],
+                          call.ends["networks"], call.ends["profiles"] if profiles_run else call.ends["networks"],
+                          profile_seconds(call.runs), profiles_run)
+    seen_s = {}        # batch -> longest configuration of this call (its build left out), s
     models = {}
     broken = set()
     counts = collections.Counter()
-    call.log("networks: %d configurations to time (%d networks), passes end in %s s" % (
-        len(todo), len(call.plan["networks"]["names"]), [round(e - start) for e in ends]))
+    call.log("networks: %d configurations to time (%d networks, %d with work left), passes end in %s s" % (
+        len(todo), len(names), len(admission.left), [round(e - start) for e in ends]))
+    if admission.started:
+        started = admission.started
+        call.log("networks: first the later passes of %d networks started before: %s" % (
+            len(started), ", ".join(started[:10]) + (" ..." if len(started) > 10 else "")))
     with open_append(bench) as res:
         if not any(r.get("header") for r in rows[:1]):
             res.write(json.dumps(header) + "\n")
         for p in range(PASSES):
             jobs = [j for j in todo if j.pass_index == p]
             for i, job in enumerate(jobs):
-                if job.model in broken or not repeat_ready(job, ok_keys):
+                if job.model in broken:
                     continue
+                if job.model not in admission.started:
+                    if p > 0:
+                        continue   # not started in this call: a later call times it after its pass 0
+                    if not admission.admit(job.model, time.time()):
+                        call.log("networks: starts no more networks: by the estimates %s would end after the "
+                                 "call's work can (%d networks started, %d configurations of pass 0 left)" % (
+                                     job.model, len(admission.started), len(jobs) - i))
+                        break
+                    call.log("networks: start %s (%d of %d; the started networks' work needs about %.0f s of the "
+                             "%.0f s left)" % (job.model, names.index(job.model) + 1, len(names), admission.finish_s(),
+                                               admission.deadline - time.time()))
+                if not repeat_ready(job, ok_keys):
+                    admission.ran(job)
+                    continue
+                build_guess = max(admission.seconds["build"] or [BUILD_GUESS_S])
                 guess = seen_s.get(job.batch, FIRST_GUESS_S.get(job.batch, 10.0)) + \
-                    (0 if job.model in models else BUILD_GUESS_S)
+                    (0 if job.model in models else build_guess)
                 if time.time() + guess > ends[p]:
-                    counts["left"] += len(jobs) - i
                     call.log("networks: pass %d stops at its deadline, %d configurations left" % (p, len(jobs) - i))
                     break
-                t_job = time.time()
+                build_s = None
                 if job.model not in models:
+                    t_build = time.time()
                     try:
                         models[job.model] = harness.build_network(torch, job.model)
                     except Exception as e:
                         broken.add(job.model)
+                        admission.drop(job.model)
                         res.write(json.dumps({"model": job.model, "status": "failed", "stage": "build", "pass": p,
                                               "call": call.number,
                                               "error": "%s: %s" % (type(e).__name__, str(e)[:300])}) + "\n")
                         res.flush()
                         call.log("networks: %s build failed: %s" % (job.model, e))
                         continue
+                    build_s = time.time() - t_build
+                t_job = time.time()
                 net, size, params, modules = models[job.model]
                 rec = {"model": job.model, "family": call.plan["networks"]["families"].get(job.model),
                        "layout": job.layout, "batch": job.batch, "precision": job.precision,
@@ -628,7 +831,11 @@ def stage_networks(call):
                             "failed": counts["failed"]}
                 res.write(json.dumps(rec) + "\n")
                 res.flush()
-                seen_s[job.batch] = max(seen_s.get(job.batch, 0.0), time.time() - t_job)
+                seconds = time.time() - t_job
+                admission.ran(job, seconds, build_s)
+                seen_s[job.batch] = max(seen_s.get(job.batch, 0.0), seconds)
+                if not admission.left[job.model]:
+                    models.pop(job.model, None)   # its work in this call is done: free its memory
     del models
     torch.cuda.empty_cache()
     rows = read_jsonl(bench)
@@ -639,8 +846,10 @@ def stage_networks(call):
         for r in medians:
             f.write(json.dumps(r) + "\n")
     os.replace(call.path("bench_median.jsonl") + ".tmp", call.path("bench_median.jsonl"))
-    status = "done" if not counts["left"] else "partial: deadline"
-    return {"status": status, "timed_ok": counts["ok"], "failed": counts["failed"], "left": counts["left"],
+    left = pending_jobs(network_jobs(names), rows)
+    status = "done" if not left else "partial: deadline"
+    return {"status": status, "timed_ok": counts["ok"], "failed": counts["failed"], "left": len(left),
+            "networks_started": len(admission.started), "networks_with_work_left": len({j.model for j in left}),
             "configurations_with_median": len(medians)}
 
 
@@ -716,9 +925,12 @@ def parse_args(argv):
     ap.add_argument("--out", required=True, help="the run's folder (created; must be empty unless --resume)")
     ap.add_argument("--budget-min", type=float, default=18.0, help="wall-clock budget of this call, minutes")
     ap.add_argument("--resume", action="store_true", help="continue DIR: skip what it already records")
-    ap.add_argument("--host-only", action="store_true", help="stop after the host stage")
+    ap.add_argument("--host-only", action="store_true", help="stop after the host stage (--stages state,host)")
+    ap.add_argument("--stages", help="the stages to run, joined by , (default: all of %s; state always runs)" %
+                    ",".join(STAGE_NAMES))
     ap.add_argument("--networks", default=SAMPLE, help="network and set names of onnx_models/zoo.py joined by , or "
-                    "+; `sample`: the seeded sample across families (default)")
+                    "+; `sample`: the seeded sample across families (default); `corpus`: the fit and held-out "
+                    "networks of %s; `corpus-fresh`: its fresh ones" % CORPUS_FILE)
     ap.add_argument("--sample-size", type=int, default=12, help="families in `sample` (default 12)")
     ap.add_argument("--seed", type=int, default=0, help="seed of `sample` (default 0)")
     ap.add_argument("--layers", default=DEFAULT_LAYERS, help="layer file for the runner (default %s)" % DEFAULT_LAYERS)
@@ -728,6 +940,21 @@ def parse_args(argv):
     ap.add_argument("--profile-worker", type=float, metavar="DEADLINE", help=argparse.SUPPRESS)
     ap.add_argument("--call", type=int, default=0, help=argparse.SUPPRESS)
     return ap.parse_args(argv)
+
+
+def chosen_stages(args):
+    """The stages this call runs, in their order; UsageError for an unknown one."""
+    if args.stages is None:
+        return HOST_ONLY_STAGES if args.host_only else STAGE_NAMES
+    names = [n.strip() for n in args.stages.split(",") if n.strip()]
+    unknown = [n for n in names if n not in STAGE_NAMES]
+    if unknown or not names:
+        what = "unknown stage '%s'" % unknown[0] if unknown else "names no stage"
+        raise UsageError("--stages: %s (stages: %s)" % (what, ", ".join(STAGE_NAMES)))
+    stages = tuple(n for n in STAGE_NAMES if n == "state" or n in names)
+    if args.host_only and stages != HOST_ONLY_STAGES:
+        raise UsageError("--host-only is --stages state,host: give one or the other")
+    return stages
 
 
 def make_plan(args):
@@ -741,54 +968,79 @@ def make_plan(args):
                          % args.out)
     if args.sample_size < 1:
         raise UsageError("--sample-size must be at least 1")
-    stages = HOST_ONLY_STAGES if args.host_only else tuple(name for name, _ in STAGE_SHARES)
+    stages = chosen_stages(args)
     budget_s = args.budget_min * 60
     plan = {"command": " ".join(shlex.quote(a) for a in [os.path.relpath(os.path.abspath(__file__), os.getcwd())] +
                                 sys.argv[1:]),
             "out": args.out, "budget_min": args.budget_min, "resume": args.resume, "host_only": args.host_only,
-            "stages": [{"name": n, "share": s} for n, s in STAGE_SHARES if n in stages],
+            "stages": [{"name": n, "share": round(s, 4)} for n, s in stage_shares(stages)],
             "stage_ends_s": stage_ends(budget_s, stages), "reserve_s": round(budget_s * (1 - sum(
                 s for _, s in STAGE_SHARES)), 1)}
-    if args.host_only:
+    if "layers" in stages:
+        layer_path = args.layers if os.path.isabs(args.layers) or os.path.exists(args.layers) else \
+            os.path.join(ROOT, args.layers)
+        if not os.path.isfile(layer_path):
+            raise UsageError("--layers %s: no such file" % args.layers)
+        if args.runner and not os.access(args.runner, os.X_OK):
+            raise UsageError("--runner %s: not an executable file" % args.runner)
+        layers = [r for r in read_jsonl(layer_path) if not r.get("header")]
+        runner = find_runner(args.runner)
+        plan["layers"] = {"file": os.path.relpath(os.path.abspath(layer_path), ROOT), "problems": len(layers),
+                          "runner": os.path.relpath(runner, ROOT) if runner else None,
+                          "runner_built_by": None if runner else "calibrate/measure/runner/build.sh"}
+    if "networks" not in stages and "profiles" not in stages:
         return plan
-    layer_path = args.layers if os.path.isabs(args.layers) or os.path.exists(args.layers) else \
-        os.path.join(ROOT, args.layers)
-    if not os.path.isfile(layer_path):
-        raise UsageError("--layers %s: no such file" % args.layers)
-    if args.runner and not os.access(args.runner, os.X_OK):
-        raise UsageError("--runner %s: not an executable file" % args.runner)
-    layers = [r for r in read_jsonl(layer_path) if not r.get("header")]
-    runner = find_runner(args.runner)
-    plan["layers"] = {"file": os.path.relpath(os.path.abspath(layer_path), ROOT), "problems": len(layers),
-                      "runner": os.path.relpath(runner, ROOT) if runner else None,
-                      "runner_built_by": None if runner else "calibrate/measure/runner/build.sh"}
     sets = zoo_sets()
     names = resolve_networks(args.networks, sets, args.seed, args.sample_size)
+    families = corpus_families(args.networks)
     jobs = network_jobs(names)
     plan["networks"] = {"spec": args.networks, "seed": args.seed, "sample_size": args.sample_size, "names": names,
-                        "families": {n: sets.family_of(n) for n in names}}
+                        "families": {n: families.get(n) or sets.family_of(n) for n in names}}
+    if families:
+        splits = {n["name"]: n["split"] for n in load_corpus()}
+        run_json = os.path.join(args.out, "run.json")
+        if args.resume and os.path.isfile(run_json):
+            fresh_now = any(splits.get(n) == "fresh" for n in names)
+            try:
+                with open(run_json) as f:
+                    earlier = {n for c in json.load(f).get("calls", []) for n in c.get("networks") or []}
+            except (ValueError, AttributeError) as e:
+                raise ValueError("%s: not a run.json (%s)" % (run_json, e))
+            if any(n in splits and (splits[n] == "fresh") != fresh_now for n in earlier):
+                raise UsageError("--out %s holds %s networks: the corpus and its fresh networks are measured in "
+                                 "folders of their own" % (args.out, "fresh" if not fresh_now else "corpus"))
+        plan["networks"]["corpus"] = {"file": CORPUS_FILE, "splits": dict(collections.Counter(
+            splits[n] for n in names if n in splits))}
     plan["configurations"] = configurations()
     plan["timed_configurations"] = len(jobs)
     plan["profiles"] = len(names) * len(CONFIGURATIONS) * len(BATCHES)
     if args.resume and os.path.isdir(args.out):
         bench = read_jsonl(os.path.join(args.out, "bench.jsonl"))
         measured = [r for r in read_jsonl(os.path.join(args.out, "measured.jsonl")) if not r.get("header")]
+        pending = pending_jobs(jobs, bench)
         plan["recorded"] = {"layers": len(measured), "host_micro": len(read_jsonl(os.path.join(args.out,
                                                                                                "host_micro.jsonl"))),
-                            "timed_configurations_pending": len(pending_jobs(jobs, bench)),
+                            "timed_configurations_pending": len(pending),
                             "profiles": len(read_jsonl(os.path.join(args.out, "kernels.jsonl")))}
+        plan["recorded"].update(network_progress(names, bench, read_jsonl(os.path.join(args.out, "kernels.jsonl"))))
     return plan
 
 
 def work_left(call):
     """What the folder still lacks for this call's plan: a --resume call would do it."""
-    left = {"host_micro": not read_jsonl(call.path("host_micro.jsonl"))}
+    left = {}
+    if "host" in call.plan["stage_ends_s"]:
+        left["host_micro"] = not read_jsonl(call.path("host_micro.jsonl"))
     if "layers" in call.plan:
         measured = [r for r in read_jsonl(call.path("measured.jsonl")) if not r.get("header")]
         left["layers"] = call.plan["layers"]["problems"] - len(measured)
+    if "networks" in call.plan:
         bench = read_jsonl(call.path("bench.jsonl"))
         left["timed_configurations"] = len(pending_jobs(network_jobs(call.plan["networks"]["names"]), bench))
-        left["profiles"] = len(pending_profiles(bench, read_jsonl(call.path("kernels.jsonl"))))
+        kernels = read_jsonl(call.path("kernels.jsonl"))
+        left["profiles"] = len(pending_profiles(bench, kernels))
+        progress = network_progress(call.plan["networks"]["names"], bench, kernels)
+        left["networks_unfinished"] = len(call.plan["networks"]["names"]) - progress["networks_complete"]
     return left
 
 
