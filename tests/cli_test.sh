@@ -173,6 +173,12 @@ grep -q "3 memcpy/memset events not counted" "$tmp/out" || { echo "FAIL: check c
 expect 0 "" -- "$tw" check "$root/onnx_models/runtime/resnet18.onnx" --runtime inductor --trace "$data/traces/resnet18_b16_inductor_h200.profiler.json.gz" --batch 16 --layout nhwc --no-amp
 grep -q "shapes     21 of 21 paired" "$tmp/out" || { echo "FAIL: check did not pair torch.compile's ResNet-18 convolutions by shape"; fails=$((fails + 1)); }
 grep -q "Ran, but not predicted (1)" "$tmp/out" || { echo "FAIL: check did not list inductor's unpredicted stem kernel"; fails=$((fails + 1)); }
+# A kernel list (one row of run.py's kernels.jsonl) is a trace too; a bad one is one line.
+printf '%s\n' '{"model": "resnet18", "list": [["sm90_xmma_fprop_implicit_gemm_f16", 12.5], ["vectorized_elementwise_kernel", 2.0]]}' >"$tmp/row.json"
+expect 0 "" -- "$tw" check "$root/onnx_models/runtime/resnet18.onnx" --trace "$tmp/row.json" --batch 1
+grep -q "^  conv  " "$tmp/out" || { echo "FAIL: check of a kernel list has no conv class row"; fails=$((fails + 1)); }
+printf '%s\n' '{"list": [["k", 0]]}' >"$tmp/row0.json"
+expect 1 "row0.json: kernel 'k' lasts 0 us" -- "$tw" check "$root/onnx_models/runtime/resnet18.onnx" --trace "$tmp/row0.json"
 trace=$data/traces/resnet18_b1_eager_h200.trace.json
 expect 0 "" -- "$tw" check "$root/onnx_models/runtime/resnet18.onnx" --trace "$trace" --batch 1 --layout nhwc --no-amp
 grep -q "108 kernels paired" "$tmp/out" || { echo "FAIL: check did not pair the ResNet-18 trace"; fails=$((fails + 1)); }

@@ -165,6 +165,44 @@ TEST_CASE("check: the H200 trace of ResNet-18 pairs every convolution with a mea
   CHECK(kernel_kind("void at::native::(anonymous namespace)::max_pool_forward_nhwc") == std::string("pool"));
 }
 
+TEST_CASE("check: a kernel list (run.py's kernels.jsonl row) is a trace, and every kernel lands in one class row") {
+  AnalyzeOptions o;
+  o.load.batch = 1;
+  o.exec = cuda_graph_harness(default_runtime(), DType::fp16);
+  const Analysis a = analyze_file(test::zoo("runtime/resnet18.onnx"), test::gpu("h200"), o);
+  const MeasuredTrace from_trace = read_trace(test::data("traces/resnet18_b1_eager_h200.trace.json"));
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& k : from_trace.kernels) list.push_back({k.name, k.duration_us});
+  const MeasuredTrace t = trace_from_json({{"model", "resnet18"}, {"list", list}}, "row.json");
+  REQUIRE(t.kernels.size() == from_trace.kernels.size());
+  CHECK(t.kernels[1].start_us == doctest::Approx(t.kernels[0].duration_us));  // laid end to end
+  const TraceCheck c = check_against_trace(a, t);
+  int measured = 0, predicted = 0, paired = 0;
+  double measured_us = 0, share = 0;
+  for (const auto& r : c.by_class) {
+    measured += r.measured, predicted += r.predicted, paired += r.paired;
+    measured_us += r.measured_us, share += r.measured_share;
+    CHECK(r.measured == r.paired + r.missing);
+    CHECK(r.missing_us <= r.measured_us + 1e-9);
+  }
+  CHECK(measured == int(t.kernels.size()));
+  CHECK(paired == c.paired);
+  CHECK(predicted == std::count_if(c.pairs.begin(), c.pairs.end(), [](const TracePair& p) { return p.predicted >= 0; }));
+  CHECK(measured_us == doctest::Approx(c.measured_device_us));
+  CHECK(share == doctest::Approx(1.0));
+  CHECK(c.by_class.front().kernel_class == "conv");  // ResNet-18's time is in its convolutions
+  CHECK(pairing_class("sm90_xmma_fprop_implicit_gemm_f16f16") == std::string("conv"));
+  CHECK(pairing_class("void cudnn::winograd_nonfused::winogradForwardData4x4") == std::string("conv_winograd"));
+  CHECK(pairing_class("nvjet_sm90_hsh_192x192_64x4_1x2_h_bz_coopB_TNN") == std::string("gemm"));
+  CHECK(pairing_class("void cudnn::bn_fw_inf_1C11_kernel_NCHW<__half, float, true, 1>") == std::string("norm"));
+  CHECK(pairing_class("conv2d_c1_k1_nhwc_specialized") == std::string("depthwise"));
+  CHECK(pairing_class("triton_poi_fused_add_relu_3") == std::string("triton"));
+  CHECK(pairing_class("vectorized_elementwise_kernel<8, float16_copy_kernel_cuda") == std::string("cast"));
+  for (const char* bad : {R"({"list": 3})", R"({"list": []})", R"({"list": [["k", -1]]})", R"({"list": [["k"]]})",
+                          R"({"list": [[1, 2.0]]})", R"({"list": [["k", 1e30]]})"})
+    CHECK_THROWS_AS(trace_from_json(nlohmann::json::parse(bad), "row.json"), InputError);
+}
+
 TEST_CASE("check: traces torch.profiler exported on the H200 pair every convolution and GEMM by shape") {
   // tests/data/traces/README.md: calibrate/measure/capture_trace.py, one eager forward each.
   struct Case {

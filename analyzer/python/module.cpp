@@ -545,8 +545,11 @@ PYBIND11_MODULE(tilewave, m) {
       "'dtype', 'runtime', 'execution', 'trace', 'measured_kernels', 'profiler_step', 'profiler_steps', "
       "'kernels_in_trace', 'measured_kernel_us', 'predicted_kernel_us', 'paired', 'median_abs_error', "
       "'shape_compared', 'shape_matched', 'by_kind': [{'kind', 'pairs', 'predicted_us', 'measured_us'}, ...], "
-      "'pairs': [{'predicted_us', 'measured_us', and where known 'shape_match', 'predicted', 'predicted_op', "
-      "'predicted_kind', 'measured', 'measured_kind'}, ...]}.",
+      "'by_class': [{'class', 'measured', 'measured_us', 'measured_share', 'predicted', 'predicted_us', 'paired', "
+      "'paired_measured_us', 'paired_predicted_us', 'paired_error', 'missing', 'missing_us', 'extra', 'extra_us'}, "
+      "...], 'pairs': [{'predicted_us', 'measured_us', and where known 'shape_match', 'predicted', 'predicted_op', "
+      "'predicted_kind', 'predicted_class', 'measured', 'measured_kind', 'measured_class'}, ...]}. The trace may "
+      "also be a kernel list, {'list': [[name, us], ...]} (a calibrate/measure/run.py kernels.jsonl row).",
       py::arg("path"), py::arg("trace"), py::kw_only(), py::arg("batch") = py::none());
 
   def_with_model_keywords<const std::vector<PathArg>&, int64_t, std::optional<int>>(

@@ -196,6 +196,12 @@ class KindError(TypedDict):
     predicted_us: float
     measured_us: float
 
+# One kernel class of `check` (analyzer/data/kernel_names.json "pairing").
+ClassRow = TypedDict("ClassRow", {
+    "class": str, "measured": int, "measured_us": float, "measured_share": float, "predicted": int,
+    "predicted_us": float, "paired": int, "paired_measured_us": float, "paired_predicted_us": float,
+    "paired_error": float, "missing": int, "missing_us": float, "extra": int, "extra_us": float})
+
 # One pair of `check`; an unpaired kernel lacks its partner's fields, and
 # shape_match is there only where the trace recorded the launching op's shapes.
 class TracePair(TypedDict, total=False):
@@ -205,8 +211,10 @@ class TracePair(TypedDict, total=False):
     predicted: str
     predicted_op: str
     predicted_kind: str
+    predicted_class: str
     measured: str
     measured_kind: str
+    measured_class: str
 
 class TraceCheck(RunConfig):
     trace: str
@@ -221,6 +229,7 @@ class TraceCheck(RunConfig):
     shape_compared: int
     shape_matched: int
     by_kind: List[KindError]
+    by_class: List[ClassRow]
     pairs: List[TracePair]
 
 class RankedModel(Totals):

@@ -288,7 +288,7 @@ FIGURES = {"heldout-fp16": heldout_fp16, "heldout-datasheet": heldout_datasheet,
            "readme-corpus": readme_corpus,
            "calibration-runtime-params": calibration_runtime_params}
 # Figures of one doc each live in their own module beside this one, each with a FIGURES dict.
-for _module in ("figures_readme", "figures_calibration"):
+for _module in ("figures_readme", "figures_calibration", "figures_validation"):
     FIGURES.update(__import__(_module).FIGURES)
 BLOCK = re.compile(r"^<!-- doc_figures\.py (\S+) -->\n(.*?)^<!-- /doc_figures\.py -->$", re.M | re.S)
 

@@ -1,6 +1,7 @@
 // A prediction held against a measured run (`tilewave check --trace`,
-// docs/report.md): the kernels of a PyTorch profiler / Chrome trace paired
-// with the predicted ones in launch order, by kind.
+// docs/report.md): the kernels of a PyTorch profiler / Chrome trace (or a
+// kernel list, as calibrate/measure/run.py's kernels.jsonl rows hold it)
+// paired with the predicted ones in launch order, by kind.
 #pragma once
 #include <functional>
 #include <string>
@@ -37,8 +38,10 @@ struct MeasuredTrace {
 // Reads the JSON torch.profiler's export_chrome_trace writes (an object with
 // "traceEvents", or a bare array): complete events ("ph": "X") of category
 // "kernel" (any case). When a profiler schedule recorded several steps
-// (ProfilerStep#N), only the last step's kernels are kept. InputError naming
-// the file for anything else.
+// (ProfilerStep#N), only the last step's kernels are kept. Or a kernel list:
+// an object whose "list" holds [name, microseconds] in launch order (one row
+// of calibrate/measure/run.py's kernels.jsonl). InputError naming the file
+// for anything else.
 MeasuredTrace read_trace(const std::string& path);
 // The same from a parsed document; `path` names it in errors.
 MeasuredTrace trace_from_json(const nlohmann::json& doc, const std::string& path);
@@ -47,6 +50,13 @@ MeasuredTrace trace_from_json(const nlohmann::json& doc, const std::string& path
 // compute (convolution, GEMM, attention), pool, reduce, norm, copy, elementwise.
 const char* kernel_kind(const std::string& measured_name);
 const char* kernel_kind(const KernelResult& predicted);
+// The class the prediction is judged by (issue 31; docs/report.md "`tilewave
+// check`"): the "pairing" vocabulary of analyzer/data/kernel_names.json for a
+// measured kernel (conv, conv_winograd, conv_fft, depthwise, gemm, attention,
+// norm, softmax, reduction, pool, cast, transform, copy, triton,
+// elementwise), and the same classes for a predicted one.
+const char* pairing_class(const std::string& measured_name);
+const char* pairing_class(const KernelResult& predicted);
 // The sizes a compute kernel's launching op must show in its input shapes:
 // a convolution's N, H, W, K, R, S, a GEMM's M, N, K (and batch); sorted.
 // Empty where none are checked.
@@ -65,6 +75,20 @@ struct KindError {
   double predicted_us = 0, measured_us = 0;
 };
 
+// One class's share of a check (pairing_class): the measured kernels of the
+// class and the predicted ones, those paired (by the measured kernel's
+// class) and those left without a partner: measured time the prediction
+// lacks (`missing`), predicted time nothing measured matches (`extra`).
+struct ClassRow {
+  std::string kernel_class;
+  int measured = 0, predicted = 0, paired = 0, missing = 0, extra = 0;
+  double measured_us = 0, predicted_us = 0;
+  double paired_measured_us = 0, paired_predicted_us = 0;
+  double missing_us = 0, extra_us = 0;
+  double measured_share = 0;  // of all measured kernel time
+  double paired_error = 0;    // paired_predicted_us / paired_measured_us - 1 (0 without pairs)
+};
+
 struct TraceCheck {
   std::vector<TracePair> pairs;      // in launch order, unpaired ones included
   int paired = 0;
@@ -74,6 +98,7 @@ struct TraceCheck {
   double paired_predicted_us = 0, paired_measured_us = 0;
   int shape_compared = 0, shape_matched = 0;  // paired compute kernels whose trace shapes were known / fit
   std::vector<KindError> by_kind;             // most measured time first
+  std::vector<ClassRow> by_class;             // most measured time first, then most predicted
 };
 
 // Pairs the two sequences by dynamic programming (an edit distance in which

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -70,7 +71,35 @@ std::string stated_kind(const json& e) {
 
 MeasuredTrace read_trace(const std::string& path) { return trace_from_json(read_json_file(path, "trace", kMaxTraceBytes), path); }
 
+namespace {
+
+// A kernels.jsonl row: {"list": [[name, us], ...]} in launch order, the
+// kernels laid end to end (the list keeps no start times).
+MeasuredTrace trace_from_kernel_list(const json& list, const std::string& path) {
+  if (!list.is_array()) throw InputError(path, "\"list\" is not a list of [kernel name, microseconds]");
+  MeasuredTrace t;
+  t.path = path;
+  double start_us = 0;
+  for (const auto& k : list) {
+    if (!k.is_array() || k.size() != 2 || !k[0].is_string() || !k[1].is_number())
+      throw InputError(path, fmt::format("kernel {} of \"list\" is not [name, microseconds]", t.kernels.size() + 1));
+    const double d = k[1].get<double>();
+    const std::string& name = k[0].get_ref<const std::string&>();
+    if (!std::isfinite(d) || d < kMinKernelUs || d > kMaxKernelUs)
+      throw InputError(path, fmt::format("kernel '{}' lasts {:g} us: not a kernel's time", name, d));
+    t.kernels.push_back({name, start_us, d, {}, ""});
+    start_us += d;
+  }
+  if (t.kernels.empty()) throw InputError(path, "\"list\" holds no kernels");
+  t.kernels_in_trace = int(t.kernels.size());
+  return t;
+}
+
+}  // namespace
+
 MeasuredTrace trace_from_json(const json& doc, const std::string& path) {
+  if (doc.is_object() && doc.contains("list") && !doc.contains("traceEvents"))
+    return trace_from_kernel_list(doc["list"], path);
   const json* events = &doc;
   if (doc.is_object()) {
     const auto it = doc.find("traceEvents");
@@ -183,6 +212,31 @@ const char* kernel_kind(const KernelResult& r) {
   }
 }
 
+const char* pairing_class(const std::string& name) { return kernel_class_of_name(name, "pairing").c_str(); }
+
+const char* pairing_class(const KernelResult& r) {
+  if (r.kernel.ops.is(RuntimeStep::cast)) return "cast";
+  if (r.kernel.ops.is(RuntimeStep::layout_transform)) return "transform";
+  if (!r.kernel.layer) return r.kernel.compute ? "gemm" : "elementwise";
+  const bool direct = r.cost && r.cost->path == CostPath::direct_conv;
+  switch (kernel_class(*r.kernel.layer)) {
+    case KernelClass::conv:
+    case KernelClass::conv_grouped:
+    case KernelClass::conv_depthwise:
+    case KernelClass::conv_transpose: return direct ? "depthwise" : "conv";
+    case KernelClass::gemm: return "gemm";
+    case KernelClass::attention: return "attention";
+    case KernelClass::norm: return "norm";
+    case KernelClass::row_norm: return r.kernel.ops.contains("Softmax") ? "softmax" : "norm";
+    case KernelClass::pool: return "pool";
+    case KernelClass::reduce: return "reduction";
+    case KernelClass::copy: return "copy";
+    case KernelClass::transform: return "transform";
+    case KernelClass::fused: return "triton";
+    default: return "elementwise";
+  }
+}
+
 std::vector<int64_t> shape_signature(const KernelResult& r) {
   std::vector<int64_t> s;
   if (!r.kernel.layer) return s;
@@ -214,6 +268,9 @@ TraceCheck check_against_trace(const Analysis& a, const MeasuredTrace& t) {
   std::vector<std::string> pk(n), mk(m);
   for (size_t i = 0; i < n; ++i) pk[i] = kernel_kind(a.kernels[size_t(pred[i])]);
   for (size_t j = 0; j < m; ++j) mk[j] = t.kernels[j].kind.empty() ? kernel_kind(t.kernels[j].name) : t.kernels[j].kind.c_str();
+  std::vector<const char*> pc(n), mc(m);  // pairing classes: one more point for a pair of one class
+  for (size_t i = 0; i < n; ++i) pc[i] = pairing_class(a.kernels[size_t(pred[i])]);
+  for (size_t j = 0; j < m; ++j) mc[j] = pairing_class(t.kernels[j].name);
   std::vector<std::vector<int64_t>> signature(n);
   for (size_t i = 0; i < n; ++i) signature[i] = shape_signature(a.kernels[size_t(pred[i])]);
   // -1: not comparable; else whether every predicted size is among the launching op's.
@@ -223,14 +280,16 @@ TraceCheck check_against_trace(const Analysis& a, const MeasuredTrace& t) {
     return int(std::includes(dims.begin(), dims.end(), signature[i].begin(), signature[i].end()));
   };
   // Scores: same kind 3 (5 with fitting shapes, 2 with others), two memory
-  // kinds 1, compute with memory never; a gap costs 1.
+  // kinds 1, compute with memory never, one more for one pairing class; a
+  // gap costs 1.
   auto score = [&](size_t i, size_t j) {
+    const int same_class = std::strcmp(pc[i], mc[j]) == 0;
     if (pk[i] == mk[j]) {
       const int fit = shape_fit(i, j);
-      return fit < 0 ? 3 : fit ? 5 : 2;
+      return (fit < 0 ? 3 : fit ? 5 : 2) + same_class;
     }
     if (pk[i] == std::string("compute") || mk[j] == std::string("compute")) return -1000;
-    return 1;
+    return 1 + same_class;
   };
   // The table has (n+1)(m+1) cells: one forward of a CNN is far below the
   // cap; a trace of many forwards is not what `check` pairs.
@@ -282,6 +341,30 @@ TraceCheck check_against_trace(const Analysis& a, const MeasuredTrace& t) {
   }
   std::stable_sort(c.by_kind.begin(), c.by_kind.end(),
                    [](const KindError& x, const KindError& y) { return x.measured_us > y.measured_us; });
+  auto row = [&](const std::string& cls) -> ClassRow& {
+    auto r = std::find_if(c.by_class.begin(), c.by_class.end(), [&](const ClassRow& x) { return x.kernel_class == cls; });
+    return r != c.by_class.end() ? *r : c.by_class.emplace_back(ClassRow{cls});
+  };
+  for (const auto& p : c.pairs) {
+    if (p.measured >= 0) {
+      ClassRow& r = row(pairing_class(t.kernels[size_t(p.measured)].name));
+      ++r.measured, r.measured_us += p.measured_us;
+      if (p.predicted >= 0) ++r.paired, r.paired_measured_us += p.measured_us, r.paired_predicted_us += p.predicted_us;
+      else ++r.missing, r.missing_us += p.measured_us;
+    }
+    if (p.predicted >= 0) {
+      ClassRow& r = row(pairing_class(a.kernels[size_t(p.predicted)]));
+      ++r.predicted, r.predicted_us += p.predicted_us;
+      if (p.measured < 0) ++r.extra, r.extra_us += p.predicted_us;
+    }
+  }
+  for (ClassRow& r : c.by_class) {
+    r.measured_share = c.measured_device_us > 0 ? r.measured_us / c.measured_device_us : 0;
+    r.paired_error = r.paired_measured_us > 0 ? r.paired_predicted_us / r.paired_measured_us - 1 : 0;
+  }
+  std::stable_sort(c.by_class.begin(), c.by_class.end(), [](const ClassRow& x, const ClassRow& y) {
+    return x.measured_us != y.measured_us ? x.measured_us > y.measured_us : x.predicted_us > y.predicted_us;
+  });
   if (!errors.empty()) {
     std::nth_element(errors.begin(), errors.begin() + long(errors.size() / 2), errors.end());
     c.median_abs_error = errors[errors.size() / 2];

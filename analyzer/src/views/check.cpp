@@ -40,6 +40,17 @@ void write_check_table(std::ostream& os, const Analysis& a, const MeasuredTrace&
       fmt::print(os, "  {:<12} {:>5} {:>12.1f} {:>11.1f} {:>+6.0f}%\n", k.kind, k.pairs, k.predicted_us, k.measured_us,
                  k.measured_us > 0 ? 100 * (k.predicted_us / k.measured_us - 1) : 0.0);
   }
+  if (!c.by_class.empty()) {
+    fmt::print(os, "\nKernel classes (error: of the pairs, by the measured kernel's class; missing:\n"
+                   "measured time nothing predicted pairs with; extra: the reverse):\n");
+    fmt::print(os, "  {:<13} {:>6} {:>11} {:>12} {:>7} {:>10} {:>8}\n", "class", "share", "measured_us",
+               "predicted_us", "error", "missing_us", "extra_us");
+    for (const auto& r : c.by_class)
+      fmt::print(os, "  {:<13} {:>5.1f}% {:>11.1f} {:>12.1f} {:>7} {:>10.1f} {:>8.1f}\n", r.kernel_class,
+                 100 * r.measured_share, r.measured_us, r.predicted_us,
+                 r.paired > 0 ? fmt::format("{:+.0f}%", 100 * r.paired_error) : std::string("-"), r.missing_us,
+                 r.extra_us);
+  }
   std::vector<const TracePair*> paired, pred_only, meas_only;
   for (const auto& p : c.pairs)
     (p.predicted >= 0 && p.measured >= 0 ? paired : p.predicted >= 0 ? pred_only : meas_only).push_back(&p);
@@ -81,6 +92,14 @@ json check_to_json(const Analysis& a, const MeasuredTrace& t, const TraceCheck& 
   for (const auto& k : c.by_kind)
     by_kind.push_back({{"kind", k.kind}, {"pairs", k.pairs}, {"predicted_us", k.predicted_us},
                        {"measured_us", k.measured_us}});
+  json by_class = json::array();
+  for (const auto& r : c.by_class)
+    by_class.push_back({{"class", r.kernel_class}, {"measured", r.measured}, {"measured_us", r.measured_us},
+                        {"measured_share", r.measured_share}, {"predicted", r.predicted},
+                        {"predicted_us", r.predicted_us}, {"paired", r.paired},
+                        {"paired_measured_us", r.paired_measured_us}, {"paired_predicted_us", r.paired_predicted_us},
+                        {"paired_error", r.paired_error}, {"missing", r.missing}, {"missing_us", r.missing_us},
+                        {"extra", r.extra}, {"extra_us", r.extra_us}});
   json pairs = json::array();
   for (const auto& p : c.pairs) {
     json j = {{"predicted_us", p.predicted_us}, {"measured_us", p.measured_us}};
@@ -88,9 +107,11 @@ json check_to_json(const Analysis& a, const MeasuredTrace& t, const TraceCheck& 
     if (p.predicted >= 0) {
       const auto& k = a.kernels[size_t(p.predicted)];
       j["predicted"] = k.kernel.name, j["predicted_op"] = k.kernel.ops.text(), j["predicted_kind"] = kernel_kind(k);
+      j["predicted_class"] = pairing_class(k);
     }
     if (p.measured >= 0)
-      j["measured"] = t.kernels[size_t(p.measured)].name, j["measured_kind"] = kernel_kind(t.kernels[size_t(p.measured)].name);
+      j["measured"] = t.kernels[size_t(p.measured)].name, j["measured_kind"] = kernel_kind(t.kernels[size_t(p.measured)].name),
+      j["measured_class"] = pairing_class(t.kernels[size_t(p.measured)].name);
     pairs.push_back(std::move(j));
   }
   return {{"model", a.model_name},
@@ -110,6 +131,7 @@ json check_to_json(const Analysis& a, const MeasuredTrace& t, const TraceCheck& 
           {"median_abs_error", c.median_abs_error},
           {"shape_compared", c.shape_compared},
           {"by_kind", by_kind},
+          {"by_class", by_class},
           {"shape_matched", c.shape_matched},
           {"pairs", std::move(pairs)}};
 }

@@ -1,0 +1,205 @@
+#!/usr/bin/env python3
+"""Where the time goes and where the model misses, by kernel class, across
+calibrate/measure/run.py folders (issue 31 item 2; docs/validation.md
+"Kernel classes across the measured networks").
+
+Every profiled forward of the folders' kernels.jsonl is held against
+tilewave's prediction of the same network, batch, layout and precision by
+the library's one pairing step, `tilewave check --format json` (a
+kernels.jsonl row is a trace it reads). The classes are the "pairing" vocabulary of
+analyzer/data/kernel_names.json; `check` puts every measured kernel in one
+by its name and every predicted kernel by its problem. Summed over the
+forwards, per class:
+
+  share        the class's share of all measured kernel time
+  measured     measured kernel time, ms, and kernels
+  predicted    predicted kernel time of the class, ms (its own kernels: the
+               launch gap is the schedule's)
+  paired err   sum predicted / sum measured - 1 over the kernels paired
+               with a predicted one (by the measured kernel's class)
+  missing      measured time no predicted kernel paired with, share of the
+               class's measured time: what tilewave does not predict
+  extra        predicted time no measured kernel paired with, ms
+
+usage: calibrate/validate/kernel_classes.py RUN_DIR [RUN_DIR ...]
+       [--tilewave build/analyzer/tilewave] [--gpu h200] [--by harness|batch|none]
+       [--families fit|held_out|all]
+ONNX files: onnx_models/runtime/ for onnx_models/zoo.py's networks, else
+onnx_models/timm_results/timm_results_onnx.tar.xz (the corpus of
+calibrate/data/h200/corpus/networks.json), unpacked to a temporary folder.
+"""
+import argparse
+import collections
+import concurrent.futures
+import gzip
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+ARCHIVE = os.path.join(ROOT, "onnx_models", "timm_results", "timm_results_onnx.tar.xz")
+CORPUS = os.path.join(ROOT, "calibrate", "data", "h200", "corpus", "networks.json")
+HARNESS = {("amp_fp16", "nchw"): "AMP NCHW", ("amp_fp16", "channels_last"): "AMP channels_last",
+           ("half", "channels_last"): ".half() channels_last"}
+
+
+class InputError(Exception):
+    pass
+
+
+def kernel_rows(folder):
+    """The profiled forwards (kernels.jsonl or .jsonl.gz rows) of a run.py folder."""
+    for name in ("kernels.jsonl", "kernels.jsonl.gz"):
+        path = os.path.join(folder, name)
+        if os.path.isfile(path):
+            try:
+                with (gzip.open if name.endswith(".gz") else open)(path, "rt", encoding="utf-8") as f:
+                    rows = [json.loads(line) for line in f if line.strip()]
+            except (OSError, ValueError, EOFError) as e:
+                raise InputError("%s: not a JSON-lines file (%s)" % (path, e))
+            for i, r in enumerate(rows, 1):
+                if not (isinstance(r, dict) and isinstance(r.get("model"), str) and isinstance(r.get("list"), list)
+                        and isinstance(r.get("batch"), int) and (r.get("precision", "amp_fp16"), r.get("layout"))
+                        in HARNESS):
+                    raise InputError("%s: row %d is not a profiled forward of run.py (model, layout, batch, "
+                                     "precision, list)" % (path, i))
+            return rows
+    raise InputError("%s: no kernels.jsonl or kernels.jsonl.gz (is it a calibrate/measure/run.py folder?)" % folder)
+
+
+def corpus_sizes():
+    """{name: img_size} of the corpus file's networks (their exports in the timm_results archive)."""
+    if not os.path.isfile(CORPUS):
+        return {}
+    return {n["name"]: n["img_size"] for n in json.load(open(CORPUS))["networks"]}
+
+
+def onnx_files(models, tmp):
+    """{model: ONNX path}: onnx_models/runtime/ first, else the archive's export, unpacked into tmp in one pass."""
+    found, wanted = {}, {}
+    sizes = corpus_sizes()
+    for m in models:
+        runtime = os.path.join(ROOT, "onnx_models", "runtime", m.replace("/", "_") + ".onnx")
+        if os.path.isfile(runtime):
+            found[m] = runtime
+        elif m in sizes:
+            wanted[m] = "legacy/%s-%d.onnx" % (m.split("/", 1)[-1], sizes[m])
+        else:
+            raise InputError("%s: no ONNX file (neither onnx_models/runtime/ nor the corpus names it)" % m)
+    if wanted:
+        r = subprocess.run(["tar", "xJf", ARCHIVE, "-C", tmp] + sorted(set(wanted.values())),
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            raise InputError("%s: %s" % (os.path.relpath(ARCHIVE, ROOT), r.stderr.strip().splitlines()[-1]))
+        found.update({m: os.path.join(tmp, member) for m, member in wanted.items()})
+    return found
+
+
+def checks(tilewave, rows, onnx, gpu, tmp):
+    """(row, check result) per profiled forward, by `tilewave check --format json` (the CLI: the sanitizer
+    builds have no Python module); a forward tilewave cannot analyse is left out and counted."""
+    def one(i):
+        r = rows[i]
+        trace = os.path.join(tmp, "forward%d.json" % i)
+        with open(trace, "w") as f:
+            json.dump({"list": r["list"]}, f)
+        cmd = [tilewave, "check", onnx[r["model"]], "--trace", trace, "--batch", str(r["batch"]), "--gpu", gpu,
+               "--runtime", "eager", "--layout", "nhwc" if r["layout"] == "channels_last" else "nchw",
+               "--amp" if r.get("precision", "amp_fp16") == "amp_fp16" else "--no-amp", "--format", "json"]
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        os.remove(trace)
+        if done.returncode != 0:  # tilewave's one-line error: a network it cannot analyse
+            return r, None, "%s b%d: %s" % (r["model"], r["batch"], (done.stderr.strip() or "exit %d"
+                                                                       % done.returncode).splitlines()[-1])
+        return r, json.loads(done.stdout), None
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        results = list(pool.map(one, range(len(rows))))
+    return [(r, c) for r, c, _ in results if c is not None], [e for _, _, e in results if e]
+
+
+def table(results, group):
+    """{group key: {class: sums}} and {group key: total measured us}."""
+    sums = collections.defaultdict(lambda: collections.defaultdict(collections.Counter))
+    totals = collections.Counter()
+    for r, c in results:
+        key = group(r)
+        totals[key] += c["measured_kernel_us"]
+        for row in c["by_class"]:
+            s = sums[key][row["class"]]
+            for field in ("measured", "measured_us", "predicted_us", "paired_measured_us", "paired_predicted_us",
+                          "missing_us", "extra_us"):
+                s[field] += row[field]
+    return sums, totals
+
+
+def lines_of(results, failed, group_name="harness"):
+    groups = {"harness": lambda r: HARNESS[(r.get("precision", "amp_fp16"), r["layout"])],
+              "batch": lambda r: "batch %d" % r["batch"], "none": lambda r: "all forwards"}
+    sums, totals = table(results, groups[group_name])
+    out = ["%d profiled forwards of %d networks paired by `tilewave check`%s" % (
+        len(results), len({r["model"] for r, _ in results}),
+        "; %d left out (tilewave could not analyse them)" % len(failed) if failed else "")]
+    for key in sorted(sums):
+        out += ["", "%s (%.1f ms of measured kernel time):" % (key, totals[key] / 1e3), "",
+                "| class | share | measured, ms (kernels) | predicted, ms | paired err | missing | extra, ms |",
+                "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+        for cls, s in sorted(sums[key].items(), key=lambda kv: (-kv[1]["measured_us"], -kv[1]["predicted_us"])):
+            err = ("%+.0f%%" % (100 * (s["paired_predicted_us"] / s["paired_measured_us"] - 1))
+                   if s["paired_measured_us"] > 0 else "-")
+            missing = "%.0f%%" % (100 * s["missing_us"] / s["measured_us"]) if s["measured_us"] > 0 else "-"
+            out.append("| %s | %.1f%% | %.1f (%d) | %.1f | %s | %s | %.1f |" % (
+                cls, 100 * s["measured_us"] / totals[key] if totals[key] else 0, s["measured_us"] / 1e3,
+                s["measured"], s["predicted_us"] / 1e3, err, missing, s["extra_us"] / 1e3))
+    return out
+
+
+def in_families(rows, which):
+    """The rows of the corpus's fit or held-out families (zoo networks: onnx_models/zoo.py's runtime split)."""
+    if which == "all":
+        return rows
+    split = {n["name"]: n["split"] for n in json.load(open(CORPUS))["networks"]} if os.path.isfile(CORPUS) else {}
+    sys.path.insert(0, os.path.join(ROOT, "calibrate", "pair"))
+    from harness_runs import zoo_split  # noqa: E402
+    fit, held = zoo_split()
+    for m in fit:
+        split.setdefault(m, "fit")
+    for m in held:
+        split.setdefault(m, "held_out")
+    return [r for r in rows if split.get(r["model"]) == which]
+
+
+def classes(tilewave, folders, gpu="h200", families="all"):
+    """(results, failed) over the folders' profiled forwards (see the module doc)."""
+    rows = [r for folder in folders for r in kernel_rows(folder)]
+    rows = in_families(rows, families)
+    with tempfile.TemporaryDirectory() as tmp:
+        onnx = onnx_files(sorted({r["model"] for r in rows}), tmp)
+        return checks(tilewave, rows, onnx, gpu, tmp)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("run_dirs", nargs="+", help="calibrate/measure/run.py folders")
+    ap.add_argument("--tilewave", default=os.path.join("build", "analyzer", "tilewave"))
+    ap.add_argument("--gpu", default="h200")
+    ap.add_argument("--by", default="harness", choices=("harness", "batch", "none"))
+    ap.add_argument("--families", default="all", choices=("fit", "held_out", "all"))
+    a = ap.parse_args()
+    if not os.access(a.tilewave, os.X_OK):
+        ap.error("%s: not an executable tilewave (build it, or pass --tilewave)" % a.tilewave)
+    try:
+        results, failed = classes(a.tilewave, a.run_dirs, a.gpu, a.families)
+    except InputError as e:
+        print("kernel_classes.py: %s" % e, file=sys.stderr)
+        return 1
+    print("\n".join(lines_of(results, failed, a.by)))
+    for f in failed:
+        print("  left out: " + f)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
