@@ -606,6 +606,43 @@ expect 1 "self.onnx: is also an input of this command" -- "$tw" analyze "$tmp/se
 expect 1 "is also an input of this command" -- "$tw" analyze "$tmp/self.onnx" --batch 1 --output="$tmp/../$(basename "$tmp")/self.onnx"
 cmp -s "$tmp/self.onnx" "$data/tiny_cnn.onnx" || { echo "FAIL: -o equal to the model changed it"; fails=$((fails + 1)); }
 expect 2 "usage error: model is required" -- "$tw" analyze
+
+# Issue 32 (docs/errors.md "Output files"): one file-identity guard for every
+# output against every file the command read, however it was reached (a
+# folder's entry, a GPU folder's file, an input named twice), and no output
+# left behind by a failed command.
+mkdir -p "$tmp/models" "$tmp/gpus"
+cp "$data/tiny_cnn.onnx" "$tmp/models/a.onnx"
+expect 1 "a.onnx: is also an input of this command" -- "$tw" rank "$tmp/models" -o "$tmp/models/a.onnx"
+cmp -s "$tmp/models/a.onnx" "$data/tiny_cnn.onnx" || { echo "FAIL: rank -o over a model of its folder changed it"; fails=$((fails + 1)); }
+cp -r "$root/gpu_models/." "$tmp/gpus/"
+expect 1 "h200.json: is also an input of this command" -- "$tw" calibrate carry --gpu h200 --to a100 --gpu-dir "$tmp/gpus" -o "$tmp/gpus/h200.json"
+cmp -s "$tmp/gpus/h200.json" "$root/gpu_models/h200.json" || { echo "FAIL: carry -o over its donor changed it"; fails=$((fails + 1)); }
+printf '%s\n' '{"op":"gemm","M":64,"N":64,"K":64,"dtype":"fp16","measured_us":5.0,"status":"ok"}' >"$tmp/m.jsonl"
+cp "$tmp/m.jsonl" "$tmp/m_copy.jsonl"
+expect 1 "m.jsonl: is also an input of this command" -- "$tw" calibrate validate "$tmp/m.jsonl" --holdout 0 --predictions "$tmp/m.jsonl"
+cmp -s "$tmp/m.jsonl" "$tmp/m_copy.jsonl" || { echo "FAIL: --predictions over the measurements changed them"; fails=$((fails + 1)); }
+rm -f "$tmp/left.txt"
+expect 1 "nodir/t.json: cannot write output file" -- "$tw" analyze "$data/tiny_cnn.onnx" --batch 1 -o "$tmp/left.txt" --trace-out "$tmp/nodir/t.json"
+[ ! -e "$tmp/left.txt" ] || { echo "FAIL: a failed command left its -o file"; fails=$((fails + 1)); }
+[ -z "$(find "$tmp" -name '.*.tmp.*')" ] || { echo "FAIL: a temporary was left behind"; fails=$((fails + 1)); }
+# A reader of stdout that has gone ends stdout quietly; the side file is whole.
+{ "$tw" analyze "$root/onnx_models/resnet50.onnx" --batch 1 --format json --trace-out "$tmp/side.json" 2>"$tmp/err"; echo $? >"$tmp/rc"; } | head -c1 >/dev/null
+[ "$(cat "$tmp/rc")" = 0 ] && ! grep -q "error" "$tmp/err" || { echo "FAIL: a closed stdout was an error"; cat "$tmp/err"; fails=$((fails + 1)); }
+python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$tmp/side.json" || { echo "FAIL: the side file of a closed stdout is not whole"; fails=$((fails + 1)); }
+ln -sfn "$tmp/loop" "$tmp/loop"
+expect 1 "loop: GPU folder cannot be read" -- "$tw" analyze "$data/tiny_cnn.onnx" --gpu-dir "$tmp/loop"
+expect 1 "/proc/self/mem: cannot be read" -- "$tw" layers /proc/self/mem
+: >"$tmp/empty.jsonl"
+expect 1 "empty.jsonl: holds no layers" -- "$tw" layers "$tmp/empty.jsonl"
+# Calibration inputs: a time is positive, finite and above a timer's resolution.
+printf '%s\n' '{"op":"gemm","M":64,"N":64,"K":64,"dtype":"fp16","measured_us":1e-9,"status":"ok"}' >"$tmp/tiny.jsonl"
+expect 1 "tiny.jsonl:1: 'measured_us' is 1e-09 us" -- "$tw" calibrate validate "$tmp/tiny.jsonl" --holdout 0
+printf '%s\n' '{"op":"gemm","M":64,"N":64,"K":64,"dtype":"fp16","measured_us":-5,"status":"ok"}' >"$tmp/neg.jsonl"
+expect 1 "neg.jsonl:1: 'measured_us' must be a positive time" -- "$tw" calibrate fit "$tmp/neg.jsonl" -o "$tmp/neg.json"
+expect 2 "usage error: --holdout" -- "$tw" calibrate fit "$tmp/m.jsonl" --holdout 1.5 -o "$tmp/h.json"
+expect 2 "usage error: --min-utilization" -- "$tw" nas "$root/onnx_models/spaces/resnet.json" --samples 3 --min-utilization nan
+expect 2 "usage error: --shard" -- "$tw" nas "$root/onnx_models/spaces/resnet.json" --samples 3 --shard 1/-1
 expect 2 "usage error: .*--bogus" -- "$tw" ops --bogus
 
 # When the system refuses threads (here 1 GB stacks in a 3 GB address

@@ -42,7 +42,7 @@ std::vector<GpuModel> gpus_of(const CommonOptions& o, const std::string& list, c
 }
 
 void check_holdout(double holdout) {
-  if (!(holdout >= 0 && holdout < 1)) throw InputError("--holdout", "must be in [0, 1)");
+  if (!(holdout >= 0 && holdout < 1)) throw UsageError("--holdout", "must be in [0, 1)");
 }
 
 void print_stats(std::ostream& os, const std::vector<ErrorStats>& stats) {
@@ -265,13 +265,14 @@ int cmd_calibrate_validate(const CommonOptions& o, const std::vector<std::string
       for (size_t i : subset) {
         json j = data[i].entry.object;
         j.update(cost_to_json(cost_layer(data[i].entry.layer, gpu), true));
-        os << j.dump() << "\n";
+        os << json_text(j) << "\n";
       }
     });
   write_output(o.output, [&](std::ostream& os) {
     if (o.format == "json") {
-      os << json{{"gpu", gpu.id}, {"data", measured}, {"holdout", holdout}, {"seed", seed}, {"stats", stats_json(stats)}}
-                .dump(2)
+      os << json_text(json{{"gpu", gpu.id}, {"data", measured}, {"holdout", holdout}, {"seed", seed},
+                           {"stats", stats_json(stats)}},
+                      2)
          << "\n";
       return;
     }
@@ -364,13 +365,12 @@ int cmd_calibrate_from_benchmark(const CommonOptions& o, const std::vector<std::
     write_output(predictions, [&](std::ostream& os) {
       const std::set<std::string> held(fit.held_out_families.begin(), fit.held_out_families.end());
       for (size_t i = 0; i < runs.size(); ++i)
-        os << json{{"source", std::filesystem::path(runs[i].source).filename().string()},
+        os << json_text(json{{"source", std::filesystem::path(runs[i].source).filename().string()},
                    {"model", runs[i].model}, {"family", runs[i].family}, {"kind", runs[i].kind},
                    {"img_size", runs[i].img_size}, {"batch", runs[i].batch},
                    {"subset", held.count(runs[i].family) ? "held-out" : "fit"},
                    {"measured_us", runs[i].measured_us}, {"gmacs", runs[i].gmacs},
-                   {"before_us", fit.before_us[i]}, {"after_us", fit.after_us[i]}}
-                  .dump()
+                   {"before_us", fit.before_us[i]}, {"after_us", fit.after_us[i]}})
            << "\n";
     });
   if (!fit_scales) return 0;  // judged only: nothing to write

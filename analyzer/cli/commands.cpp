@@ -141,7 +141,7 @@ int cmd_extract(const CommonOptions& o, const std::string& model_path) {
       j["node"] = k.name;
       j["onnx_op"] = k.ops.text();
       j["model_batch"] = model.batch;  // "batch" is a GEMM field
-      os << j.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
+      os << json_text(j) << "\n";
     }
   });
   return 0;
@@ -162,7 +162,7 @@ int cmd_sweep(const CommonOptions& o, const std::string& model_path, const std::
   const std::vector<Analysis> as = analyze_batches(ModelFile(model_path), o, parse_batches(batches));
   for (size_t i = 0; i < as.size(); ++i) warn_unmodelled(as[i], o, i == 0);  // the same causes at every batch
   write_output(o.output, [&](std::ostream& os) {
-    if (o.format == "json") os << sweep_to_json(as).dump(2) << "\n";
+    if (o.format == "json") os << json_text(sweep_to_json(as), 2) << "\n";
     else if (o.format == "csv") write_totals_csv(os, as);
     else write_sweep_table(os, as);
   });
@@ -194,7 +194,7 @@ int cmd_compare(const CommonOptions& o, const std::vector<std::string>& model_pa
   const std::vector<Analysis>& as = run.analyses;
   const std::optional<NetworkComparison>& networks = run.networks;
   write_output(o.output, [&](std::ostream& os) {
-    if (o.format == "json") os << compare_to_json(as, networks ? &*networks : nullptr).dump(2) << "\n";
+    if (o.format == "json") os << json_text(compare_to_json(as, networks ? &*networks : nullptr), 2) << "\n";
     else if (o.format == "csv") write_totals_csv(os, as);
     else write_compare_table(os, as, networks ? &*networks : nullptr);
   });
@@ -224,7 +224,7 @@ int cmd_advise(const CommonOptions& o, const std::string& model_path) {
 int cmd_gpus(const CommonOptions& o) {
   write_output(o.output, [&](std::ostream& os) {
     const std::vector<GpuModel> gpus = load_gpu_database(o.gpu_dir.empty() ? default_gpu_dir() : o.gpu_dir);
-    if (o.format == "json") os << gpus_to_json(gpus).dump(2) << "\n";
+    if (o.format == "json") os << json_text(gpus_to_json(gpus), 2) << "\n";
     else write_gpus_table(os, gpus);
   });
   return 0;
@@ -232,7 +232,7 @@ int cmd_gpus(const CommonOptions& o) {
 
 int cmd_params(const CommonOptions& o) {
   write_output(o.output, [&](std::ostream& os) {
-    if (o.format == "json") os << params_to_json().dump(2) << "\n";
+    if (o.format == "json") os << json_text(params_to_json(), 2) << "\n";
     else write_params_table(os);
   });
   return 0;
@@ -241,7 +241,7 @@ int cmd_params(const CommonOptions& o) {
 int cmd_ops(const CommonOptions& o) {
   write_output(o.output, [&](std::ostream& os) {
     const OpRegistry& registry = OpRegistry::builtin();
-    if (o.format == "json") os << ops_to_json(registry).dump(2) << "\n";
+    if (o.format == "json") os << json_text(ops_to_json(registry), 2) << "\n";
     else if (o.format == "md") write_ops_markdown(os, registry);
     else write_ops_table(os, registry);
   });

@@ -2,6 +2,7 @@
 // table of subcommands (subcommands.h) added to CLI11, one convention for
 // all of them (docs/cli.md), and the parsed one run.
 #include <algorithm>
+#include <csignal>
 #include <cstdlib>
 #include <iostream>
 #include <sstream>
@@ -101,6 +102,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   remove_temporaries_on_signals();
+  // A reader of stdout that has gone (`| head`) ends stdout, not the command:
+  // write_output stops writing there and the side files are still completed.
+  std::signal(SIGPIPE, SIG_IGN);
   a.o.invocation = "tilewave";
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -114,6 +118,9 @@ int main(int argc, char** argv) {
     return 1;
   }
 
+  // Outputs wait for the command's end too (OutputScope): renamed into place
+  // only once it has succeeded, and none may replace a file it read.
+  OutputScope outputs;
   // Notes wait for the command's end (cli::note): a command that fails
   // prints its one error line and nothing before it (docs/errors.md).
   auto dispatch = [&]() -> int {
@@ -124,7 +131,10 @@ int main(int argc, char** argv) {
   };
   try {
     const int rc = dispatch();
-    if (rc == 0) cli::print_notes();
+    if (rc == 0) {
+      outputs.commit();
+      cli::print_notes();
+    }
     return rc;
   } catch (const UsageError& e) {
     std::cerr << "tilewave: usage error: " << printable(e.what()) << " (--help lists the options)\n";

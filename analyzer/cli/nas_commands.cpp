@@ -36,7 +36,7 @@ void write_csv_header(const std::string& output, const json& header) {
     note("a CSV on stdout has no header beside it: -o FILE writes FILE.meta.json, which nas-merge reads");
     return;
   }
-  write_output(meta_path(output), [&](std::ostream& os) { os << header.dump(2) << "\n"; });
+  write_output(meta_path(output), [&](std::ostream& os) { os << json_text(header, 2) << "\n"; });
 }
 
 }  // namespace
@@ -54,6 +54,9 @@ int cmd_nas(const CommonOptions& o, const NasOptions& n) {
   const uint64_t total = space::sampling_total(s, opt);
   std::tie(opt.shard, opt.shards) = space::parse_shard(n.shard);
   opt.threads = std::max(1, n.threads);
+  // CLI11's range lets NaN through (every comparison with it is false).
+  if (!(n.min_utilization >= 0 && n.min_utilization <= 1))
+    throw UsageError("--min-utilization", "must be a number in [0, 1]");
   opt.min_utilization = n.min_utilization;
   opt.pareto = n.pareto;
   opt.fastest = n.export_dir.empty() ? 0 : size_t(n.top);
@@ -125,7 +128,13 @@ int cmd_nas_merge(const CommonOptions& o, const std::vector<std::string>& files)
     };
     if (!header.is_object() || !is_true(header, "header") || !header.contains("shard") || !header["shard"].is_string())
       throw InputError(header_file, sidecar ? "not a `tilewave nas` header" : "not a `tilewave nas` output (its first line is not the header)");
-    const auto [i, n] = space::parse_shard(header["shard"].get<std::string>());
+    std::pair<uint64_t, uint64_t> shard;
+    try {
+      shard = space::parse_shard(header["shard"].get<std::string>());
+    } catch (const UsageError& e) {  // a file's field, not the command line's
+      throw InputError(header_file, fmt::format("field 'shard' {}", without_file(e.what(), "--shard")));
+    }
+    const auto [i, n] = shard;
     json comparable = header;
     comparable.erase("shard");
     if (first_header.is_null()) {
@@ -155,7 +164,7 @@ int cmd_nas_merge(const CommonOptions& o, const std::vector<std::string>& files)
         rows[index] = r;
         // A row from before time_us (docs/report.md "Field names") gets it, merged.
         if (!j.contains("time_us") && j.contains("latency_us"))
-          line = append_fields(line, "\"time_us\":" + j["latency_us"].dump());
+          line = append_fields(line, "\"time_us\":" + json_text(j["latency_us"]));
       }
       if (index % shard_count != i)
         throw InputError(fmt::format("{}:{}", path, number), fmt::format("candidate {} does not belong to shard {}/{}",

@@ -35,6 +35,7 @@
 #include "tilewave/run_options.h"
 #include "tilewave/search.h"
 #include "tilewave/space_cost.h"
+#include "tilewave/json_input.h"
 #include "tilewave/trace_check.h"
 #include "tilewave/version.h"
 #include "tilewave/kernel_names.h"
@@ -50,11 +51,20 @@ namespace {
 
 // Values cross the boundary as JSON values converted node by node: one
 // definition of every field (the CLI's JSON), no text in between.
+// Names from input files are bytes: any that are not UTF-8 become U+FFFD, as
+// in the CLI's JSON (docs/errors.md "Bytes and locales"), never a
+// UnicodeDecodeError.
+py::str text_of(const std::string& s) {
+  PyObject* o = PyUnicode_DecodeUTF8(s.data(), Py_ssize_t(s.size()), "replace");
+  if (!o) throw py::error_already_set();
+  return py::reinterpret_steal<py::str>(o);
+}
+
 py::object to_python(const json& j) {
   switch (j.type()) {
     case json::value_t::object: {
       py::dict d;
-      for (const auto& item : j.items()) d[py::str(item.key())] = to_python(item.value());
+      for (const auto& item : j.items()) d[text_of(item.key())] = to_python(item.value());
       return std::move(d);
     }
     case json::value_t::array: {
@@ -62,7 +72,7 @@ py::object to_python(const json& j) {
       for (size_t i = 0; i < j.size(); ++i) l[i] = to_python(j[i]);
       return std::move(l);
     }
-    case json::value_t::string: return py::str(j.get_ref<const std::string&>());
+    case json::value_t::string: return text_of(j.get_ref<const std::string&>());
     case json::value_t::boolean: return py::bool_(j.get<bool>());
     case json::value_t::number_integer: return py::int_(j.get<int64_t>());
     case json::value_t::number_unsigned: return py::int_(j.get<uint64_t>());
@@ -723,7 +733,7 @@ PYBIND11_MODULE(tilewave, m) {
         // Read as a host file is, so a value out of its bounds is refused before anything is written.
         const HostModel h = host_from_json(from_python(host, "host"), path.stem().string(), "host");
         const json j = host_to_json(h);
-        write_output(path.string(), [&](std::ostream& os) { os << j.dump(2) << "\n"; });
+        write_output(path.string(), [&](std::ostream& os) { os << json_text(j, 2) << "\n"; });
       },
       py::arg("host"), py::arg("path"),
       "Writes a host file (docs/calibration.md 'Host') through the one host-file writer: `host` is a dict as the "

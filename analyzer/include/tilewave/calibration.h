@@ -24,6 +24,11 @@ struct Measurement {
   std::string op_class;  // conv, conv_grouped, conv_depthwise, conv_transpose, gemm, eltwise, …
 };
 
+// A measured time of a calibration input, in microseconds: finite, at least
+// a timer's resolution (1 ns) and at most a day, else InputError(where)
+// naming `field` (docs/errors.md "Calibration inputs").
+double measured_time_us(double us, const std::string& where, const char* field);
+
 // Reads a `tilewave-calibrate measure` output; keeps lines with status ok.
 std::vector<Measurement> read_measurements(const std::string& path);
 // The layer class the fit groups errors by: kernel_class_name(kernel_class(layer)).

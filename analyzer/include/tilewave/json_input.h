@@ -32,6 +32,11 @@ constexpr uintmax_t kMaxJsonBytes = uintmax_t(64) << 20;
 constexpr uintmax_t kMaxGpuFileBytes = uintmax_t(4) << 20;
 constexpr uintmax_t kMaxTraceBytes = uintmax_t(256) << 20;
 
+// JSON text for an output: names and paths from input files are bytes, and
+// any that are not UTF-8 are written as U+FFFD, never an error (docs/errors.md
+// "Bytes and locales"). indent < 0: one line.
+std::string json_text(const nlohmann::json& j, int indent = -1);
+
 nlohmann::json parse_json_text(const std::string& text, const std::string& where);
 // The same for a file's bytes, which may be gzip-compressed (as
 // torch.profiler's trace handler can write them): inflated first, to at most max_bytes.

@@ -37,9 +37,7 @@ std::string read_text(const std::string& path, const char* what, uintmax_t max_b
   if (!fs::is_regular_file(st)) throw InputError(path, std::string("not a regular file (a ") + what + " is one)");
   if (fs::file_size(path, ec) > max_bytes)
     throw InputError(path, fmt::format("larger than {} MB: not a {}", max_bytes >> 20, what));
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw InputError(path, std::string("cannot open ") + what);
-  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  return read_regular_file(path, std::string("a ") + what, max_bytes);
 }
 
 std::vector<std::string> split_csv_line(const std::string& line) {

@@ -14,6 +14,16 @@ namespace tilewave {
 
 std::string op_class(const Layer& layer) { return kernel_class_name(kernel_class(layer)); }
 
+double measured_time_us(double us, const std::string& where, const char* field) {
+  constexpr double kMinUs = 1e-3, kMaxUs = 86400e6;
+  if (!std::isfinite(us) || us <= 0)
+    throw InputError(where, fmt::format("'{}' must be a positive time, got {:g}", field, us));
+  if (us < kMinUs || us > kMaxUs)
+    throw InputError(where, fmt::format("'{}' is {:g} us: below a timer's 1 ns or above a day, not a measurement",
+                                        field, us));
+  return us;
+}
+
 std::vector<Measurement> read_measurements(const std::string& path) {
   std::vector<Measurement> out;
   for (auto& e : read_layer_set(path)) {
@@ -21,9 +31,8 @@ std::vector<Measurement> read_measurements(const std::string& path) {
     if (status != e.object.end() && *status != "ok") continue;  // absent means ok; anything but "ok" is not
     if (!e.object.contains("measured_us") || !e.object["measured_us"].is_number())
       throw InputError(fmt::format("{}:{}", path, e.line), "no numeric 'measured_us'");
-    const double us = e.object["measured_us"].get<double>();
-    if (!(us > 0) || !std::isfinite(us))
-      throw InputError(fmt::format("{}:{}", path, e.line), "'measured_us' must be positive");
+    const double us = measured_time_us(e.object["measured_us"].get<double>(), fmt::format("{}:{}", path, e.line),
+                                       "measured_us");
     Measurement m;
     m.op_class = op_class(e.layer);
     m.measured_us = us;

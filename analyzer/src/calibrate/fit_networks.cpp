@@ -21,7 +21,8 @@ std::vector<KernelInNetwork> read_kernel_times(const std::string& path, const st
       throw InputError(where, "needs model, batch, node and measured_us");
     for (size_t r = 0; r < runs.size(); ++r)
       if (runs[r].name == j["model"].get<std::string>() && runs[r].model.batch == j["batch"].get<int64_t>())
-        out.push_back({r, j["node"].get<std::string>(), j["measured_us"].get<double>()});
+        out.push_back({r, j["node"].get<std::string>(), measured_time_us(j["measured_us"].get<double>(), where,
+                                                                         "measured_us")});
   });
   return out;
 }

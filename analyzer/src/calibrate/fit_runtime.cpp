@@ -1,6 +1,7 @@
 // Fitting a runtime's parameter set to networks as users run them
 // (docs/calibration.md "Runtimes").
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <tuple>
@@ -46,13 +47,16 @@ std::vector<NetworkRun> read_network_runs(const std::string& path, const std::st
     const auto num = [&](const char* k) { return j.contains(k) && j[k].is_number(); };
     if (!j.contains("model") || !j["model"].is_string() || !num("batch") || !num("latency_ms"))
       throw InputError(where, "needs model (a string), batch and latency_ms (numbers)");
-    const double ms = j["latency_ms"].get<double>();
-    const int64_t batch = j["batch"].get<int64_t>();
-    if (!(ms > 0) || batch <= 0) throw InputError(where, "latency_ms and batch must be positive");
+    const double ms = measured_time_us(j["latency_ms"].get<double>() * 1e3, where, "latency_ms") / 1e3;
+    const double batch_value = j["batch"].get<double>();
+    if (!(batch_value >= 1 && batch_value <= (1 << 24)) || batch_value != std::floor(batch_value))
+      throw InputError(where, "batch must be a positive whole number");
+    const int64_t batch = int64_t(batch_value);
     std::string stem = j["model"].get<std::string>();
     std::replace(stem.begin(), stem.end(), '/', '_');
     const std::string onnx = (std::filesystem::path(models_dir) / (stem + ".onnx")).string();
-    if (!std::filesystem::exists(onnx)) {
+    std::error_code missing;
+    if (!std::filesystem::exists(onnx, missing)) {
       if (skipped) skipped->push_back(fmt::format("{} (no {})", j["model"].get<std::string>(), onnx));
       return;
     }
@@ -84,7 +88,8 @@ std::vector<ClassTime> read_class_times(const std::string& path, const std::vect
       if (runs[r].name == j["model"].get<std::string>() && runs[r].model.batch == j["batch"].get<int64_t>() &&
           j.value("runtime", std::string()) == runs[r].runtime)
         latest[{runs[r].name, runs[r].model.batch, j["class"].get<std::string>()}] =
-            ClassTime{r, j["class"].get<std::string>(), j["measured_us"].get<double>(), j.value("kernels", 0)};
+            ClassTime{r, j["class"].get<std::string>(),
+                      measured_time_us(j["measured_us"].get<double>(), where, "measured_us"), j.value("kernels", 0)};
   });
   std::vector<ClassTime> out;
   for (auto& [key, c] : latest) out.push_back(c);

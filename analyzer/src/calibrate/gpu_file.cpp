@@ -68,7 +68,7 @@ void write_gpu_file(const std::string& path, const json& j, const std::string& a
   gpu_from_json(j, id.empty() ? "gpu" : id, path, arch_dir);
   // Paths and commands in the provenance are bytes as typed: any that are not
   // UTF-8 become U+FFFD rather than failing the write (docs/errors.md).
-  write_output(path, [&](std::ostream& os) { os << j.dump(2, ' ', false, json::error_handler_t::replace) << "\n"; });
+  write_output(path, [&](std::ostream& os) { os << json_text(j, 2) << "\n"; });
 }
 
 }  // namespace tilewave

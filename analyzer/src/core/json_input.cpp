@@ -13,6 +13,7 @@
 #include <zlib.h>
 
 #include "tilewave/error.h"
+#include "tilewave/output_file.h"
 
 namespace tilewave {
 
@@ -101,6 +102,7 @@ void require_regular_file(const std::string& path, const std::string& what, uint
       throw InputError(path, fmt::format("is {:.1f} MB, more than {} may be ({:.1f} MB)", double(size) / (1 << 20), what,
                                              double(max_bytes) / (1 << 20)));
   }
+  note_input(path);  // every reader passes here: no output of this command may replace it
 }
 
 std::string read_regular_file(const std::string& path, const std::string& what, uintmax_t max_bytes) {
@@ -130,6 +132,10 @@ std::string read_regular_file(const std::string& path, const std::string& what, 
 
 nlohmann::json read_json_file(const std::string& path, const std::string& what, uintmax_t max_bytes) {
   return parse_json_bytes(read_regular_file(path, "a " + what, max_bytes), path, max_bytes);
+}
+
+std::string json_text(const nlohmann::json& j, int indent) {
+  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace tilewave

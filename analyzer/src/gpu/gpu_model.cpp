@@ -223,6 +223,7 @@ GpuModel gpu_from_json(const json& j, const std::string& id, const std::string& 
   if (j.contains("runtime_params")) {
     if (!j.at("runtime_params").is_object()) throw InputError(where, "'runtime_params' must be an object");
     for (auto& [runtime, set] : j.at("runtime_params").items()) {
+      require_display_name(where, "runtime_params", runtime);
       if (!set.is_object()) throw InputError(where, fmt::format("runtime_params.{} must be an object", runtime));
       std::map<std::string, double> merged = g.params;  // validates names and types
       merge_params(set, merged, where + ": runtime_params." + runtime);
@@ -254,12 +255,12 @@ GpuModel gpu_from_json(const json& j, const std::string& id, const std::string& 
   if (j.contains("carried_over") && j["carried_over"].is_object() && j["carried_over"].contains("params") &&
       j["carried_over"]["params"].is_object()) {
     for (const auto& [k, v] : j["carried_over"]["params"].items())
-      if (v.is_string() && g.params.count(k)) g.param_origin[k] = v.get<std::string>();
+      if (v.is_string() && g.params.count(k)) g.param_origin[k] = printable(v.get<std::string>());
   }
   if (j.contains("from_benchmark") && j["from_benchmark"].is_object() && j["from_benchmark"].contains("params") &&
       j["from_benchmark"]["params"].is_object()) {
     for (const auto& [k, v] : j["from_benchmark"]["params"].items())
-      if (v.is_string() && g.params.count(k)) g.param_origin[k] = v.get<std::string>();
+      if (v.is_string() && g.params.count(k)) g.param_origin[k] = printable(v.get<std::string>());
   } else if (g.param_origin.empty() && g.trust == Trust::calibrated && j.contains("params") && j["params"].is_object()) {
     for (const auto& [k, v] : j["params"].items()) g.param_origin[k] = "fitted on this GPU";
   }
@@ -297,7 +298,9 @@ GpuModel gpu_from_json(const json& j, const std::string& id, const std::string& 
     spec.tiles = parse_tiles(arch_tiles.at("fp32"), arch_path);
     g.precisions[DType::fp32] = spec;
   }
-  for (auto& [k, v] : object_field(j, "sources", where).items()) g.sources[k] = v.is_string() ? v.get<std::string>() : v.dump();
+  // Notes shown as text: control characters escaped (docs/errors.md "Bytes and locales").
+  for (auto& [k, v] : object_field(j, "sources", where).items())
+    g.sources[printable(k)] = printable(v.is_string() ? v.get<std::string>() : json_text(v));
   return g;
 }
 
@@ -333,9 +336,23 @@ std::string gpu_arch_dir(const std::string& gpu_file, const std::string& db_dir)
 
 std::vector<std::string> list_gpu_ids(const std::string& db_dir) {
   std::vector<std::string> ids;
-  if (!fs::is_directory(db_dir)) return ids;
-  for (const auto& e : fs::directory_iterator(db_dir))
-    if (e.is_regular_file() && e.path().extension() == ".json") ids.push_back(e.path().stem().string());
+  // A loop of links or an unreadable folder is the folder's error, not an
+  // empty database (docs/errors.md).
+  auto unreadable = [&](const std::error_code& ec) {
+    return InputError(db_dir, fmt::format("GPU folder cannot be read ({})", ec.message()));
+  };
+  std::error_code ec;
+  const auto st = fs::status(db_dir, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory) throw unreadable(ec);
+  if (!fs::is_directory(st)) return ids;
+  fs::directory_iterator it(db_dir, ec);
+  if (ec) throw unreadable(ec);
+  for (; it != fs::directory_iterator(); it.increment(ec)) {
+    if (ec) throw unreadable(ec);
+    std::error_code entry_ec;  // an entry that is a loop of links is no GPU file
+    if (it->is_regular_file(entry_ec) && it->path().extension() == ".json") ids.push_back(it->path().stem().string());
+  }
+  if (ec) throw unreadable(ec);
   std::sort(ids.begin(), ids.end());
   return ids;
 }

@@ -269,8 +269,34 @@ void scan_layer_set(std::istream& f, const std::string& path,
                     const std::function<void(const LayerSetEntry& entry, const std::string& text)>& fn) {
   std::string text;
   LayerSetEntry entry;
-  int line = 0;
-  while (std::getline(f, text)) {
+  int line = 0, layers = 0;
+  // A line is read up to a bound: one endless line on stdin must not grow
+  // without limit (docs/errors.md "Budgets").
+  constexpr size_t kMaxLineBytes = size_t(16) << 20;
+  auto next_line = [&]() {
+    text.clear();
+    std::istream::sentry ok(f, true);
+    if (!ok) return false;
+    for (std::streambuf* b = f.rdbuf();;) {
+      const int c = b->sbumpc();
+      if (c == std::char_traits<char>::eof()) {
+        f.setstate(std::ios::eofbit);
+        return !text.empty();
+      }
+      if (c == '\n') return true;
+      if (text.size() >= kMaxLineBytes)
+        throw InputError(fmt::format("{}:{}", path, line + 1), "line longer than 16 MB: not a layer");
+      text.push_back(char(c));
+    }
+  };
+  auto next_line_or_error = [&]() {
+    try {
+      return next_line();
+    } catch (const std::ios_base::failure& e) {  // a read error (EIO) the stream's buffer throws
+      throw InputError(path, fmt::format("cannot be read ({})", e.code().message()));
+    }
+  };
+  while (next_line_or_error()) {
     ++line;
     const auto first = text.find_first_not_of(" \t\r");
     if (first == std::string::npos || text[first] == '#') continue;
@@ -290,7 +316,12 @@ void scan_layer_set(std::istream& f, const std::string& path,
       throw InputError(where, std::string("bad field: ") + e.what());
     }
     fn(entry, text);
+    ++layers;
   }
+  // Nothing to predict is no answer: an empty file, or one the system gives
+  // no bytes of (/proc/self/mem reads as an I/O error, which streams show as
+  // an end).
+  if (layers == 0) throw InputError(path, "holds no layers (an empty file, or one that cannot be read)");
 }
 
 std::vector<LayerSetEntry> read_layer_set(const std::string& path) {

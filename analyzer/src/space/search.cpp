@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <iterator>
@@ -14,15 +15,22 @@
 #include "tilewave/error.h"
 #include "tilewave/output_file.h"
 #include "tilewave/run_options.h"
+#include "tilewave/text.h"
 #include "tilewave_onnx.pb.h"
 
 namespace tilewave::space {
 
 std::pair<uint64_t, uint64_t> parse_shard(const std::string& text) {
-  unsigned long long i = 0, n = 0;
-  char extra = 0;
-  if (std::sscanf(text.c_str(), "%llu/%llu%c", &i, &n, &extra) != 2 || n == 0 || i >= n)
-    throw InputError("--shard", fmt::format("'{}' is not i/n with 0 <= i < n", text));
+  // Digits only: sscanf's %llu would read "-1" as 2^64-1.
+  const auto slash = text.find('/');
+  uint64_t i = 0, n = 0;
+  auto whole = [](const std::string& s, uint64_t& v) {
+    const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+    return !s.empty() && r.ec == std::errc() && r.ptr == s.data() + s.size();
+  };
+  if (slash == std::string::npos || !whole(text.substr(0, slash), i) || !whole(text.substr(slash + 1), n) || n == 0 ||
+      i >= n)
+    throw UsageError("--shard", fmt::format("'{}' is not i/n with 0 <= i < n", printable(text)));
   return {i, n};
 }
 

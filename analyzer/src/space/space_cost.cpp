@@ -124,6 +124,14 @@ CandidateCost SpaceEvaluator::evaluate(const Candidate& c) {
     if (i + 2 == blocks.size() && blocks[i + 1].kind == Block::Kind::head && blocks[i + 1].params[0] == 0) count = 2;
     const SegmentCost& b = segment_cost(&blocks[i], count, shape, i == 0, i + count == blocks.size());
     i += count;
+    // 64-bit totals checked as cost_network() checks them: a wrapped sum
+    // would be a wrong row, not a big one.
+    int64_t unused;
+    if (__builtin_add_overflow(sum.flops, b.totals.flops, &unused) ||
+        __builtin_add_overflow(sum.bytes, b.totals.bytes, &unused))
+      throw InputError(space_.source_file, fmt::format("candidate '{}': its total FLOPs or bytes exceed 2^63, the most "
+                                                       "tilewave counts; use a smaller --batch",
+                                                       encode(space_, c)));
     sum += b.totals;
     if (exec_.launch == Launch::loop) items.insert(items.end(), b.items.begin(), b.items.end());
     out.params += b.params;

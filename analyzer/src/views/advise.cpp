@@ -4,6 +4,7 @@
 
 #include "format.h"
 #include "tilewave/error.h"
+#include "tilewave/json_input.h"
 #include "tilewave/report.h"
 #include "tilewave/text.h"
 
@@ -41,7 +42,7 @@ json advice_to_json(const Analysis& a, const std::vector<Advice>& advice) {
 }
 
 void write_advice(std::ostream& os, const std::string& format, const Analysis& a, const std::vector<Advice>& advice) {
-  if (format == "json") os << advice_to_json(a, advice).dump(2) << "\n";
+  if (format == "json") os << json_text(advice_to_json(a, advice), 2) << "\n";
   else if (format == "table") write_advice_table(os, a, advice);
   else throw InputError("format", fmt::format("unknown format '{}' (table or json)", format));
 }

@@ -7,6 +7,7 @@
 #include <fmt/ostream.h>
 
 #include "tilewave/error.h"
+#include "tilewave/json_input.h"
 #include "tilewave/report.h"
 #include "tilewave/text.h"
 
@@ -138,7 +139,7 @@ json check_to_json(const Analysis& a, const MeasuredTrace& t, const TraceCheck& 
 
 void write_check(std::ostream& os, const std::string& format, const Analysis& a, const MeasuredTrace& t,
                  const TraceCheck& c, int rows) {
-  if (format == "json") os << check_to_json(a, t, c).dump(2) << "\n";
+  if (format == "json") os << json_text(check_to_json(a, t, c), 2) << "\n";
   else if (format == "table") write_check_table(os, a, t, c, rows);
   else throw InputError("format", fmt::format("unknown format '{}' (table or json)", format));
 }

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "tilewave/report.h"
+#include "tilewave/json_input.h"
 #include "tilewave/trace_check.h"
 
 namespace tilewave {
@@ -82,6 +83,6 @@ nlohmann::json chrome_trace_json(const Analysis& a) {
                          {"step_us", a.total.time_us}, {"origin_us", kOriginUs}}}};
 }
 
-void write_chrome_trace(std::ostream& os, const Analysis& a) { os << chrome_trace_json(a).dump() << "\n"; }
+void write_chrome_trace(std::ostream& os, const Analysis& a) { os << json_text(chrome_trace_json(a)) << "\n"; }
 
 }  // namespace tilewave

@@ -1,5 +1,6 @@
 // The JSON view of an analysis (--format json), and of a search candidate.
 #include "tilewave/layer_set.h"
+#include "tilewave/json_input.h"
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
@@ -23,7 +24,7 @@ std::string kernel_json(const KernelResult& r) {
   std::string row = fmt::format("{{\"name\":{},\"op\":{},\"nodes\":{},\"host_call\":\"{}\",", text(r.kernel.name),
                                 text(r.kernel.ops.text()), r.kernel.nodes.size(), host_call_name(host_call_of(r.kernel)));
   if (r.cost) {
-    row += "\"layer\":" + layer_to_json(*r.kernel.layer).dump() + "," + cost_fields(*r.cost);
+    row += "\"layer\":" + json_text(layer_to_json(*r.kernel.layer)) + "," + cost_fields(*r.cost);
   } else {
     row += "\"unmodelled\":" + text(r.kernel.unmodelled_reason);
   }

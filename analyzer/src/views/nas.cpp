@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "tilewave/report.h"
+#include "tilewave/json_input.h"
 
 using nlohmann::json;
 
@@ -33,7 +34,7 @@ json nas_json_row(const space::SearchRow& r) {
 
 void format_nas_row(const space::SearchRow& r, const std::string& format, std::string& out) {
   if (format == "csv") nas_csv_row(r, out);
-  else out = nas_json_row(r).dump();
+  else out = json_text(nas_json_row(r));
 }
 
 json nas_header(const NasRun& run) {
@@ -66,7 +67,7 @@ void write_nas_rows(std::ostream& os, const json& header, const std::vector<spac
       for (size_t i = 0; i < columns.size(); ++i) os << (i ? "," : "") << columns[i];
       os << "\n";
     } else {
-      os << header.dump() << "\n";
+      os << json_text(header) << "\n";
     }
   }
   for (const auto& r : rows) os << r.text << "\n";

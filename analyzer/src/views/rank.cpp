@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "tilewave/ranking.h"
+#include "tilewave/json_input.h"
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
@@ -86,7 +87,7 @@ void write_rank_csv(std::ostream& os, const std::vector<Analysis>& as, const Ran
 
 void write_rank(std::ostream& os, const std::string& format, const std::vector<Analysis>& as, const Ranking& ranking,
                 const std::vector<RankFailure>& failed) {
-  if (format == "json") os << rank_to_json(as, ranking, failed).dump(2) << "\n";
+  if (format == "json") os << json_text(rank_to_json(as, ranking, failed), 2) << "\n";
   else if (format == "csv") write_rank_csv(os, as, ranking, failed);
   else if (format == "table") write_rank_table(os, as, ranking, failed);
   else throw InputError("format", fmt::format("unknown format '{}' (table, json or csv)", format));
