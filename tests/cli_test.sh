@@ -643,6 +643,16 @@ expect 1 "neg.jsonl:1: 'measured_us' must be a positive time" -- "$tw" calibrate
 expect 2 "usage error: --holdout" -- "$tw" calibrate fit "$tmp/m.jsonl" --holdout 1.5 -o "$tmp/h.json"
 expect 2 "usage error: --min-utilization" -- "$tw" nas "$root/onnx_models/spaces/resnet.json" --samples 3 --min-utilization nan
 expect 2 "usage error: --shard" -- "$tw" nas "$root/onnx_models/spaces/resnet.json" --samples 3 --shard 1/-1
+: >"$tmp/a_file"
+expect 1 "cannot create the --export-onnx folder" -- "$tw" nas "$root/onnx_models/spaces/resnet.json" --samples 2 --export-onnx "$tmp/a_file/sub"
+# advise's trials are bounded (docs/errors.md "Budgets"): a huge batch stops at the GPU's memory.
+expect 0 "" -- timeout 120 "$tw" advise "$data/tiny_cnn.onnx" --batch 1000000
+# nas-merge takes no figure that nas could not have written (NaN, negative).
+"$tw" nas "$root/onnx_models/spaces/resnet.json" --samples 4 --shard 0/2 -o "$tmp/part0.csv" 2>/dev/null
+"$tw" nas "$root/onnx_models/spaces/resnet.json" --samples 4 --shard 1/2 -o "$tmp/part1.csv" 2>/dev/null
+sed '2s/,[0-9.]*,\([0-9.]*\),\([0-9.]*\),idle/,nan,\1,\2,idle/' "$tmp/part0.csv" >"$tmp/nan0.csv"
+cp "$tmp/part0.csv.meta.json" "$tmp/nan0.csv.meta.json"
+expect 1 "nan0.csv:2: time_us 'nan' is not a nas figure" -- "$tw" nas-merge "$tmp/nan0.csv" "$tmp/part1.csv" -o "$tmp/merged.csv"
 expect 2 "usage error: .*--bogus" -- "$tw" ops --bogus
 
 # When the system refuses threads (here 1 GB stacks in a 3 GB address

@@ -1,5 +1,7 @@
 // `tilewave nas` and `tilewave nas-merge` (docs/nas.md): options in, the
 // library's space::Search run, its rows handed to the nas views.
+#include <charconv>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -60,6 +62,20 @@ int cmd_nas(const CommonOptions& o, const NasOptions& n) {
   opt.min_utilization = n.min_utilization;
   opt.pareto = n.pareto;
   opt.fastest = n.export_dir.empty() ? 0 : size_t(n.top);
+  // Before the search: a folder that cannot be made costs no candidates and
+  // prints one line (its nearest existing ancestor must be a folder).
+  if (!n.export_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::path up = std::filesystem::absolute(n.export_dir, ec);
+    auto absent = [](const std::filesystem::path& p) {
+      std::error_code missing;  // "not found" is an answer here, not an error
+      return !std::filesystem::exists(std::filesystem::symlink_status(p, missing));
+    };
+    while (!ec && absent(up) && up.has_parent_path() && up != up.parent_path()) up = up.parent_path();
+    if (ec || !std::filesystem::is_directory(up, ec))
+      throw InputError(n.export_dir, fmt::format("cannot create the --export-onnx folder ({} is not a folder)",
+                                                 printable(up.string())));
+  }
   const auto host = host_of(o);
   space::Search search(s, gpu, exec, host, batch);
 
@@ -89,7 +105,9 @@ int cmd_nas(const CommonOptions& o, const NasOptions& n) {
              result.invalid ? fmt::format(", {} not buildable (left out)", result.invalid) : "");
 
   if (!n.export_dir.empty()) {
-    std::filesystem::create_directories(n.export_dir);
+    std::error_code made;
+    std::filesystem::create_directories(n.export_dir, made);
+    if (made) throw InputError(n.export_dir, fmt::format("cannot create the --export-onnx folder ({})", made.message()));
     for (const auto& r : result.fastest)
       space::export_candidate(s, r.encoding, batch,
                               (std::filesystem::path(n.export_dir) / fmt::format("{}_{}.onnx", file_stem(s.name), r.index)).string());
@@ -161,6 +179,8 @@ int cmd_nas_merge(const CommonOptions& o, const std::vector<std::string>& files)
         r.index = index;
         r.cost.time_us = j.contains("time_us") ? j.value("time_us", 0.0) : j.value("latency_us", 0.0);
         r.cost.flops = j.value("flops", int64_t(0));
+        if (!(r.cost.time_us > 0) || !std::isfinite(r.cost.time_us) || r.cost.flops < 0)
+          throw InputError(where, "time_us or flops is not a nas figure (a positive time, FLOPs not negative)");
         rows[index] = r;
         // A row from before time_us (docs/report.md "Field names") gets it, merged.
         if (!j.contains("time_us") && j.contains("latency_us"))
@@ -182,6 +202,17 @@ int cmd_nas_merge(const CommonOptions& o, const std::vector<std::string>& files)
         if (cells.size() != nas_columns().size() && !former)
           throw InputError(fmt::format("{}:{}", path, number), "row does not have the nas columns");
         if (former) row_text[index] += "," + cells[4];
+        // Every figure a finite number, none negative, the time positive: a
+        // part edited or written by something else is not merged as it is.
+        const auto& columns = nas_columns();
+        for (size_t k = 0; k < cells.size(); ++k) {
+          if (columns[k] == "encoding" || columns[k] == "main_loss") continue;
+          double v = 0;
+          const auto r = std::from_chars(cells[k].data(), cells[k].data() + cells[k].size(), v);
+          if (r.ec != std::errc() || r.ptr != cells[k].data() + cells[k].size() || !std::isfinite(v) || v < 0 ||
+              ((columns[k] == "time_us" || columns[k] == "latency_us") && v <= 0))
+            throw InputError(where, fmt::format("{} '{}' is not a nas figure", columns[k], printable(cells[k])));
+        }
         space::SearchRow r;
         r.index = index;
         r.cost.flops = std::stoll(cells[2]);

@@ -117,6 +117,13 @@ json from_python(const py::handle& obj, const std::string& where, int depth = 0)
 // Paths: str or any os.PathLike (pybind11 calls os.fspath). A GPU or host is
 // an id or a path, so either.
 using PathArg = std::filesystem::path;
+
+// An output argument as write_output takes it. In Python "" names no file
+// (write_output would read it as stdout and put bytes on the interpreter's).
+std::string output_file(const PathArg& p, const char* what = "output") {
+  if (p.empty()) throw UsageError(what, "an empty path names no file");
+  return p.string();
+}
 using IdOrPath = std::variant<std::string, PathArg>;
 using Shapes = std::optional<std::map<std::string, std::vector<int64_t>>>;
 
@@ -274,14 +281,24 @@ class Space {
     const uint64_t reach = index == UINT64_MAX ? index : index + 1;
     return draw(space::Sampler(space_, space::Sampling::unique, seed, reach), index, 1).front();
   }
+  // A list in memory has a budget (docs/errors.md "Budgets").
+  static constexpr uint64_t kMaxListed = 1'000'000;
   std::vector<std::string> samples(uint64_t n, uint64_t seed, bool unique) const {
     if (n == 0) return {};
+    if (n > kMaxListed)
+      throw InputError(space_.source_file, fmt::format("{} samples are more than a list holds ({}); use "
+                                                       "`tilewave nas --samples N -o FILE`", n, kMaxListed));
     const auto mode = unique ? space::Sampling::unique : space::Sampling::replacement;
     return draw(space::Sampler(space_, mode, seed, n), 0, n);
   }
   // `nas --enumerate`: every candidate once, in the file's order.
+  // Past the budget, the CLI's `nas --enumerate -o FILE` streams the candidates instead.
   std::vector<std::string> enumerate() const {
     const space::Sampler all(space_, space::Sampling::enumerate, 0, 0);
+    if (all.total() > kMaxListed)
+      throw InputError(space_.source_file, fmt::format("holds {} candidates, more than enumerate() lists ({}); use "
+                                                       "samples(), or `tilewave nas --enumerate -o FILE`",
+                                                       all.total(), kMaxListed));
     return draw(all, 0, all.total());
   }
   // Each stage's choices as {name: [option texts as encodings write them]}.
@@ -302,7 +319,7 @@ class Space {
     return n;
   }
   void export_onnx(const std::string& encoding, const PathArg& path, int64_t batch) const {
-    space::export_candidate(space_, encoding, batch, path.string());  // as `nas --export-onnx` writes it
+    space::export_candidate(space_, encoding, batch, output_file(path, "path"));  // as `nas --export-onnx` writes it
   }
 
  private:
@@ -634,7 +651,7 @@ PYBIND11_MODULE(tilewave, m) {
         refuse_over_inputs(output.string(), {path.string(), vs_path}, o);
         py::gil_scoped_release release;
         const ReportRun run = analyze_for_report(path.string(), vs_path, o, batches, compare);
-        write_output(output.string(), [&](std::ostream& os) { write_html(os, run); });
+        write_output(output_file(output), [&](std::ostream& os) { write_html(os, run); });
       },
       "`tilewave report PATH -o OUTPUT`: writes the self-contained HTML report (docs/report.md), whole or not at "
       "all, never over one of its inputs. vs is `--vs`: a second network side by side; compare is `--compare`: "
@@ -651,7 +668,7 @@ PYBIND11_MODULE(tilewave, m) {
         const Analysis a = analyze_file(path.string(), gpu_of(o), analyze_options(o));
         require_complete(a, o);
         const std::string bytes = annotated_onnx(path.string(), a);
-        write_output(output.string(), [&](std::ostream& os) { os << bytes; });
+        write_output(output_file(output), [&](std::ostream& os) { os << bytes; });
       },
       "`tilewave annotate PATH -o OUTPUT`: writes the model with each node's prediction in its metadata_props "
       "(tilewave.time_us, tilewave.utilization, ...) and a line of its doc string (Netron shows both), whole or "
@@ -686,7 +703,7 @@ PYBIND11_MODULE(tilewave, m) {
       [](const py::object& layers, const PathArg& path, const std::vector<int64_t>& input, int64_t batch) {
         const json list = from_python(layers, "layers");
         const auto written = space::network_from_layers(list, input_shape(batch_of(batch), input), "layers");
-        write_output(path.string(), [&](std::ostream& os) { os << written.proto->SerializeAsString(); });
+        write_output(output_file(path, "path"), [&](std::ostream& os) { os << written.proto->SerializeAsString(); });
         return written.params;
       },
       py::arg("layers"), py::arg("path"), py::kw_only(), py::arg("input") = std::vector<int64_t>{3, 224, 224},
@@ -733,7 +750,7 @@ PYBIND11_MODULE(tilewave, m) {
         // Read as a host file is, so a value out of its bounds is refused before anything is written.
         const HostModel h = host_from_json(from_python(host, "host"), path.stem().string(), "host");
         const json j = host_to_json(h);
-        write_output(path.string(), [&](std::ostream& os) { os << json_text(j, 2) << "\n"; });
+        write_output(output_file(path, "path"), [&](std::ostream& os) { os << json_text(j, 2) << "\n"; });
       },
       py::arg("host"), py::arg("path"),
       "Writes a host file (docs/calibration.md 'Host') through the one host-file writer: `host` is a dict as the "
@@ -742,7 +759,7 @@ PYBIND11_MODULE(tilewave, m) {
   m.def(
       "write_gpu",
       [](const py::object& gpu, const PathArg& path, const std::optional<PathArg>& gpu_dir) {
-        write_gpu_file(path.string(), from_python(gpu, "gpu"),
+        write_gpu_file(output_file(path, "path"), from_python(gpu, "gpu"),
                        gpu_arch_dir(path.string(), gpu_dir ? gpu_dir->string() : default_gpu_dir()));
       },
       py::arg("gpu"), py::arg("path"), py::kw_only(), py::arg("gpu_dir") = py::none(),

@@ -127,6 +127,7 @@ struct Analysis {
   std::vector<UnmodelledCause> unmodelled_causes;
   bool partial = false;  // some kernels are left out of the totals
   std::vector<std::string> notes;       // assumptions made while loading
+  bool over_memory = false;  // the batch does not fit the GPU's memory (memory_fit_note, among the notes)
   Totals total;
   std::vector<NodeFate> nodes_fate;   // per ONNX node, in graph order
   MemoryFacts memory;

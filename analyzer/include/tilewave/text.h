@@ -22,6 +22,9 @@ void require_display_name(const std::string& where, const char* field, const std
 // digits, '-', '_' and '.', no leading '.', at most 64 characters, so that
 // "../../x" or "/etc/x" stays inside the folder it is written to.
 std::string file_stem(const std::string& name);
+// The whole of `s` as a number, as C writes it whatever the locale
+// (std::from_chars: "2.5" under de_DE too); false for anything else.
+bool parse_number(const std::string& s, double& out);
 // Text for HTML and SVG: & < > " escaped, control characters as in printable().
 std::string html_escape(const std::string& s);
 

@@ -250,7 +250,12 @@ std::optional<Advice> pad_channels(const ModelFile& model, const Graph& g, const
   Analysis together = analysed(every);
   std::vector<const Candidate*> kept;
   std::optional<Analysis> one_by_one;
+  // Each trial analyses the whole model: one by one only for the first
+  // kOneByOne candidates, so that the trials stay linear in the convolutions
+  // (the rest are judged together).
+  constexpr size_t kOneByOne = 24;
   for (const Candidate& c : all) {
+    if (size_t(&c - all.data()) >= kOneByOne) break;
     std::vector<const Candidate*> tried = kept;
     tried.push_back(&c);
     Analysis after = analysed(tried);
@@ -511,17 +516,25 @@ std::vector<Advice> advise(const ModelFile& model, const GpuModel& gpu, const An
   // above this batch (up to a quarter more, at least 8 more), where partial
   // tiles and waves fill without changing the latency much.
   if (base.batch >= 1) {
+    // At most kBatchTrials batches, evenly over the range (every one of a
+    // small range), and none past the GPU's memory: a batch of a million
+    // must not cost a quarter of a million analyses (docs/errors.md "Budgets").
+    constexpr int64_t kBatchTrials = 16;
+    const int64_t span = std::max<int64_t>(8, base.batch / 4);
     std::vector<int64_t> batches;
-    for (int64_t b = base.batch + 1; b <= base.batch + std::max<int64_t>(8, base.batch / 4); ++b) batches.push_back(b);
+    for (int64_t k = 1; k <= std::min(span, kBatchTrials); ++k)
+      batches.push_back(base.batch + (span <= kBatchTrials ? k : span * k / kBatchTrials));
     const Analysis* best = nullptr;
     std::vector<Analysis> tried;
     tried.reserve(batches.size());
     for (int64_t b : batches) {
+      if (b <= 0 || b > (int64_t(1) << 24)) break;
       AnalyzeOptions o = options;
       o.load.batch = b;
       tried.push_back(analyse(o));
-      if (!tried.back().partial && (!best || tried.back().total.throughput_per_s > best->total.throughput_per_s))
-        best = &tried.back();
+      const Analysis& t = tried.back();
+      if (t.over_memory) break;  // a larger batch only needs more
+      if (!t.partial && (!best || t.total.throughput_per_s > best->total.throughput_per_s)) best = &t;
     }
     if (best)
       keep({"batch", fmt::format("use batch {} instead of {}", best->batch, base.batch),

@@ -20,6 +20,7 @@
 #include "tilewave/json_input.h"
 #include "tilewave/lowering.h"
 #include "tilewave/network_cost.h"
+#include "tilewave/text.h"
 #include "tilewave/ranking.h"
 #include "tilewave/pipeline.h"
 
@@ -50,14 +51,8 @@ std::vector<std::string> split_csv_line(const std::string& line) {
 }
 
 double number(const std::string& s, const std::string& where, const char* column) {
-  size_t used = 0;
   double v = 0;
-  try {
-    v = std::stod(s, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != s.size() || s.empty() || !std::isfinite(v) || v <= 0)
+  if (!parse_number(s, v) || !std::isfinite(v) || v <= 0)
     throw InputError(where, fmt::format("'{}' is not a positive number ({})", s.substr(0, 40), column));
   return v;
 }

@@ -1,5 +1,6 @@
 #include "tilewave/text.h"
 
+#include <charconv>
 #include <vector>
 
 #include <fmt/format.h>
@@ -7,6 +8,12 @@
 #include "tilewave/error.h"
 
 namespace tilewave {
+
+bool parse_number(const std::string& s, double& out) {
+  const char* end = s.data() + s.size();
+  const auto r = std::from_chars(s.data(), end, out);
+  return !s.empty() && r.ec == std::errc() && r.ptr == end;
+}
 
 std::string printable(const std::string& s) {
   std::string out;

@@ -137,7 +137,10 @@ Analysis analyze_model(const Model& model, const GpuModel& base_gpu, const Analy
   a.launch_gap_us = std::max(0.0, gpu.param("launch_gap_us"));
   a.nodes = int(model.nodes.size());
   a.notes = model.notes;
-  if (auto why = memory_fit_note(model, lowered, gpu, exec)) a.notes.push_back(*why);
+  if (auto why = memory_fit_note(model, lowered, gpu, exec)) {
+    a.notes.push_back(*why);
+    a.over_memory = true;
+  }
   a.free_nodes = lowered.free_nodes;
   std::vector<std::optional<KernelCost>> costs;
   const NetworkTotals totals =

@@ -335,13 +335,8 @@ Candidate decode(const SearchSpace& s, const std::string& encoding) {
       if (token.rfind(want, 0) != 0)
         throw InputError(s.source_file, fmt::format("encoding '{}': stage {} lacks '{}'", printable(encoding), i, want));
       double v = 0;
-      try {
-        size_t used = 0;
-        v = std::stod(token.substr(want.size()), &used);
-        if (used != token.size() - want.size()) throw std::invalid_argument("trailing text");
-      } catch (const std::exception&) {
+      if (!parse_number(token.substr(want.size()), v))  // not strtod: the C locale may be another's
         throw InputError(s.source_file, fmt::format("encoding '{}': '{}' is not a number", printable(encoding), printable(token)));
-      }
       // Only the space's own options: a value outside them (7 where the file
       // offers 3 and 5, NaN, -1) would be costed as a network the space does not hold.
       if (i < s.stages.size() && k < s.stages[i].choices.size()) {
