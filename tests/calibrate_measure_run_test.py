@@ -182,6 +182,20 @@ def test_jobs_run_whole_passes_and_repeat_only_the_host_bound_batches():
     assert first_pass == ["a"] * 12 + ["b"] * 12
 
 
+def test_repeats_are_estimated_apart_from_pass_0():
+    # Pass 0 of a configuration is slow (build, cuDNN's algorithm search); its repeats are not. Estimating a
+    # repeat by pass 0's mean held a whole call to 3 networks.
+    jobs = run.network_jobs(["a"])
+    adm = run.Admission(jobs, [], 1e9, 1e9, 1e9, 1.0, False)
+    first = next(j for j in jobs if j.pass_index == 0 and j.batch == 1)
+    repeat = next(j for j in jobs if j.pass_index == 1 and j.batch == 1)
+    adm.ran(first, seconds=5.0)
+    assert adm.mean(run.job_key(first)) == 5.0
+    assert adm.mean(run.job_key(repeat)) == run.REPEAT_GUESS_S[1]
+    adm.ran(repeat, seconds=0.5)
+    assert adm.mean(run.job_key(repeat)) == 0.5 and adm.mean(run.job_key(first)) == 5.0
+
+
 def test_pending_jobs_skip_recorded_configurations():
     jobs = run.network_jobs(["a", "b", "c"])
     rows = [{"header": True},

@@ -50,7 +50,8 @@ a network only if, by its estimates, that network's pass 0 ends before pass
 0's own deadline and everything started so far (the networks' remaining
 passes, then one profile per timed configuration still lacking one, in the
 profiles stage) ends before the call's last stage does. The estimates are
-this call's mean time per batch (FIRST_GUESS_S before one ran), per build,
+this call's mean time per batch, pass 0 apart from the repeats (FIRST_GUESS_S
+and REPEAT_GUESS_S before one ran), per build,
 and per profile (earlier calls' profiles stage, else PROFILE_GUESS_S). So a
 call leaves complete networks (every configuration, pass and profile) and
 does not spend itself on pass 0 of hundreds, leaving their repeats and
@@ -128,6 +129,10 @@ GPU_FIELDS = ("index,name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,cloc
               "power.draw,power.limit,pstate,persistence_mode,memory.total,memory.used")
 # A configuration's first guess of its duration, s, before one of its batch has run in this call.
 FIRST_GUESS_S = {1: 2.0, 16: 3.0, 64: 5.0, 256: 10.0}
+# The same for a repeat (passes 1 and 2): the network is built and cuDNN has chosen its algorithms, so a repeat
+# takes a fraction of pass 0's time (0.5 s against 4-5 s at batch 1 on the H200); pass 0's mean would hold back
+# every network after the first few.
+REPEAT_GUESS_S = {1: 1.0, 16: 1.5}
 BUILD_GUESS_S = 3.0
 # One profiled configuration, s (build included), before an earlier call of the folder profiled some; and the
 # profiles subprocess's start (Python, torch, CUDA).
@@ -641,6 +646,11 @@ def stage_layers(call):
     return result
 
 
+def job_key(job):
+    """What a job's duration is estimated by: its batch, and whether it repeats one timed before."""
+    return job.batch, job.pass_index > 0
+
+
 class Admission:
     """Which networks the networks stage starts (the module docstring, "Many networks, many calls").
 
@@ -665,11 +675,18 @@ class Admission:
         self.seconds = collections.defaultdict(list)   # batch or "build" -> durations of this call, s
 
     def mean(self, key):
+        """Mean seconds of `key`: "build", or a job's (batch, is a repeat) as job_key gives it."""
         runs = self.seconds[key]
-        return sum(runs) / len(runs) if runs else (BUILD_GUESS_S if key == "build" else FIRST_GUESS_S.get(key, 10.0))
+        if runs:
+            return sum(runs) / len(runs)
+        if key == "build":
+            return BUILD_GUESS_S
+        batch, repeat = key
+        return (REPEAT_GUESS_S if repeat else FIRST_GUESS_S).get(batch, 10.0)
 
     def jobs_s(self, model, jobs):
-        return sum(self.mean(j.batch) for j in jobs) + (0.0 if model in self.built or not jobs else self.mean("build"))
+        return sum(self.mean(job_key(j)) for j in jobs) + \
+            (0.0 if model in self.built or not jobs else self.mean("build"))
 
     def timing_s(self, extra=None):
         """Seconds the started networks' timing (and `extra`'s) still needs."""
@@ -703,7 +720,7 @@ class Admission:
         if job in jobs:
             jobs.remove(job)
         if seconds is not None:
-            self.seconds[job.batch].append(seconds)
+            self.seconds[job_key(job)].append(seconds)
         if build_s is not None:
             self.seconds["build"].append(build_s)
             self.built.add(job.model)
@@ -745,7 +762,7 @@ def stage_networks(call):
     admission = Admission(todo, pending_profiles(rows, read_jsonl(call.path("kernels.jsonl"))), ends[0],
                           call.ends["networks"], call.ends["profiles"] if profiles_run else call.ends["networks"],
                           profile_seconds(call.runs), profiles_run)
-    seen_s = {}        # batch -> longest configuration of this call (its build left out), s
+    seen_s = {}        # job_key -> longest configuration of this call (its build left out), s
     models = {}
     broken = set()
     counts = collections.Counter()
@@ -778,7 +795,7 @@ def stage_networks(call):
                     admission.ran(job)
                     continue
                 build_guess = max(admission.seconds["build"] or [BUILD_GUESS_S])
-                guess = seen_s.get(job.batch, FIRST_GUESS_S.get(job.batch, 10.0)) + \
+                guess = seen_s.get(job_key(job), admission.mean(job_key(job))) + \
                     (0 if job.model in models else build_guess)
                 if time.time() + guess > ends[p]:
                     call.log("networks: pass %d stops at its deadline, %d configurations left" % (p, len(jobs) - i))
@@ -833,7 +850,7 @@ def stage_networks(call):
                 res.flush()
                 seconds = time.time() - t_job
                 admission.ran(job, seconds, build_s)
-                seen_s[job.batch] = max(seen_s.get(job.batch, 0.0), seconds)
+                seen_s[job_key(job)] = max(seen_s.get(job_key(job), 0.0), seconds)
                 if not admission.left[job.model]:
                     models.pop(job.model, None)   # its work in this call is done: free its memory
     del models
