@@ -53,6 +53,13 @@ class OnnxBuilder {
     if (!scalar) t->add_dims(int64_t(values.size()));
     for (float v : values) t->add_float_data(v);
   }
+  void bools(const std::string& name, const std::vector<bool>& values, bool scalar = false) {
+    auto* t = proto_->mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::BOOL);
+    if (!scalar) t->add_dims(int64_t(values.size()));
+    for (bool v : values) t->add_int32_data(v ? 1 : 0);
+  }
   // A weight: dims only, data stored externally (absent), as stripped models have it.
   void weight(const std::string& name, const std::vector<int64_t>& dims, int32_t type = onnx::TensorProto::FLOAT) {
     auto* t = proto_->mutable_graph()->add_initializer();

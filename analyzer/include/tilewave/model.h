@@ -96,6 +96,9 @@ struct Model {
   std::unordered_map<std::string, TensorInfo> tensors;
   std::vector<std::string> inputs;             // graph inputs that are not initializers
   std::vector<std::string> outputs;
+  // The outputs again, for is_output (the loader fills both): every pass
+  // asking of each tensor stays linear with thousands of outputs (issue 32).
+  std::unordered_set<std::string> output_set;
   std::unordered_set<std::string> initializers;
   std::map<std::string, int64_t> opsets;       // domain -> version
   // Tensors whose value is known before run time (initializers, constants,

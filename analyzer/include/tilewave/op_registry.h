@@ -171,6 +171,14 @@ class OpRegistry {
   const OpRule* find(const std::string& domain, const std::string& op_type) const;
   // Whether the op (domain "" or "ai.onnx": the default) is registered with `trait`.
   bool has_trait(const std::string& domain, const std::string& op_type, unsigned trait) const;
+  // Whether the op does compute (tensor-core work): registered with the gemm
+  // role, or, unknown, named so (QOrderedMatMul, DeformConv …).
+  bool is_compute(const std::string& domain, const std::string& op_type) const;
+  // The first compute op inside the node's subgraphs (Loop, If and Scan
+  // bodies, at any depth), or "": compute tilewave leaves out, so that such
+  // a node is never folded at load time and its model is an error, not a
+  // partial total (docs/errors.md "Checked before use", control flow).
+  std::string compute_in_subgraphs(const Node& node) const;
   size_t size() const { return rules_.size(); }
   std::vector<std::string> op_names() const;
   const std::map<std::pair<std::string, std::string>, OpRule>& rules() const { return rules_; }

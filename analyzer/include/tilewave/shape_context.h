@@ -8,9 +8,11 @@
 // shape_inference.h.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "tilewave/model.h"
@@ -25,11 +27,35 @@ struct ShapeUnknown : std::runtime_error {
   bool upstream;  // an input is unknown: `what()` is that input's reason, passed on unchanged
 };
 
+// Load-time values over a whole model (docs/robustness.md "Limits"): the shape
+// functions read and make at most this many elements of values larger than
+// kSmallValueElems in all; past it such values are left unknown. Values of
+// at most kSmallValueElems (the shape vectors exporters compute) are always
+// evaluated. Without it a chain of Gathers, each copying a 2^16-element
+// value, took seconds and gigabytes (issue 32).
+constexpr int64_t kMaxModelValueElems = int64_t(1) << 24;
+constexpr int64_t kSmallValueElems = 64;
+
+// What shape inference keeps from node to node for the shape functions, so
+// that each pass stays linear in the graph and bounded (docs/robustness.md
+// "Limits").
+struct ShapeInferenceState {
+  // Where each value unknown at load time stops being known, found once per
+  // chain rather than walked again by every reader (issue 32: a chain of
+  // Gathers, each read by a Reshape, was walked back from every Reshape,
+  // quadratic). Tensor -> " (its value chain stops at ...)", one string
+  // shared by a chain.
+  std::unordered_map<std::string, std::shared_ptr<const std::string>> value_breaks;
+  int64_t value_elems_left = kMaxModelValueElems;  // of the load-time value budget
+  bool value_budget_spent = false;                  // some value was left unknown for it
+};
+
 // What a shape function sees of one node: its inputs' shapes and known
 // values, its attributes (through `node`), and the opset it is read under.
 class ShapeContext {
  public:
-  ShapeContext(const Model& model, const Node& node);
+  // `state`: shared by the nodes of one inference (infer_shapes); null for a node alone.
+  ShapeContext(const Model& model, const Node& node, ShapeInferenceState* state = nullptr);
 
   const Model& model;
   const Node& node;
@@ -44,8 +70,13 @@ class ShapeContext {
   const std::vector<int64_t>& dims(size_t i) const { return input(i).dims; }
   int64_t rank(size_t i) const { return int64_t(input(i).dims.size()); }
   int32_t elem_type(size_t i) const { return input(i).elem_type; }
-  // The value of input i if known at load time, else nullptr.
+  // The value of input i if known at load time, else nullptr (also for a
+  // value larger than value_room(): reading it counts against the budget).
   const TensorValue* value(size_t i) const;
+  // The most elements a value may have that this node reads or makes now:
+  // kMaxValueElems, less once the model's value budget runs low. A shape
+  // function checks it before it evaluates a value.
+  int64_t value_room() const;
   // The value of input i as integers; throws ShapeUnknown naming `what`.
   std::vector<int64_t> ints(size_t i, const char* what) const;
   // The one integer input i holds (TopK's k, OneHot's depth); fails unless it holds exactly one.
@@ -65,6 +96,12 @@ class ShapeContext {
   // Filled by set_output/set_value; read back by the driver.
   std::vector<std::optional<TensorInfo>> outputs;
   std::vector<std::optional<TensorValue>> values;
+
+ private:
+  // Counts `elems` against the value budget; false when a value of that size
+  // is past value_room() and stays unknown.
+  bool charge_value(size_t elems) const;
+  ShapeInferenceState* state_;
 };
 
 // Axis in [-rank, rank) made non-negative; fail()s when out of range.

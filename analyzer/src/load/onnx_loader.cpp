@@ -4,6 +4,8 @@
 #include <functional>
 #include <queue>
 #include <sstream>
+#include <string_view>
+#include <unordered_set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -40,7 +42,8 @@ int64_t Model::numel(const std::string& name) const {
 }
 
 bool Model::is_output(const std::string& name) const {
-  return std::find(outputs.begin(), outputs.end(), name) != outputs.end();
+  if (!output_set.empty() || outputs.empty()) return output_set.count(name) > 0;
+  return std::find(outputs.begin(), outputs.end(), name) != outputs.end();  // a model built by hand
 }
 
 const Node* Model::producer_of(const std::string& tensor) const {
@@ -74,9 +77,11 @@ std::vector<int> topological_order(const Model& model) {
     order.push_back(node);
     placed[size_t(node)] = true;
     const auto& outs = model.nodes[size_t(node)].outputs;
-    for (auto o = outs.begin(); o != outs.end(); ++o) {
-      const std::string& out = *o;
-      if (out.empty() || std::find(outs.begin(), o, out) != o) continue;  // each tensor's readers once
+    // Each tensor's readers once, through a set: scanning the earlier outputs
+    // was quadratic in a Split of thousands (issue 32).
+    std::unordered_set<std::string_view> listed;
+    for (const std::string& out : outs) {
+      if (out.empty() || (outs.size() > 1 && !listed.insert(out).second)) continue;
       const auto p = model.producer.find(out);
       if (p == model.producer.end() || p->second != node) continue;  // written again by a later node
       for (const TensorRead& r : model.readers_of(out))
@@ -243,7 +248,10 @@ void collect_tensors(Model& model) {
   for (const auto& v : g.output()) add(v);
   for (const auto& v : g.input())
     if (!model.initializers.count(v.name())) model.inputs.push_back(v.name());
-  for (const auto& v : g.output()) model.outputs.push_back(v.name());
+  for (const auto& v : g.output()) {
+    model.outputs.push_back(v.name());
+    model.output_set.insert(v.name());
+  }
 }
 
 void collect_nodes(Model& model) {

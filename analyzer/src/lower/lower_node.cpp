@@ -22,42 +22,6 @@ FusionRole role_of(const LowerInput& in, const Node& n) {
   return r ? r->role : FusionRole::opaque;
 }
 
-namespace {
-constexpr const char* kComputeWords[] = {"Conv", "MatMul", "Gemm", "Attention", "Einsum"};
-
-bool names_compute(const std::string& op_type) {
-  return std::any_of(std::begin(kComputeWords), std::end(kComputeWords),
-                     [&](const char* w) { return op_type.find(w) != std::string::npos; });
-}
-
-// The first compute op in a node's subgraphs (Loop, If and Scan bodies, at
-// any depth), or "": compute inside control flow is compute tilewave leaves
-// out, so that a model of it is an error, not a partial total (docs/errors.md).
-std::string compute_in_subgraphs(const onnx::NodeProto& node, const OpRegistry& registry, int depth = 0) {
-  if (depth > 64) return "";
-  auto in_graph = [&](const onnx::GraphProto& g) -> std::string {
-    for (const auto& n : g.node()) {
-      const OpRule* rule = registry.find(n.domain(), n.op_type());
-      if (rule ? rule->role == FusionRole::gemm : names_compute(n.op_type())) return n.op_type();
-      const std::string inner = compute_in_subgraphs(n, registry, depth + 1);
-      if (!inner.empty()) return inner;
-    }
-    return "";
-  };
-  for (const auto& a : node.attribute()) {
-    if (a.has_g()) {
-      const std::string found = in_graph(a.g());
-      if (!found.empty()) return found;
-    }
-    for (const auto& g : a.graphs()) {
-      const std::string found = in_graph(g);
-      if (!found.empty()) return found;
-    }
-  }
-  return "";
-}
-}  // namespace
-
 std::optional<Kernel> lower_node_uncached(const LowerInput& in, const Node& n);
 
 std::optional<Kernel> lower_node(const LowerInput& in, const Node& n) {
@@ -91,11 +55,11 @@ std::optional<Kernel> lower_node_uncached(const LowerInput& in, const Node& n) {
   const OpRule* rule = in.registry.find(n.domain, n.op_type);
   // An op tilewave does not know is taken as compute when its name says so
   // (QOrderedMatMul, DeformConv …), so that leaving it out is an error.
-  k.compute = rule ? rule->role == FusionRole::gemm : names_compute(n.op_type);
+  k.compute = in.registry.is_compute(n.domain, n.op_type);
   if (!rule) {
     k.unmodelled_reason = fmt::format("no cost rule for op '{}{}' (opset {})",
                                       n.domain.empty() ? "" : n.domain + ".", n.op_type, in.model.opset(n.domain));
-    const std::string inner = compute_in_subgraphs(*n.proto, in.registry);
+    const std::string inner = in.registry.compute_in_subgraphs(n);
     if (!inner.empty()) {
       k.compute = true;
       k.unmodelled_reason += fmt::format("; its subgraph holds {}, compute tilewave does not model inside control flow",

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <unordered_set>
 
 #include "conv_kernels.h"
 
@@ -21,7 +22,9 @@ struct Group {
   std::vector<TensorRef> raw;    // their raw outputs, which it reads
   bool has_reduction = false;
   std::set<std::string> produced;
-  std::set<int> outside_readers;  // nodes not in the group reading what it produces
+  // Nodes not in the group reading what it produces, as (topological rank,
+  // node): can_fuse looks only at those ranked before the joining node.
+  std::set<std::pair<int, int>> outside_readers;
   int last_rank = -1;
 };
 
@@ -79,8 +82,15 @@ class Fuser {
     g.produced.insert(t);
     for (int r : edges_.readers(t)) {
       auto at = group_of_.find(r);
-      if (at == group_of_.end() || at->second != id) g.outside_readers.insert(r);
+      if (at == group_of_.end() || at->second != id) g.outside_readers.insert({in_.graph.topo_rank[r], r});
     }
+  }
+
+  // Whether node r joined group g as a member (a conv whose bias g applies is in g but no member).
+  bool member_of(int r, int g) const {
+    if (!joined_.count(r)) return false;
+    auto at = group_of_.find(r);
+    return at != group_of_.end() && at->second == g;
   }
 
   // The open group producing `tensor`, or -1.
@@ -94,16 +104,17 @@ class Fuser {
 
   // Can `n` run inside one kernel with the nodes of `gs`? Every value they
   // produce must be needed by nobody that runs before `n`. Each group keeps
-  // its outside readers, so this costs their number, not the group's size.
+  // its outside readers by rank, so this costs the number of those ranked
+  // before n, not the group's size nor all its readers (a Split of 8,000
+  // parts, each read by its own node, was quadratic: issue 32).
   bool can_fuse(const std::vector<int>& gs, int n) const {
     const int rank_n = in_.graph.topo_rank[n];
     for (int g : gs)
-      for (int r : groups_[g].outside_readers) {
-        if (r == n || in_.graph.topo_rank[r] >= rank_n) continue;
+      for (const auto& [rank, r] : groups_[g].outside_readers) {
+        if (rank >= rank_n) break;
         auto at = group_of_.find(r);
         const bool in_gs = at != group_of_.end() && std::find(gs.begin(), gs.end(), at->second) != gs.end() &&
-                           std::find(groups_[at->second].members.begin(), groups_[at->second].members.end(), r) !=
-                               groups_[at->second].members.end();
+                           member_of(r, at->second);
         if (!in_gs) return false;
       }
     return true;
@@ -138,7 +149,8 @@ class Fuser {
     g.has_reduction = g.has_reduction || reduction;
     g.last_rank = std::max(g.last_rank, in_.graph.topo_rank[n]);
     group_of_[n] = target;
-    g.outside_readers.erase(n);
+    joined_.insert(n);
+    g.outside_readers.erase({in_.graph.topo_rank[n], n});
     for (const auto& out : m_.nodes[n].outputs)
       if (!out.empty()) add_produced(g, target, out);
   }
@@ -152,13 +164,11 @@ class Fuser {
     a.raw.insert(a.raw.end(), b.raw.begin(), b.raw.end());
     a.members.insert(a.members.end(), b.members.begin(), b.members.end());
     a.produced.insert(b.produced.begin(), b.produced.end());
-    a.outside_readers.insert(b.outside_readers.begin(), b.outside_readers.end());
-    for (auto it = a.outside_readers.begin(); it != a.outside_readers.end();) {
-      auto at = group_of_.find(*it);
-      const bool member = at != group_of_.end() && at->second == into &&
-                          std::find(a.members.begin(), a.members.end(), *it) != a.members.end();
-      it = member ? a.outside_readers.erase(it) : std::next(it);
-    }
+    // Readers of either part that are now members are no longer outside:
+    // b's members among a's readers, a's members among b's. Costs b's size.
+    for (int n : b.members) a.outside_readers.erase({in_.graph.topo_rank[n], n});
+    for (const auto& r : b.outside_readers)
+      if (!member_of(r.second, into)) a.outside_readers.insert(r);
     a.has_reduction = a.has_reduction || b.has_reduction;
     a.last_rank = std::max(a.last_rank, b.last_rank);
     b = Group{};
@@ -225,6 +235,7 @@ class Fuser {
   const Model& m_;
   const KernelEdges& edges_;
   std::unordered_map<int, int> group_of_;            // node -> group
+  std::unordered_set<int> joined_;                   // nodes that joined a group as members
   std::vector<Group> groups_;
 };
 

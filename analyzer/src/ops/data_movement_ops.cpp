@@ -113,13 +113,16 @@ void shape_concat(ShapeContext& ctx) {
   }
   ctx.set_output(0, out, ctx.elem_type(0));
   // Known values concatenate (the shape vectors exporters assemble).
-  if (!shape::known(out)) return;
+  // Checked before any element is made: 10,000 parts of 2^16 elements each
+  // would be 655 million (issue 32).
+  if (!shape::known(out) || shape::product(out) > ctx.value_room()) return;
   const int64_t outer = shape::product(out, 0, size_t(axis));
   std::vector<const TensorValue*> parts;
   for (size_t i = 0; i < ctx.num_inputs(); ++i) {
     if (!ctx.has_input(i)) continue;
-    if (!ctx.value(i)) return;
-    parts.push_back(ctx.value(i));
+    const TensorValue* part = ctx.value(i);
+    if (!part) return;
+    parts.push_back(part);
   }
   TensorValue v = shape::make_value(out, ctx.elem_type(0));
   for (int64_t o = 0; o < outer; ++o)
@@ -140,6 +143,10 @@ void shape_gather(ShapeContext& ctx) {
   out.insert(out.end(), idx.begin(), idx.end());
   out.insert(out.end(), data.begin() + axis + 1, data.end());
   ctx.set_output(0, out, ctx.elem_type(0));
+  // Checked before any element is made: 2^16 indices into 2^16 elements
+  // once made 2^32 (issue 32).
+  const int64_t n = shape::product(out);
+  if (n < 0 || n > ctx.value_room()) return;
   const TensorValue *dv = ctx.value(0), *iv = ctx.value(1);
   if (!dv || !iv || !shape::known(data)) return;
   const int64_t outer = shape::product(data, 0, size_t(axis)), inner = shape::product(data, size_t(axis) + 1);
@@ -318,7 +325,11 @@ void shape_resize(ShapeContext& ctx) {
   }
   if (scales.size() != axes.size()) ctx.fail(fmt::format("{} scales for {} axes", scales.size(), axes.size()));
   for (size_t k = 0; k < axes.size(); ++k) {
-    if (scales[k] <= 0) ctx.fail(fmt::format("scale {}", scales[k]));
+    // NaN passed `<= 0` and floor(d x NaN) made a silent 0 (issue 32).
+    if (!(scales[k] > 0) || !std::isfinite(scales[k]))
+      ctx.fail(fmt::format("scale {} ({}, axis {}) is not a finite number above 0", scales[k],
+                           upsample && ctx.opset < 9 ? "attribute 'scales'" : fmt::format("input {} 'scales'", scales_at),
+                           axes[k]));
     int64_t& d = out[size_t(axes[k])];
     if (d >= 0) d = saturating_int64(std::floor(double(d) * scales[k] + 1e-9));
   }

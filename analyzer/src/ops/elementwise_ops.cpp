@@ -59,7 +59,7 @@ void evaluate(ShapeContext& ctx, const std::vector<int64_t>& out_dims, int32_t o
     vals.push_back(v);
   }
   const int64_t n = shape::product(out_dims);
-  if (vals.empty() || n < 0 || n > kMaxValueElems) return;
+  if (vals.empty() || n < 0 || n > ctx.value_room()) return;
   TensorValue out = shape::make_value(out_dims, out_type);
   if (out.real ? !rule.real : !(rule.integer || rule.boolean)) return;
   std::vector<double> reals(vals.size());

@@ -1,6 +1,9 @@
 #include "tilewave/op_registry.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
+#include "tilewave_onnx.pb.h"
 
 namespace tilewave {
 
@@ -40,6 +43,49 @@ OpEntry OpRegistry::add(OpRule rule) {
 bool OpRegistry::has_trait(const std::string& domain, const std::string& op_type, unsigned trait) const {
   const OpRule* r = find(domain == "ai.onnx" ? std::string() : domain, op_type);
   return r && r->has(trait);
+}
+
+namespace {
+
+constexpr const char* kComputeWords[] = {"Conv", "MatMul", "Gemm", "Attention", "Einsum"};
+
+bool names_compute(const std::string& op_type) {
+  return std::any_of(std::begin(kComputeWords), std::end(kComputeWords),
+                     [&](const char* w) { return op_type.find(w) != std::string::npos; });
+}
+
+std::string compute_in_graphs(const onnx::NodeProto& node, const OpRegistry& registry, int depth) {
+  if (depth > 64) return "";
+  auto in_graph = [&](const onnx::GraphProto& g) -> std::string {
+    for (const auto& n : g.node()) {
+      if (registry.is_compute(n.domain(), n.op_type())) return n.op_type();
+      const std::string inner = compute_in_graphs(n, registry, depth + 1);
+      if (!inner.empty()) return inner;
+    }
+    return "";
+  };
+  for (const auto& a : node.attribute()) {
+    if (a.has_g()) {
+      const std::string found = in_graph(a.g());
+      if (!found.empty()) return found;
+    }
+    for (const auto& g : a.graphs()) {
+      const std::string found = in_graph(g);
+      if (!found.empty()) return found;
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+bool OpRegistry::is_compute(const std::string& domain, const std::string& op_type) const {
+  const OpRule* r = find(domain == "ai.onnx" ? std::string() : domain, op_type);
+  return r ? r->role == FusionRole::gemm : names_compute(op_type);
+}
+
+std::string OpRegistry::compute_in_subgraphs(const Node& node) const {
+  return node.proto ? compute_in_graphs(*node.proto, *this, 0) : "";
 }
 
 const OpRule* OpRegistry::find(const std::string& domain, const std::string& op_type) const {

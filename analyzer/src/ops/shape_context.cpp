@@ -1,6 +1,7 @@
 // What a shape function sees of one node (tilewave/shape_context.h).
 #include "tilewave/shape_context.h"
 
+#include <algorithm>
 #include <set>
 
 #include <fmt/format.h>
@@ -13,18 +14,34 @@ namespace tilewave {
 namespace {
 
 // Where a chain of load-time values stops: the first node upstream of
-// `tensor` whose inputs are all known but whose own value is not.
-std::string value_break(const Model& m, const std::string& tensor) {
+// `tensor` whose inputs are all known but whose own value is not. The walk
+// follows one path (the last unknown input of each producer first); every
+// tensor on it stops at the same place, which `breaks` (when given) keeps,
+// so that a chain read at each of its links is walked once in all.
+std::string value_break(const Model& m, const std::string& tensor,
+                        std::unordered_map<std::string, std::shared_ptr<const std::string>>* breaks) {
   std::vector<std::string> todo = {tensor};
+  std::vector<std::string> walked;
   std::set<std::string> seen;
+  auto found = [&](std::string why) {
+    if (breaks) {
+      const auto shared = std::make_shared<const std::string>(why);
+      for (auto& t : walked) breaks->emplace(std::move(t), shared);
+    }
+    return why;
+  };
   while (!todo.empty()) {
     const std::string t = todo.back();
     todo.pop_back();
     if (!seen.insert(t).second || m.values.count(t)) continue;
+    if (breaks) {
+      if (auto it = breaks->find(t); it != breaks->end()) return found(*it->second);
+      walked.push_back(t);
+    }
     const Node* p = m.producer_of(t);
     if (!p) {
-      if (m.initializers.count(t)) return fmt::format(" (initializer '{}' is too large or stored outside the file)", t);
-      return fmt::format(" ('{}' is a graph input)", t);
+      if (m.initializers.count(t)) return found(fmt::format(" (initializer '{}' is too large or stored outside the file)", t));
+      return found(fmt::format(" ('{}' is a graph input)", t));
     }
     bool inputs_known = true;
     for (const auto& in : p->inputs)
@@ -33,10 +50,10 @@ std::string value_break(const Model& m, const std::string& tensor) {
         todo.push_back(in);
       }
     if (inputs_known)
-      return fmt::format(" (its value chain stops at node '{}' ({}), whose value tilewave does not evaluate)",
-                         p->name, p->op_type);
+      return found(fmt::format(" (its value chain stops at node '{}' ({}), whose value tilewave does not evaluate)",
+                               p->name, p->op_type));
   }
-  return "";
+  return found("");
 }
 
 
@@ -51,8 +68,8 @@ int64_t value_elems(const std::vector<int64_t>& dims) {
 }
 }  // namespace
 
-ShapeContext::ShapeContext(const Model& m, const Node& n)
-    : model(m), node(n), opset(m.opset(n.domain)), outputs(n.outputs.size()), values(n.outputs.size()) {}
+ShapeContext::ShapeContext(const Model& m, const Node& n, ShapeInferenceState* state)
+    : model(m), node(n), opset(m.opset(n.domain)), outputs(n.outputs.size()), values(n.outputs.size()), state_(state) {}
 
 const TensorInfo& ShapeContext::input(size_t i) const {
   if (!has_input(i)) throw ShapeUnknown(fmt::format("input {} is missing", i));
@@ -75,7 +92,22 @@ const TensorValue* ShapeContext::value(size_t i) const {
   if (!t || !t->has_shape || t->dims != it->second.dims ||
       int64_t(it->second.size()) != value_elems(it->second.dims))
     return nullptr;
+  if (!charge_value(it->second.size())) return nullptr;
   return &it->second;
+}
+
+int64_t ShapeContext::value_room() const {
+  if (!state_) return kMaxValueElems;
+  return std::min(kMaxValueElems, std::max(kSmallValueElems, state_->value_elems_left));
+}
+
+bool ShapeContext::charge_value(size_t elems) const {
+  if (int64_t(elems) > value_room()) {
+    if (state_ && int64_t(elems) <= kMaxValueElems) state_->value_budget_spent = true;
+    return false;
+  }
+  if (state_ && int64_t(elems) > kSmallValueElems) state_->value_elems_left -= int64_t(elems);
+  return true;
 }
 
 int64_t ShapeContext::single_int(size_t i, const char* what) const {
@@ -91,8 +123,12 @@ std::vector<int64_t> ShapeContext::ints(size_t i, const char* what) const {
       auto why = model.unknown_reason.find(node.inputs[i]);
       if (why != model.unknown_reason.end()) throw ShapeUnknown(why->second, true);
     }
-    throw ShapeUnknown(fmt::format("its {} (input {}) is not known before run time{}", what, i,
-                                   has_input(i) ? value_break(model, node.inputs[i]) : ""));
+    throw ShapeUnknown(fmt::format(
+        "its {} (input {}) is not known before run time{}{}", what, i,
+        has_input(i) ? value_break(model, node.inputs[i], state_ ? &state_->value_breaks : nullptr) : "",
+        state_ && state_->value_budget_spent
+            ? "; the model's load-time values also passed the 2^24 elements tilewave evaluates"
+            : ""));
   }
   std::vector<int64_t> out(v->size());
   for (size_t k = 0; k < out.size(); ++k) out[k] = v->int_at(k);
@@ -123,7 +159,7 @@ void ShapeContext::set_output(size_t i, std::vector<int64_t> dims, int32_t elem_
 }
 
 void ShapeContext::set_value(size_t i, TensorValue v) {
-  if (i < values.size() && int64_t(v.size()) <= kMaxValueElems) values[i] = std::move(v);
+  if (i < values.size() && charge_value(v.size())) values[i] = std::move(v);
 }
 
 void ShapeContext::same_as_input(size_t i, size_t out) {

@@ -48,7 +48,7 @@ void push(TensorValue& v, double real, int64_t integer) {
 void remap_value(ShapeContext& ctx, const std::vector<int64_t>& out_dims, const std::function<size_t(size_t)>& source) {
   const TensorValue* v = ctx.value(0);
   const int64_t n = product(out_dims);
-  if (!v || n < 0 || n > kMaxValueElems || !known(ctx.dims(0))) return;
+  if (!v || n < 0 || n > ctx.value_room() || !known(ctx.dims(0))) return;
   TensorValue r = make_value(out_dims, ctx.elem_type(0));
   for (int64_t i = 0; i < n; ++i) {
     const size_t at = source(size_t(i));

@@ -172,7 +172,7 @@ void shape_constant_of_shape(ShapeContext& ctx) {
   }
   ctx.set_output(0, dims, type);
   const int64_t n = shape::product(dims);
-  if (n > kMaxValueElems) return;
+  if (n > ctx.value_room()) return;
   TensorValue v = shape::make_value(dims, type);
   for (int64_t i = 0; i < n; ++i)
     shape::push(v, fill && fill->size() ? fill->real_at(0) : 0.0, fill && fill->size() ? fill->int_at(0) : 0);
@@ -190,7 +190,7 @@ void shape_range(ShapeContext& ctx) {
   if (delta == 0) ctx.fail("Range with delta 0");
   const int64_t n = std::max<int64_t>(saturating_int64(std::ceil((limit - start) / delta)), 0);
   ctx.set_output(0, {n}, type);
-  if (n > kMaxValueElems) return;
+  if (n > ctx.value_room()) return;
   TensorValue v = shape::make_value({n}, type);
   for (int64_t i = 0; i < n; ++i) {
     int64_t step, integer;

@@ -25,8 +25,10 @@ std::optional<Layer> lower_group_norm(const LowerContext& ctx) {
     throw Unmodelled(fmt::format("num_groups {} does not divide the channels", groups));
   auto l = lower_rowwise_from(ctx, 1);
   auto& m = std::get<MemoryProblem>(l->problem);
-  m.outer = x.dims[0] * groups;
-  m.inner = x.numel() / m.outer;
+  // A batch of 0 has no rows (issue 32: numel / 0 raised SIGFPE); saturated,
+  // a batch times 2^31 groups of an empty tensor cannot wrap.
+  m.outer = saturating_mul(x.dims[0], groups);
+  m.inner = m.outer > 0 ? x.numel() / m.outer : 0;
   return l;
 }
 
@@ -59,7 +61,19 @@ AttentionDims attention_dims(const ShapeContext* sctx, const std::vector<int64_t
   return a;
 }
 
+// Attention is compute: every operand dimension must be at least 1, as for
+// Conv, Gemm and MatMul (shape::require_nonempty). A head, hidden or
+// sequence size of 0 once reached the cost model's division by the value
+// head size (SIGFPE, issue 32).
+void require_nonempty_qkv(const ShapeContext& ctx, const std::vector<int64_t>& q, const std::vector<int64_t>& k,
+                          const std::vector<int64_t>& v) {
+  shape::require_nonempty(ctx, q, "query");
+  shape::require_nonempty(ctx, k, "key");
+  shape::require_nonempty(ctx, v, "value");
+}
+
 void shape_attention(ShapeContext& ctx) {
+  require_nonempty_qkv(ctx, ctx.dims(0), ctx.dims(1), ctx.dims(2));
   const auto a = attention_dims(&ctx, ctx.dims(0), ctx.dims(1), ctx.dims(2), ctx.node);
   if (a.three_d) ctx.set_output(0, {a.batch, a.q_len, a.q_heads * a.v_head_dim}, ctx.elem_type(0));
   else ctx.set_output(0, {a.batch, a.q_heads, a.q_len, a.v_head_dim}, ctx.elem_type(0));
@@ -78,6 +92,11 @@ void shape_attention(ShapeContext& ctx) {
 
 Layer attention_layer(const LowerContext& ctx, int64_t batch_heads, int64_t q_len, int64_t kv_len, int64_t d,
                       int64_t dv) {
+  // The shape functions refuse zero-sized operands; a form they leave
+  // unknown is checked here, before the cost model divides by dv.
+  if (batch_heads <= 0 || q_len <= 0 || kv_len <= 0 || d <= 0 || dv <= 0)
+    throw Unmodelled(fmt::format("attention of {} heads, {} queries, {} keys, head sizes {} and {}: a zero-sized "
+                                 "dimension", batch_heads, q_len, kv_len, d, dv));
   AttentionProblem p;
   p.batch_heads = batch_heads;
   p.q_len = q_len;
@@ -102,6 +121,7 @@ void shape_mha(ShapeContext& ctx) {
   const auto& q = ctx.dims(0);
   if (q.size() != 3 || !ctx.has_input(1) || ctx.rank(1) != 3 || !ctx.has_input(2) || ctx.rank(2) != 3)
     throw ShapeUnknown("only MultiHeadAttention with separate 3-D query, key and value is read");
+  require_nonempty_qkv(ctx, q, ctx.dims(1), ctx.dims(2));
   ctx.set_output(0, {q[0], q[1], ctx.dims(2)[2]}, ctx.elem_type(0));
 }
 
@@ -110,7 +130,9 @@ std::optional<Layer> lower_mha(const LowerContext& ctx) {
   const auto& k = ctx.input(1).dims;
   const auto& v = ctx.input(2).dims;
   const int64_t heads = attr_int(ctx.node, "num_heads", 0);
-  if (heads <= 0 || q[2] % heads || v[2] % heads) throw Unmodelled("num_heads does not divide the hidden sizes");
+  // A hidden size below the head count (0 among them) leaves heads of size 0.
+  if (heads <= 0 || q[2] < heads || v[2] < heads || q[2] % heads || v[2] % heads)
+    throw Unmodelled("num_heads does not divide the hidden sizes");
   return attention_layer(ctx, q[0] * heads, q[1], k[1], q[2] / heads, v[2] / heads);
 }
 
@@ -182,7 +204,11 @@ std::map<char, int64_t> letter_sizes(const ShapeContext* sctx, const Equation& e
 
 void shape_einsum(ShapeContext& ctx) {
   std::vector<std::vector<int64_t>> dims;
-  for (size_t i = 0; i < ctx.num_inputs(); ++i) dims.push_back(ctx.dims(i));
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+    dims.push_back(ctx.dims(i));
+    // Compute, as MatMul: no zero-sized operand (issue 32: 0/0 tile efficiency).
+    shape::require_nonempty(ctx, dims.back(), fmt::format("operand {}", i).c_str());
+  }
   const Equation e = parse_equation(&ctx, attr_string(ctx.node, "equation", ""), dims.size());
   const auto size = letter_sizes(&ctx, e, dims);
   std::vector<int64_t> out;
@@ -206,14 +232,17 @@ std::optional<Layer> lower_einsum(const LowerContext& ctx) {
   if (dims.size() != 2) throw Unmodelled("Einsum over more than two operands");
   GemmProblem g;
   g.M = g.N = g.K = g.batch = 1;
+  // Saturating: the sizes of summed letters multiply past int64 (four of
+  // 2^24 + 74 each), and the wrapped product printed a negative K (issue 32);
+  // a saturated one fails the 2^60 check of every kernel, an error naming the node.
   for (auto [c, n] : size) {
     const bool in_a = e.inputs[0].find(c) != std::string::npos, in_b = e.inputs[1].find(c) != std::string::npos;
     const bool in_out = e.output.find(c) != std::string::npos;
-    if (in_a && in_b && in_out) g.batch *= n;
-    else if (in_a && in_b) g.K *= n;
-    else if (in_a && in_out) g.M *= n;
-    else if (in_b && in_out) g.N *= n;
-    else g.K *= n;  // a letter summed inside one operand: work on the way in
+    int64_t* dim = &g.K;  // a letter summed inside one operand: work on the way in
+    if (in_a && in_b && in_out) dim = &g.batch;
+    else if (in_a && in_out) dim = &g.M;
+    else if (in_b && in_out) dim = &g.N;
+    *dim = saturating_mul(*dim, n);
   }
   Layer l;
   l.problem = g;
@@ -229,7 +258,13 @@ int64_t gates_of(const std::string& op) { return op == "LSTM" ? 4 : op == "GRU" 
 void shape_recurrent(ShapeContext& ctx) {
   const auto& x = ctx.dims(0);
   if (x.size() != 3) ctx.fail(fmt::format("input has rank {}; 3 expected", x.size()));
+  // Its GEMMs are compute: no zero-sized input, weight or recurrence (issue 32: 0/0 tile efficiency).
+  shape::require_nonempty(ctx, x, "X");
+  shape::require_nonempty(ctx, ctx.dims(1), "W");
+  shape::require_nonempty(ctx, ctx.dims(2), "R");
   const int64_t hidden = attr_int(ctx.node, "hidden_size", ctx.rank(1) == 3 ? ctx.dims(1)[1] / gates_of(ctx.node.op_type) : -1);
+  if (hidden == 0) ctx.fail(fmt::format("W has {} rows, fewer than its {} gates: a hidden size of 0", ctx.dims(1)[1],
+                                        gates_of(ctx.node.op_type)));
   const int64_t dirs = attr_string(ctx.node, "direction", "forward") == "bidirectional" ? 2 : 1;
   const bool batch_first = attr_int(ctx.node, "layout", 0) != 0;
   const int64_t seq = batch_first ? x[1] : x[0], batch = batch_first ? x[0] : x[1];
@@ -247,6 +282,8 @@ std::optional<Layer> lower_recurrent(const LowerContext& ctx) {
   const auto& x = ctx.input(0).dims;
   const auto& w = ctx.input(1).dims;  // [dirs, gates x hidden, in]
   const int64_t gates_hidden = w[1], hidden = gates_hidden / gates_of(ctx.node.op_type);
+  if (x[0] <= 0 || x[1] <= 0 || x[2] <= 0 || w[0] <= 0 || hidden <= 0)
+    throw Unmodelled("a zero-sized input, weight or hidden size");
   GemmProblem g;
   g.M = x[0] * x[1];
   g.N = gates_hidden;

@@ -29,8 +29,11 @@ void mark_unknown(Model& m, const Node& n, const std::string& why) {
 // Static tensors in file order; correct for topologically sorted files, and
 // a file that is not sorted only loses some folding (never correctness of
 // the graph checks, which the layer graph does). Every value shape inference
-// evaluated is static too.
-void mark_static(Model& model) {
+// evaluated is static too. A node whose subgraphs hold compute (an If or
+// Loop over a Conv) is never folded, whatever its inputs: folding an If on a
+// constant condition dropped the Conv of its branch without a word (issue
+// 32); unfolded, it is compute tilewave leaves out, an error.
+void mark_static(Model& model, const OpRegistry& registry) {
   for (const auto& name : model.initializers) model.static_tensors.insert(name);
   for (const auto& [name, value] : model.values) model.static_tensors.insert(name);
   for (const auto& n : model.nodes) {
@@ -40,6 +43,7 @@ void mark_static(Model& model) {
       for (const auto& in : n.inputs)
         if (!in.empty() && !model.static_tensors.count(in)) all_static = false;
     }
+    if (all_static && !registry.compute_in_subgraphs(n).empty()) all_static = false;
     if (all_static)
       for (const auto& out : n.outputs) model.static_tensors.insert(out);
   }
@@ -50,6 +54,7 @@ void mark_static(Model& model) {
 void infer_shapes(Model& model, const OpRegistry& registry) {
   for (const auto& t : model.proto->graph().initializer())
     if (auto v = tensor_value(t)) model.values[t.name()] = std::move(*v);
+  ShapeInferenceState state;
   for (int idx : topological_order(model)) {
     const Node& n = model.nodes[idx];
     const OpRule* rule = registry.find(n.domain, n.op_type);
@@ -59,7 +64,7 @@ void infer_shapes(Model& model, const OpRegistry& registry) {
                                n.domain.empty() ? "" : n.domain + ".", n.op_type));
       continue;
     }
-    ShapeContext ctx(model, n);
+    ShapeContext ctx(model, n, &state);
     check_signature(ctx, rule->signature);
     try {
       rule->shape(ctx);
@@ -90,7 +95,7 @@ void infer_shapes(Model& model, const OpRegistry& registry) {
       }
     }
   }
-  mark_static(model);
+  mark_static(model, registry);
 }
 
 }  // namespace tilewave
