@@ -168,6 +168,14 @@ expect 1 "conv3d.onnx" -- "$tw" advise "$data/conv3d.onnx"
 expect 0 "" -- "$tw" check "$root/onnx_models/runtime/resnet18.onnx" --trace "$data/traces/resnet18_b1_eager_h200.profiler.json.gz" --batch 1 --layout nhwc --no-amp
 grep -q "108 kernels paired" "$tmp/out" || { echo "FAIL: check did not pair torch.profiler's ResNet-18 trace"; fails=$((fails + 1)); }
 grep -q "shapes     21 of 21 paired" "$tmp/out" || { echo "FAIL: check did not pair the trace's convolutions by shape"; fails=$((fails + 1)); }
+grep -q "MISMATCH" "$tmp/out" && { echo "FAIL: check saw a mismatch where the flags are the trace's"; fails=$((fails + 1)); }
+# Issue 33: check reads what the trace ran and names the flags that differ.
+expect 0 "" -- "$tw" check "$root/onnx_models/runtime/resnet18.onnx" --trace "$data/traces/resnet18_b16_inductor_h200.profiler.json.gz" --batch 1
+for want in "batch 16 (predicted 1): the input \[16, 3, 224, 224\]" "set --batch 16" "set --layout nhwc" "set --runtime inductor"; do
+  grep -q "$want" "$tmp/out" || { echo "FAIL: check of a batch-16 inductor trace at batch 1 lacks '$want'"; fails=$((fails + 1)); }
+done
+expect 0 "" -- "$tw" check "$root/onnx_models/runtime/resnet18.onnx" --trace "$data/traces/resnet18_b1_eager_h200.profiler.json.gz" --batch 1 --format json
+grep -q '"option": "amp"' "$tmp/out" && grep -q '"predicted": "on"' "$tmp/out" || { echo "FAIL: check json lacks the amp mismatch of a model.half() trace"; fails=$((fails + 1)); }
 expect 0 "" -- "$tw" check "$root/onnx_models/runtime/efficientnet_b0.onnx" --trace "$data/traces/efficientnet_b0_b1_eager_h200.profiler.json.gz" --batch 1 --layout nhwc --no-amp
 grep -q "3 memcpy/memset events not counted" "$tmp/out" || { echo "FAIL: check counted EfficientNet-B0's copies as kernels"; fails=$((fails + 1)); }
 expect 0 "" -- "$tw" check "$root/onnx_models/runtime/resnet18.onnx" --runtime inductor --trace "$data/traces/resnet18_b16_inductor_h200.profiler.json.gz" --batch 16 --layout nhwc --no-amp

@@ -203,6 +203,59 @@ TEST_CASE("check: a kernel list (run.py's kernels.jsonl row) is a trace, and eve
     CHECK_THROWS_AS(trace_from_json(nlohmann::json::parse(bad), "row.json"), InputError);
 }
 
+namespace {
+
+// A trace of one convolution as torch.profiler records it: the top-level op
+// with `top_type` inputs, the library call beneath it with `call_type`, and
+// one kernel called `kernel`.
+nlohmann::json one_conv_trace(const char* top_type, const char* call_type, nlohmann::json strides,
+                              const char* kernel) {
+  auto op = [&](const char* name, double ts, const char* type) {
+    return nlohmann::json{{"ph", "X"}, {"cat", "cpu_op"}, {"name", name}, {"ts", ts}, {"dur", 5},
+                          {"args", {{"External id", 1}, {"Input Dims", {{8, 3, 32, 32}, {16, 3, 3, 3}}},
+                                    {"Input Strides", {strides, {27, 9, 3, 1}}}, {"Input type", {type, type}}}}};
+  };
+  return {{"traceEvents",
+           {op("aten::conv2d", 1, top_type), op("aten::cudnn_convolution", 2, call_type),
+            {{"ph", "X"}, {"cat", "kernel"}, {"name", kernel}, {"ts", 3}, {"dur", 4}, {"args", {{"External id", 1}}}}}}};
+}
+
+std::map<std::string, std::string> settings(const MeasuredTrace& t) {
+  std::map<std::string, std::string> m;
+  for (const auto& s : t.configuration) m[s.option] = s.value;
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("check: a trace tells the batch, layout, precision and runtime it ran, and a differing option is a mismatch") {
+  const nlohmann::json nchw = {3072, 1024, 32, 1}, nhwc = {3072, 1, 96, 3};
+  using M = std::map<std::string, std::string>;
+  // timm's harness: fp32 weights under autocast, NCHW, eager.
+  CHECK(settings(trace_from_json(one_conv_trace("float", "c10::Half", nchw, "sm90_xmma_fprop"), "t.json")) ==
+        M{{"batch", "8"}, {"layout", "nchw"}, {"dtype", "fp16"}, {"amp", "on"}, {"runtime", "eager"}});
+  // model.half() in channels_last.
+  CHECK(settings(trace_from_json(one_conv_trace("c10::Half", "c10::Half", nhwc, "sm90_xmma_fprop"), "t.json")) ==
+        M{{"batch", "8"}, {"layout", "nhwc"}, {"dtype", "fp16"}, {"amp", "off"}, {"runtime", "eager"}});
+  // fp32 PyTorch.
+  CHECK(settings(trace_from_json(one_conv_trace("float", "float", nchw, "sm90_xmma_fprop"), "t.json")) ==
+        M{{"batch", "8"}, {"layout", "nchw"}, {"dtype", "fp32"}, {"amp", "off"}, {"runtime", "eager"}});
+  // torch.compile: autocast's casts are inside its kernels, so amp is not told.
+  CHECK(settings(trace_from_json(one_conv_trace("c10::Half", "c10::Half", nhwc, "triton_poi_fused_relu_0"), "t.json")) ==
+        M{{"batch", "8"}, {"layout", "nhwc"}, {"dtype", "fp16"}, {"runtime", "inductor"}});
+  // Strides that are neither layout, and a kernel list, tell nothing of it.
+  CHECK(settings(trace_from_json(one_conv_trace("float", "float", {1, 2, 3, 4}, "k"), "t.json")).count("layout") == 0);
+  CHECK(trace_from_json(nlohmann::json::parse(R"({"list": [["k", 1.0]]})"), "row.json").configuration.empty());
+
+  AnalyzeOptions o;
+  o.load.batch = 1;
+  const Analysis a = analyze_file(test::data("tiny_cnn.onnx"), test::gpu("h200"), o);  // eager nchw amp fp16
+  const MeasuredTrace t = trace_from_json(one_conv_trace("c10::Half", "c10::Half", nhwc, "k"), "t.json");
+  std::vector<std::string> differ;
+  for (const auto& m : configuration_mismatches(a, t)) differ.push_back(m.trace.option + " " + m.predicted);
+  CHECK(differ == std::vector<std::string>{"batch 1", "layout nchw", "amp on"});
+}
+
 TEST_CASE("check: traces torch.profiler exported on the H200 pair every convolution and GEMM by shape") {
   // tests/data/traces/README.md: calibrate/measure/capture_trace.py, one eager forward each.
   struct Case {

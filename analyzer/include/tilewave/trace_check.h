@@ -26,8 +26,20 @@ struct TraceKernel {
   std::string kind;
 };
 
+// One axis of the configuration a trace ran under, as the trace reveals it
+// (docs/report.md "`tilewave check`", "What the trace ran"): the option that
+// sets it (batch, layout, amp, dtype, runtime), its value as that option
+// takes it ("16", "nhwc", "on", "fp32", "inductor") and what in the trace
+// says so.
+struct TraceSetting {
+  std::string option, value, evidence;
+};
+
 struct MeasuredTrace {
   std::string path;
+  // The axes the trace reveals (a kernel list reveals none; a trace without
+  // record_shapes only its runtime); an axis it does not reveal is absent.
+  std::vector<TraceSetting> configuration;
   std::vector<TraceKernel> kernels;  // GPU kernels compared, in start order
   int copies = 0;                    // memcpy / memset events, not kernels
   int kernels_in_trace = 0;          // all kernel events, every step
@@ -89,7 +101,14 @@ struct ClassRow {
   double paired_error = 0;    // paired_predicted_us / paired_measured_us - 1 (0 without pairs)
 };
 
+// An axis where the trace ran otherwise than the prediction assumed.
+struct SettingMismatch {
+  TraceSetting trace;     // what the trace ran, and why we think so
+  std::string predicted;  // the prediction's value of the same option
+};
+
 struct TraceCheck {
+  std::vector<SettingMismatch> mismatches;  // in TraceSetting's order; the check compares unlike runs if any
   std::vector<TracePair> pairs;      // in launch order, unpaired ones included
   int paired = 0;
   double predicted_device_us = 0;    // the predicted kernels' own times (launch gaps excluded)
@@ -100,6 +119,9 @@ struct TraceCheck {
   std::vector<KindError> by_kind;             // most measured time first
   std::vector<ClassRow> by_class;             // most measured time first, then most predicted
 };
+
+// The axes of `t.configuration` whose value differs from `a`'s.
+std::vector<SettingMismatch> configuration_mismatches(const Analysis& a, const MeasuredTrace& t);
 
 // Pairs the two sequences by dynamic programming (an edit distance in which
 // kernels of one kind pair best, better still when the trace's shapes fit the

@@ -67,6 +67,108 @@ std::string stated_kind(const json& e) {
   return "";
 }
 
+// An op whose inputs reveal the configuration: a convolution or a matrix
+// product as aten records it (docs/report.md "What the trace ran").
+bool is_convolution_op(const std::string& n) {
+  return n == "aten::conv2d" || n == "aten::convolution" || n == "aten::_convolution" ||
+         n == "aten::cudnn_convolution" || n == "aten::conv1d" || n == "aten::conv3d";
+}
+bool is_matrix_op(const std::string& n) {
+  return n == "aten::linear" || n == "aten::addmm" || n == "aten::mm" || n == "aten::bmm" || n == "aten::matmul" ||
+         n == "aten::baddbmm";
+}
+
+struct RecordedOp {
+  double ts;
+  std::string name;
+  const json* args;
+};
+
+// args[key][0] as integers when it is a list of `rank` integers, else empty.
+std::vector<int64_t> first_input_ints(const json& args, const char* key, size_t rank) {
+  const auto it = args.find(key);
+  if (it == args.end() || !it->is_array() || it->empty() || !(*it)[0].is_array() || (*it)[0].size() != rank) return {};
+  std::vector<int64_t> v;
+  for (const auto& d : (*it)[0]) {
+    if (!d.is_number_integer()) return {};
+    v.push_back(d.get<int64_t>());
+  }
+  return v;
+}
+
+std::string first_input_type(const json& args) {
+  const auto it = args.find("Input type");
+  return it != args.end() && it->is_array() && !it->empty() && (*it)[0].is_string() ? (*it)[0].get<std::string>() : "";
+}
+
+std::string ints_text(const std::vector<int64_t>& v) { return fmt::format("[{}]", fmt::join(v, ", ")); }
+
+// The configuration the ops and kernels of a trace show: the batch and layout
+// from the input of the first convolution, the precision from the types the
+// convolutions and matrix products take, the runtime from the kernels' names.
+std::vector<TraceSetting> read_configuration(std::vector<RecordedOp> ops, const std::vector<TraceKernel>& kernels) {
+  std::vector<TraceSetting> out;
+  std::stable_sort(ops.begin(), ops.end(), [](const RecordedOp& x, const RecordedOp& y) { return x.ts < y.ts; });
+  const auto first_conv = std::find_if(ops.begin(), ops.end(), [](const RecordedOp& o) {
+    return is_convolution_op(o.name) && first_input_ints(*o.args, "Input Dims", 4).size() == 4;
+  });
+  if (first_conv != ops.end()) {
+    const auto dims = first_input_ints(*first_conv->args, "Input Dims", 4);
+    if (dims[0] > 0)
+      out.push_back({"batch", std::to_string(dims[0]),
+                     fmt::format("the input {} of its first {}", ints_text(dims), first_conv->name)});
+    const auto strides = first_input_ints(*first_conv->args, "Input Strides", 4);
+    const int64_t c = dims[1], h = dims[2], w = dims[3];
+    if (strides.size() == 4 && c > 1 && h * w > 1) {
+      const char* layout = strides[1] == 1 && strides[3] == c                     ? "nhwc"
+                           : strides[3] == 1 && strides[2] == w && strides[1] == h * w ? "nchw"
+                                                                                    : nullptr;
+      if (layout)
+        out.push_back({"layout", layout,
+                       fmt::format("the strides {} of its first {}'s input ({})", ints_text(strides),
+                                   first_conv->name, std::string(layout) == "nhwc" ? "channels_last" : "contiguous")});
+    }
+  }
+  int with_fp32 = 0, with_fp16 = 0, with_bf16 = 0;
+  std::string fp32_op, low_op;
+  for (const auto& o : ops) {
+    if (!is_convolution_op(o.name) && !is_matrix_op(o.name)) continue;
+    const std::string type = first_input_type(*o.args);
+    if (type == "float") with_fp32 += 1, fp32_op = fp32_op.empty() ? o.name : fp32_op;
+    else if (type == "c10::Half") with_fp16 += 1, low_op = low_op.empty() ? o.name : low_op;
+    else if (type == "c10::BFloat16") with_bf16 += 1, low_op = low_op.empty() ? o.name : low_op;
+  }
+  const int triton = int(std::count_if(kernels.begin(), kernels.end(), [](const TraceKernel& k) {
+    return k.name.rfind("triton", 0) == 0;
+  }));
+  const bool low = with_fp16 + with_bf16 > 0;
+  if (low && !(with_fp16 && with_bf16)) {
+    const char* dtype = with_fp16 ? "fp16" : "bf16";
+    const char* type = with_fp16 ? "c10::Half" : "c10::BFloat16";
+    if (with_fp32) {
+      out.push_back({"dtype", dtype, fmt::format("its {} takes {} inputs", low_op, type)});
+      out.push_back({"amp", "on", fmt::format("{} calls take float inputs and {} {} ones: torch.autocast casts them",
+                                              with_fp32, with_fp16 + with_bf16, type)});
+    } else {
+      out.push_back({"dtype", dtype, fmt::format("all {} convolutions and matrix products take {} inputs",
+                                                 with_fp16 + with_bf16, type)});
+      // Under torch.compile autocast's casts are compiled into kernels, so
+      // the ops' types alone do not tell model.half() from autocast.
+      if (triton == 0)
+        out.push_back({"amp", "off", "none takes float inputs: weights stored in the low precision (model.half())"});
+    }
+  } else if (with_fp32 && !low) {
+    out.push_back({"dtype", "fp32", fmt::format("all {} convolutions and matrix products take float inputs", with_fp32)});
+    out.push_back({"amp", "off", "none takes a 16-bit input: no torch.autocast"});
+  }
+  if (triton > 0)
+    out.push_back({"runtime", "inductor", fmt::format("{} of its {} kernels are Triton's (torch.compile)", triton,
+                                                      kernels.size())});
+  else if (!ops.empty())
+    out.push_back({"runtime", "eager", "aten ops launched its kernels and none is Triton's"});
+  return out;
+}
+
 }  // namespace
 
 MeasuredTrace read_trace(const std::string& path) { return trace_from_json(read_json_file(path, "trace", kMaxTraceBytes), path); }
@@ -116,6 +218,7 @@ MeasuredTrace trace_from_json(const json& doc, const std::string& path) {
   std::vector<Step> steps;
   std::unordered_map<int64_t, double> launch_us;  // correlation -> CPU launch time
   std::unordered_map<int64_t, std::vector<int64_t>> op_dims;  // External id -> the op's sorted input sizes
+  std::vector<RecordedOp> ops;                                 // convolutions and matrix products, for read_configuration
   std::vector<int64_t> kernel_correlation, kernel_external_id;
   for (const auto& e : *events) {
     if (!e.is_object() || string_or_empty(e, "ph") != "X") continue;
@@ -136,6 +239,8 @@ MeasuredTrace trace_from_json(const json& doc, const std::string& path) {
       if (cat == "cpu_op" || cat == "operator") {
         const auto args = e.find("args");
         const int64_t id = int_arg(e, "External id");
+        if (args != e.end() && args->is_object() && (is_convolution_op(n) || is_matrix_op(n)))
+          ops.push_back({ts, n, &*args});
         if (id >= 0 && args != e.end() && args->is_object() && args->contains("Input Dims")) {
           std::vector<int64_t> dims;
           collect_dims(args->at("Input Dims"), dims);
@@ -170,6 +275,7 @@ MeasuredTrace trace_from_json(const json& doc, const std::string& path) {
   if (t.kernels.empty()) throw InputError(path, "no GPU kernel events (\"cat\": \"kernel\"): was CUDA profiled?");
   t.kernels_in_trace = int(t.kernels.size());
   t.steps = int(steps.size());
+  t.configuration = read_configuration(std::move(ops), t.kernels);
   // A schedule that records several steps gives several forwards: the last
   // step is compared, its kernels found through the calls that launched them.
   if (steps.size() > 1) {
@@ -258,6 +364,20 @@ CheckRun check_file(const std::string& model_path, const std::string& trace_path
   if (on_analysis) on_analysis(run.analysis);
   run.check = check_against_trace(run.analysis, run.trace);
   return run;
+}
+
+std::vector<SettingMismatch> configuration_mismatches(const Analysis& a, const MeasuredTrace& t) {
+  std::vector<SettingMismatch> out;
+  for (const TraceSetting& s : t.configuration) {
+    std::string predicted;
+    if (s.option == "batch") predicted = std::to_string(a.batch);
+    else if (s.option == "layout") predicted = layout_name(a.exec.layout);
+    else if (s.option == "amp") predicted = a.exec.amp ? "on" : "off";
+    else if (s.option == "dtype") predicted = dtype_name(a.dtype);
+    else if (s.option == "runtime") predicted = a.runtime;
+    if (predicted != s.value) out.push_back({s, predicted});
+  }
+  return out;
 }
 
 TraceCheck check_against_trace(const Analysis& a, const MeasuredTrace& t) {
@@ -369,6 +489,7 @@ TraceCheck check_against_trace(const Analysis& a, const MeasuredTrace& t) {
     std::nth_element(errors.begin(), errors.begin() + long(errors.size() / 2), errors.end());
     c.median_abs_error = errors[errors.size() / 2];
   }
+  c.mismatches = configuration_mismatches(a, t);
   return c;
 }
 

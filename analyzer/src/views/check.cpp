@@ -15,10 +15,27 @@ using nlohmann::json;
 
 namespace tilewave {
 
+namespace {
+
+// The CLI flag that sets a trace's setting (the Python keywords are the JSON's option and value).
+std::string flag_for(const TraceSetting& s) {
+  if (s.option == "amp") return s.value == "on" ? "--amp" : "--no-amp";
+  return fmt::format("--{} {}", s.option, s.value);
+}
+
+}  // namespace
+
 void write_check_table(std::ostream& os, const Analysis& a, const MeasuredTrace& t, const TraceCheck& c, int rows) {
   const double err = c.measured_device_us > 0 ? c.predicted_device_us / c.measured_device_us - 1 : 0;
   fmt::print(os, "{} on {}, batch {}, {}: prediction against {}\n", printable(a.model_name), a.gpu_id, a.batch,
              a.exec.name(), printable(t.path));
+  if (!c.mismatches.empty()) {
+    fmt::print(os, "  MISMATCH   the trace ran otherwise than this prediction assumes; the figures below\n"
+                   "             compare unlike runs. Set the trace's configuration:\n");
+    for (const auto& m : c.mismatches)
+      fmt::print(os, "             {} {} (predicted {}): {}; set {}\n", m.trace.option, printable(m.trace.value),
+                 printable(m.predicted), printable(m.trace.evidence), printable(flag_for(m.trace)));
+  }
   fmt::print(os, "  measured   {} kernels, {:.1f} us of kernel time{}\n", t.kernels.size(), c.measured_device_us,
              t.copies ? fmt::format(" ({} memcpy/memset events not counted)", t.copies) : "");
   if (!t.step.empty())
@@ -101,6 +118,12 @@ json check_to_json(const Analysis& a, const MeasuredTrace& t, const TraceCheck& 
                         {"paired_measured_us", r.paired_measured_us}, {"paired_predicted_us", r.paired_predicted_us},
                         {"paired_error", r.paired_error}, {"missing", r.missing}, {"missing_us", r.missing_us},
                         {"extra", r.extra}, {"extra_us", r.extra_us}});
+  json configuration = json::array(), mismatches = json::array();
+  for (const auto& s : t.configuration)
+    configuration.push_back({{"option", s.option}, {"value", s.value}, {"evidence", s.evidence}});
+  for (const auto& m : c.mismatches)
+    mismatches.push_back({{"option", m.trace.option}, {"trace", m.trace.value}, {"predicted", m.predicted},
+                          {"evidence", m.trace.evidence}});
   json pairs = json::array();
   for (const auto& p : c.pairs) {
     json j = {{"predicted_us", p.predicted_us}, {"measured_us", p.measured_us}};
@@ -122,6 +145,8 @@ json check_to_json(const Analysis& a, const MeasuredTrace& t, const TraceCheck& 
           {"runtime", a.runtime},
           {"execution", a.exec.to_json()},
           {"trace", t.path},
+          {"trace_configuration", std::move(configuration)},
+          {"configuration_mismatches", std::move(mismatches)},
           {"measured_kernels", t.kernels.size()},
           {"profiler_step", t.step},
           {"profiler_steps", t.steps},
