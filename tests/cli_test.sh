@@ -157,9 +157,14 @@ grep -aq "tilewave.utilization" "$tmp/a.onnx" || { echo "FAIL: annotate wrote no
 expect 0 "" -- "$tw" analyze "$tmp/a.onnx" --batch 4
 expect 2 "" -- "$tw" annotate "$data/tiny_cnn.onnx"
 expect 0 "" -- "$tw" advise "$root/onnx_models/resnet50.onnx" --batch 16
-grep -q "run it with tensorrt instead of eager: predicted +" "$tmp/out" || { echo "FAIL: advise gave no runtime advice"; fails=$((fails + 1)); }
+grep -q "run it with tensorrt instead of eager.*: predicted +" "$tmp/out" || { echo "FAIL: advise gave no runtime advice"; fails=$((fails + 1)); }
 expect 0 "" -- "$tw" advise "$root/onnx_models/regnet_y_400mf.onnx" --batch 16
 grep -q "capture the forward in a CUDA graph" "$tmp/out" || { echo "FAIL: advise did not suggest a CUDA graph for a host-bound step"; fails=$((fails + 1)); }
+# Issue 33: a host-bound batch gain says so; an engine is priced as one, marked where nothing was fitted on it.
+grep -q "the step is host-bound at batch 16" "$tmp/out" || grep -q "the step stays host-bound" "$tmp/out" || { echo "FAIL: advise's batch advice on a host-bound step does not say the host bounds it"; fails=$((fails + 1)); }
+grep -q "fuller tiles and waves" "$tmp/out" && { echo "FAIL: advise credits tiles and waves for a host-bound step's batch gain"; fails=$((fails + 1)); }
+grep -q "run it with tensorrt instead of eager, launched as an engine is" "$tmp/out" || { echo "FAIL: advise priced tensorrt in a Python loop"; fails=$((fails + 1)); }
+grep -q "not fitted: no parameters fitted on tensorrt" "$tmp/out" || { echo "FAIL: advise's tensorrt figure lacks the not-fitted mark"; fails=$((fails + 1)); }
 # Under graph replay the step is the GPU's: padding channels pays there.
 expect 0 "" -- "$tw" advise "$root/onnx_models/regnet_y_400mf.onnx" --batch 16 --layout nhwc --no-amp --graph --format json
 grep -q '"kind": "channels"' "$tmp/out" || { echo "FAIL: advise found no channels to pad in RegNetY"; fails=$((fails + 1)); }

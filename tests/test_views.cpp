@@ -457,6 +457,31 @@ TEST_CASE("advise: padding 60 channels to 64 is found, re-predicted, and nothing
   CHECK(tilewave::advise(ModelFile(path), gpu, o, base, 100.0).empty());
 }
 
+TEST_CASE("advise: the batch search reaches past B + B/4 up to the GPU's memory and names the cause of the gain") {
+  const GpuModel gpu = test::gpu("h200");
+  for (const bool graph : {false, true}) {
+    CAPTURE(graph);
+    AnalyzeOptions o;
+    o.load.batch = 4;
+    if (graph) o.exec = cuda_graph_harness(default_runtime(), DType::fp16);
+    const ModelFile model(test::data("tiny_cnn.onnx"));
+    const Analysis base = model.analyze(gpu, o);
+    const std::vector<Advice> advice = advise(model, gpu, o, base);
+    const auto batch = std::find_if(advice.begin(), advice.end(), [](const Advice& a) { return a.kind == "batch"; });
+    REQUIRE(batch != advice.end());
+    CAPTURE(batch->detail);
+    // Batch 4 + max(8, 1) = 12 was the old search's end.
+    CHECK(batch->change.find("instead of 4") != std::string::npos);
+    const int64_t advised = std::stoll(batch->change.substr(std::string("use batch ").size()));
+    CHECK(advised > 12);
+    // The cause is the host's where the host bounds the step, the GPU's losses where it does not.
+    CHECK(base.total.host_bound == !graph);
+    CHECK(batch->detail.find(graph ? "the GPU-bound step loses less of its time to" : "host-bound") !=
+          std::string::npos);
+    CHECK(batch->not_fitted.empty() == base.runtime_calibrated);
+  }
+}
+
 TEST_CASE("advise: padding follows a residual stream, a depthwise conv and an SE gate, and widens a concat") {
   // Stem (60) + depthwise + SE + project (60), added to the stem: all four
   // writers of the 60-channel stream, and the SE's gate conv, grow together.

@@ -16,6 +16,9 @@ struct Advice {
   std::string detail;  // where, and what it changes
   Totals before, after;
   double gain = 0;     // throughput after / before - 1: always > min_gain
+  // Why the changed model is priced on parameters not fitted for it ("" when
+  // they are): the same trust mark `analyze` shows for that configuration.
+  std::string not_fitted{};
 };
 
 // Tries each kind of change on `model` (analysed as `base`), keeps those

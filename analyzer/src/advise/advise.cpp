@@ -6,6 +6,7 @@
 #include "tilewave/advise.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <optional>
 #include <set>
@@ -26,6 +27,56 @@ namespace {
 
 double gain_of(const Totals& before, const Totals& after) {
   return before.throughput_per_s > 0 ? after.throughput_per_s / before.throughput_per_s - 1 : 0;
+}
+
+// The trust mark of a changed configuration: none of the GPU's parameters
+// fitted on its runtime (as `analyze`'s header marks it, docs/cli.md
+// "Trust"), or it leaves the layout and precision set fitted for `base`
+// for one without (the runtime's own parameters then stand in).
+std::string not_fitted(const Analysis& a, const Analysis& base) {
+  if (!a.runtime_calibrated) return fmt::format("no parameters fitted on {} for this GPU", a.runtime);
+  if (base.execution_calibrated && !a.execution_calibrated)
+    return fmt::format("no parameter set fitted on '{}' for this GPU (the {} set stands in)", a.exec.params_key(),
+                       a.runtime);
+  return "";
+}
+
+double loss_share(const Losses& x, LossCause c) {
+  switch (c) {
+    case LossCause::tile: return x.tile;
+    case LossCause::wave: return x.wave;
+    case LossCause::efficiency: return x.efficiency;
+    case LossCause::memory: return x.memory;
+    case LossCause::fixed: return x.fixed;
+    case LossCause::idle: return x.idle;
+  }
+  return 0;
+}
+
+// Why a larger batch is faster per sample, from the two analyses: a
+// host-bound step issues the same kernels for more samples; a GPU-bound one
+// loses less of its time to the causes that do not grow with the batch.
+std::string batch_cause(const Analysis& base, const Analysis& larger) {
+  const Totals &b = base.total, &l = larger.total;
+  if (b.host_bound && l.host_bound)
+    return fmt::format("the step stays host-bound: the host issues the same {} kernels in about {:.0f} µs whatever the "
+                       "batch, so each carries {} samples instead of {}",
+                       l.kernels, l.host_busy_us, larger.batch, base.batch);
+  if (b.host_bound)
+    return fmt::format("the step is host-bound at batch {} (the host issues for {:.0f} µs against {:.0f} µs of GPU "
+                       "work); at batch {} the GPU's work ({:.0f} µs) fills the host's time",
+                       base.batch, b.host_busy_us, b.gpu_busy_us, larger.batch, l.gpu_busy_us);
+  std::vector<std::pair<double, LossCause>> drops;
+  for (LossCause c : {LossCause::tile, LossCause::wave, LossCause::fixed, LossCause::idle, LossCause::efficiency})
+    if (loss_share(b.losses, c) - loss_share(l.losses, c) >= 0.01)
+      drops.push_back({loss_share(b.losses, c) - loss_share(l.losses, c), c});
+  std::stable_sort(drops.begin(), drops.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+  if (drops.empty()) return "the GPU-bound step's losses barely change: the gain is work done in parallel";
+  std::string out = "the GPU-bound step loses less of its time to ";
+  for (size_t i = 0; i < drops.size() && i < 2; ++i)
+    out += fmt::format("{}{} ({:.0f}% -> {:.0f}%)", i ? " and " : "", loss_cause_names(drops[i].second).label,
+                       100 * loss_share(b.losses, drops[i].second), 100 * loss_share(l.losses, drops[i].second));
+  return out;
 }
 
 // --- The graph the rewrites search ----------------------------------------
@@ -457,8 +508,10 @@ AdviseRun advise_file(const std::string& path, const RunOptions& o,
 std::vector<Advice> advise(const ModelFile& model, const GpuModel& gpu, const AnalyzeOptions& options,
                            const Analysis& base, double min_gain) {
   std::vector<Advice> out;
-  auto keep = [&](Advice a) {
+  // `after`: the changed configuration's analysis; a graph rewrite keeps the base's.
+  auto keep = [&](Advice a, const Analysis& after) {
     a.gain = gain_of(a.before, a.after);
+    a.not_fitted = not_fitted(after, base);
     if (a.gain > min_gain) out.push_back(std::move(a));
   };
   auto analyse = [&](const AnalyzeOptions& o) { return model.analyze(gpu, o); };
@@ -468,11 +521,19 @@ std::vector<Advice> advise(const ModelFile& model, const GpuModel& gpu, const An
     if (r == &options.exec.runtime_profile() || r->historical()) continue;
     AnalyzeOptions o = options;
     o.exec.runtime = r;
+    // An engine is launched as one (its default: a graph replay), never
+    // issued kernel by kernel at a PyTorch runtime's host costs.
+    const bool engine = r->defaults().launch == Launch::graph;
+    if (engine) o.exec.launch = Launch::graph, o.exec.amp = r->defaults().amp, o.exec.layout = r->defaults().layout;
     const Analysis a = analyse(o);
     if (a.partial) continue;
-    keep({"runtime", fmt::format("run it with {} instead of {}", r->name(), options.exec.runtime_profile().name()),
+    keep({"runtime",
+          fmt::format("run it with {} instead of {}{}", r->name(), options.exec.runtime_profile().name(),
+                      engine && options.exec.launch == Launch::loop ? ", launched as an engine is (one graph replay)"
+                                                                   : ""),
           fmt::format("{} kernels instead of {}: {}", a.total.kernels, base.total.kernels, r->summary()), base.total,
-          a.total});
+          a.total},
+         a);
   }
   // A plain loop whose host sets the pace: the same kernels replayed as one
   // CUDA graph (docs/model.md "Schedule").
@@ -486,7 +547,8 @@ std::vector<Advice> advise(const ModelFile& model, const GpuModel& gpu, const An
             fmt::format("the step is host-bound: the host issues for {:.0f} µs against {:.0f} µs of GPU work; a graph "
                         "replay issues it once",
                         base.total.host_busy_us, base.total.gpu_busy_us),
-            base.total, a.total});
+            base.total, a.total},
+           a);
   }
   // The other activation layout.
   if (options.exec.runtime_profile().follows_layout()) {
@@ -497,7 +559,7 @@ std::vector<Advice> advise(const ModelFile& model, const GpuModel& gpu, const An
       keep({"layout",
             o.exec.layout == Layout::nhwc ? "run it channels_last (model and input .to(memory_format=torch.channels_last))"
                                           : "run it in NCHW (contiguous) instead of channels_last",
-            fmt::format("{} kernels instead of {}", a.total.kernels, base.total.kernels), base.total, a.total});
+            fmt::format("{} kernels instead of {}", a.total.kernels, base.total.kernels), base.total, a.total}, a);
   }
   // Another dtype: fp32/tf32 to half precision; int8 where the runtime builds int8 engines.
   std::vector<DType> dtypes;
@@ -510,43 +572,59 @@ std::vector<Advice> advise(const ModelFile& model, const GpuModel& gpu, const An
     const Analysis a = analyse(o);
     if (a.partial) continue;
     keep({"dtype", fmt::format("run it in {} instead of {}", dtype_name(d), dtype_name(options.exec.dtype)),
-          d == DType::int8 ? "needs calibrated quantization; check accuracy" : "check accuracy", base.total, a.total});
+          d == DType::int8 ? "needs calibrated quantization; check accuracy" : "check accuracy", base.total, a.total},
+         a);
   }
-  // A batch that fills the last wave better: the best throughput a little
-  // above this batch (up to a quarter more, at least 8 more), where partial
-  // tiles and waves fill without changing the latency much.
+  // A larger batch: batches doubling from this one up to what
+  // the GPU's memory holds (at most kBatchTrials analyses: a batch of a
+  // million must not cost a million analyses, docs/errors.md "Budgets");
+  // advised is the smallest within 5% of the best throughput found, since
+  // latency grows with the batch and throughput saturates.
   if (base.batch >= 1) {
-    // At most kBatchTrials batches, evenly over the range (every one of a
-    // small range), and none past the GPU's memory: a batch of a million
-    // must not cost a quarter of a million analyses (docs/errors.md "Budgets").
-    constexpr int64_t kBatchTrials = 16;
-    const int64_t span = std::max<int64_t>(8, base.batch / 4);
-    std::vector<int64_t> batches;
-    for (int64_t k = 1; k <= std::min(span, kBatchTrials); ++k)
-      batches.push_back(base.batch + (span <= kBatchTrials ? k : span * k / kBatchTrials));
-    const Analysis* best = nullptr;
+    constexpr int kBatchTrials = 16;
+    constexpr int64_t kMaxBatch = int64_t(1) << 24;
     std::vector<Analysis> tried;
-    tried.reserve(batches.size());
-    for (int64_t b : batches) {
-      if (b <= 0 || b > (int64_t(1) << 24)) break;
+    tried.reserve(kBatchTrials);
+    double next = double(base.batch);
+    const char* stop = "the last of the search's trials";
+    for (int k = 0; k < kBatchTrials; ++k) {
+      next *= 2;
+      const int64_t b = std::max<int64_t>(int64_t(std::ceil(next)), (tried.empty() ? base.batch : tried.back().batch) + 1);
+      if (b > kMaxBatch) {
+        stop = "the last below 2^24";
+        break;
+      }
       AnalyzeOptions o = options;
       o.load.batch = b;
       tried.push_back(analyse(o));
-      const Analysis& t = tried.back();
-      if (t.over_memory) break;  // a larger batch only needs more
-      if (!t.partial && (!best || t.total.throughput_per_s > best->total.throughput_per_s)) best = &t;
+      if (tried.back().over_memory) {  // a larger batch only needs more
+        tried.pop_back();
+        stop = "the last that fits the GPU's memory";
+        break;
+      }
     }
-    if (best)
-      keep({"batch", fmt::format("use batch {} instead of {}", best->batch, base.batch),
-            fmt::format("latency {:.1f} -> {:.1f} us for {} samples instead of {}: fuller tiles and waves, fixed "
-                        "costs spread over more samples", base.total.time_us, best->total.time_us, best->batch, base.batch),
-            base.total, best->total});
+    double best_throughput = 0;
+    for (const auto& t : tried)
+      if (!t.partial) best_throughput = std::max(best_throughput, t.total.throughput_per_s);
+    const auto pick = std::find_if(tried.begin(), tried.end(), [&](const Analysis& t) {
+      return !t.partial && t.total.throughput_per_s >= 0.95 * best_throughput;
+    });
+    if (pick != tried.end())
+      keep({"batch", fmt::format("use batch {} instead of {}", pick->batch, base.batch),
+            fmt::format("latency {:.1f} -> {:.1f} us for {} samples instead of {}: {}; {}", base.total.time_us,
+                        pick->total.time_us, pick->batch, base.batch, batch_cause(base, *pick),
+                        &*pick == &tried.back()
+                            ? fmt::format("it is the largest batch tried, {}", stop)
+                            : fmt::format("the largest batch tried ({}, {}) gives at most 5% more", tried.back().batch,
+                                          stop)),
+            base.total, pick->total},
+           *pick);
   }
   // The graph rewrites search the model as loaded.
   const Model loaded = model.load(options.load);
   const Graph graph{loaded, options.load.registry ? *options.load.registry : OpRegistry::builtin()};
-  if (auto a = pad_channels(model, graph, gpu, options, base)) keep(std::move(*a));
-  if (auto a = fuse_depthwise(model, graph, gpu, options, base)) keep(std::move(*a));
+  if (auto a = pad_channels(model, graph, gpu, options, base)) keep(std::move(*a), base);
+  if (auto a = fuse_depthwise(model, graph, gpu, options, base)) keep(std::move(*a), base);
   std::stable_sort(out.begin(), out.end(), [](const Advice& x, const Advice& y) { return x.gain > y.gain; });
   return out;
 }

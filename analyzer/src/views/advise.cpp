@@ -29,13 +29,16 @@ void write_advice_table(std::ostream& os, const Analysis& a, const std::vector<A
                i + 1, x.change, 100 * x.gain, x.before.throughput_per_s, x.after.throughput_per_s,
                100 * x.before.utilization, 100 * x.after.utilization);
     fmt::print(os, "    {}\n", printable(x.detail));
+    if (!x.not_fitted.empty())
+      fmt::print(os, "    not fitted: {}; this figure is less certain than a fitted one\n",
+                 printable(x.not_fitted));
   }
 }
 
 json advice_to_json(const Analysis& a, const std::vector<Advice>& advice) {
   json rows = json::array();
   for (const auto& x : advice)
-    rows.push_back({{"kind", x.kind}, {"change", x.change}, {"detail", x.detail}, {"gain", x.gain},
+    rows.push_back({{"kind", x.kind}, {"change", x.change}, {"detail", x.detail}, {"gain", x.gain}, {"not_fitted", x.not_fitted},
                     {"before", totals_to_json(x.before)}, {"after", totals_to_json(x.after)}});
   return {{"model", a.model_name}, {"gpu", a.gpu_id}, {"batch", a.batch}, {"dtype", dtype_name(a.dtype)},
           {"runtime", a.runtime}, {"execution", a.exec.to_json()}, {"advice", rows}};
