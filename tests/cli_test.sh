@@ -658,6 +658,12 @@ expect 2 "usage error: --min-utilization" -- "$tw" nas "$root/onnx_models/spaces
 expect 2 "usage error: --shard" -- "$tw" nas "$root/onnx_models/spaces/resnet.json" --samples 3 --shard 1/-1
 : >"$tmp/a_file"
 expect 1 "cannot create the --export-onnx folder" -- "$tw" nas "$root/onnx_models/spaces/resnet.json" --samples 2 --export-onnx "$tmp/a_file/sub"
+# Issue 33: annotate keeps external data reachable, or refuses with one line.
+mkdir -p "$tmp/ext/models" "$tmp/ext/other" && cp "$data/stripped.onnx" "$tmp/ext/models/"
+expect 0 "" -- "$tw" annotate "$tmp/ext/models/stripped.onnx" --batch 2 -o "$tmp/ext/up.onnx"
+grep -q "models/stripped.weights" "$tmp/ext/up.onnx" || { echo "FAIL: annotate -o in the parent folder did not rewrite the weights' location"; fails=$((fails + 1)); }
+expect 1 "stripped.onnx: tensor .* could reach it only through '..'" -- "$tw" annotate "$tmp/ext/models/stripped.onnx" --batch 2 -o "$tmp/ext/other/x.onnx"
+[ -e "$tmp/ext/other/x.onnx" ] && { echo "FAIL: a refused annotate left its output"; fails=$((fails + 1)); }
 # advise's trials are bounded (docs/errors.md "Budgets"): a huge batch stops at the GPU's memory.
 expect 0 "" -- timeout 120 "$tw" advise "$data/tiny_cnn.onnx" --batch 1000000
 # nas-merge takes no figure that nas could not have written (NaN, negative).

@@ -5,6 +5,7 @@
 #include <map>
 #include <numeric>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include <doctest/doctest.h>
@@ -50,6 +51,42 @@ std::map<std::string, std::string> props_of(const google::protobuf::RepeatedPtrF
   return out;
 }
 }  // namespace
+
+TEST_CASE("annotate: a copy in another folder still finds the external data, or is refused with one line") {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::temp_directory_path() / "tw_annotate_external";
+  fs::remove_all(root);
+  fs::create_directories(root / "models");
+  fs::create_directories(root / "elsewhere");
+  const fs::path model = root / "models" / "stripped.onnx";  // its weights: "stripped.weights", beside it
+  fs::copy_file(test::data("stripped.onnx"), model);
+  AnalyzeOptions o;
+  o.load.batch = 2;
+  const Analysis a = analyze_file(model.string(), test::gpu("h200"), o);
+  auto locations = [](const std::string& bytes) {
+    std::set<std::string> out;
+    const ::onnx::ModelProto p = parse(bytes);
+    for (const auto& t : p.graph().initializer())
+      for (const auto& e : t.external_data())
+        if (e.key() == "location") out.insert(e.value());
+    return out;
+  };
+  CHECK(locations(annotated_onnx(model.string(), a, (root / "models" / "a.onnx").string())) ==
+        std::set<std::string>{"stripped.weights"});
+  CHECK(locations(annotated_onnx(model.string(), a, "-")) == std::set<std::string>{"stripped.weights"});
+  CHECK(locations(annotated_onnx(model.string(), a, (root / "a.onnx").string())) ==
+        std::set<std::string>{"models/stripped.weights"});
+  try {
+    annotated_onnx(model.string(), a, (root / "elsewhere" / "a.onnx").string());
+    FAIL("a copy that could reach the weights only through '..' was written");
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    CHECK(what.find("stripped.onnx") != std::string::npos);
+    CHECK(what.find("only through '..'") != std::string::npos);
+    CHECK(what.find('\n') == std::string::npos);
+  }
+  fs::remove_all(root);
+}
 
 TEST_CASE("annotate: every node gets its prediction as keys and one line, weights and graph stay byte for byte") {
   const std::string path = test::data("tiny_cnn.onnx");

@@ -204,7 +204,7 @@ int cmd_compare(const CommonOptions& o, const std::vector<std::string>& model_pa
 int cmd_annotate(const CommonOptions& o, const std::string& model_path) {
   const Analysis a = analyze_file(model_path, gpu_of(o), analyze_options(o));
   warn_unmodelled(a, o);
-  const std::string bytes = annotated_onnx(model_path, a);
+  const std::string bytes = annotated_onnx(model_path, a, o.output);
   write_output(o.output, [&](std::ostream& os) { os << bytes; });
   return 0;
 }

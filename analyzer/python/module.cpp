@@ -667,7 +667,7 @@ PYBIND11_MODULE(tilewave, m) {
         py::gil_scoped_release release;
         const Analysis a = analyze_file(path.string(), gpu_of(o), analyze_options(o));
         require_complete(a, o);
-        const std::string bytes = annotated_onnx(path.string(), a);
+        const std::string bytes = annotated_onnx(path.string(), a, output.string());
         write_output(output_file(output), [&](std::ostream& os) { os << bytes; });
       },
       "`tilewave annotate PATH -o OUTPUT`: writes the model with each node's prediction in its metadata_props "

@@ -120,8 +120,10 @@ nlohmann::json chrome_trace_json(const Analysis& a);
 void write_chrome_trace(std::ostream& os, const Analysis& a);
 // The model file at `path` with each node's prediction in its doc_string
 // (Netron shows it) and the network's in metadata_props["tilewave"];
-// nothing else changes, weights included. Serialized bytes.
-std::string annotated_onnx(const std::string& path, const Analysis& a);
+// nothing else changes, weights included, except that external data files
+// are named relative to `output`'s folder when it is another (InputError
+// where that takes ".."). Serialized bytes.
+std::string annotated_onnx(const std::string& path, const Analysis& a, const std::string& output = "");
 // `tilewave check --trace`: the totals, the `rows` pairs furthest apart and
 // the unpaired kernels; JSON with every pair.
 void write_check_table(std::ostream& os, const Analysis& a, const MeasuredTrace& t, const TraceCheck& c, int rows);

@@ -4,8 +4,10 @@
 // analyzer/CMakeLists.txt) and one short line in its doc_string for
 // Netron's sidebar; the network's totals in the model's metadata_props. The
 // file is re-read as it is on disk (the loader's copy has overridden
-// shapes); only doc strings and metadata change, so weights, internal or
-// external, stay as they were.
+// shapes); only doc strings and metadata change, and the weights stay as
+// they were. External data files stay where they are: a copy written to
+// another folder has their locations rewritten relative to it.
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -89,10 +91,52 @@ std::string annotate_node(const Analysis& a, int node, const onnx::GraphProto& g
                      100 * fate.share, 100 * u, bound_name(longest->bound), main_loss(*longest));
 }
 
+namespace fs = std::filesystem;
+
+// Every tensor of `g` and its subgraphs that keeps its data in an external
+// file: initializers, and the tensor attributes of Constant nodes and others.
+template <typename F>
+void for_each_tensor(onnx::GraphProto& g, const F& f) {
+  for (auto& t : *g.mutable_initializer()) f(t);
+  for (auto& n : *g.mutable_node())
+    for (auto& attr : *n.mutable_attribute()) {
+      if (attr.has_t()) f(*attr.mutable_t());
+      for (auto& t : *attr.mutable_tensors()) f(t);
+      if (attr.has_g()) for_each_tensor(*attr.mutable_g(), f);
+      for (auto& sub : *attr.mutable_graphs()) for_each_tensor(sub, f);
+    }
+}
+
+// ONNX reads an external data file relative to the model's folder, so an
+// annotated copy in `output`'s folder names each one relative to that
+// folder, or is refused where it could only do so through "..", which ONNX's
+// loaders refuse.
+void relocate_external_data(onnx::ModelProto& proto, const std::string& path, const std::string& output) {
+  const fs::path model_dir = fs::absolute(fs::path(path)).lexically_normal().parent_path();
+  const fs::path out_dir = fs::absolute(fs::path(output)).lexically_normal().parent_path();
+  if (model_dir == out_dir) return;
+  for_each_tensor(*proto.mutable_graph(), [&](onnx::TensorProto& t) {
+    if (t.data_location() != onnx::TensorProto::EXTERNAL) return;
+    for (auto& entry : *t.mutable_external_data()) {
+      if (entry.key() != "location") continue;
+      const fs::path file = (model_dir / fs::path(entry.value())).lexically_normal();
+      const fs::path moved = file.lexically_relative(out_dir);
+      if (moved.empty() || *moved.begin() == "..")
+        throw InputError(path, fmt::format("tensor '{}' keeps its data in '{}', which ONNX reads relative to the "
+                                           "model's folder; an annotated copy in {} could reach it only through "
+                                           "'..': write the copy in the model's folder or one above it",
+                                           printable(t.name()), printable(entry.value()),
+                                           printable(out_dir.string())));
+      entry.set_value(moved.generic_string());
+    }
+  });
+}
+
 }  // namespace
 
-std::string annotated_onnx(const std::string& path, const Analysis& a) {
+std::string annotated_onnx(const std::string& path, const Analysis& a, const std::string& output) {
   onnx::ModelProto proto = *read_onnx_file(path);
+  if (!output.empty() && output != "-") relocate_external_data(proto, path, output);
   auto* g = proto.mutable_graph();
   const int nodes = g->node_size();
   if (size_t(nodes) != a.nodes_fate.size()) throw InputError(path, "the file changed while it was analysed");
