@@ -664,6 +664,11 @@ expect 0 "" -- "$tw" annotate "$tmp/ext/models/stripped.onnx" --batch 2 -o "$tmp
 grep -q "models/stripped.weights" "$tmp/ext/up.onnx" || { echo "FAIL: annotate -o in the parent folder did not rewrite the weights' location"; fails=$((fails + 1)); }
 expect 1 "stripped.onnx: tensor .* could reach it only through '..'" -- "$tw" annotate "$tmp/ext/models/stripped.onnx" --batch 2 -o "$tmp/ext/other/x.onnx"
 [ -e "$tmp/ext/other/x.onnx" ] && { echo "FAIL: a refused annotate left its output"; fails=$((fails + 1)); }
+# Issue 33: a mistyped command or GPU id names the one meant.
+expect 2 "usage error: unknown command 'analyse'; did you mean 'analyze'?" -- "$tw" analyse "$data/tiny_cnn.onnx"
+expect 2 "usage error: unknown command 'frobnicate' (--help" -- "$tw" frobnicate
+expect 1 "unknown GPU 'H200'; did you mean 'h200'?" -- "$tw" analyze "$data/tiny_cnn.onnx" --gpu H200
+expect 1 "unknown GPU 'a1000'; did you mean 'a100'?" -- "$tw" analyze "$data/tiny_cnn.onnx" --gpu a1000
 # advise's trials are bounded (docs/errors.md "Budgets"): a huge batch stops at the GPU's memory.
 expect 0 "" -- timeout 120 "$tw" advise "$data/tiny_cnn.onnx" --batch 1000000
 # nas-merge takes no figure that nas could not have written (NaN, negative).

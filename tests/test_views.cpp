@@ -155,6 +155,17 @@ TEST_CASE("annotate: every node gets its prediction as keys and one line, weight
   CHECK(twice.metadata_props_size() == ours.metadata_props_size());
 }
 
+TEST_CASE("closest_name: a case slip or a typo or two finds the name meant; a tie or a stranger finds none") {
+  const std::vector<std::string> gpus = {"a10", "a100", "h100", "h200", "l4", "t4"};
+  CHECK(closest_name("H200", gpus) == "h200");
+  CHECK(closest_name("a1000", gpus) == "a100");
+  CHECK(closest_name("h300", gpus).empty());  // h100 and h200 are both one edit away
+  CHECK(closest_name("x9", gpus).empty());    // an edit of a short name is not a near miss
+  CHECK(closest_name("quadro", gpus).empty());
+  CHECK(closest_name("analyse", {"analyze", "advise", "annotate"}) == "analyze");
+  CHECK(closest_name("", gpus).empty());
+}
+
 TEST_CASE("names are shortened in the middle, on code points") {
   CHECK(middle_ellipsis("short", 10) == "short");
   CHECK(middle_ellipsis("/features/features.2/block.0/Conv", 13) == "/featu\u20260/Conv");  // 6 + 1 + 6

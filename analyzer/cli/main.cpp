@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include "subcommands.h"
 #include "tilewave/error.h"
@@ -98,6 +99,14 @@ int main(int argc, char** argv) {
     std::string what = e.what();
     for (char& c : what)
       if (c == '\n') c = ' ';
+    // A mistyped command: name it, and the one it most likely meant.
+    std::vector<std::string> names;
+    for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+    if (argc > 1 && argv[1][0] != '-' && std::find(names.begin(), names.end(), argv[1]) == names.end()) {
+      const std::string meant = closest_name(argv[1], names);
+      what = fmt::format("unknown command '{}'{}", argv[1],
+                         meant.empty() ? "" : fmt::format("; did you mean '{}'?", meant));
+    }
     std::cerr << "tilewave: usage error: " << printable(what) << " (--help lists the options)\n";
     return 2;
   }

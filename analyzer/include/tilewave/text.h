@@ -3,6 +3,7 @@
 // (docs/errors.md). JSON output escapes them itself; CSV quotes them.
 #pragma once
 #include <string>
+#include <vector>
 
 namespace tilewave {
 
@@ -27,5 +28,9 @@ std::string file_stem(const std::string& name);
 bool parse_number(const std::string& s, double& out);
 // Text for HTML and SVG: & < > " escaped, control characters as in printable().
 std::string html_escape(const std::string& s);
+// The one of `known` a mistyped `name` most likely meant ("analyse" ->
+// "analyze", "H200" -> "h200"): equal but for case, else within an edit
+// distance of 2 (and under half the name); "" when none is, or two tie.
+std::string closest_name(const std::string& name, const std::vector<std::string>& known);
 
 }  // namespace tilewave

@@ -1,5 +1,7 @@
 #include "tilewave/text.h"
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <vector>
 
@@ -86,6 +88,46 @@ std::string html_escape(const std::string& s) {
     }
   }
   return out;
+}
+
+namespace {
+
+std::string lowered(std::string s) {
+  for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// Levenshtein distance, case folded.
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+std::string closest_name(const std::string& name, const std::vector<std::string>& known) {
+  if (name.empty() || name.size() > 64) return "";
+  const std::string folded = lowered(name);
+  std::string best;
+  size_t best_distance = 3;
+  bool tie = false;
+  for (const auto& k : known) {
+    const size_t d = edit_distance(folded, lowered(k));
+    if (d < best_distance) best = k, best_distance = d, tie = false;
+    else if (d == best_distance) tie = true;
+  }
+  if (tie || best.empty() || (best_distance > 0 && 2 * best_distance >= name.size())) return "";
+  return best;
 }
 
 }  // namespace tilewave

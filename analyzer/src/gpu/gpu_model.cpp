@@ -317,10 +317,12 @@ GpuModel load_gpu(const std::string& id_or_path, const std::string& db_dir) {
   std::error_code exists_error;
   if (!fs::exists(fs::symlink_status(path, exists_error))) {
     if (is_path) throw InputError(path, "GPU file not found");
+    const std::vector<std::string> ids = list_gpu_ids(db_dir);
     std::string known;
-    for (const auto& id : list_gpu_ids(db_dir)) known += (known.empty() ? "" : ", ") + id;
-    throw InputError("--gpu", fmt::format("unknown GPU '{}' (known: {}; or pass a path to a .json file)",
-                                          id_or_path, known));
+    for (const auto& id : ids) known += (known.empty() ? "" : ", ") + id;
+    const std::string meant = closest_name(id_or_path, ids);
+    throw InputError("--gpu", fmt::format("unknown GPU '{}'{} (known: {}; or pass a path to a .json file)", id_or_path,
+                                          meant.empty() ? "" : fmt::format("; did you mean '{}'?", meant), known));
   }
   const json j = read_json_file(path, "GPU file", kMaxGpuFileBytes);
   return gpu_from_json(j, fs::path(path).stem().string(), path, gpu_arch_dir(path, db_dir));

@@ -39,6 +39,18 @@ const char* runtime_step_name(RuntimeStep s) {
   return "?";
 }
 
+const char* runtime_step_meaning(RuntimeStep s) {
+  switch (s) {
+    case RuntimeStep::bias: return "a convolution's bias or folded BatchNorm, added by eager PyTorch in kernels of its own";
+    case RuntimeStep::pad: return "an RGB stem's input or filter padded to 4 channels for cuDNN";
+    case RuntimeStep::bn_prep: return "PyTorch's BatchNorm statistics kernels (a copy, the inverse std) over the channels";
+    case RuntimeStep::layout_transform: return "a copy between NCHW and NHWC around a kernel that needs the other";
+    case RuntimeStep::cast: return "an autocast cast of a weight or activation to the compute type, every forward";
+    case RuntimeStep::attention: return "MatMul-Softmax-MatMul run as one flash-attention kernel";
+  }
+  return "?";
+}
+
 namespace {
 std::string spelling(const KernelOps::Part& p) {
   if (const auto* op = std::get_if<std::string>(&p)) return *op;

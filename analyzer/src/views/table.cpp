@@ -134,8 +134,21 @@ void write_table(std::ostream& os, const Analysis& a, int worst_layers, const st
       fmt::print(os, "  {} kernel{} (first: {}): {}\n", c.kernels, c.kernels == 1 ? "" : "s", printable(c.first),
                  printable(c.reason));
   }
-  fmt::print(os, "\nKernel times are inside the network: L2 reuse between kernels and the {:.1f} us\n"
-                 "launch gap included (`tilewave layers` costs a kernel alone).\n"
+  // The runtime steps among the rows shown, each once, in the order of the enum.
+  std::vector<RuntimeStep> steps;
+  for (int i = 0; i < shown; ++i)
+    for (const auto& part : rows[size_t(i)]->kernel.ops.parts())
+      if (const auto* step = std::get_if<RuntimeStep>(&part);
+          step && std::find(steps.begin(), steps.end(), *step) == steps.end())
+        steps.push_back(*step);
+  std::sort(steps.begin(), steps.end());
+  if (!steps.empty()) {
+    os << "\nKernels a runtime adds (docs/model.md \"Runtime steps\"):\n";
+    for (RuntimeStep step : steps) fmt::print(os, "  {}: {}\n", runtime_step_name(step), runtime_step_meaning(step));
+  }
+  fmt::print(os, "\nKernel times are inside the network (L2 reuse between kernels included); the\n"
+                 "{:.1f} us launch gaps and waiting on the host are the schedule's, in the step time\n"
+                 "(`tilewave layers` costs a kernel alone).\n"
                  "util = useful FLOPs / (time x peak); bw = the busier of DRAM and L2, of its rate;\n"
                  "docs/model.md explains every number;\n"
                  "--format json or csv gives all kernels.\n",

@@ -39,6 +39,9 @@ struct TensorRef {
 // cast, or the MatMul-Softmax-MatMul chain as one flash-attention kernel.
 enum class RuntimeStep { bias, pad, bn_prep, layout_transform, cast, attention };
 const char* runtime_step_name(RuntimeStep s);  // "bias", ..., "Attention(MatMul+Softmax+MatMul)"
+// What the step's kernel does, in a few words, for the views' legends
+// (docs/model.md "Runtime steps" says it in full).
+const char* runtime_step_meaning(RuntimeStep s);
 
 // What a kernel computes, in order: each part the ONNX op type of a node it
 // runs or a runtime step. Spelled "Conv+Add+Relu" in every output.
