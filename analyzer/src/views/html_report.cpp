@@ -25,6 +25,9 @@ const char* bound_colour(Bound b) {
     case Bound::compute: return "#2b7bb9";
     case Bound::memory: return "#d95f02";
     case Bound::latency: return "#7570b3";
+    case Bound::tile:
+    case Bound::wave: return "#e7298a";
+    case Bound::cuda_core: return "#66a61e";
   }
   return "#999";
 }
