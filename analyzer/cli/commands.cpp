@@ -107,12 +107,12 @@ int cmd_layers(const CommonOptions& o, const std::string& path) {
   const CostModel cost_model(gpu);
   write_output(o.output, [&](std::ostream& os) {
     if (o.format == "table")
-      fmt::print(os, "{:>5} {:<14} {:<6} {:>11} {:>7} {:>8} {:>6} {:>6}  {}\n", "line", "op", "dtype", "time_us", "util",
+      fmt::print(os, "{:>5} {:<14} {:<6} {:>11} {:>7} {:>9} {:>6} {:>6}  {}\n", "line", "op", "dtype", "time_us", "util",
                  "bound", "tile", "wave", "kernel");
     scan_layer_set(path, [&](const LayerSetEntry& e, const std::string& text) {
       const KernelCost c = cost_layer(e.layer, cost_model);
       if (o.format == "table") {
-        fmt::print(os, "{:>5} {:<14} {:<6} {:>11.2f} {:>6.1f}% {:>8} {:>5.1f}% {:>5.1f}%  {}\n", e.line,
+        fmt::print(os, "{:>5} {:<14} {:<6} {:>11.2f} {:>6.1f}% {:>9} {:>5.1f}% {:>5.1f}%  {}\n", e.line,
                    layer_kind(e.layer), dtype_name(e.layer.dtype), c.time_us, 100 * c.utilization, bound_name(c.bound),
                    100 * c.tile_eff, 100 * c.wave_eff, c.kernel);
       } else {
