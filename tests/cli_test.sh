@@ -353,10 +353,10 @@ for f in "$root"/tests/fuzz/corpus/layer_set/*; do either "$f" "$tw" layers "$f"
 for f in "$root"/tests/fuzz/corpus/space/*; do either "$f" "$tw" nas "$f" --samples 3 -o "$tmp/space_rows.csv"; done
 for f in "$root"/tests/fuzz/corpus/trace/*; do either "$f" "$tw" check "$data/tiny_cnn.onnx" --trace "$f"; done
 
-# rank: files, folders and list files; a bad model is a row saying why, not a stop.
+# rank: files, folders and list files; with --keep-going a bad model is a row saying why, not a stop.
 abs_root=$(cd "$root" && pwd)
 printf '%s\n' "# one good, one broken" "$abs_root/onnx_models/resnet18.onnx" "$abs_root/tests/data/cycle.onnx" >"$tmp/models.txt"
-expect 0 "" -- "$tw" rank "$tmp/models.txt" "$root/onnx_models/heldout_variants" "$data/conv3d.onnx" --threads 2 --format json -o "$tmp/rank.json"
+expect 0 "" -- "$tw" rank "$tmp/models.txt" "$root/onnx_models/heldout_variants" "$data/conv3d.onnx" --threads 2 --format json --keep-going -o "$tmp/rank.json"
 python3 - "$tmp/rank.json" <<'PY' || { echo "FAIL: rank over a list, a folder and bad models"; fails=$((fails + 1)); }
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -366,6 +366,47 @@ assert set(failed) == {"cycle.onnx", "conv3d.onnx"}, failed
 assert "cycle" in failed["cycle.onnx"] and "tensor-core work" in failed["conv3d.onnx"]
 PY
 expect 1 "no model could be ranked" -- "$tw" rank "$data/cycle.onnx"
+# Without --keep-going a failure is exit 1: one error line per failed model
+# (the last says how many failed and what ranks the rest), no ranking written.
+r18=$root/onnx_models/resnet18.onnx
+"$tw" rank "$r18" "$data/cycle.onnx" "$data/conv3d.onnx" -o "$tmp/rank_failed.txt" >"$tmp/out" 2>"$tmp/err"
+got=$?
+if [ "$got" != 1 ] || [ "$(wc -l <"$tmp/err")" != 2 ] || [ "$(grep -c '^tilewave: error: .*\(cycle\|conv3d\)\.onnx: ' "$tmp/err")" != 2 ] ||
+   ! tail -1 "$tmp/err" | grep -q "(2 of 3 models failed; --keep-going ranks the rest)$" || [ -e "$tmp/rank_failed.txt" ]; then
+  echo "FAIL: rank with broken files (exit $got, wanted 1, one line per failure, no output)"; cat "$tmp/err"; fails=$((fails + 1))
+fi
+expect 0 "" -- "$tw" rank "$r18" "$data/cycle.onnx" "$data/conv3d.onnx" --keep-going
+grep -q "^   1 resnet18 " "$tmp/out" && grep -q "^2 models not ranked:" "$tmp/out" && grep -q "cycle.onnx: " "$tmp/out" &&
+  grep -q "conv3d.onnx: " "$tmp/out" || { echo "FAIL: rank --keep-going lists the failures and ranks the rest"; cat "$tmp/out"; fails=$((fails + 1)); }
+# What bounds each row: under timm's harness at batch 1 every model is
+# host-bound and one note says so, naming what ranks the GPU's work; CUDA
+# graphs at a large batch rank the GPU's work, and no note.
+mbv2=$root/onnx_models/mobilenet_v2.onnx
+expect 0 "" -- "$tw" rank "$r18" "$mbv2" --batch 1
+[ "$(grep -c "^Note: 2 of 2 models are host-bound" "$tmp/out")" = 1 ] && grep -q -- "--graph, or a larger --batch" "$tmp/out" &&
+  [ "$(awk '$1 ~ /^[12]$/ && $2 != "models" && $4 == "host"' "$tmp/out" | wc -l)" = 2 ] ||
+  { echo "FAIL: rank at batch 1 under the default configuration: host-bound rows and their note"; cat "$tmp/out"; fails=$((fails + 1)); }
+expect 0 "" -- "$tw" rank "$r18" "$mbv2" --batch 64 --graph
+! grep -q "host-bound" "$tmp/out" && [ "$(awk '$1 ~ /^[12]$/ && $2 != "models" && $4 != "host"' "$tmp/out" | wc -l)" = 2 ] ||
+  { echo "FAIL: rank under --graph at batch 64: GPU-bound rows, no host-bound note"; cat "$tmp/out"; fails=$((fails + 1)); }
+expect 0 "" -- "$tw" rank "$r18" "$mbv2" --batch 1 --format json
+python3 - "$tmp/out" <<'PY' || { echo "FAIL: rank JSON bound fields and note"; fails=$((fails + 1)); }
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert [m["bound"] for m in d["models"]] == ["host", "host"], d["models"]
+assert d["host_bound_models"] == 2 and len(d["notes"]) == 1 and "--graph" in d["notes"][0], d["notes"]
+PY
+# CSV: the bound column, and the note on stderr.
+expect 0 "host-bound" -- "$tw" rank "$r18" "$mbv2" --batch 1 --format csv
+python3 - "$tmp/out" <<'PY' || { echo "FAIL: rank CSV bound column"; fails=$((fails + 1)); }
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert [r["bound"] for r in rows] == ["host", "host"], rows
+PY
+# A partial model (unmodelled kernels under --allow-unmodelled) is marked in the table.
+expect 0 "" -- "$tw" rank "$r18" "$data/conv3d.onnx" --batch 1 --allow-unmodelled
+grep -q "conv3d (partial)" "$tmp/out" && grep -q "^(partial): 1 model with unmodelled kernels" "$tmp/out" ||
+  { echo "FAIL: rank marks a partial model"; cat "$tmp/out"; fails=$((fails + 1)); }
 
 # nas (docs/nas.md): shards merged are the unsharded run, row for row; so are
 # several threads; a missing or doubled shard is an error.
@@ -389,12 +430,21 @@ expect 1 "orphan.csv: its header is missing" -- "$tw" nas-merge "$tmp/part0.csv"
 expect 0 "" -- "$tw" nas-merge "$tmp/part0.csv" "$tmp/part1.csv" "$tmp/legacy2.csv" -o "$tmp/merged_legacy.csv"
 cmp -s "$tmp/merged.csv" "$tmp/merged_legacy.csv" || { echo "FAIL: a legacy shard merges differently"; fails=$((fails + 1)); }
 # Shards written before time_us (docs/report.md "Field names"): CSV rows
-# without the last column (latency_us), JSON rows with latency_us alone,
-# merge into today's rows.
-{ head -1 "$tmp/part2.csv" | sed 's/,latency_us$//; s/,time_us,/,latency_us,/'; tail -n +2 "$tmp/part2.csv" | sed 's/,[^,]*$//'; } > "$tmp/former2.csv"
-cp "$tmp/part2.csv.meta.json" "$tmp/former2.csv.meta.json"
-expect 0 "" -- "$tw" nas-merge "$tmp/part0.csv" "$tmp/part1.csv" "$tmp/former2.csv" -o "$tmp/merged_former.csv"
-cmp -s "$tmp/merged.csv" "$tmp/merged_former.csv" || { echo "FAIL: a shard from before time_us merges differently"; fails=$((fails + 1)); }
+# without the last two columns (latency_us, bound), JSON rows with
+# latency_us alone, merge into today's rows; so do CSV rows from before
+# bound. Their bound is empty (not known), the rest the same.
+{ head -1 "$tmp/part2.csv" | sed 's/,latency_us,bound$//; s/,time_us,/,latency_us,/'; tail -n +2 "$tmp/part2.csv" | sed 's/,[^,]*,[^,]*$//'; } > "$tmp/former2.csv"
+{ head -1 "$tmp/part2.csv" | sed 's/,bound$//'; tail -n +2 "$tmp/part2.csv" | sed 's/,[^,]*$//'; } > "$tmp/nobound2.csv"
+for f in former2 nobound2; do
+  cp "$tmp/part2.csv.meta.json" "$tmp/$f.csv.meta.json"
+  expect 0 "" -- "$tw" nas-merge "$tmp/part0.csv" "$tmp/part1.csv" "$tmp/$f.csv" -o "$tmp/merged_$f.csv"
+  # Merged again, a row with an empty bound stays as it is.
+  expect 0 "" -- "$tw" nas-merge "$tmp/merged_$f.csv" -o "$tmp/remerged_$f.csv"
+  sed 's/,[^,]*$//' "$tmp/merged.csv" >"$tmp/a.rows"; sed 's/,[^,]*$//' "$tmp/merged_$f.csv" >"$tmp/b.rows"
+  cmp -s "$tmp/a.rows" "$tmp/b.rows" &&
+    [ "$(grep -c ',$' "$tmp/merged_$f.csv")" = 100 ] && cmp -s "$tmp/merged_$f.csv" "$tmp/remerged_$f.csv" ||
+    { echo "FAIL: a shard from before $f merges differently"; fails=$((fails + 1)); }
+done
 for i in 0 1; do expect 0 "" -- "$tw" nas "$sp" --samples 40 --seed 4 --pareto --format json --shard "$i/2" -o "$tmp/jpart$i.jsonl"; done
 python3 -c 'import json, sys
 lines = open(sys.argv[1]).read().splitlines()
@@ -468,9 +518,10 @@ expect 1 "mobilenetv2.json: --enumerate: the space holds 8.569e+13 candidates, m
 expect 2 "excludes" -- "$tw" nas "$tmp/small_space.json" --enumerate --samples 5
 expect 2 "excludes" -- "$tw" nas "$tmp/small_space.json" --enumerate --unique
 # Progress (docs/errors.md "Progress"): none when stderr is not a terminal,
-# only the two summary lines; a rewritten line under a pseudo-terminal.
+# only the two summary lines (and the note that the candidates are
+# host-bound, at batch 1 in a plain loop); a rewritten line under a pseudo-terminal.
 expect 0 "" -- "$tw" nas "$sp" --samples 300000 --threads 2 -o "$tmp/big.csv"
-if grep -q "$(printf '\r')" "$tmp/err" || [ "$(wc -l <"$tmp/err")" != 2 ]; then
+if grep -q "$(printf '\r')" "$tmp/err" || [ "$(grep -vc '^tilewave: note: 300000 of 300000 candidates are host-bound' "$tmp/err")" != 2 ]; then
   echo "FAIL: nas printed progress into a file"; cat "$tmp/err"; fails=$((fails + 1))
 fi
 if command -v script >/dev/null; then

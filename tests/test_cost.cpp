@@ -1,6 +1,8 @@
 // Tile and wave counts worked on paper, the alignment cliff, loss accounting.
 #include <doctest/doctest.h>
 
+#include <string>
+
 #include <nlohmann/json.hpp>
 
 #include "test_helpers.h"
@@ -30,6 +32,14 @@ Layer gemm(int64_t m, int64_t n, int64_t k, DType d = DType::fp16) {
   Layer l;
   l.problem = GemmProblem{m, n, k, 1};
   l.dtype = d;
+  return l;
+}
+// A depthwise R x R convolution of N x C x HW x HW, padded to keep its size.
+Layer depthwise(int64_t n, int64_t c, int64_t hw, int64_t r) {
+  Layer l;
+  ConvProblem p;
+  p.N = n, p.C = p.K = p.groups = c, p.H = p.W = hw, p.R = p.S = r, p.pad = {r / 2, r / 2};
+  l.problem = p;
   return l;
 }
 }  // namespace
@@ -109,13 +119,40 @@ TEST_CASE("a tiny kernel is latency bound, a big one compute bound, an elementwi
 
 TEST_CASE("depthwise convolution takes the direct CUDA-core path") {
   const GpuModel g = test::gpu("h200");
-  Layer l;
-  ConvProblem p;
-  p.N = 32, p.C = p.K = p.groups = 144, p.H = p.W = 56, p.R = p.S = 3, p.pad = {1, 1};
-  l.problem = p;
-  const KernelCost c = cost_layer(l, g);
+  const KernelCost c = cost_layer(depthwise(32, 144, 56, 3), g);
   CHECK(c.path == CostPath::direct_conv);
   CHECK(c.peak_flops == doctest::Approx(g.cuda_core_peak_flops(DType::fp16)));
+}
+
+TEST_CASE("bound: a depthwise convolution its CUDA-core loop sets is cuda-core-bound, not compute-bound") {
+  const GpuModel g = test::gpu("h200");
+  const KernelCost c = cost_layer(depthwise(32, 144, 56, 5), g);
+  // Its compute term sets its time, but at ~1% of the tensor-core peak: the
+  // bound names the slower unit, not "compute" (docs/model.md "Per-kernel time").
+  CHECK(c.compute_us > c.memory_us);
+  CHECK(c.compute_us > c.fixed_us);
+  CHECK(c.utilization < 0.02);
+  CHECK(c.bound == Bound::cuda_core);
+  CHECK(std::string(bound_name(c.bound)) == "cuda-core");
+}
+
+TEST_CASE("bound: a kernel is compute-bound only when useful work or its main loop takes most of its compute term") {
+  const GpuModel g = test::gpu("h200");
+  // A big aligned GEMM: useful work is the largest part.
+  const KernelCost big = cost_layer(gemm(8192, 8192, 8192), g);
+  CHECK(big.bound == Bound::compute);
+  CHECK(big.utilization > big.losses.tile + big.losses.wave);
+  // One 64x64 output split 16 ways along K on 132 SMs: most SMs idle in its one wave.
+  const KernelCost wave = cost_layer(gemm(64, 64, 16384), g);
+  CHECK(wave.waves == 1);
+  CHECK(wave.losses.wave > wave.utilization + wave.losses.tile);
+  CHECK(wave.compute_us > wave.memory_us);
+  CHECK(wave.bound == Bound::wave);
+  // Pipeline fill and per-wave overhead are fixed costs of the compute term:
+  // a tiny GEMM is latency-bound whatever its unit.
+  const KernelCost tiny = cost_layer(gemm(16, 16, 64), g);
+  CHECK(tiny.compute_fixed_us > 0);
+  CHECK(tiny.bound == Bound::latency);
 }
 
 TEST_CASE("an RGB stem pads its 3 channels to 4 and reduces over all taps at once") {

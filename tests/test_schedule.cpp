@@ -2,13 +2,17 @@
 // schedule stage (docs/model.md "Execution configuration", "Passes", "Schedule").
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <map>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "test_helpers.h"
 #include "tilewave/analysis.h"
 #include "tilewave/error.h"
+#include "tilewave/network_cost.h"
 #include "tilewave/schedule.h"
 #include "tilewave/pipeline.h"
 #include "tilewave/run_options.h"
@@ -160,6 +164,35 @@ TEST_CASE("analysis: a plain loop on the calibrated host says host-bound at batc
   CHECK_FALSE(g.total.host_bound);
   CHECK(g.total.time_us == doctest::Approx(g.total.gpu_busy_us + g.total.kernels * g.launch_gap_us));
   CHECK(g.total.time_us < a.total.time_us);
+  // What bounds the step: the host in the loop; under graph replay the
+  // kernels' bound with the most device time (docs/model.md "Schedule").
+  CHECK(a.total.bound == "host");
+  CHECK(g.total.bound != "host");
+  std::map<std::string, double> by_bound;
+  for (const auto& k : g.kernels)
+    if (k.cost) by_bound[bound_name(k.cost->bound)] += k.cost->time_us;
+  const auto most = std::max_element(by_bound.begin(), by_bound.end(),
+                                     [](const auto& x, const auto& y) { return x.second < y.second; });
+  CHECK(g.total.bound == most->first);
+}
+
+TEST_CASE("step bound: the host when it issues longer than the GPU works, else the kernels' largest bound") {
+  NetworkTotals t;
+  CHECK(std::string(t.bound()) == "latency");  // no kernel time: fixed costs alone
+  t.busy_us_by_bound[size_t(Bound::memory)] = 30;
+  t.busy_us_by_bound[size_t(Bound::cuda_core)] = 20;
+  t.busy_us_by_bound[size_t(Bound::compute)] = 25;
+  CHECK(std::string(t.bound()) == "memory");
+  NetworkTotals more;
+  more.busy_us_by_bound[size_t(Bound::cuda_core)] = 40;
+  t += more;  // search-space blocks add up
+  CHECK(std::string(t.bound()) == "cuda-core");
+  t.host_bound = true;
+  CHECK(std::string(t.bound()) == "host");
+  // Ties go to the earlier bound: compute before memory.
+  NetworkTotals tie;
+  tie.busy_us_by_bound[size_t(Bound::compute)] = tie.busy_us_by_bound[size_t(Bound::memory)] = 10;
+  CHECK(std::string(tie.bound()) == "compute");
 }
 
 TEST_CASE("host descriptions: bad ids, files and values are one clear error") {

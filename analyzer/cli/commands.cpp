@@ -107,12 +107,12 @@ int cmd_layers(const CommonOptions& o, const std::string& path) {
   const CostModel cost_model(gpu);
   write_output(o.output, [&](std::ostream& os) {
     if (o.format == "table")
-      fmt::print(os, "{:>5} {:<14} {:<6} {:>11} {:>7} {:>8} {:>6} {:>6}  {}\n", "line", "op", "dtype", "time_us", "util",
+      fmt::print(os, "{:>5} {:<14} {:<6} {:>11} {:>7} {:>9} {:>6} {:>6}  {}\n", "line", "op", "dtype", "time_us", "util",
                  "bound", "tile", "wave", "kernel");
     scan_layer_set(path, [&](const LayerSetEntry& e, const std::string& text) {
       const KernelCost c = cost_layer(e.layer, cost_model);
       if (o.format == "table") {
-        fmt::print(os, "{:>5} {:<14} {:<6} {:>11.2f} {:>6.1f}% {:>8} {:>5.1f}% {:>5.1f}%  {}\n", e.line,
+        fmt::print(os, "{:>5} {:<14} {:<6} {:>11.2f} {:>6.1f}% {:>9} {:>5.1f}% {:>5.1f}%  {}\n", e.line,
                    layer_kind(e.layer), dtype_name(e.layer.dtype), c.time_us, 100 * c.utilization, bound_name(c.bound),
                    100 * c.tile_eff, 100 * c.wave_eff, c.kernel);
       } else {
@@ -147,14 +147,23 @@ int cmd_extract(const CommonOptions& o, const std::string& model_path) {
   return 0;
 }
 
-int cmd_rank(const CommonOptions& o, const std::vector<std::string>& args, int threads) {
+int cmd_rank(const CommonOptions& o, const std::vector<std::string>& args, int threads, bool keep_going) {
   Progress progress("tilewave rank");
   const RankRun run = analyze_models(args, o, threads, progress.callback());
   progress.finish();
+  if (!run.failed.empty() && !keep_going) {
+    // A ranking without some of the models would look complete: nothing is
+    // written. One line per failure, the last saying how many and what ranks the rest.
+    for (size_t i = 0; i < run.failed.size(); ++i)
+      std::cerr << "tilewave: error: " << printable(run.failed[i].model_path) << ": " << printable(run.failed[i].reason)
+                << (i + 1 == run.failed.size() ? " (" + rank_failures_summary(run, o) + ")" : "") << "\n";
+    return 1;
+  }
   for (const auto& a : run.analyses) warn_unmodelled(a, o);
-  write_output(o.output, [&](std::ostream& os) {
-    write_rank(os, o.format, run.analyses, rank_models(run.analyses), run.failed);
-  });
+  const Ranking ranking = rank_models(run.analyses);
+  write_output(o.output, [&](std::ostream& os) { write_rank(os, o.format, run.analyses, ranking, run.failed); });
+  if (o.format == "csv")
+    if (auto n = host_bound_note(ranking.host_bound, run.analyses.size(), "models")) note(*n);
   return 0;
 }
 
@@ -166,6 +175,8 @@ int cmd_sweep(const CommonOptions& o, const std::string& model_path, const std::
     else if (o.format == "csv") write_totals_csv(os, as);
     else write_sweep_table(os, as);
   });
+  if (o.format == "csv")
+    for (const auto& n : notes_json(as, "batches")) note(n.get<std::string>());
   return 0;
 }
 
@@ -198,6 +209,8 @@ int cmd_compare(const CommonOptions& o, const std::vector<std::string>& model_pa
     else if (o.format == "csv") write_totals_csv(os, as);
     else write_compare_table(os, as, networks ? &*networks : nullptr);
   });
+  if (o.format == "csv")
+    for (const auto& n : notes_json(as, "rows")) note(n.get<std::string>());
   return 0;
 }
 

@@ -47,7 +47,8 @@ void resolve_options(CommonOptions& o);
 int cmd_analyze(const CommonOptions& o, const std::string& model, int worst, const std::string& by = "op");
 int cmd_layers(const CommonOptions& o, const std::string& layer_set);
 int cmd_extract(const CommonOptions& o, const std::string& model);
-int cmd_rank(const CommonOptions& o, const std::vector<std::string>& models, int threads);
+// Exit 1 with one line per model that failed, unless keep_going ranks the rest (docs/errors.md "Exit codes").
+int cmd_rank(const CommonOptions& o, const std::vector<std::string>& models, int threads, bool keep_going);
 int cmd_sweep(const CommonOptions& o, const std::string& model, const std::string& batches);
 int cmd_gpus(const CommonOptions& o);
 // Concrete changes with predicted gains (docs/report.md).

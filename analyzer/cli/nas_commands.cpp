@@ -104,6 +104,8 @@ int cmd_nas(const CommonOptions& o, const NasOptions& n) {
              threads == 1 ? "" : "s", result.kept,
              result.invalid ? fmt::format(", {} not buildable (left out)", result.invalid) : "");
 
+  if (auto hb = host_bound_note(result.host_bound, mine - result.invalid, "candidates")) note(*hb);
+
   if (!n.export_dir.empty()) {
     std::error_code made;
     std::filesystem::create_directories(n.export_dir, made);
@@ -196,17 +198,20 @@ int cmd_nas_merge(const CommonOptions& o, const std::vector<std::string>& files)
         std::string cell;
         std::vector<std::string> cells;
         while (std::getline(ss, cell, ',')) cells.push_back(cell);
-        // Rows from before time_us lack the last column, latency_us (time_us
-        // repeated, docs/report.md "Field names"): merged, they get it.
-        const bool former = cells.size() == nas_columns().size() - 1;
-        if (cells.size() != nas_columns().size() && !former)
+        if (line.back() == ',') cells.push_back("");  // an empty last cell (a bound merged from an older row)
+        // Rows from before time_us lack latency_us (time_us repeated,
+        // docs/report.md "Field names") and bound; rows from before bound
+        // lack it alone. Merged, they get latency_us and an empty bound (not known).
+        const size_t all = nas_columns().size();
+        if (cells.size() != all && cells.size() != all - 1 && cells.size() != all - 2)
           throw InputError(fmt::format("{}:{}", path, number), "row does not have the nas columns");
-        if (former) row_text[index] += "," + cells[4];
+        if (cells.size() == all - 2) row_text[index] += "," + cells[4];
+        if (cells.size() < all) row_text[index] += ",";
         // Every figure a finite number, none negative, the time positive: a
         // part edited or written by something else is not merged as it is.
         const auto& columns = nas_columns();
         for (size_t k = 0; k < cells.size(); ++k) {
-          if (columns[k] == "encoding" || columns[k] == "main_loss") continue;
+          if (columns[k] == "encoding" || columns[k] == "main_loss" || columns[k] == "bound") continue;
           double v = 0;
           const auto r = std::from_chars(cells[k].data(), cells[k].data() + cells[k].size(), v);
           if (r.ec != std::errc() || r.ptr != cells[k].data() + cells[k].size() || !std::isfinite(v) || v < 0 ||

@@ -291,12 +291,14 @@ const std::vector<Subcommand>& subcommands() {
          c->add_option("models", a.models, "ONNX files, folders of them, or list files (.txt/.list, one path per line)")
              ->required();
          c->add_option("--threads", a.rank_threads, "models analysed at once (default: the cores)")->check(CLI::Range(1, 1024));
+         c->add_flag("--keep-going", a.rank_keep_going,
+                     "rank the models that could be analysed and list the others, exit 0 (default: exit 1 if any fails)");
          c->add_option("-o,--output", a.o.output, "output file (default: stdout)");
          add_model_options(c, a.o);
          c->add_option("--batch", a.o.batch, "batch size")->capture_default_str();
          c->add_option("--format", a.o.format, "table, json or csv")->check(CLI::IsMember({"table", "json", "csv"}));
        },
-       [](CLI::App*, Args& a) { return cmd_rank(a.o, a.models, a.rank_threads); }},
+       [](CLI::App*, Args& a) { return cmd_rank(a.o, a.models, a.rank_threads, a.rank_keep_going); }},
       {"sweep", "utilization and throughput against batch size",
        [](CLI::App* c, Args& a) {
          c->add_option("model", a.model, "ONNX file")->required();

@@ -27,6 +27,7 @@ struct Args {
   std::string fit_dtype = "fp16";
   double holdout = 0.2;
   int rank_threads = int(std::max(1u, std::thread::hardware_concurrency()));
+  bool rank_keep_going = false;
   std::string compare_gpus, report_batches = sweep_batches, report_vs;
   CompareAxes compare_axes;
   std::string cmp_gpus = fmt::format("{}", fmt::join(compare_axes.gpus, ",")),

@@ -207,12 +207,17 @@ void require_format(const std::string& format, std::initializer_list<const char*
 }
 
 // rank's models analysed, threads checked as the CLI checks them; the dict and the text forms share it.
-RankRun run_rank(const std::vector<PathArg>& paths, const RunOptions& o, std::optional<int> threads) {
+RankRun run_rank(const std::vector<PathArg>& paths, const RunOptions& o, std::optional<int> threads, bool keep_going) {
   if (threads && (*threads < 1 || *threads > 1024))
     throw InputError("threads", fmt::format("threads is 1..1024, not {}", *threads));
   std::vector<std::string> args;
   for (const auto& p : paths) args.push_back(p.string());
-  return analyze_models(args, o, threads.value_or(int(std::max(1u, std::thread::hardware_concurrency()))));
+  RankRun run = analyze_models(args, o, threads.value_or(int(std::max(1u, std::thread::hardware_concurrency()))));
+  // As the CLI: the first failure's line, then what its last line says.
+  if (!keep_going && !run.failed.empty())
+    throw InputError(run.failed.front().model_path,
+                     fmt::format("{} ({})", run.failed.front().reason, rank_failures_summary(run, o)));
+  return run;
 }
 
 // Runs `work`, which writes a command's text, without the GIL; the text.
@@ -579,22 +584,24 @@ PYBIND11_MODULE(tilewave, m) {
       "also be a kernel list, {'list': [[name, us], ...]} (a calibrate/measure/run.py kernels.jsonl row).",
       py::arg("path"), py::arg("trace"), py::kw_only(), py::arg("batch") = py::none());
 
-  def_with_model_keywords<const std::vector<PathArg>&, int64_t, std::optional<int>>(
+  def_with_model_keywords<const std::vector<PathArg>&, int64_t, std::optional<int>, bool>(
       m, "rank",
-      [](const std::vector<PathArg>& paths, RunOptions o, int64_t batch, std::optional<int> threads) {
+      [](const std::vector<PathArg>& paths, RunOptions o, int64_t batch, std::optional<int> threads, bool keep_going) {
         o.batch = batch_of(batch);
         return json_dict([&] {
-          const RankRun run = run_rank(paths, o, threads);
+          const RankRun run = run_rank(paths, o, threads, keep_going);
           return rank_to_json(run.analyses, rank_models(run.analyses), run.failed);
         });
       },
       "`tilewave rank PATHS... --format json`: models (files, folders of them, list files) ordered by predicted "
       "latency beside their FLOPs order, at batch 1 unless given (rank's default: files declare different "
-      "batches), threads models at once (None: the cores). A model that cannot be analysed is a 'failed' row. "
+      "batches), threads models at once (None: the cores). A model that cannot be analysed is an InputError, "
+      "or with keep_going=True a 'failed' row. "
       "Returns {'gpu', 'gpu_trust', 'batch', 'models': [{'model', 'model_path', the totals as "
       "analyze()'s 'total' has them, 'unmodelled', 'partial'}, ...] (fastest first), 'failed': [{'model', "
-      "'error'}, ...], 'kendall_tau_flops_vs_predicted'}.",
-      py::arg("paths"), py::kw_only(), py::arg("batch") = 1, py::arg("threads") = py::none());
+      "'error'}, ...], 'kendall_tau_flops_vs_predicted', 'host_bound_models', 'notes'}.",
+      py::arg("paths"), py::kw_only(), py::arg("batch") = 1, py::arg("threads") = py::none(),
+      py::arg("keep_going") = false);
 
   // The text forms: the CLI's output of the same command, as analyze_text is analyze's.
   def_model_function<std::optional<int64_t>, const std::string&>(
@@ -627,19 +634,20 @@ PYBIND11_MODULE(tilewave, m) {
       py::arg("path"), py::arg("trace"), py::kw_only(), py::arg("batch") = py::none(), py::arg("format") = "table",
       py::arg("top") = ViewOptions{}.worst_layers);
 
-  def_with_model_keywords<const std::vector<PathArg>&, int64_t, std::optional<int>, const std::string&>(
+  def_with_model_keywords<const std::vector<PathArg>&, int64_t, std::optional<int>, const std::string&, bool>(
       m, "rank_text",
       [](const std::vector<PathArg>& paths, RunOptions o, int64_t batch, std::optional<int> threads,
-         const std::string& format) {
+         const std::string& format, bool keep_going) {
         o.batch = batch_of(batch);
         require_format(format, {"table", "json", "csv"});
         return text_of([&](std::ostream& os) {
-          const RankRun run = run_rank(paths, o, threads);
+          const RankRun run = run_rank(paths, o, threads, keep_going);
           write_rank(os, format, run.analyses, rank_models(run.analyses), run.failed);
         });
       },
-      "The text `tilewave rank PATHS... --format FORMAT` prints (table, json or csv).", py::arg("paths"),
-      py::kw_only(), py::arg("batch") = 1, py::arg("threads") = py::none(), py::arg("format") = "table");
+      "The text `tilewave rank PATHS... --format FORMAT [--keep-going]` prints (table, json or csv).",
+      py::arg("paths"), py::kw_only(), py::arg("batch") = 1, py::arg("threads") = py::none(),
+      py::arg("format") = "table", py::arg("keep_going") = false);
 
   def_with_model_keywords<const PathArg&, const PathArg&, std::optional<int64_t>, const std::optional<PathArg>&,
                           const std::vector<std::string>&, const std::vector<int64_t>&>(

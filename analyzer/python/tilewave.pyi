@@ -29,7 +29,8 @@ class Totals(TypedDict):
     time_high_us: float  # ... and on the slowest
     gpu_busy_us: float
     host_busy_us: float
-    bound_by: str
+    bound_by: str  # "host" or "gpu"
+    bound: str     # what sets the step: host, compute, memory, latency, tile, wave or cuda-core (docs/model.md "Schedule")
     utilization: float
     gpu_busy_utilization: float
     bandwidth_utilization: float
@@ -137,6 +138,7 @@ class Analysis(RunFacts):
 class SweepPoint(Totals):
     batch: int
     host_bound: bool  # bound_by == "host"
+    partial: bool     # unmodelled kernels left out of its time (allow_unmodelled=True)
 
 class Sweep(TypedDict):
     model: str
@@ -146,11 +148,13 @@ class Sweep(TypedDict):
     execution: Dict[str, Any]
     host: Optional[str]  # the host issuing a plain loop; None under graph replay
     points: List[SweepPoint]
+    notes: List[str]  # one line when most points are host-bound
 
 class Comparison(TypedDict):
     model: str
     models: List[str]
     configurations: List[RunFacts]
+    notes: List[str]  # one line when most configurations are host-bound
 
 class ComparisonOfTwo(Comparison):
     findings: List[str]  # two models in one configuration: why one uses the GPU better
@@ -164,6 +168,7 @@ class Candidate(TypedDict):
     throughput_per_s: float
     utilization: float
     main_loss: str
+    bound: str  # what sets its step, as Totals' bound
     kernels: int
     loss: Loss
 
@@ -175,6 +180,7 @@ class Advice(TypedDict):
     change: str
     detail: str
     gain: float
+    not_fitted: str  # "" or why the change is priced on parameters not fitted for the GPU
     before: AdviceTotals
     after: AdviceTotals
 
@@ -216,8 +222,22 @@ class TracePair(TypedDict, total=False):
     measured_kind: str
     measured_class: str
 
+# An axis of the configuration a trace ran under, as the trace shows it.
+class TraceSetting(TypedDict):
+    option: str  # batch | layout | amp | dtype | runtime
+    value: str
+    evidence: str
+
+class SettingMismatch(TypedDict):
+    option: str
+    trace: str
+    predicted: str
+    evidence: str
+
 class TraceCheck(RunConfig):
     trace: str
+    trace_configuration: List[TraceSetting]
+    configuration_mismatches: List[SettingMismatch]
     measured_kernels: int
     profiler_step: str
     profiler_steps: int
@@ -250,6 +270,8 @@ class Ranking(TypedDict):
     models: List[RankedModel]
     failed: List[RankFailure]
     kendall_tau_flops_vs_predicted: float
+    host_bound_models: int  # models whose step the host sets
+    notes: List[str]        # one line when most models are host-bound
 
 def analyze(path: _Path, *, batch: Optional[int] = None, gpu: _Path = "h200", input: Optional[Dict[str, List[int]]] = None,
             runtime: str = "eager", dtype: str = "fp16", attention: str = "fused", layout: Optional[str] = None,
@@ -279,7 +301,8 @@ def check(path: _Path, trace: _Path, *, batch: Optional[int] = None, gpu: _Path 
           attention: str = "fused", layout: Optional[str] = None, amp: Optional[bool] = None,
           graph: Optional[bool] = None, host: Optional[_Path] = None, gpu_dir: Optional[_Path] = None,
           allow_unmodelled: bool = False) -> TraceCheck: ...
-def rank(paths: Sequence[_Path], *, batch: int = 1, threads: Optional[int] = None, gpu: _Path = "h200",
+def rank(paths: Sequence[_Path], *, batch: int = 1, threads: Optional[int] = None, keep_going: bool = False,
+         gpu: _Path = "h200",
          input: Optional[Dict[str, List[int]]] = None, runtime: str = "eager", dtype: str = "fp16",
          attention: str = "fused", layout: Optional[str] = None, amp: Optional[bool] = None,
          graph: Optional[bool] = None, host: Optional[_Path] = None, gpu_dir: Optional[_Path] = None,
@@ -296,6 +319,7 @@ def check_text(path: _Path, trace: _Path, *, batch: Optional[int] = None, format
                amp: Optional[bool] = None, graph: Optional[bool] = None, host: Optional[_Path] = None,
                gpu_dir: Optional[_Path] = None, allow_unmodelled: bool = False) -> str: ...
 def rank_text(paths: Sequence[_Path], *, batch: int = 1, threads: Optional[int] = None, format: str = "table",
+              keep_going: bool = False,
               gpu: _Path = "h200", input: Optional[Dict[str, List[int]]] = None, runtime: str = "eager",
               dtype: str = "fp16", attention: str = "fused", layout: Optional[str] = None,
               amp: Optional[bool] = None, graph: Optional[bool] = None, host: Optional[_Path] = None,

@@ -593,13 +593,28 @@ def test_check_equals_the_clis_check():
 def test_rank_equals_the_clis_rank(tmp_path):
     mobilenet = os.path.join(ROOT, "onnx_models", "mobilenet_v2.onnx")
     conv3d = os.path.join(ROOT, "tests", "data", "conv3d.onnx")  # cannot be analysed: a failure row
-    ours = tilewave.rank([RESNET18, pathlib.Path(mobilenet), conv3d], batch=4, threads=2)
-    theirs = cli_json("rank", RESNET18, mobilenet, conv3d, "--batch", "4", "--threads", "2")
+    ours = tilewave.rank([RESNET18, pathlib.Path(mobilenet), conv3d], batch=4, threads=2, keep_going=True)
+    theirs = cli_json("rank", RESNET18, mobilenet, conv3d, "--batch", "4", "--threads", "2", "--keep-going")
     assert [f["model"] for f in ours["failed"]] == [conv3d]
     for f in theirs["failed"]:  # why a model failed names the option as the caller spells it
         f["error"] = as_python_spells_it(f["error"])
     assert "allow_unmodelled=True" in ours["failed"][0]["error"]
     assert ours == theirs
+    # Without keep_going a failure is an error, as the CLI's exit 1: the
+    # failed model, why, and how many failed.
+    with pytest.raises(tilewave.InputError, match=r"conv3d\.onnx: .*\(1 of 3 models failed; keep_going=True ranks the rest\)"):
+        tilewave.rank([RESNET18, mobilenet, conv3d], batch=4)
+    with pytest.raises(tilewave.InputError, match="keep_going=True ranks the rest"):
+        tilewave.rank_text([RESNET18, conv3d], batch=4)
+    assert "1 model not ranked" in tilewave.rank_text([RESNET18, conv3d], batch=4, keep_going=True)
+    # What bounds each model: the host at batch 1 in a plain loop, and a note
+    # saying the order is the host's; the GPU's kernels under CUDA graphs.
+    host = tilewave.rank([RESNET18, mobilenet], batch=1)
+    assert [m["bound"] for m in host["models"]] == ["host", "host"] and host["host_bound_models"] == 2
+    assert len(host["notes"]) == 1 and "--graph" in host["notes"][0]
+    gpu = tilewave.rank([RESNET18, mobilenet], batch=64, graph=True)
+    assert all(m["bound"] in ("compute", "memory", "latency", "tile", "wave", "cuda-core") for m in gpu["models"])
+    assert gpu["host_bound_models"] == 0 and gpu["notes"] == []
     # rank's default batch is 1 (not the file's), folders and list files as on the CLI.
     models = tmp_path / "models.txt"
     models.write_text(f"# a list\n{RESNET18}\n\n{mobilenet}\n")
@@ -686,10 +701,16 @@ def test_the_stubs_typed_results_of_the_new_calls(tmp_path):
     trace = os.path.join(TRACES, "resnet18_b1_eager_h200.profiler.json.gz")
     checked = tilewave.check(RUNTIME_RESNET18, trace, batch=1, layout="nhwc", amp=False)
     conv3d = os.path.join(ROOT, "tests", "data", "conv3d.onnx")
-    ranked = tilewave.rank([RESNET18, conv3d], batch=2)
+    ranked = tilewave.rank([RESNET18, conv3d], batch=2, keep_going=True)
     exact = {"Advising": advice, "Advice": advice["advice"][0], "AdviceTotals": advice["advice"][0]["before"],
              "TraceCheck": checked, "KindError": checked["by_kind"][0], "Ranking": ranked,
-             "RankedModel": ranked["models"][0], "RankFailure": ranked["failed"][0]}
+             "RankedModel": ranked["models"][0], "RankFailure": ranked["failed"][0],
+             "TraceSetting": checked["trace_configuration"][0]}
+    # Checked without the trace's flags, the trace's configuration is a mismatch.
+    unlike = tilewave.check(RUNTIME_RESNET18, trace, batch=1)
+    exact["SettingMismatch"] = unlike["configuration_mismatches"][0]
+    assert {m["option"] for m in unlike["configuration_mismatches"]} == {"layout", "amp"}
+    assert checked["configuration_mismatches"] == []
     for name, value in exact.items():
         fields, total = types[name]
         assert total and fields == set(value), (name, set(value) ^ fields)

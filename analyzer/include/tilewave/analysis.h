@@ -32,6 +32,9 @@ struct Totals {
   double gpu_busy_us = 0;      // the kernels' device time alone
   double host_busy_us = 0;     // the host's issue time (a plain loop)
   bool host_bound = false;     // the host, not the GPU, sets the step
+  // What bounds the step: "host", or the bound of the kernels with the most
+  // device time (NetworkTotals::bound(), docs/model.md "Schedule").
+  std::string bound;
   double utilization = 0;      // useful FLOPs / (step time x peak)
   double gpu_busy_utilization = 0;  // useful FLOPs / (GPU busy time x peak)
   int64_t dram_bytes = 0;             // bytes less those found in L2
@@ -133,7 +136,7 @@ struct Analysis {
   MemoryFacts memory;
   std::vector<KernelGroup> by_op;     // by head op, convolutions by kind (depthwise, grouped); longest first
   std::vector<KernelGroup> by_name;   // by what a kernel runs ("Conv+bias+Relu"), as nsys sums a kernel name
-  std::vector<KernelGroup> by_bound;  // compute, latency, memory
+  std::vector<KernelGroup> by_bound;  // by kernel bound (bound_name), alphabetical
 };
 
 // More unmodelled kernels than this (or any compute kernel) make a model's

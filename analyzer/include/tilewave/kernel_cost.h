@@ -12,8 +12,15 @@
 
 namespace tilewave {
 
-enum class Bound { compute, memory, latency };
-const char* bound_name(Bound b);
+// What limits a kernel (docs/model.md "Per-kernel time"): fixed costs
+// (latency), memory traffic, or the work of its compute term, and then what
+// takes most of that work: useful work or a main loop below peak (compute),
+// padded work in partial tiles (tile), SMs idle in the last wave (wave), or a
+// unit slower than the headline peak's (cuda_core: depthwise and direct
+// convolutions on CUDA cores).
+enum class Bound { compute, memory, latency, tile, wave, cuda_core };
+constexpr int kBoundCount = 6;
+const char* bound_name(Bound b);  // "compute", "memory", "latency", "tile", "wave", "cuda-core"
 
 enum class CostPath { tensor_gemm, cuda_gemm, direct_conv, memory };
 const char* path_name(CostPath p);
@@ -62,6 +69,10 @@ struct KernelCost {
   bool aligned = true;
   // Time terms in microseconds.
   double compute_us = 0, memory_us = 0, fixed_us = 0, time_us = 0;
+  // Of compute_us, the part that does not scale with the work: per-wave
+  // overhead and pipeline fill of GEMM-like kernels, not their taps' set-up
+  // (docs/model.md "Per-kernel time").
+  double compute_fixed_us = 0;
   // The ramp term of memory time, before traffic reaches its rate (docs/model.md "Memory time"): part of
   // memory_us unless a memory-bound kernel's own per-element rate bounds it instead.
   double ramp_us = 0;

@@ -5,6 +5,7 @@
 // analysis, calibration and search all call it. Needs no ONNX: any producer of a KernelGraph (the
 // ONNX loader and lowering, a search space) can be costed.
 #pragma once
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +28,11 @@ struct NetworkTotals {
   int kernels = 0;         // costed kernels
   int unmodelled = 0;      // kernels left out
   Losses weighted_us;      // each loss share times its kernel's time, summed (µs)
+  // The kernels' device time by their bound (index: Bound), summed (µs).
+  std::array<double, kBoundCount> busy_us_by_bound{};
+  // What sets the step (docs/model.md "Schedule"): "host" when host-bound,
+  // else the bound_name() of the kernels with the most device time.
+  const char* bound() const;
   // The time-weighted loss split of the network (fractions of time_us).
   Losses losses() const;
   // Two parts of one network (search-space blocks) add up.

@@ -17,6 +17,7 @@ struct Ranking {
   // Per model, what a row calls it: its name, or its path where two models
   // share a name (four files all named resnet18 read apart).
   std::vector<std::string> labels;
+  size_t host_bound = 0;  // models whose step the host sets (Totals::bound "host")
 };
 
 // A model `rank` could not analyse: its file and why, a row after the ranking.
@@ -26,6 +27,8 @@ struct RankFailure {
 
 // Orders are stable: models of equal time (or FLOPs) keep their given order.
 Ranking rank_models(const std::vector<Analysis>& models);
+// The analyses whose step the host sets (Totals::bound "host").
+size_t count_host_bound(const std::vector<Analysis>& as);
 // Kendall's tau-b between two orderings of the same items.
 double kendall_tau(const std::vector<double>& x, const std::vector<double>& y);
 

@@ -1,7 +1,9 @@
 // Stage 10: views over an Analysis (analyzer/src/views/, one file per view).
 // Each writes to a stream; none computes: every figure comes from the result.
 #pragma once
+#include <optional>
 #include <ostream>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -69,6 +71,12 @@ nlohmann::json rank_to_json(const std::vector<Analysis>& analyses, const Ranking
                             const std::vector<RankFailure>& failed = {});
 void write_rank_csv(std::ostream& os, const std::vector<Analysis>& analyses, const Ranking& ranking,
                     const std::vector<RankFailure>& failed = {});
+// The note of rank, sweep, compare and nas when most of their rows are
+// host-bound (their order is then the host's, docs/model.md "Schedule"),
+// naming what ranks the GPU's work; nullopt otherwise.
+std::optional<std::string> host_bound_note(size_t host_bound_rows, size_t rows, const char* what = "rows");
+// host_bound_note() of these analyses, as a JSON array (empty or one line): `what` names the rows.
+nlohmann::json notes_json(const std::vector<Analysis>& as, const char* what);
 // A search-space candidate's predicted figures (`tilewave nas` rows, the
 // Python module's scores); `with_losses` adds the loss split.
 nlohmann::json candidate_to_json(const space::CandidateCost& c, bool with_losses = false);

@@ -118,6 +118,12 @@ struct RankRun {
 };
 RankRun analyze_models(const std::vector<std::string>& args, const RunOptions& o, int threads,
                        const ProgressFn& progress = {});
+// A ranking that leaves models out would look complete: unless `keep_going`
+// (--keep-going, keep_going=True), a run with failures is an error. The
+// line that ends the failures' list ("2 of 5 models failed; --keep-going
+// ranks the rest"), the option spelled as the caller spells it; empty when
+// nothing failed.
+std::string rank_failures_summary(const RankRun& run, const RunOptions& o);
 
 // A comma-separated list (--gpu, --runtime, --dtype, --compare): its
 // non-empty entries; UsageError naming `what` when it names nothing.

@@ -50,6 +50,8 @@ struct SearchResult {
   uint64_t scored = 0;   // this shard's
   uint64_t invalid = 0;  // of them not buildable, left out
   std::string first_error;          // the first of those, without the space file's name
+  // Of the buildable ones, those whose step the host sets (CandidateCost::bound "host"), filters or not.
+  uint64_t host_bound = 0;
   uint64_t kept = 0;                // rows handed to SearchCallbacks::row, or the front's size with pareto
   std::vector<SearchRow> front;     // pareto: the front
   std::vector<SearchRow> fastest;   // SearchOptions::fastest rows, fastest first

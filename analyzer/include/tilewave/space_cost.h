@@ -29,6 +29,7 @@ struct CandidateCost {
   double utilization = 0;       // useful FLOPs / (time x peak)
   double throughput_per_s = 0;  // samples per second
   Losses losses;                // time-weighted shares
+  const char* bound = "";      // what sets its step: NetworkTotals::bound()
   const char* main_loss = "";   // the largest share's key (loss_cause_names, kernel_cost.h): tile, wave, efficiency, memory, fixed or idle
 };
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -37,6 +38,9 @@ const char* bound_name(Bound b) {
     case Bound::compute: return "compute";
     case Bound::memory: return "memory";
     case Bound::latency: return "latency";
+    case Bound::tile: return "tile";
+    case Bound::wave: return "wave";
+    case Bound::cuda_core: return "cuda-core";
   }
   return "?";
 }
@@ -89,14 +93,35 @@ struct GemmView {
   bool gather_taps = false;  // grouped: narrow groups pack several taps into one k-step
 };
 
+// docs/model.md "Per-kernel time": what limits a kernel. Its fixed costs
+// (fixed_us, and of a compute term that sets its time the part that does not
+// scale with the work) against the rest; then memory, or the largest part of
+// the compute term's work: useful work (compute), tile or wave quantization,
+// or the rest, a main loop below peak (compute) or a unit slower than the
+// headline peak's (cuda_core). Ties go to the earlier.
+Bound kernel_bound(const KernelCost& c, double headline_peak_flops) {
+  if (c.memory_us > c.compute_us) return c.fixed_us >= c.memory_us ? Bound::latency : Bound::memory;
+  const double work_us = c.compute_us - c.compute_fixed_us;
+  if (c.fixed_us + c.compute_fixed_us >= work_us) return Bound::latency;
+  const double t = c.time_us, useful_us = c.utilization * t, tile_us = c.losses.tile * t, wave_us = c.losses.wave * t;
+  const bool slower_unit = c.peak_flops > 0 && c.peak_flops < headline_peak_flops;
+  const std::pair<double, Bound> parts[] = {{useful_us, Bound::compute},
+                                            {tile_us, Bound::tile},
+                                            {wave_us, Bound::wave},
+                                            {work_us - useful_us - tile_us - wave_us,
+                                             slower_unit ? Bound::cuda_core : Bound::compute}};
+  return std::max_element(std::begin(parts), std::end(parts),
+                          [](const auto& x, const auto& y) { return x.first < y.first; })
+      ->second;
+}
+
 // Finishes a cost: time from its terms, the bound, utilization and the loss
 // chain of docs/model.md "Utilization and losses". The after_* times are ideal times on the
 // kernel's own unit after each quantization step.
 void finish(KernelCost& c, const CostModel& m, DType dtype, double after_tile_us, double after_wave_us) {
   const double busy = std::max(c.compute_us, c.memory_us);
   c.time_us = busy + c.fixed_us;
-  if (c.fixed_us >= busy) c.bound = Bound::latency;
-  else c.bound = c.compute_us >= c.memory_us ? Bound::compute : Bound::memory;
+  c.bound = Bound::latency;  // a kernel of no time
   c.intensity = c.bytes > 0 ? double(c.flops) / double(c.bytes) : 0.0;
   const double t = c.time_us;
   if (t <= 0) return;
@@ -110,6 +135,7 @@ void finish(KernelCost& c, const CostModel& m, DType dtype, double after_tile_us
   // the gap between that unit and the tensor cores.
   c.losses.efficiency = std::max(0.0, 1.0 - c.utilization - c.losses.tile - c.losses.wave -
                                           c.losses.memory - c.losses.fixed);
+  c.bound = kernel_bound(c, m.gpu.peak_flops(dtype));
 }
 
 // docs/model.md "GEMM-like kernels": every candidate tile and split-K factor
@@ -175,6 +201,8 @@ KernelCost cost_gemm(const GemmView& g, DType dtype, const CostModel& m, double 
       const int64_t partials = split > 1 ? 2 * int64_t(split) * g.M * g.N * g.batch * partial_bytes_per_elem : 0;
       c.bytes = g.bytes + partials;
       c.compute_us = waves * (mainloop_us + wave_overhead) + setup_us;
+      // Per-wave overhead and pipeline fill do not grow with the work; the taps' set-up does, with the taps.
+      c.compute_fixed_us = waves * wave_overhead + step_us * fill_steps;
       c.memory_us = memory_time_us(double(c.bytes), hits, bw_eff, m);
       c.ramp_us = ramp_time_us(double(c.bytes), hits, m);
       // Partial sums are reduced in log2(split) rounds (a tree or serial
@@ -219,6 +247,7 @@ KernelCost grouped_fallback_cost(KernelCost c, const ConvProblem& p, DType dtype
   const double ideal_us = c.peak_flops > 0 ? double(c.flops) / c.peak_flops * 1e6 : 0.0;
   const double after_tile = ideal_us + c.losses.tile * t_old, after_wave = after_tile + c.losses.wave * t_old;
   const double tensor_bytes = double(p.N * (p.C * p.H * p.W + p.K * p.P() * p.Q()) * dtype_bytes(dtype));
+  c.compute_fixed_us /= m.get<param_index("grouped_fallback_efficiency")>();
   c.compute_us = c.compute_us / m.get<param_index("grouped_fallback_efficiency")>() +
                  (p.transforms_separate ? 0.0 : memory_time_us(2 * tensor_bytes, 0, m.get<param_index("transform_bw_efficiency")>(), m));
   finish(c, m, dtype, after_tile, after_wave);

@@ -172,6 +172,7 @@ Analysis analyze_model(const Model& model, const GpuModel& base_gpu, const Analy
   a.total.gpu_busy_us = totals.gpu_busy_us;
   a.total.host_busy_us = totals.host_busy_us;
   a.total.host_bound = totals.host_bound;
+  a.total.bound = totals.bound();
   const double t = totals.time_us;
   if (totals.gpu_busy_us > 0)
     a.total.gpu_busy_utilization = double(a.total.flops) / (totals.gpu_busy_us * 1e-6 * gpu.peak_flops(exec.dtype));

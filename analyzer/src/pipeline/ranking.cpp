@@ -24,6 +24,10 @@ double kendall_tau(const std::vector<double>& x, const std::vector<double>& y) {
   return denom > 0 ? (concordant - discordant) / denom : 0.0;
 }
 
+size_t count_host_bound(const std::vector<Analysis>& as) {
+  return size_t(std::count_if(as.begin(), as.end(), [](const Analysis& a) { return a.total.bound == "host"; }));
+}
+
 Ranking rank_models(const std::vector<Analysis>& as) {
   Ranking r;
   r.by_time.resize(as.size());
@@ -40,6 +44,7 @@ Ranking rank_models(const std::vector<Analysis>& as) {
   std::unordered_map<std::string, int> named;
   for (const auto& a : as) ++named[a.model_name];
   for (const auto& a : as) r.labels.push_back(named[a.model_name] > 1 ? a.model_path : a.model_name);
+  r.host_bound = count_host_bound(as);
   return r;
 }
 

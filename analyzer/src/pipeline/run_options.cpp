@@ -204,6 +204,13 @@ RankRun analyze_models(const std::vector<std::string>& args, const RunOptions& o
   return run;
 }
 
+std::string rank_failures_summary(const RankRun& run, const RunOptions& o) {
+  if (run.failed.empty()) return "";
+  return fmt::format("{} of {} models failed; {} ranks the rest", run.failed.size(),
+                     run.failed.size() + run.analyses.size(),
+                     o.option_prefix.empty() ? "keep_going=True" : "--keep-going");
+}
+
 CompareRun compare_models(const std::vector<std::string>& model_paths, const RunOptions& o, const CompareAxes& axes,
                           const std::function<void(const Analysis&, size_t)>& each) {
   CompareRun run;

@@ -61,7 +61,16 @@ NetworkTotals& NetworkTotals::operator+=(const NetworkTotals& o) {
   weighted_us.memory += o.weighted_us.memory;
   weighted_us.fixed += o.weighted_us.fixed;
   weighted_us.idle += o.weighted_us.idle;
+  for (int b = 0; b < kBoundCount; ++b) busy_us_by_bound[size_t(b)] += o.busy_us_by_bound[size_t(b)];
   return *this;
+}
+
+const char* NetworkTotals::bound() const {
+  if (host_bound) return "host";
+  // max_element keeps the first of equal times: compute before the others.
+  const auto most = std::max_element(busy_us_by_bound.begin(), busy_us_by_bound.end());
+  if (!(*most > 0)) return bound_name(Bound::latency);  // no kernel time: the step's fixed costs alone
+  return bound_name(Bound(most - busy_us_by_bound.begin()));
 }
 
 Losses NetworkTotals::losses() const {
@@ -95,6 +104,7 @@ NetworkTotals cost_network(const KernelGraph& graph, const CostModel& model,
     t.weighted_us.efficiency += c.losses.efficiency * c.time_us;
     t.weighted_us.memory += c.losses.memory * c.time_us;
     t.weighted_us.fixed += c.losses.fixed * c.time_us;
+    t.busy_us_by_bound[size_t(c.bound)] += c.time_us;
     items.push_back({c.time_us, host_call_of(k)});
     item_kernel.push_back(int(i));
     ++t.kernels;

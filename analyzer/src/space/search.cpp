@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <iterator>
 #include <new>
+#include <string_view>
 #include <thread>
 
 #include <fmt/format.h>
@@ -147,6 +148,7 @@ SearchResult Search::run(const SearchOptions& o, const SearchCallbacks& cb) {
           if (result.invalid++ == 0) result.first_error = without_file(r.error, s.source_file);  // the error line names the space
           continue;
         }
+        if (r.cost.bound == std::string_view("host")) ++result.host_bound;
         if (r.cost.utilization < o.min_utilization) continue;
         if (o.pareto || o.fastest > 0) kept.push_back(r);
         if (!o.pareto) {

@@ -155,6 +155,7 @@ CandidateCost SpaceEvaluator::evaluate(const Candidate& c) {
     out.utilization = double(sum.flops) / (sum.time_us * 1e-6 * peak_flops_);
     out.throughput_per_s = double(batch_) / (sum.time_us * 1e-6);
   }
+  out.bound = sum.bound();
   out.main_loss = loss_cause_names(main_loss(out.losses).value_or(LossCause::tile)).key;
   return out;
 }

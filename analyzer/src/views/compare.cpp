@@ -24,8 +24,8 @@ void write_compare_table(std::ostream& os, const std::vector<Analysis>& as, cons
     fmt::print(os, "{}: predicted on {} configuration{}\n\n", printable(as.front().model_name), as.size(),
                as.size() == 1 ? "" : "s");
   if (several_models) fmt::print(os, "{:<18} ", "model");
-  fmt::print(os, "{:<9} {:<27} {:>5} {:>10} {:>10} {:>6}  {}\n", "gpu", "configuration", "batch", "latency",
-             "samples/s", "util", "time lost: tile/wave/eff/mem/fixed/idle");
+  fmt::print(os, "{:<9} {:<27} {:>5} {:>10} {:>10} {:>6} {:<9}  {}\n", "gpu", "configuration", "batch", "latency",
+             "samples/s", "util", "bound", "time lost: tile/wave/eff/mem/fixed/idle");
   std::vector<std::string> legends;
   for (const auto& a : as) {
     const Losses& l = a.total.losses;
@@ -34,9 +34,9 @@ void write_compare_table(std::ostream& os, const std::vector<Analysis>& as, cons
     if (!legend.empty() && std::find(legends.begin(), legends.end(), legend) == legends.end()) legends.push_back(legend);
     const std::string latency = views::fmt_time_us(a.total.time_us);
     if (several_models) fmt::print(os, "{:<18} ", middle_ellipsis(printable(a.model_name), 18));
-    fmt::print(os, "{:<9} {:<27} {:>5} {:>10} {:>10.0f} {:>5.1f}%  {:.0f}/{:.0f}/{:.0f}/{:.0f}/{:.0f}/{:.0f}%{}{}\n",
+    fmt::print(os, "{:<9} {:<27} {:>5} {:>10} {:>10.0f} {:>5.1f}% {:<9}  {:.0f}/{:.0f}/{:.0f}/{:.0f}/{:.0f}/{:.0f}%{}{}\n",
                middle_ellipsis(printable(a.gpu_id) + mark, 9), a.exec.name(), a.batch, latency,
-               a.total.throughput_per_s, 100 * a.total.utilization, 100 * l.tile, 100 * l.wave, 100 * l.efficiency,
+               a.total.throughput_per_s, 100 * a.total.utilization, a.total.bound, 100 * l.tile, 100 * l.wave, 100 * l.efficiency,
                100 * l.memory, 100 * l.fixed, 100 * l.idle,
                a.total.host_bound ? " " + views::bound_with_range(a.total) : std::string(), a.partial ? " PARTIAL" : "");
   }
@@ -48,7 +48,8 @@ void write_compare_table(std::ostream& os, const std::vector<Analysis>& as, cons
     if (a.exec.launch == Launch::loop && std::find(hosts.begin(), hosts.end(), views::host_caption(a)) == hosts.end())
       hosts.push_back(views::host_caption(a));
   for (const auto& h : hosts) fmt::print(os, "Plain loops issued by {} on every GPU.\n", h);
-  os << "util = useful FLOPs / (time x peak); docs/model.md explains the losses.\n";
+  os << "util = useful FLOPs / (time x peak); bound: what sets the step; docs/model.md explains both and the losses.\n";
+  for (const auto& note : notes_json(as, "rows")) views::write_note(os, note.get<std::string>());
   if (networks) {
     os << "\nWhy one uses the GPU better (`tilewave report A --vs B` draws it):\n";
     for (const auto& f : networks->findings) os << "  - " << printable(f) << "\n";
@@ -66,6 +67,7 @@ json compare_to_json(const std::vector<Analysis>& as, const NetworkComparison* n
   for (const auto& a : as)
     if (models.empty() || models.back() != a.model_name) models.push_back(a.model_name);
   json out = {{"model", as.empty() ? "" : as.front().model_name}, {"models", models}, {"configurations", rows}};
+  out["notes"] = notes_json(as, "rows");
   if (networks) out["findings"] = networks->findings;
   return out;
 }

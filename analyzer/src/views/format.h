@@ -1,6 +1,7 @@
 // Number formatting the views share (internal to views/).
 #pragma once
 #include <cmath>
+#include <ostream>
 #include <string>
 
 #include <fmt/format.h>
@@ -57,6 +58,25 @@ inline std::string bound_with_range(const Totals& t) {
   const bool ms = t.time_high_us >= 1000;
   return fmt::format("host-bound, {:.{}f}-{} across machines", ms ? t.time_low_us / 1000 : t.time_low_us, ms ? 2 : 1,
                      fmt_time_us(t.time_high_us));
+}
+
+// A note under a table: "Note: " and the text in lines of at most about
+// `width` columns, broken at spaces, the later lines indented under the first.
+inline void write_note(std::ostream& os, const std::string& text, size_t width = 100) {
+  std::string line = "Note:";
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find(' ', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string word = text.substr(start, end - start);
+    if (line.size() + 1 + word.size() > width && line.size() > 6) {
+      os << line << "\n";
+      line = "     ";
+    }
+    line += " " + word;
+    start = end + 1;
+  }
+  os << line << "\n";
 }
 
 }  // namespace tilewave::views

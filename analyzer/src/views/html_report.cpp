@@ -25,6 +25,9 @@ const char* bound_colour(Bound b) {
     case Bound::compute: return "#2b7bb9";
     case Bound::memory: return "#d95f02";
     case Bound::latency: return "#7570b3";
+    case Bound::tile:
+    case Bound::wave: return "#e7298a";
+    case Bound::cuda_core: return "#66a61e";
   }
   return "#999";
 }
@@ -227,7 +230,9 @@ void roofline(std::ostream& os, const Analysis& a, const std::string& id) {
   os << "</div><p class=\"note\">Each kernel is a circle whose area is its share of the step, coloured by what "
         "bounds it: <span class=\"key\" style=\"background:#2b7bb9\"></span>compute, "
         "<span class=\"key\" style=\"background:#d95f02\"></span>memory, "
-        "<span class=\"key\" style=\"background:#7570b3\"></span>latency (fixed cost, too little work); "
+        "<span class=\"key\" style=\"background:#7570b3\"></span>latency (fixed cost, too little work), "
+        "<span class=\"key\" style=\"background:#e7298a\"></span>tile or wave (padded work, idle SMs), "
+        "<span class=\"key\" style=\"background:#66a61e\"></span>cuda-core (a slower unit than the tensor cores); "
         "ringed in black: depthwise and grouped convolutions. A kernel far below both roofs wastes the GPU: it loses to tiles, waves, main-loop efficiency or fixed "
         "cost. Hover for its figures.</p></section>\n";
 }

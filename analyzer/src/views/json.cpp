@@ -41,6 +41,7 @@ json totals_to_json(const Totals& t) {
           {"gpu_busy_us", t.gpu_busy_us},
           {"host_busy_us", t.host_busy_us},
           {"bound_by", t.host_bound ? "host" : "gpu"},
+          {"bound", t.bound},
           {"utilization", t.utilization},
           {"gpu_busy_utilization", t.gpu_busy_utilization},
           {"dram_bytes", t.dram_bytes},
@@ -143,7 +144,7 @@ json candidate_to_json(const space::CandidateCost& c, bool with_losses) {
   // latency_us: time_us under its former name, until 1.0 (docs/report.md "Field names").
   json j = {{"flops", c.flops},   {"params", c.params},     {"time_us", c.time_us},
             {"throughput_per_s", c.throughput_per_s}, {"utilization", c.utilization},
-            {"main_loss", c.main_loss}, {"kernels", c.kernels}, {"latency_us", c.time_us}};
+            {"main_loss", c.main_loss}, {"kernels", c.kernels}, {"latency_us", c.time_us}, {"bound", c.bound}};
   if (with_losses) j["loss"] = loss_json(c.losses);
   return j;
 }

@@ -11,18 +11,20 @@ using nlohmann::json;
 
 namespace tilewave {
 
-// The last column, latency_us, repeats time_us under its former name until
-// 1.0 (docs/report.md "Field names").
+// latency_us repeats time_us under its former name until 1.0 (docs/report.md
+// "Field names"); bound, added after it, is what sets the candidate's step.
 const std::vector<std::string>& nas_columns() {
   static const std::vector<std::string> columns = {"index",       "encoding",  "flops",     "params",  "time_us",
-                                                   "throughput_per_s", "utilization", "main_loss", "kernels", "latency_us"};
+                                                   "throughput_per_s", "utilization", "main_loss", "kernels", "latency_us",
+                                                   "bound"};
   return columns;
 }
 
 void nas_csv_row(const space::SearchRow& r, std::string& out) {
   const auto& c = r.cost;
-  fmt::format_to(std::back_inserter(out), "{},{},{},{},{:.4f},{:.2f},{:.6f},{},{},{:.4f}", r.index, r.encoding, c.flops,
-                 c.params, c.time_us, c.throughput_per_s, c.utilization, c.main_loss, c.kernels, c.time_us);
+  fmt::format_to(std::back_inserter(out), "{},{},{},{},{:.4f},{:.2f},{:.6f},{},{},{:.4f},{}", r.index, r.encoding,
+                 c.flops, c.params, c.time_us, c.throughput_per_s, c.utilization, c.main_loss, c.kernels, c.time_us,
+                 c.bound);
 }
 
 json nas_json_row(const space::SearchRow& r) {

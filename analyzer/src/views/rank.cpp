@@ -19,6 +19,13 @@ using views::loss_json;
 using views::pct;
 using views::si;
 
+std::optional<std::string> host_bound_note(size_t host_bound_rows, size_t rows, const char* what) {
+  if (rows == 0 || 2 * host_bound_rows <= rows) return std::nullopt;
+  return fmt::format("{} of {} {} are host-bound: their times, and their order, are the host's issue time (about "
+                     "their kernel count), not the GPU's work; --graph, or a larger --batch, ranks the GPU's work",
+                     host_bound_rows, rows, what);
+}
+
 json rank_to_json(const std::vector<Analysis>& as, const Ranking& ranking, const std::vector<RankFailure>& failed) {
   json rows = json::array();
   for (size_t i : ranking.by_time) {
@@ -38,7 +45,13 @@ json rank_to_json(const std::vector<Analysis>& as, const Ranking& ranking, const
              for (const auto& x : failed) f.push_back({{"model", x.model_path}, {"error", x.reason}});
              return f;
            }()},
-          {"kendall_tau_flops_vs_predicted", ranking.kendall_tau_flops}};
+          {"kendall_tau_flops_vs_predicted", ranking.kendall_tau_flops},
+          {"host_bound_models", ranking.host_bound},
+          {"notes", [&] {
+             json n = json::array();
+             if (auto note = host_bound_note(ranking.host_bound, as.size(), "models")) n.push_back(*note);
+             return n;
+           }()}};
 }
 
 void write_rank_table(std::ostream& os, const std::vector<Analysis>& as, const Ranking& ranking,
@@ -50,17 +63,26 @@ void write_rank_table(std::ostream& os, const std::vector<Analysis>& as, const R
     fmt::print(os, "{} models on {}{}, batch {}, {}, {} (fastest first)\n", as.size(), as[0].gpu_name,
                trust_mark(as[0].gpu_trust), as[0].batch, as[0].exec.name(), views::host_caption(as[0]));
   const auto label = [&](size_t i) { return printable(ranking.labels[i]); };
-  fmt::print(os, "{:>4} {:<24} {:>11} {:<5} {:>12} {:>7} {:>14} {:>10}   {}\n", "rank", "model", "time_us", "bound",
+  fmt::print(os, "{:>4} {:<24} {:>11} {:<9} {:>12} {:>7} {:>14} {:>10}   {}\n", "rank", "model", "time_us", "bound",
              "FLOPs", "util", "samples/s", "FLOPs rank", "FLOPs-only order");
+  size_t partial = 0;
   for (size_t i = 0; i < by_time.size(); ++i) {
     const Analysis& a = as[by_time[i]];
-    fmt::print(os, "{:>4} {:<24} {:>11.1f} {:<5} {:>12} {:>7} {:>14.0f} {:>10}   {}\n", i + 1,
-               middle_ellipsis(label(by_time[i]), 24), a.total.time_us, a.total.host_bound ? "host" : "GPU",
-               si(double(a.total.flops), ""), pct(a.total.utilization), a.total.throughput_per_s,
+    partial += a.partial;
+    // A partial model's time leaves kernels out: its place may be too good.
+    fmt::print(os, "{:>4} {:<24} {:>11.1f} {:<9} {:>12} {:>7} {:>14.0f} {:>10}   {}\n", i + 1,
+               middle_ellipsis(label(by_time[i]) + (a.partial ? " (partial)" : ""), 24), a.total.time_us,
+               a.total.bound, si(double(a.total.flops), ""), pct(a.total.utilization), a.total.throughput_per_s,
                flops_rank[by_time[i]], label(by_flops[i]));
   }
   fmt::print(os, "Kendall tau between the FLOPs order and the predicted-latency order: {:.3f}\n",
              ranking.kendall_tau_flops);
+  fmt::print(os, "bound: what sets the step: the host, or kernels bound by compute, memory, latency, tile, wave or "
+                 "cuda-core\n");
+  if (partial)
+    fmt::print(os, "(partial): {} model{} with unmodelled kernels left out of {} time (--allow-unmodelled)\n", partial,
+               partial == 1 ? "" : "s", partial == 1 ? "its" : "their");
+  if (auto note = host_bound_note(ranking.host_bound, as.size(), "models")) views::write_note(os, *note);
   if (!as.empty())
     if (const std::string legend = trust_legend(as[0].gpu_trust); !legend.empty()) fmt::print(os, "{}\n", legend);
   if (!failed.empty()) fmt::print(os, "{} model{} not ranked:\n", failed.size(), failed.size() == 1 ? "" : "s");
@@ -71,18 +93,18 @@ void write_rank_csv(std::ostream& os, const std::vector<Analysis>& as, const Ran
                     const std::vector<RankFailure>& failed) {
   // Columns after `error` were added later: readers by position keep working.
   os << "rank,model,model_path,gpu,gpu_trust,execution,batch,time_us,flops,utilization,throughput_per_s,flops_rank,"
-        "partial,error,host,bound_by,time_low_us,time_high_us\n";
+        "partial,error,host,bound_by,time_low_us,time_high_us,bound\n";
   for (size_t i = 0; i < ranking.by_time.size(); ++i) {
     const Analysis& a = as[ranking.by_time[i]];
-    fmt::print(os, "{},{},{},{},{},{},{},{},{},{},{},{},{},,{},{},{},{}\n", i + 1, views::csv_field(a.model_name),
+    fmt::print(os, "{},{},{},{},{},{},{},{},{},{},{},{},{},,{},{},{},{},{}\n", i + 1, views::csv_field(a.model_name),
                views::csv_field(a.model_path), views::csv_field(a.gpu_id), trust_name(a.gpu_trust), views::csv_field(a.exec.name()),
                a.batch, a.total.time_us, a.total.flops, a.total.utilization, a.total.throughput_per_s,
                ranking.flops_rank[ranking.by_time[i]], a.partial ? "true" : "false", views::csv_field(a.host_id),
-               a.total.host_bound ? "host" : "gpu", a.total.time_low_us, a.total.time_high_us);
+               a.total.host_bound ? "host" : "gpu", a.total.time_low_us, a.total.time_high_us, a.total.bound);
   }
   // Models that could not be analysed: a row each, with only the path and the error.
   for (const auto& f : failed)
-    fmt::print(os, ",,{},,,,,,,,,,,{},,,,\n", views::csv_field(f.model_path), views::csv_field(f.reason));
+    fmt::print(os, ",,{},,,,,,,,,,,{},,,,,\n", views::csv_field(f.model_path), views::csv_field(f.reason));
 }
 
 void write_rank(std::ostream& os, const std::string& format, const std::vector<Analysis>& as, const Ranking& ranking,
