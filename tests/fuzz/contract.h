@@ -8,6 +8,9 @@
 #include <cstdlib>
 #include <exception>
 #include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "tilewave/analysis.h"
 #include "tilewave/error.h"
@@ -45,13 +48,21 @@ inline void check_analysis(const Analysis& a) {
   check_number("total bytes", double(a.total.bytes));
   check_number("total utilization", a.total.utilization);
   check_number("throughput_per_s", a.total.throughput_per_s);
-  // The views must cope with whatever names the input had.
+  // The views must cope with whatever names the input had: every format
+  // and table summary the CLI offers, the trace and the report.
   std::ostringstream out;
-  write_json(out, a);
-  write_csv(out, a);
-  write_table(out, a);
+  for (const AnalysisView& view : analysis_views())
+    for (const std::string& by : table_summaries()) view.write(out, a, ViewOptions{15, by});
   write_compare_table(out, {a});
   write_html_report(out, ReportInput{a, {}, {}});
+  // JSON is UTF-8 whatever bytes the names held (U+FFFD, docs/errors.md):
+  // the parser refuses anything else.
+  for (void (*write)(std::ostream&, const Analysis&) : {+[](std::ostream& os, const Analysis& x) { write_json(os, x); },
+                                                       +[](std::ostream& os, const Analysis& x) { write_chrome_trace(os, x); }}) {
+    std::ostringstream json;
+    write(json, a);
+    if (!nlohmann::json::accept(json.str())) finding("JSON output that does not parse (bytes not UTF-8?)", 0);
+  }
 }
 
 // Runs one input through `fn`: InputError is the contract's "bad input, exit 1".
