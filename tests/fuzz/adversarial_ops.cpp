@@ -938,12 +938,36 @@ int main(int argc, char** argv) {
         ++findings;
       }
     }
+  // Inputs other than models, kind by kind in turn: one after every 10
+  // models, so that a run cut short by --seconds has both.
+  const uint64_t file_case_count = file_cases.value_or(cases / 10);
+  uint64_t file_run = 0, file_findings = 0, file_refused = 0;
+  auto run_file_case = [&] {
+    const std::string dir = out + "/current-input";
+    const FileCase c = make_file_case(seed, file_run, dir, gpu);
+    const auto t0 = std::chrono::steady_clock::now();
+    bool refused = false;
+    std::string broken = run_isolated(c.run, slow_seconds, refused);
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (broken.empty() && took > slow_seconds) broken = fmt::format("took {:.1f} s (limit {} s)", took, slow_seconds);
+    file_refused += broken.empty() && refused;
+    if (!broken.empty()) {
+      const std::string keep = fmt::format("{}/finding-input-{}", out, file_run);
+      std::filesystem::remove_all(keep);
+      std::filesystem::rename(dir, keep);
+      std::fprintf(stderr, "finding: input case %llu (%s): %s; its files kept in %s\n", (unsigned long long)file_run,
+                   c.description.c_str(), broken.c_str(), keep.c_str());
+      ++file_findings;
+    }
+    ++file_run;
+  };
   std::map<std::string, uint64_t> analysed_by_op, refused_by_op;
   std::set<std::string> configs_run;
   for (; run < cases; ++run) {
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (elapsed > seconds) break;
     const uint64_t op_index = run % rules.size(), round = run / rules.size();
+    if (run % 10 == 9 && file_run < file_case_count) run_file_case();
     const OpRule& rule = *rules[op_index];
     // Each op's cases take the variants in pairs, one of each pair under
     // the CLI's default configuration (case_options).
@@ -967,28 +991,12 @@ int main(int argc, char** argv) {
   }
   std::filesystem::remove(odd_current);
 
-  // Then inputs other than models, kind by kind in turn.
-  uint64_t file_run = 0, file_findings = 0, file_refused = 0;
-  for (; file_run < file_cases.value_or(cases / 10); ++file_run) {
-      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      if (elapsed > seconds) break;
-      const std::string dir = out + "/current-input";
-      const FileCase c = make_file_case(seed, file_run, dir, gpu);
-      const auto t0 = std::chrono::steady_clock::now();
-      bool refused = false;
-      std::string broken = run_isolated(c.run, slow_seconds, refused);
-      const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      if (broken.empty() && took > slow_seconds) broken = fmt::format("took {:.1f} s (limit {} s)", took, slow_seconds);
-      file_refused += broken.empty() && refused;
-      if (!broken.empty()) {
-        const std::string keep = fmt::format("{}/finding-input-{}", out, file_run);
-        std::filesystem::remove_all(keep);
-        std::filesystem::rename(dir, keep);
-        std::fprintf(stderr, "finding: input case %llu (%s): %s; its files kept in %s\n", (unsigned long long)file_run,
-                     c.description.c_str(), broken.c_str(), keep.c_str());
-        ++file_findings;
-      }
-    }
+  // What is left of the inputs other than models.
+  while (file_run < file_case_count) {
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (elapsed > seconds) break;
+    run_file_case();
+  }
   std::filesystem::remove_all(out + "/current-input");
   findings += file_findings;
   std::filesystem::remove(out + "/current.onnx");
