@@ -142,7 +142,8 @@ std::vector<BenchmarkRun> read_timm_results(const std::string& csv, const std::s
     r.model = cells[c_model];
     r.img_size = whole_number(cells[c_img], where, "infer_img_size", 1 << 16);
     r.batch = whole_number(cells[c_batch], where, "infer_batch_size", 1 << 20);
-    r.measured_us = 1000.0 * number(cells[c_step], where, "infer_step_time");
+    // In ms: 1e308 is finite, 1000 times it is not (found by adversarial_ops, issue 32).
+    r.measured_us = measured_time_us(1000.0 * number(cells[c_step], where, "infer_step_time"), where, "infer_step_time");
     r.gmacs = cells[c_gmacs].empty() ? 0 : number(cells[c_gmacs], where, "infer_gmacs");  // some rows have none
     const auto e = exports.find({r.model, r.img_size});
     if (e == exports.end()) {
