@@ -314,6 +314,11 @@ printf 'model,infer_img_size\ntiny_cnn,32\n' > "$tmp/bad/benchmark-infer-amp-nhw
 expect 1 "no column 'infer_step_time'" -- "$tw" calibrate from-benchmark "$tmp/bad/benchmark-infer-amp-nhwc-x.csv" --gpu rtx3090 --models "$bench"
 printf 'model,infer_img_size,infer_step_time,infer_batch_size,infer_gmacs\ntiny_cnn,32,-1,16,1\n' > "$tmp/bad/benchmark-infer-amp-nhwc-y.csv"
 expect 1 "benchmark-infer-amp-nhwc-y.csv:2: '-1' is not a positive number" -- "$tw" calibrate from-benchmark "$tmp/bad/benchmark-infer-amp-nhwc-y.csv" --gpu rtx3090 --models "$bench"
+# Found by adversarial_ops (issue 32): a batch past int64 became -2^63, under the range check.
+expect 1 "batch-past-int64.csv:3: '18446744073709551616' is not a whole number up to 1048576 (infer_batch_size)" -- "$tw" calibrate from-benchmark "$root/tests/fuzz/corpus/benchmark_csv/benchmark-infer-amp-nhwc-batch-past-int64.csv" --gpu rtx3090 --models "$bench"
+expect 1 "step-time-1e308.csv:2: 'infer_step_time' must be a positive time, got inf" -- "$tw" calibrate from-benchmark "$root/tests/fuzz/corpus/benchmark_csv/benchmark-infer-amp-nchw-step-time-1e308.csv" --gpu rtx3090 --models "$bench"
+printf 'model,infer_img_size,infer_step_time,infer_batch_size,infer_gmacs\ntiny_cnn,32,0.4,2.5,1\n' > "$tmp/bad/benchmark-infer-amp-nhwc-z.csv"
+expect 1 "benchmark-infer-amp-nhwc-z.csv:2: '2.5' is not a whole number up to 1048576 (infer_batch_size)" -- "$tw" calibrate from-benchmark "$tmp/bad/benchmark-infer-amp-nhwc-z.csv" --gpu rtx3090 --models "$bench"
 expect 1 "manifest.jsonl: no such manifest" -- "$tw" calibrate from-benchmark "$bench/benchmark-infer-amp-nchw-test.csv" --gpu rtx3090 --models "$tmp/bad"
 
 # fit-networks: bad inputs are one line naming the file and line; nothing is written.

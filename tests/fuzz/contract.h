@@ -8,6 +8,10 @@
 #include <cstdlib>
 #include <exception>
 #include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "tilewave/analysis.h"
 #include "tilewave/error.h"
@@ -45,13 +49,27 @@ inline void check_analysis(const Analysis& a) {
   check_number("total bytes", double(a.total.bytes));
   check_number("total utilization", a.total.utilization);
   check_number("throughput_per_s", a.total.throughput_per_s);
-  // The views must cope with whatever names the input had.
+  // The views must cope with whatever names the input had: every format
+  // and table summary the CLI offers, the trace and the report. The JSON
+  // ones are UTF-8 whatever bytes the names held (U+FFFD, docs/errors.md):
+  // the parser refuses anything else.
+  auto parses = [](const std::string& json) {
+    if (!nlohmann::json::accept(json)) finding("JSON output that does not parse (bytes not UTF-8?)", 0);
+  };
+  for (const AnalysisView& view : analysis_views()) {
+    const bool table = std::string(view.format) == "table";
+    for (const std::string& by : table ? table_summaries() : std::vector<std::string>{"op"}) {
+      std::ostringstream out;
+      view.write(out, a, ViewOptions{15, by});
+      if (std::string(view.format) == "json") parses(out.str());
+    }
+  }
   std::ostringstream out;
-  write_json(out, a);
-  write_csv(out, a);
-  write_table(out, a);
   write_compare_table(out, {a});
   write_html_report(out, ReportInput{a, {}, {}});
+  std::ostringstream trace;
+  write_chrome_trace(trace, a);
+  parses(trace.str());
 }
 
 // Runs one input through `fn`: InputError is the contract's "bad input, exit 1".

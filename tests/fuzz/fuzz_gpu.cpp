@@ -9,6 +9,7 @@
 #include "tilewave/lowering.h"
 #include "tilewave/model.h"
 #include "tilewave/pipeline.h"
+#include "tilewave/run_options.h"
 
 using namespace tilewave;
 
@@ -17,13 +18,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   return fuzz::guarded([&] {
     const GpuModel gpu = gpu_from_json(parse_json_bytes(text, "fuzz.json"), "fuzz", "fuzz.json", TILEWAVE_GPU_DIR "/arch");
-    for (const char* runtime : {"eager", "inductor", "tensorrt"}) {
-      AnalyzeOptions options;
-      options.exec.runtime = find_runtime(runtime);
-      for (DType d : {DType::fp16, DType::fp32, DType::int8}) {
-        options.exec.dtype = d;
-        fuzz::check_analysis(analyze_model(model, gpu, options));
+    // Each runtime's own defaults, resolved as the CLI resolves --runtime and --dtype.
+    for (const char* runtime : {"eager", "inductor", "tensorrt"})
+      for (const char* dtype : {"fp16", "fp32", "int8"}) {
+        RunOptions o;
+        o.gpu_dir = TILEWAVE_GPU_DIR;
+        o.runtime = runtime;
+        o.dtype = dtype;
+        fuzz::check_analysis(analyze_model(model, gpu, analyze_options(o)));
       }
-    }
   });
 }

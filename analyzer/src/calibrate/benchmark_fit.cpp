@@ -57,6 +57,16 @@ double number(const std::string& s, const std::string& where, const char* column
   return v;
 }
 
+// A count (a batch, an image size) from 1 to `max`, checked before it is
+// converted: a double past int64 has no int64 value (18446744073709551616
+// became -2^63, under the range check, issue 32).
+int64_t whole_number(const std::string& s, const std::string& where, const char* column, int64_t max) {
+  const double v = number(s, where, column);
+  if (v > double(max) || v != std::floor(v))
+    throw InputError(where, fmt::format("'{}' is not a whole number up to {} ({})", s.substr(0, 40), max, column));
+  return int64_t(v);
+}
+
 // Memory-system rates: the bandwidth fractions (docs/calibration.md).
 bool is_memory_rate(const ParamInfo& p) { return p.scale == ParamScale::sm_limited_rate; }
 
@@ -130,11 +140,11 @@ std::vector<BenchmarkRun> read_timm_results(const std::string& csv, const std::s
     BenchmarkRun r;
     r.source = csv;
     r.model = cells[c_model];
-    r.img_size = int64_t(number(cells[c_img], where, "infer_img_size"));
-    r.batch = int64_t(number(cells[c_batch], where, "infer_batch_size"));
-    r.measured_us = 1000.0 * number(cells[c_step], where, "infer_step_time");
+    r.img_size = whole_number(cells[c_img], where, "infer_img_size", 1 << 16);
+    r.batch = whole_number(cells[c_batch], where, "infer_batch_size", 1 << 20);
+    // In ms: 1e308 is finite, 1000 times it is not (found by adversarial_ops, issue 32).
+    r.measured_us = measured_time_us(1000.0 * number(cells[c_step], where, "infer_step_time"), where, "infer_step_time");
     r.gmacs = cells[c_gmacs].empty() ? 0 : number(cells[c_gmacs], where, "infer_gmacs");  // some rows have none
-    if (r.batch > 1 << 20 || r.img_size > 1 << 16) throw InputError(where, "batch or image size out of range");
     const auto e = exports.find({r.model, r.img_size});
     if (e == exports.end()) {
       ++absent;
