@@ -176,8 +176,16 @@ grep -q "shapes     21 of 21 paired" "$tmp/out" || { echo "FAIL: check did not p
 grep -q "MISMATCH" "$tmp/out" && { echo "FAIL: check saw a mismatch where the flags are the trace's"; fails=$((fails + 1)); }
 # Issue 33: check reads what the trace ran and names the flags that differ.
 expect 0 "" -- "$tw" check "$root/onnx_models/runtime/resnet18.onnx" --trace "$data/traces/resnet18_b16_inductor_h200.profiler.json.gz" --batch 1
-for want in "batch 16 (predicted 1): the input \[16, 3, 224, 224\]" "set --batch 16" "set --layout nhwc" "set --runtime inductor"; do
+for want in "batch 16 (predicted 1): the input \[16, 3, 224, 224\]" "set --batch 16" "set --runtime inductor"; do
   grep -q "$want" "$tmp/out" || { echo "FAIL: check of a batch-16 inductor trace at batch 1 lacks '$want'"; fails=$((fails + 1)); }
+done
+# Traces of timm's configuration (autocast over fp32 weights, NCHW), of compiled autocast, and of fp32: their own flags match.
+for t in "resnet18_b16_eager_amp_nchw_h200.profiler --batch 16" "resnet18_b16_inductor_amp_nchw_h200.profiler --batch 16 --runtime inductor" "resnet18_b1_eager_fp32_nchw_h200.profiler --batch 1 --dtype fp32"; do
+  set -- $t
+  name=$1
+  shift
+  expect 0 "" -- "$tw" check "$root/onnx_models/runtime/resnet18.onnx" --trace "$data/traces/$name.json.gz" "$@"
+  grep -q "MISMATCH" "$tmp/out" && { echo "FAIL: check of $name with its own flags saw a mismatch"; fails=$((fails + 1)); }
 done
 expect 0 "" -- "$tw" check "$root/onnx_models/runtime/resnet18.onnx" --trace "$data/traces/resnet18_b1_eager_h200.profiler.json.gz" --batch 1 --format json
 grep -q '"option": "amp"' "$tmp/out" && grep -q '"predicted": "on"' "$tmp/out" || { echo "FAIL: check json lacks the amp mismatch of a model.half() trace"; fails=$((fails + 1)); }

@@ -108,6 +108,9 @@ std::string ints_text(const std::vector<int64_t>& v) { return fmt::format("[{}]"
 // convolutions and matrix products take, the runtime from the kernels' names.
 std::vector<TraceSetting> read_configuration(std::vector<RecordedOp> ops, const std::vector<TraceKernel>& kernels) {
   std::vector<TraceSetting> out;
+  const int triton = int(std::count_if(kernels.begin(), kernels.end(), [](const TraceKernel& k) {
+    return k.name.rfind("triton", 0) == 0;
+  }));
   std::stable_sort(ops.begin(), ops.end(), [](const RecordedOp& x, const RecordedOp& y) { return x.ts < y.ts; });
   const auto first_conv = std::find_if(ops.begin(), ops.end(), [](const RecordedOp& o) {
     return is_convolution_op(o.name) && first_input_ints(*o.args, "Input Dims", 4).size() == 4;
@@ -119,7 +122,10 @@ std::vector<TraceSetting> read_configuration(std::vector<RecordedOp> ops, const 
                      fmt::format("the input {} of its first {}", ints_text(dims), first_conv->name)});
     const auto strides = first_input_ints(*first_conv->args, "Input Strides", 4);
     const int64_t c = dims[1], h = dims[2], w = dims[3];
-    if (strides.size() == 4 && c > 1 && h * w > 1) {
+    // torch.compile lays convolution inputs out channels_last itself,
+    // whatever the model's layout (seen on an NCHW ResNet-18): its strides
+    // tell inductor's choice, not the user's.
+    if (strides.size() == 4 && c > 1 && h * w > 1 && triton == 0) {
       const char* layout = strides[1] == 1 && strides[3] == c                     ? "nhwc"
                            : strides[3] == 1 && strides[2] == w && strides[1] == h * w ? "nchw"
                                                                                     : nullptr;
@@ -138,9 +144,6 @@ std::vector<TraceSetting> read_configuration(std::vector<RecordedOp> ops, const 
     else if (type == "c10::Half") with_fp16 += 1, low_op = low_op.empty() ? o.name : low_op;
     else if (type == "c10::BFloat16") with_bf16 += 1, low_op = low_op.empty() ? o.name : low_op;
   }
-  const int triton = int(std::count_if(kernels.begin(), kernels.end(), [](const TraceKernel& k) {
-    return k.name.rfind("triton", 0) == 0;
-  }));
   const bool low = with_fp16 + with_bf16 > 0;
   if (low && !(with_fp16 && with_bf16)) {
     const char* dtype = with_fp16 ? "fp16" : "bf16";
