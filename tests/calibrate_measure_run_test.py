@@ -196,6 +196,19 @@ def test_repeats_are_estimated_apart_from_pass_0():
     assert adm.mean(run.job_key(repeat)) == 0.5 and adm.mean(run.job_key(first)) == 5.0
 
 
+def test_a_measured_profile_rate_is_not_charged_the_start_and_builds_again():
+    # Earlier calls' rate (seconds over configurations profiled) already holds the subprocess's start and the
+    # builds; adding them again made the estimate of call 4 twice its 70 s, and the call stopped early.
+    calls = {"calls": [{"stages": {"profiles": {"seconds": 70.0, "profiled": 72}}}, {}]}
+    rate = run.profile_seconds(calls)
+    assert abs(rate - 70.0 / 72) < 1e-9 and run.profile_seconds({"calls": [{}]}) is None
+    backlog = [("a", "amp_fp16", "nchw", b) for b in run.BATCHES]
+    measured = run.Admission([], backlog, 1e9, 1e9, 1e9, rate, True, True)
+    guessed = run.Admission([], backlog, 1e9, 1e9, 1e9, run.PROFILE_GUESS_S, True, False)
+    assert measured.finish_s() == max(run.PROFILE_START_S, 4 * rate)
+    assert guessed.finish_s() == run.PROFILE_START_S + 4 * run.PROFILE_GUESS_S + run.BUILD_GUESS_S
+
+
 def test_pending_jobs_skip_recorded_configurations():
     jobs = run.network_jobs(["a", "b", "c"])
     rows = [{"header": True},

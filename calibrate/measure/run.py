@@ -662,7 +662,8 @@ class Admission:
     an earlier call count as started: they are finished first. Estimates: this call's mean seconds per batch
     and per build (FIRST_GUESS_S and BUILD_GUESS_S before one ran) and `profile_s` per profile."""
 
-    def __init__(self, todo, profile_backlog, pass0_end, networks_end, deadline, profile_s, profiles_run):
+    def __init__(self, todo, profile_backlog, pass0_end, networks_end, deadline, profile_s, profiles_run,
+                 profile_rate_measured=False):
         self.left = collections.OrderedDict()     # network -> its jobs not yet run in this call
         for j in todo:
             self.left.setdefault(j.model, []).append(j)
@@ -671,6 +672,7 @@ class Admission:
         self.profile_networks = {p[0] for p in profile_backlog}
         self.pass0_end, self.networks_end, self.deadline = pass0_end, networks_end, deadline
         self.profile_s, self.profiles_run = profile_s, profiles_run
+        self.profile_rate_measured = profile_rate_measured
         self.built = set()
         self.seconds = collections.defaultdict(list)   # batch or "build" -> durations of this call, s
 
@@ -698,7 +700,10 @@ class Admission:
         if self.profiles_run:
             configs = self.to_profile + (sum(1 for j in self.left.get(extra, []) if j.pass_index == 0) if extra else 0)
             networks = self.profile_networks | ({extra} if extra else set())
-            if configs:
+            if configs and self.profile_rate_measured:
+                # the earlier calls' rate already holds the subprocess's start and the builds
+                total += max(PROFILE_START_S, configs * self.profile_s)
+            elif configs:
                 total += PROFILE_START_S + configs * self.profile_s + len(networks) * self.mean("build")
         return total
 
@@ -734,14 +739,14 @@ class Admission:
 
 def profile_seconds(runs):
     """Seconds per profiled configuration by the folder's earlier calls (their profiles stage's seconds,
-    subprocess start included, over what it profiled); PROFILE_GUESS_S before 5 were profiled."""
+    subprocess start and builds included, over what it profiled), or None before 5 were profiled."""
     seconds = profiled = 0
     for c in runs.get("calls", [])[:-1]:
         st = c.get("stages", {}).get("profiles", {})
         if st.get("profiled"):
             seconds += st.get("seconds", 0.0)
             profiled += st["profiled"]
-    return min(10.0, max(0.5, seconds / profiled)) if profiled >= 5 else PROFILE_GUESS_S
+    return min(10.0, max(0.5, seconds / profiled)) if profiled >= 5 else None
 
 
 def stage_networks(call):
@@ -759,9 +764,10 @@ def stage_networks(call):
     start = time.time()
     ends = pass_ends(start, call.ends["networks"])
     profiles_run = "profiles" in call.ends
+    profile_rate = profile_seconds(call.runs)
     admission = Admission(todo, pending_profiles(rows, read_jsonl(call.path("kernels.jsonl"))), ends[0],
                           call.ends["networks"], call.ends["profiles"] if profiles_run else call.ends["networks"],
-                          profile_seconds(call.runs), profiles_run)
+                          profile_rate or PROFILE_GUESS_S, profiles_run, profile_rate is not None)
     seen_s = {}        # job_key -> longest configuration of this call (its build left out), s
     models = {}
     broken = set()
