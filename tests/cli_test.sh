@@ -500,9 +500,12 @@ expect 0 "" -- "$tw" analyze "$(ls "$tmp"/top/*.onnx | head -n 1)"
 rows_distinct() { tail -n +2 "$1" | cut -d, -f2 | sort -u | wc -l; }
 rows_count() { tail -n +2 "$1" | wc -l; }
 rg=$root/onnx_models/spaces/regnet.json
-expect 0 "" -- "$tw" nas "$rg" --samples 20000 --seed 4 -o "$tmp/repl.csv"
+expect 0 "of the 20000 samples (35%) are expected to repeat" -- "$tw" nas "$rg" --samples 20000 --seed 4 -o "$tmp/repl.csv"
+# Without --threads, nas takes every core, as rank does.
+grep -q "on $(nproc) thread" "$tmp/err" || { echo "FAIL: nas did not default to the $(nproc) cores"; cat "$tmp/err"; fails=$((fails + 1)); }
 [ "$(rows_distinct "$tmp/repl.csv")" -lt 20000 ] || { echo "FAIL: the default sampling has no repeats"; fails=$((fails + 1)); }
 expect 0 "" -- "$tw" nas "$rg" --samples 20000 --seed 4 --unique -o "$tmp/uniq.csv"
+grep -q "expected to repeat" "$tmp/err" && { echo "FAIL: --unique warned of repeats"; fails=$((fails + 1)); }
 [ "$(rows_count "$tmp/uniq.csv")" = 20000 ] && [ "$(rows_distinct "$tmp/uniq.csv")" = 20000 ] ||
   { echo "FAIL: --unique gave $(rows_distinct "$tmp/uniq.csv") distinct of $(rows_count "$tmp/uniq.csv") rows"; fails=$((fails + 1)); }
 grep -q '"sampling": "unique"' "$tmp/uniq.csv.meta.json" || { echo "FAIL: the header lacks the sampling"; fails=$((fails + 1)); }

@@ -136,7 +136,7 @@ void setup_nas(CLI::App* nas, Args& a) {
             return ok ? std::string() : "'" + v + "' is not i/n with 0 <= i < n";
           },
           "i/n"));
-  nas->add_option("--threads", nas_opt.threads, "worker threads")->capture_default_str()->check(CLI::Range(1, 1024));
+  nas->add_option("--threads", nas_opt.threads, "worker threads (default: the cores)")->check(CLI::Range(1, 1024));
   nas->add_option("--min-utilization", nas_opt.min_utilization, "drop candidates below this utilization (0-1)")
       ->check(CLI::Range(0.0, 1.0));
   nas->add_flag("--pareto", nas_opt.pareto, "keep only the latency-vs-FLOPs front");
