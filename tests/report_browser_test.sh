@@ -1,5 +1,5 @@
 #!/bin/sh
-# The HTML report in a real browser (docs/report.md "The browser test"):
+# The HTML report in a real browser (docs/report.md "Two networks", its browser test):
 # Debian's chromium, headless, opens the reports of ResNet-50 and
 # EfficientNet-B0 and the two side by side (report --vs) from disk with no
 # network, each at 700, 1100 and 1600 px wide. Each must render all its
@@ -33,11 +33,14 @@ layout_of() {
 failed=0
 for m in resnet50 efficientnet_b0 resnet50_vs_efficientnet_b0; do
   html="$out/$m.html"
+  # One network: timeline, both roofline panels, slowest kernels, losses, the three batch panels, GPUs;
+  # side by side: the three batch panels, two step splits, four roofline panels, two timelines.
   if [ "$m" = resnet50_vs_efficientnet_b0 ]; then
-    charts=9
+    charts=11
     "$tw" report "$root/onnx_models/resnet50.onnx" --vs "$root/onnx_models/efficientnet_b0.onnx" --gpu h200 --batch 16 -o "$html"
+    grep -q 'Which is faster' "$html" || fail "$m.html does not lead with which network is faster"
   else
-    charts=7
+    charts=9
     "$tw" report "$root/onnx_models/$m.onnx" --gpu h200 --batch 16 --compare a100,l4 -o "$html"
   fi
   if grep -Eq '(src|href)="(https?:)?//' "$html"; then fail "$m.html loads something from the network"; fi

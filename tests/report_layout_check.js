@@ -1,6 +1,6 @@
 // The report's layout as the browser computed it (tests/report_browser_test.sh
-// appends this script to a copy of each report, docs/report.md "The browser
-// test"). It writes what it finds into <body data-layout="...">: "ok", or the
+// appends this script to a copy of each report, docs/report.md "Two networks":
+// its browser test). It writes what it finds into <body data-layout="...">: "ok", or the
 // defects, " || " between them. Defects:
 //  - overlap: two texts of one chart whose boxes intersect;
 //  - clipped: a chart's text outside the chart's box, a table cell's text
@@ -37,19 +37,28 @@
     });
   }
 
+  // A cell's text as the lines it is laid out on: each text node's boxes, a
+  // box starting below the bottom of the line before it starting a new line.
   for (const cell of document.querySelectorAll('td, th')) {
-    if (cell.textContent.trim() === '') continue;
-    const range = document.createRange();
-    range.selectNodeContents(cell);
-    const lines = new Set();
+    const boxes = [];
+    const walk = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let node = walk.nextNode(); node; node = walk.nextNode()) {
+      if (node.textContent.trim() === '') continue;
+      const range = document.createRange();
+      range.selectNodeContents(node);
+      boxes.push(...[...range.getClientRects()].filter(r => r.width > 0));
+    }
+    if (!boxes.length) continue;
     const box = cell.getBoundingClientRect();
-    for (const r of range.getClientRects()) {
-      if (r.width === 0) continue;
-      lines.add(Math.round(r.top + r.height / 2));
-      if (!inside(r, box)) defects.push(`clipped: ${where(cell)}: "${short(cell.textContent)}" spills out of its cell`);
+    if (boxes.some(r => !inside(r, box))) defects.push(`clipped: ${where(cell)}: "${short(cell.textContent)}" spills out of its cell`);
+    boxes.sort((p, q) => p.top - q.top);
+    let lines = 1, bottom = boxes[0].bottom;
+    for (const r of boxes.slice(1)) {
+      if (r.top >= bottom - 1) ++lines;
+      bottom = Math.max(bottom, r.bottom);
     }
     // Headers may wrap; a figure or a name split over two lines is misread.
-    if (cell.tagName === 'TD' && lines.size > 1) defects.push(`wrapped: ${where(cell)}: "${short(cell.textContent)}"`);
+    if (cell.tagName === 'TD' && lines > 1) defects.push(`wrapped: ${where(cell)}: "${short(cell.textContent)}"`);
   }
 
   const scrolls = el => ['auto', 'scroll'].includes(getComputedStyle(el).overflowX);
