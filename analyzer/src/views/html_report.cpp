@@ -362,7 +362,8 @@ void batch_chart(std::ostream& os, const std::vector<BatchSeries>& series, int64
   for (const auto& s : series)
     for (const auto& a : *s.sweep) lo = lo ? std::min(lo, a.batch) : a.batch, hi = std::max(hi, a.batch);
   if (hi <= lo) return;
-  const double w = 310, h = 250, l = 58, r = w - 14, top = 44, bottom = h - 40;
+  // Room above the plot for the title and, below it, the report's batch; right of it for the last batch's label.
+  const double w = 310, h = 254, l = 58, r = w - 24, top = 48, bottom = h - 40;
   const LogScale x{double(lo), double(hi), l, r};
   fmt::print(os, R"~(<section id="{}-section"><h2>{}</h2><div class="panels">)~", id, heading);
   auto panel = [&](const char* name, const char* title, auto value, auto label) {
@@ -394,7 +395,7 @@ void batch_chart(std::ostream& os, const std::vector<BatchSeries>& series, int64
       const double px = x(double(chosen));
       const bool left_half = px < (l + r) / 2;
       fmt::print(os, R"~(<line x1="{0:.1f}" x2="{0:.1f}" y1="{1:.0f}" y2="{2:.0f}" class="chosen"/><text x="{3:.1f}" y="{4:.0f}" class="tick" text-anchor="{5}">batch {6} (this report)</text>)~",
-                 px, top - 2, bottom, left_half ? px + 3 : px - 3, top - 8, left_half ? "start" : "end", chosen);
+                 px, top - 2, bottom, left_half ? px + 3 : px - 3, top - 12, left_half ? "start" : "end", chosen);
     }
     for (const auto& s : series) {
       std::string points;
@@ -409,8 +410,9 @@ void batch_chart(std::ostream& os, const std::vector<BatchSeries>& series, int64
     }
     os << "</svg>";
   };
+  // Six digits and more in thousands: {:g} would print 1e+06.
   panel("throughput", "throughput (samples/s)", [](const Analysis& a) { return a.total.throughput_per_s; },
-        [](double v) { return fmt::format("{:g}", v); });
+        [](double v) { return v >= 1e5 ? fmt::format("{:g}k", v / 1000) : fmt::format("{:g}", v); });
   panel("latency", "latency per step (ms)", [](const Analysis& a) { return a.total.time_us / 1000; },
         [](double v) { return fmt::format("{:g}", v); });
   panel("utilization", "utilization (% of the peak)", [](const Analysis& a) { return a.total.utilization; },
