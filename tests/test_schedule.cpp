@@ -288,6 +288,14 @@ TEST_CASE("the host is one axis: compare and report give a GPU the same time in 
       CHECK(a.host_id == default_host_id());
       CHECK(a.total.time_us == first[a.gpu_id]);
     }
+    // The GPUs' verdict names the fastest first, whatever the order given.
+    const Analysis* fastest = &report.first.main;
+    for (const Analysis& a : report.first.other_gpus)
+      if (a.total.throughput_per_s > fastest->total.throughput_per_s) fastest = &a;
+    CHECK(report.first.fastest_gpu.rfind("Fastest on " + fastest->gpu_name + ": ", 0) == 0);
+    size_t listed = 0;  // each GPU with its throughput
+    for (size_t at = 0; (at = report.first.fastest_gpu.find(" samples/s", at)) != std::string::npos; ++at) ++listed;
+    CHECK(listed == 3);
     // The throughput-vs-batch chart's line of each compared GPU: that GPU over the report's batches.
     REQUIRE(report.first.other_gpu_sweeps.size() == 2);
     for (size_t i = 0; i < 2; ++i) {

@@ -46,6 +46,11 @@ struct NetworkComparison {
   std::vector<std::string> findings;
 };
 
+// One model's runs on several GPUs (the report's and its --compare ones),
+// fastest first, in one sentence: "Fastest on X: N samples/s, T per step
+// (bound); Y 1.62x slower (...), ...". Empty for fewer than two runs.
+std::string fastest_gpu(const std::vector<const Analysis*>& runs);
+
 // `a` and `b` should share the GPU and configuration; a note in `findings`
 // says when they do not.
 NetworkComparison compare_networks(const Analysis& a, const Analysis& b);

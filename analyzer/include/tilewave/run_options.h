@@ -136,6 +136,8 @@ struct ReportInput {
   std::vector<Analysis> other_gpus;   // the same model and batch on the compared GPUs
   // batch_sweep on each of other_gpus, in their order: the throughput-vs-batch chart's other lines.
   std::vector<std::vector<Analysis>> other_gpu_sweeps;
+  // With other_gpus: which GPU runs `main`'s model fastest, and by how much (fastest_gpu()).
+  std::string fastest_gpu;
 };
 // A report of one network, or of two side by side (`report A --vs B`).
 struct ReportRun {

@@ -16,6 +16,9 @@ std::string pct(double f) {
   return f < 0.001 ? fmt::format("{:.3f}%", 100 * f) : fmt::format("{:.1f}%", 100 * f);
 }
 
+// Throughputs within half a percent of each other are "as fast": the model is not that exact.
+constexpr double kAsFastRatio = 1.005;
+
 std::string time_text(double us) { return us >= 1000 ? fmt::format("{:.2f} ms", us / 1000) : fmt::format("{:.1f} us", us); }
 
 // GFLOP per sample, the work throughput divides the GPU's useful rate by.
@@ -53,6 +56,27 @@ Ranked rank_by(const Analysis& a, const Analysis& b, const std::string& a_name, 
 
 }  // namespace
 
+std::string fastest_gpu(const std::vector<const Analysis*>& runs) {
+  if (runs.size() < 2) return "";
+  std::vector<const Analysis*> by_rate = runs;
+  std::stable_sort(by_rate.begin(), by_rate.end(), [](const Analysis* x, const Analysis* y) {
+    return x->total.throughput_per_s > y->total.throughput_per_s;
+  });
+  const Analysis& fast = *by_rate.front();
+  std::string s = fmt::format("Fastest on {}: {:.0f} samples/s, {} per step ({}-bound)", fast.gpu_name,
+                              fast.total.throughput_per_s, time_text(fast.total.time_us), fast.total.bound);
+  for (size_t i = 1; i < by_rate.size(); ++i) {
+    const Analysis& x = *by_rate[i];
+    const double ratio = x.total.throughput_per_s > 0 ? fast.total.throughput_per_s / x.total.throughput_per_s : 0;
+    const std::string slower = ratio == 0 ? std::string("no throughput")
+                               : ratio < kAsFastRatio ? std::string("as fast")
+                                               : fmt::format("{:.2f}x slower", ratio);
+    s += fmt::format("{} {} {} ({:.0f} samples/s, {}, {}-bound)", i == 1 ? ";" : ",", x.gpu_name, slower,
+                     x.total.throughput_per_s, time_text(x.total.time_us), x.total.bound);
+  }
+  return s + ".";
+}
+
 NetworkComparison compare_networks(const Analysis& a, const Analysis& b) {
   NetworkComparison c;
   c.a_name = a.model_name;
@@ -71,7 +95,7 @@ NetworkComparison compare_networks(const Analysis& a, const Analysis& b) {
   const std::string both_rates = fmt::format("{:.0f} samples/s against {:.0f}, {} per step against {}",
                                              fast.total.throughput_per_s, slow.total.throughput_per_s,
                                              time_text(fast.total.time_us), time_text(slow.total.time_us));
-  c.faster = c.throughput_ratio > 0 && c.throughput_ratio < 1.005
+  c.faster = c.throughput_ratio > 0 && c.throughput_ratio < kAsFastRatio
                  ? fmt::format("{} and {} are as fast: {}.", fast_name, slow_name, both_rates)
              : c.throughput_ratio > 0
                  ? fmt::format("{} is {:.2f}x as fast as {}: {}.", fast_name, c.throughput_ratio, slow_name, both_rates)

@@ -266,6 +266,9 @@ ReportRun analyze_for_report(const std::string& model_path, const std::string& v
       in.other_gpus.push_back(model.analyze(other, analyze_options(o)));
       in.other_gpu_sweeps.push_back(sweep(model, og));
     }
+    std::vector<const Analysis*> runs = {&in.main};
+    for (const auto& x : in.other_gpus) runs.push_back(&x);
+    in.fastest_gpu = fastest_gpu(runs);
     return in;
   };
   ReportRun run;

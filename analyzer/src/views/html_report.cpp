@@ -89,10 +89,14 @@ void log_ticks(std::ostream& os, const LogScale& s, bool x, double other_a, doub
   }
 }
 
-void summary(std::ostream& os, const Analysis& a) {
+// `fastest_gpu`: with --compare, which GPU runs the model fastest, first on the page.
+void summary(std::ostream& os, const Analysis& a, const std::string& fastest_gpu) {
   const auto& t = a.total;
   const auto sh = shares_of(t.utilization, t.losses);
-  fmt::print(os, R"~(<section id="summary"><div class="scroll"><table class="facts">
+  os << "<section id=\"summary\">";
+  if (!fastest_gpu.empty())
+    fmt::print(os, R"~(<p class="lead">{} <a href="#compare-section">All GPUs below.</a></p>)~", html_escape(fastest_gpu));
+  fmt::print(os, R"~(<div class="scroll"><table class="facts">
 <tr><th>predicted latency</th><td>{}</td><th>throughput</th><td>{:.0f} samples/s</td></tr>
 <tr><th>utilization</th><td><b>{}</b> of the {:.0f} TFLOP/s {} peak</td><th>kernels</th><td>{}{}</td></tr>
 <tr><th>bandwidth utilization</th><td><b>{}</b> of the memory's rate</td><th>GPU busy</th><td>{} of the step</td></tr>
@@ -540,7 +544,7 @@ void split_bars(std::ostream& os, const std::string& id, const std::string& a_na
 void write_html_report(std::ostream& os, const ReportInput& in) {
   const Analysis& a = in.main;
   page_head(os, fmt::format("{} on {}, batch {}, {}", a.model_name, a.gpu_name, a.batch, a.exec.name()), source_line(a));
-  summary(os, a);
+  summary(os, a, in.fastest_gpu);
   timeline(os, a, "timeline");
   roofline(os, a, "roofline");
   op_table(os, a, "ops");
