@@ -107,17 +107,19 @@ expect 1 "conv3d.onnx" -- "$tw" report "$data/conv3d.onnx" -o "$tmp/r3.html"
 # Two networks on one page (docs/report.md "Two networks"): the depthwise
 # model's grouped convolutions are ringed and named in the findings.
 expect 0 "" -- "$tw" report "$data/tiny_cnn.onnx" --vs "$data/depthwise.onnx" --batches 1,4 -o "$tmp/vs.html"
-grep -q 'Why one uses the GPU better' "$tmp/vs.html" && grep -q 'id="split-op"' "$tmp/vs.html" &&
+grep -q 'Which is faster' "$tmp/vs.html" && grep -q 'id="split-op"' "$tmp/vs.html" &&
+  grep -q 'id="batch-throughput"' "$tmp/vs.html" &&
   grep -q 'id="roofline-b-memory"' "$tmp/vs.html" && grep -q 'class="pt ring"' "$tmp/vs.html" &&
   grep -q 'Conv (depthwise)' "$tmp/vs.html" ||
   { echo "FAIL: report --vs lacks its findings, step split, second roofline or depthwise marks"; fails=$((fails + 1)); }
 expect 1 "nope.onnx" -- "$tw" report "$data/tiny_cnn.onnx" --vs "$tmp/nope.onnx" -o "$tmp/vs2.html"
 [ ! -e "$tmp/vs2.html" ] || { echo "FAIL: a failed report --vs left a file"; fails=$((fails + 1)); }
 expect 0 "" -- "$tw" compare "$data/tiny_cnn.onnx" "$data/depthwise.onnx" --gpu h200
-grep -q '^tiny_cnn ' "$tmp/out" && grep -q '^depthwise ' "$tmp/out" && grep -q 'Why one uses the GPU better' "$tmp/out" ||
+grep -q '^tiny_cnn ' "$tmp/out" && grep -q '^depthwise ' "$tmp/out" && grep -q 'Which is faster, and why' "$tmp/out" &&
+  grep -Eq '^  (tiny_cnn|depthwise) is [0-9.]+x as fast as (tiny_cnn|depthwise): [0-9]+ samples/s against [0-9]+' "$tmp/out" ||
   { echo "FAIL: compare of two models lacks a model's row or the findings"; fails=$((fails + 1)); }
 expect 0 "" -- "$tw" compare "$data/tiny_cnn.onnx" "$data/depthwise.onnx" --gpu h200 --format json
-grep -q '"findings"' "$tmp/out" && grep -q '"depthwise"' "$tmp/out" ||
+grep -q '"findings"' "$tmp/out" && grep -q '"faster"' "$tmp/out" && grep -q '"depthwise"' "$tmp/out" ||
   { echo "FAIL: compare json of two models lacks the findings"; fails=$((fails + 1)); }
 expect 0 "" -- "$tw" compare "$data/tiny_cnn.onnx" --gpu h200,a100 --runtime eager,inductor --batch 1,8
 [ "$(grep -c '^h200\|^a100' "$tmp/out")" = 8 ] || { echo "FAIL: compare lacks a row"; fails=$((fails + 1)); }
