@@ -1,5 +1,6 @@
 // `tilewave nas` and `tilewave nas-merge` (docs/nas.md): options in, the
 // library's space::Search run, its rows handed to the nas views.
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <filesystem>
@@ -131,15 +132,19 @@ int cmd_nas_merge(const CommonOptions& o, const std::vector<std::string>& files)
     if (!f) throw InputError(path, "cannot open nas output");
     std::string line;
     std::getline(f, line);
-    // CSV: its header beside it (FILE.meta.json); a `# {header}` first line
-    // as nas wrote before. JSON Lines: the first line.
-    const bool legacy_csv = line.rfind("# ", 0) == 0;
-    const bool csv = legacy_csv || line.rfind(nas_columns()[0], 0) == 0;
+    int number = 1;  // of `line` in the file
+    // CSV: the version's comment line, the column names, the header beside
+    // it (FILE.meta.json); a `# {header}` first line as nas wrote before.
+    // JSON Lines: the header is the first line.
+    if (line.rfind("# tilewave ", 0) == 0) std::getline(f, line), ++number;
+    const bool legacy_csv = line.rfind("# {", 0) == 0;
+    // JSON Lines start with the header object; anything else is a CSV's column line, read by name.
+    const bool csv = legacy_csv || line.rfind('{', 0) != 0;
     json header;
     const bool sidecar = csv && !legacy_csv;
     const std::string header_file = sidecar ? meta_path(path) : path;  // where a bad header is
-    if (legacy_csv) header = parse_json_text(line.substr(2), path + ":1");
-    else if (!csv) header = parse_json_text(line, path + ":1");
+    if (legacy_csv) header = parse_json_text(line.substr(2), fmt::format("{}:{}", path, number));
+    else if (!csv) header = parse_json_text(line, fmt::format("{}:{}", path, number));
     else if (std::filesystem::exists(header_file)) header = read_json_file(header_file, "nas header");
     else throw InputError(path, "its header is missing: nas writes it beside a CSV as " + header_file);
     auto is_true = [](const json& j, const char* key) {
@@ -161,17 +166,26 @@ int cmd_nas_merge(const CommonOptions& o, const std::vector<std::string>& files)
       first_header = comparable, shard_count = n, format = csv ? "csv" : "json";
     } else if (comparable != first_header || n != shard_count || (csv ? "csv" : "json") != format) {
       throw InputError(path, "its run differs from the first file's (space, seed, samples, sampling, GPU, batch, dtype, "
-                             "runtime, filters, shard count or format)");
+                             "runtime, filters, shard count, format or tilewave version)");
     }
     if (!shards_seen.insert(i).second) throw InputError(path, fmt::format("shard {}/{} given twice", i, n));
-    if (legacy_csv) std::getline(f, line);  // column names
-    for (int number = legacy_csv ? 3 : 2; std::getline(f, line); ++number) {
+    if (legacy_csv) std::getline(f, line), ++number;
+    // The file's columns, read by name: shards from before time_us or bound lack some.
+    const NasCsvColumns columns = csv ? NasCsvColumns(line, fmt::format("{}:{}", path, number)) : NasCsvColumns();
+    while (++number, std::getline(f, line)) {
       if (line.empty()) continue;
       const std::string where = fmt::format("{}:{}", path, number);
       try {
       uint64_t index = 0;
       if (csv) {
-        index = std::stoull(line.substr(0, line.find(',')));
+        const std::vector<std::string> cells = columns.row(line, where);
+        index = std::stoull(cells[columns.today("index")]);
+        line = NasCsvColumns::text(cells);  // in today's columns
+        space::SearchRow r;
+        r.index = index;
+        r.cost.flops = std::stoll(cells[columns.today("flops")]);
+        r.cost.time_us = std::stod(cells[columns.today("time_us")]);
+        rows[index] = r;
       } else {
         const json j = parse_json_text(line, fmt::format("{}:{}", path, number));
         if (!j.contains("index") || !j["index"].is_number_unsigned())
@@ -193,37 +207,6 @@ int cmd_nas_merge(const CommonOptions& o, const std::vector<std::string>& files)
                                                                          index, i, n));
       if (!row_text.emplace(index, line).second)
         throw InputError(fmt::format("{}:{}", path, number), fmt::format("candidate {} appears twice", index));
-      if (csv) {
-        std::stringstream ss(line);
-        std::string cell;
-        std::vector<std::string> cells;
-        while (std::getline(ss, cell, ',')) cells.push_back(cell);
-        if (line.back() == ',') cells.push_back("");  // an empty last cell (a bound merged from an older row)
-        // Rows from before time_us lack latency_us (time_us repeated,
-        // docs/report.md "Field names") and bound; rows from before bound
-        // lack it alone. Merged, they get latency_us and an empty bound (not known).
-        const size_t all = nas_columns().size();
-        if (cells.size() != all && cells.size() != all - 1 && cells.size() != all - 2)
-          throw InputError(fmt::format("{}:{}", path, number), "row does not have the nas columns");
-        if (cells.size() == all - 2) row_text[index] += "," + cells[4];
-        if (cells.size() < all) row_text[index] += ",";
-        // Every figure a finite number, none negative, the time positive: a
-        // part edited or written by something else is not merged as it is.
-        const auto& columns = nas_columns();
-        for (size_t k = 0; k < cells.size(); ++k) {
-          if (columns[k] == "encoding" || columns[k] == "main_loss" || columns[k] == "bound") continue;
-          double v = 0;
-          const auto r = std::from_chars(cells[k].data(), cells[k].data() + cells[k].size(), v);
-          if (r.ec != std::errc() || r.ptr != cells[k].data() + cells[k].size() || !std::isfinite(v) || v < 0 ||
-              ((columns[k] == "time_us" || columns[k] == "latency_us") && v <= 0))
-            throw InputError(where, fmt::format("{} '{}' is not a nas figure", columns[k], printable(cells[k])));
-        }
-        space::SearchRow r;
-        r.index = index;
-        r.cost.flops = std::stoll(cells[2]);
-        r.cost.time_us = std::stod(cells[4]);
-        rows[index] = r;
-      }
       } catch (const std::logic_error&) {  // stoull/stod on a cell that is not a number
         throw InputError(where, "row is not a `tilewave nas` row");
       } catch (const json::exception&) {  // a field of another type

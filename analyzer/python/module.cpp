@@ -476,7 +476,7 @@ PYBIND11_MODULE(tilewave, m) {
         // The CLI's --top and --by, checked as its parser checks them.
         if (top < 0) throw InputError("top", fmt::format("top counts table rows: 0 or more, not {}", top));
         const auto& kinds = table_summaries();
-        if (std::find(kinds.begin(), kinds.end(), by) == kinds.end())
+        if (!by.empty() && std::find(kinds.begin(), kinds.end(), by) == kinds.end())
           throw InputError("by", fmt::format("unknown summary '{}' ({})", by, fmt::join(kinds, ", ")));
         std::ostringstream text;
         {
@@ -489,7 +489,8 @@ PYBIND11_MODULE(tilewave, m) {
       },
       "The text `tilewave analyze PATH --format FORMAT --top TOP --by BY` prints (csv, json or table), for files: "
       "open('r.csv', 'w').write(tilewave.analyze_text(path)). top (the slowest kernels shown) and by (the summary: "
-      "op, name, node or kernel) shape the table only, as on the CLI.",
+      "op, name, node or kernel; default op for the table, kernel for CSV) shape the table, and by the CSV's rows, as "
+      "on the CLI.",
       py::arg("batch") = py::none(), py::arg("format") = "csv", py::arg("top") = ViewOptions{}.worst_layers,
       py::arg("by") = ViewOptions{}.by);
 

@@ -498,7 +498,7 @@ def assert_same_error(call, *cli_args):
 def nas_encodings(tmp_path, space_file, *args):
     out = tmp_path / "nas.csv"
     cli("nas", space_file, *args, "-o", str(out))
-    rows = list(csv.DictReader(open(out)))
+    rows = list(csv.DictReader(l for l in open(out) if not l.startswith("#")))
     assert [int(r["index"]) for r in rows] == list(range(len(rows)))
     return [r["encoding"] for r in rows]
 
@@ -558,10 +558,14 @@ def test_analyze_text_top_and_by_equal_the_clis():
             cli("analyze", RESNET18, "--batch", "2", "--format", "table", "--top", "3", "--by", by)
     assert tilewave.analyze_text(RESNET18, batch=2, format="table", top=0, by="node") == \
         cli("analyze", RESNET18, "--batch", "2", "--format", "table", "--top", "0", "--by", "node")
-    # The defaults are the CLI's; --top and --by shape the table only.
+    # The defaults are the CLI's; --top shapes the table only, --by also the CSV's rows.
     assert tilewave.analyze_text(RESNET18, batch=2, format="table") == \
         cli("analyze", RESNET18, "--batch", "2", "--format", "table")
-    assert tilewave.analyze_text(RESNET18, batch=2, top=1, by="node") == tilewave.analyze_text(RESNET18, batch=2)
+    assert tilewave.analyze_text(RESNET18, batch=2, top=1) == tilewave.analyze_text(RESNET18, batch=2)
+    assert tilewave.analyze_text(RESNET18, batch=2, by="kernel") == tilewave.analyze_text(RESNET18, batch=2)
+    for by in ("op", "name", "node"):
+        assert tilewave.analyze_text(RESNET18, batch=2, by=by) == \
+            cli("analyze", RESNET18, "--batch", "2", "--format", "csv", "--by", by)
     with pytest.raises(tilewave.InputError, match=r"^by: unknown summary 'layer' \(op, name, node, kernel\)$"):
         tilewave.analyze_text(RESNET18, format="table", by="layer")
     with pytest.raises(tilewave.InputError, match="^top: top counts table rows: 0 or more, not -1$"):

@@ -8,6 +8,7 @@
 
 #include "tilewave/error.h"
 #include "tilewave/json_input.h"
+#include "format.h"
 #include "tilewave/report.h"
 #include "tilewave/text.h"
 
@@ -138,7 +139,7 @@ json check_to_json(const Analysis& a, const MeasuredTrace& t, const TraceCheck& 
       j["measured_class"] = pairing_class(t.kernels[size_t(p.measured)].name);
     pairs.push_back(std::move(j));
   }
-  return {{"model", a.model_name},
+  return views::versioned({{"model", a.model_name},
           {"gpu", a.gpu_id},
           {"batch", a.batch},
           {"dtype", dtype_name(a.dtype)},
@@ -159,7 +160,7 @@ json check_to_json(const Analysis& a, const MeasuredTrace& t, const TraceCheck& 
           {"by_kind", by_kind},
           {"by_class", by_class},
           {"shape_matched", c.shape_matched},
-          {"pairs", std::move(pairs)}};
+          {"pairs", std::move(pairs)}});
 }
 
 void write_check(std::ostream& os, const std::string& format, const Analysis& a, const MeasuredTrace& t,
