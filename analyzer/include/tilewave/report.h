@@ -156,6 +156,21 @@ nlohmann::json nas_header(const NasRun& run);
 // column names, the header itself going beside the file), then the rows' texts.
 void write_nas_rows(std::ostream& os, const nlohmann::json& header, const std::vector<space::SearchRow>& rows,
                     const std::string& format);
+// Where nas keeps a CSV's header: FILE.meta.json beside -o FILE.
+std::string nas_meta_path(const std::string& csv_path);
+// `tilewave nas-merge` (docs/nas.md "Sharding"): the shards' outputs, checked
+// to come from one run (InputError naming the file otherwise), each shard
+// once, each candidate once and in its shard; `rows` are the row texts in
+// index order (CSV rows in today's columns), the --pareto front recomputed
+// over all parts; `header` the merged run's ("shard": "0/1").
+struct NasMerge {
+  nlohmann::json header;
+  std::string format;  // "csv" or "json" (JSON Lines)
+  uint64_t shards = 0;
+  size_t candidates = 0;  // rows read, before the front is taken
+  std::vector<std::string> rows;
+};
+NasMerge merge_nas_outputs(const std::vector<std::string>& files);
 // `tilewave params` (views/params.cpp): every parameter of a GPU file and of
 // a host file, from param_table() and host_param_table(), the one definition
 // the loaders, the fits, the Python module and the doc figures read.
