@@ -459,7 +459,8 @@ PYBIND11_MODULE(tilewave, m) {
       "nodes, free_nodes, total (flops, bytes, time_us, gpu_busy_us, host_busy_us, bound_by, utilization, "
       "gpu_busy_utilization, dram_bytes, l2_hit_bytes, bandwidth_utilization, throughput_per_s, kernels, loss), "
       "unmodelled, partial, node_fates, by_op, by_name (the --by op and --by name summaries), memory, "
-      "schedule (both timelines), layers (one per kernel, docs/report.md), notes (assumptions made while loading).",
+      "schedule (both timelines), layers (one per kernel, docs/report.md), notes (assumptions made while loading), "
+      "tilewave_version (what `tilewave --version` prints).",
       py::arg("batch") = py::none());
 
   def_model_function<std::optional<int64_t>, const std::string&, int, const std::string&>(

@@ -357,7 +357,7 @@ def test_every_path_may_be_a_pathlike(tmp_path):
     assert r["gpu"] == "l4" and r["total"] == tilewave.analyze(RESNET18, batch=2, gpu="l4", host="h200-vm")["total"]
     assert tilewave.sweep(model, batches=[1])["points"][0]["batch"] == 1
     assert tilewave.compare(model, gpus=["h200"])["configurations"][0]["gpu"] == "h200"
-    assert tilewave.analyze_text(model, batch=1).startswith("model,gpu,gpu_trust,batch,execution,name,")
+    assert tilewave.analyze_text(model, batch=1).split("\n")[1].startswith("model,gpu,gpu_trust,batch,execution,name,")
     out = tmp_path / "net.onnx"
     assert tilewave.layers_to_onnx(SMALL_NET, out, input=[3, 64, 64]) > 0 and out.exists()
     space = tilewave.Space(pathlib.Path(ROOT) / "onnx_models" / "spaces" / "mobilenetv2.json")
