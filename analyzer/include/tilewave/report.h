@@ -158,7 +158,7 @@ void write_nas_rows(std::ostream& os, const nlohmann::json& header, const std::v
                     const std::string& format);
 // Where nas keeps a CSV's header: FILE.meta.json beside -o FILE.
 std::string nas_meta_path(const std::string& csv_path);
-// `tilewave nas-merge` (docs/nas.md "Sharding"): the shards' outputs, checked
+// `tilewave nas-merge` (docs/nas.md "Sharding on existing engines"): the shards' outputs, checked
 // to come from one run (InputError naming the file otherwise), each shard
 // once, each candidate once and in its shard; `rows` are the row texts in
 // index order (CSV rows in today's columns), the --pareto front recomputed
