@@ -136,15 +136,75 @@ expect 2 "a batch is a positive integer" -- "$tw" sweep "$data/tiny_cnn.onnx" --
 [ ! -e "$tmp/b0.out" ] || { echo "FAIL: a usage error left an output"; fails=$((fails + 1)); }
 # -o and --format on the commands that print (docs/cli.md "Formats").
 expect 0 "" -- "$tw" sweep "$data/tiny_cnn.onnx" --batch 1,8 --format csv -o "$tmp/sweep.csv"
-head -1 "$tmp/sweep.csv" | grep -q '^model,gpu,gpu_trust,execution,batch,' && [ "$(wc -l < "$tmp/sweep.csv")" = 3 ] ||
+sed -n 2p "$tmp/sweep.csv" | grep -q '^model,gpu,gpu_trust,execution,batch,' && [ "$(wc -l < "$tmp/sweep.csv")" = 4 ] ||
   { echo "FAIL: sweep --format csv -o is not a plain CSV with a row per batch"; fails=$((fails + 1)); }
 expect 0 "" -- "$tw" gpus -o "$tmp/gpus.txt"
 grep -q '^h200 ' "$tmp/gpus.txt" || { echo "FAIL: gpus -o wrote no table"; fails=$((fails + 1)); }
 expect 0 "" -- "$tw" ops --format json -o "$tmp/ops.json"
 grep -q '"op": "Conv"' "$tmp/ops.json" || { echo "FAIL: ops -o wrote no JSON"; fails=$((fails + 1)); }
 expect 0 "" -- "$tw" analyze "$data/tiny_cnn.onnx" --format csv
-head -1 "$tmp/out" | grep -q '^model,gpu,gpu_trust,batch,execution,name,' ||
+sed -n 2p "$tmp/out" | grep -q '^model,gpu,gpu_trust,batch,execution,name,op,shape,kernel,' ||
   { echo "FAIL: analyze CSV does not start with its header"; fails=$((fails + 1)); }
+# The version in every output (docs/report.md "Version"): each JSON document's
+# tilewave_version, each CSV's first line "# tilewave VERSION" (pandas:
+# comment='#'), the report's generator and source line.
+twv=$("$tw" --version | cut -d' ' -f2)
+for args in "analyze --format csv" "analyze --format csv --by node" "sweep --batch 1,2 --format csv" \
+            "compare --gpu h200,a100 --format csv" "rank --format csv"; do
+  expect 0 "" -- "$tw" $args "$data/tiny_cnn.onnx"
+  [ "$(head -1 "$tmp/out")" = "# tilewave $twv" ] || { echo "FAIL: $args: no version line first"; head -2 "$tmp/out"; fails=$((fails + 1)); }
+done
+for args in "analyze --format json" "sweep --batch 1,2 --format json" "compare --gpu h200,a100 --format json" \
+            "rank --format json" "advise --format json"; do
+  expect 0 "" -- "$tw" $args "$data/tiny_cnn.onnx"
+  python3 -c 'import json, sys; assert json.load(open(sys.argv[1]))["tilewave_version"] == sys.argv[2]' "$tmp/out" "$twv" ||
+    { echo "FAIL: $args: no tilewave_version"; fails=$((fails + 1)); }
+done
+expect 0 "" -- "$tw" analyze "$data/tiny_cnn.onnx" --trace-out "$tmp/v_trace.json"
+python3 -c 'import json, sys; assert json.load(open(sys.argv[1]))["tilewave_version"] == sys.argv[2]' "$tmp/v_trace.json" "$twv" ||
+  { echo "FAIL: the trace has no tilewave_version"; fails=$((fails + 1)); }
+expect 0 "" -- "$tw" report "$data/tiny_cnn.onnx" --batches 1,2 -o "$tmp/v_report.html"
+grep -q "<meta name=\"generator\" content=\"tilewave $twv\">" "$tmp/v_report.html" && grep -q "predicted by tilewave $twv from" "$tmp/v_report.html" ||
+  { echo "FAIL: the report does not name the version"; fails=$((fails + 1)); }
+python3 - "$data/tiny_cnn.onnx" "$tw" <<'PY' || { echo "FAIL: pandas cannot read a CSV with comment='#'"; fails=$((fails + 1)); }
+import io, subprocess, sys
+try:
+    import pandas
+except ImportError:
+    sys.exit(0)
+text = subprocess.run([sys.argv[2], "analyze", sys.argv[1], "--format", "csv"], capture_output=True, text=True, check=True).stdout
+assert len(pandas.read_csv(io.StringIO(text), comment="#")) == text.count("\n") - 2
+PY
+# --by node --format csv: a row per ONNX node (not per kernel), with both
+# shares named apart (docs/report.md "Shares"); --by op: a row per op group.
+expect 0 "" -- "$tw" analyze "$data/tiny_cnn.onnx" --batch 2 --format csv --by node
+cp "$tmp/out" "$tmp/by_node.csv"
+expect 0 "" -- "$tw" analyze "$data/tiny_cnn.onnx" --batch 2 --format json
+python3 - "$tmp/by_node.csv" "$tmp/out" <<'PY' || { echo "FAIL: --by node --format csv is not a row per node"; fails=$((fails + 1)); }
+import csv, json, sys
+rows = list(csv.DictReader(l for l in open(sys.argv[1]) if not l.startswith("#")))
+doc = json.load(open(sys.argv[2]))
+nodes = doc["node_fates"]
+assert [r["name"] for r in rows] == [n["name"] for n in nodes], (len(rows), len(nodes))
+assert [r["fate"] for r in rows] == [n["fate"] for n in nodes]
+assert "share" not in rows[0] and "share" not in nodes[0] and "share" not in doc["by_op"][0]
+for r, n in zip(rows, nodes):
+    assert abs(float(r["step_share"]) - n["step_share"]) < 1e-5 and abs(float(r["gpu_busy_share"]) - n["gpu_busy_share"]) < 1e-5
+    assert abs(n["step_share"] - n["time_us"] / doc["total"]["time_us"]) < 1e-9
+    assert abs(n["gpu_busy_share"] - n["time_us"] / doc["total"]["gpu_busy_us"]) < 1e-6
+# A host-bound loop: the two shares differ, and each sums to what it says.
+assert doc["total"]["bound_by"] == "host"
+assert abs(sum(n["gpu_busy_share"] for n in nodes) - 1) < 1e-6
+assert abs(sum(g["step_share"] for g in doc["by_op"]) - doc["total"]["gpu_busy_us"] / doc["total"]["time_us"]) < 1e-6
+PY
+expect 0 "" -- "$tw" analyze "$data/tiny_cnn.onnx" --batch 2 --format csv --by op
+sed -n 2p "$tmp/out" | grep -q '^model,gpu,gpu_trust,batch,execution,name,kernels,time_us,step_share,gpu_busy_share,' ||
+  { echo "FAIL: --by op --format csv is not a row per op"; fails=$((fails + 1)); }
+for by in node op; do
+  expect 0 "" -- "$tw" analyze "$data/tiny_cnn.onnx" --batch 2 --by $by
+  grep -q " step_share " "$tmp/out" && ! grep -q " share " "$tmp/out" ||
+    { echo "FAIL: the --by $by table's share is not named step_share"; fails=$((fails + 1)); }
+done
 expect 0 "" -- "$tw" compare "$data/tiny_cnn.onnx" --gpu h200,l4
 grep -q '^l4\*' "$tmp/out" && grep -q '^\*  carried-over' "$tmp/out" ||
   { echo "FAIL: compare does not mark the carried-over GPU"; fails=$((fails + 1)); }
@@ -415,7 +475,7 @@ PY
 expect 0 "host-bound" -- "$tw" rank "$r18" "$mbv2" --batch 1 --format csv
 python3 - "$tmp/out" <<'PY' || { echo "FAIL: rank CSV bound column"; fails=$((fails + 1)); }
 import csv, sys
-rows = list(csv.DictReader(open(sys.argv[1])))
+rows = list(csv.DictReader(l for l in open(sys.argv[1]) if not l.startswith("#")))
 assert [r["bound"] for r in rows] == ["host", "host"], rows
 PY
 # A partial model (unmodelled kernels under --allow-unmodelled) is marked in the table.
@@ -429,27 +489,39 @@ sp=$root/onnx_models/spaces/mobilenetv2.json
 expect 0 "" -- "$tw" nas "$sp" --samples 300 --seed 4 -o "$tmp/all.csv"
 for i in 0 1 2; do expect 0 "" -- "$tw" nas "$sp" --samples 300 --seed 4 --shard "$i/3" -o "$tmp/part$i.csv"; done
 expect 0 "" -- "$tw" nas-merge "$tmp/part0.csv" "$tmp/part1.csv" "$tmp/part2.csv" -o "$tmp/merged.csv"
-tail -n +2 "$tmp/all.csv" >"$tmp/all.rows"
-tail -n +2 "$tmp/merged.csv" >"$tmp/merged.rows"
+tail -n +3 "$tmp/all.csv" >"$tmp/all.rows"
+tail -n +3 "$tmp/merged.csv" >"$tmp/merged.rows"
 cmp -s "$tmp/all.rows" "$tmp/merged.rows" || { echo "FAIL: merged shards differ from the unsharded run"; fails=$((fails + 1)); }
 [ "$(wc -l <"$tmp/all.rows")" = 300 ] || { echo "FAIL: nas wrote $(wc -l <"$tmp/all.rows") rows, wanted 300"; fails=$((fails + 1)); }
-# Plain CSV (docs/cli.md "Formats"): column names first, the run's header beside it.
-head -1 "$tmp/all.csv" | grep -q '^index,encoding,' && grep -q '"tool": "tilewave nas"' "$tmp/all.csv.meta.json" &&
+# CSV (docs/cli.md "Formats"): the version's comment line, column names, the run's header beside it.
+[ "$(head -1 "$tmp/all.csv")" = "# $("$tw" --version)" ] && sed -n 2p "$tmp/all.csv" | grep -q '^index,encoding,' &&
+  grep -q "\"tilewave_version\": \"$("$tw" --version | cut -d' ' -f2)\"" "$tmp/all.csv.meta.json" && grep -q '"tool": "tilewave nas"' "$tmp/all.csv.meta.json" &&
   grep -q '"merged_shards": 3' "$tmp/merged.csv.meta.json" ||
   { echo "FAIL: nas CSV is not plain with its header in FILE.meta.json"; fails=$((fails + 1)); }
 cp "$tmp/part1.csv" "$tmp/orphan.csv"
 expect 1 "orphan.csv: its header is missing" -- "$tw" nas-merge "$tmp/part0.csv" "$tmp/orphan.csv"
 # A CSV nas wrote before, with its header as a `# {json}` first line, still merges.
 { printf '# '; python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1]))))' "$tmp/part2.csv.meta.json"
-  cat "$tmp/part2.csv"; } > "$tmp/legacy2.csv"
+  tail -n +2 "$tmp/part2.csv"; } > "$tmp/legacy2.csv"
 expect 0 "" -- "$tw" nas-merge "$tmp/part0.csv" "$tmp/part1.csv" "$tmp/legacy2.csv" -o "$tmp/merged_legacy.csv"
 cmp -s "$tmp/merged.csv" "$tmp/merged_legacy.csv" || { echo "FAIL: a legacy shard merges differently"; fails=$((fails + 1)); }
 # Shards written before time_us (docs/report.md "Field names"): CSV rows
 # without the last two columns (latency_us, bound), JSON rows with
 # latency_us alone, merge into today's rows; so do CSV rows from before
 # bound. Their bound is empty (not known), the rest the same.
-{ head -1 "$tmp/part2.csv" | sed 's/,latency_us,bound$//; s/,time_us,/,latency_us,/'; tail -n +2 "$tmp/part2.csv" | sed 's/,[^,]*,[^,]*$//'; } > "$tmp/former2.csv"
-{ head -1 "$tmp/part2.csv" | sed 's/,bound$//'; tail -n +2 "$tmp/part2.csv" | sed 's/,[^,]*$//'; } > "$tmp/nobound2.csv"
+{ sed -n 2p "$tmp/part2.csv" | sed 's/,latency_us,bound$//; s/,time_us,/,latency_us,/'; tail -n +3 "$tmp/part2.csv" | sed 's/,[^,]*,[^,]*$//'; } > "$tmp/former2.csv"
+{ sed -n 2p "$tmp/part2.csv" | sed 's/,bound$//'; tail -n +3 "$tmp/part2.csv" | sed 's/,[^,]*$//'; } > "$tmp/nobound2.csv"
+# nas-merge reads columns by name: a shard whose columns come in another order merges the same.
+python3 -c 'import csv, sys
+lines = open(sys.argv[1]).read().splitlines()
+rows = list(csv.reader(lines[1:]))
+order = list(reversed(range(len(rows[0]))))
+open(sys.argv[2], "w").write("\n".join([lines[0]] + [",".join(r[i] for i in order) for r in rows]) + "\n")' "$tmp/part2.csv" "$tmp/reordered2.csv"
+cp "$tmp/part2.csv.meta.json" "$tmp/reordered2.csv.meta.json"
+expect 0 "" -- "$tw" nas-merge "$tmp/part0.csv" "$tmp/part1.csv" "$tmp/reordered2.csv" -o "$tmp/merged_reordered.csv"
+cmp -s "$tmp/merged.csv" "$tmp/merged_reordered.csv" || { echo "FAIL: a shard with its columns reordered merges differently"; fails=$((fails + 1)); }
+sed '2s/,flops,/,gflops,/' "$tmp/part2.csv" >"$tmp/noflops2.csv"; cp "$tmp/part2.csv.meta.json" "$tmp/noflops2.csv.meta.json"
+expect 1 "noflops2.csv:2: the nas column 'flops' is missing" -- "$tw" nas-merge "$tmp/part0.csv" "$tmp/part1.csv" "$tmp/noflops2.csv"
 for f in former2 nobound2; do
   cp "$tmp/part2.csv.meta.json" "$tmp/$f.csv.meta.json"
   expect 0 "" -- "$tw" nas-merge "$tmp/part0.csv" "$tmp/part1.csv" "$tmp/$f.csv" -o "$tmp/merged_$f.csv"
@@ -474,7 +546,7 @@ assert len(a) > 1 and a == b, "differ"
 assert all(r["time_us"] == r["latency_us"] for r in b[1:])' "$tmp/jmerged.jsonl" "$tmp/jmerged_former.jsonl" ||
   { echo "FAIL: a JSON shard from before time_us merges differently"; fails=$((fails + 1)); }
 expect 0 "" -- "$tw" nas "$sp" --samples 300 --seed 4 --threads 3 -o "$tmp/threads.csv"
-tail -n +2 "$tmp/threads.csv" >"$tmp/threads.rows"
+tail -n +3 "$tmp/threads.csv" >"$tmp/threads.rows"
 cmp -s "$tmp/all.rows" "$tmp/threads.rows" || { echo "FAIL: --threads changes the rows"; fails=$((fails + 1)); }
 expect 1 "shard 2/3 is missing" -- "$tw" nas-merge "$tmp/part0.csv" "$tmp/part1.csv"
 expect 1 "shard 1/3 given twice" -- "$tw" nas-merge "$tmp/part0.csv" "$tmp/part1.csv" "$tmp/part1.csv"
@@ -499,8 +571,8 @@ expect 0 "" -- "$tw" analyze "$(ls "$tmp"/top/*.onnx | head -n 1)"
 # --unique (docs/nas.md "Sampling"): every row a distinct candidate, the same
 # seed the same rows, shards merged the unsharded run; --enumerate: each
 # candidate of a small space exactly once. The default repeats candidates.
-rows_distinct() { tail -n +2 "$1" | cut -d, -f2 | sort -u | wc -l; }
-rows_count() { tail -n +2 "$1" | wc -l; }
+rows_distinct() { tail -n +3 "$1" | cut -d, -f2 | sort -u | wc -l; }
+rows_count() { tail -n +3 "$1" | wc -l; }
 rg=$root/onnx_models/spaces/regnet.json
 expect 0 "of the 20000 samples (35%) are expected to repeat" -- "$tw" nas "$rg" --samples 20000 --seed 4 -o "$tmp/repl.csv"
 # Without --threads, nas takes every core, as rank does.
@@ -517,7 +589,7 @@ expect 0 "" -- "$tw" nas "$rg" --samples 20000 --seed 5 --unique -o "$tmp/uniq5.
 cmp -s "$tmp/uniq.csv" "$tmp/uniq5.csv" && { echo "FAIL: --unique ignores the seed"; fails=$((fails + 1)); }
 for i in 0 1; do expect 0 "" -- "$tw" nas "$rg" --samples 20000 --seed 4 --unique --shard "$i/2" -o "$tmp/upart$i.csv"; done
 expect 0 "" -- "$tw" nas-merge "$tmp/upart0.csv" "$tmp/upart1.csv" -o "$tmp/umerged.csv"
-[ "$(tail -n +2 "$tmp/umerged.csv")" = "$(tail -n +2 "$tmp/uniq.csv")" ] ||
+[ "$(tail -n +3 "$tmp/umerged.csv")" = "$(tail -n +3 "$tmp/uniq.csv")" ] ||
   { echo "FAIL: --unique shards merged differ from the unsharded run"; fails=$((fails + 1)); }
 expect 1 "differs from the first file" -- "$tw" nas-merge "$tmp/upart0.csv" "$tmp/repl.csv"
 expect 1 "regnet.json: --unique: --samples 21505 is more than the 21504 candidates" -- \
@@ -529,7 +601,7 @@ expect 0 "" -- "$tw" nas "$tmp/small_space.json" --enumerate -o "$tmp/enum.csv"
   { echo "FAIL: --enumerate gave $(rows_distinct "$tmp/enum.csv") distinct of $(rows_count "$tmp/enum.csv") rows, wanted 96"; fails=$((fails + 1)); }
 for i in 0 1 2; do expect 0 "" -- "$tw" nas "$tmp/small_space.json" --enumerate --shard "$i/3" -o "$tmp/epart$i.csv"; done
 expect 0 "" -- "$tw" nas-merge "$tmp/epart0.csv" "$tmp/epart1.csv" "$tmp/epart2.csv" -o "$tmp/emerged.csv"
-[ "$(tail -n +2 "$tmp/emerged.csv")" = "$(tail -n +2 "$tmp/enum.csv")" ] ||
+[ "$(tail -n +3 "$tmp/emerged.csv")" = "$(tail -n +3 "$tmp/enum.csv")" ] ||
   { echo "FAIL: --enumerate shards merged differ from the unsharded run"; fails=$((fails + 1)); }
 expect 1 "mobilenetv2.json: --enumerate: the space holds 8.569e+13 candidates, more than the 10000000" -- \
   "$tw" nas "$sp" --enumerate
@@ -712,6 +784,11 @@ expect 1 "nodir/t.json: cannot write output file" -- "$tw" analyze "$data/tiny_c
 { "$tw" analyze "$root/onnx_models/resnet50.onnx" --batch 1 --format json --trace-out "$tmp/side.json" 2>"$tmp/err"; echo $? >"$tmp/rc"; } | head -c1 >/dev/null
 [ "$(cat "$tmp/rc")" = 0 ] && ! grep -q "error" "$tmp/err" || { echo "FAIL: a closed stdout was an error"; cat "$tmp/err"; fails=$((fails + 1)); }
 python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$tmp/side.json" || { echo "FAIL: the side file of a closed stdout is not whole"; fails=$((fails + 1)); }
+# A reader that reads nothing at all: the trace is written before stdout, whole.
+rm -f "$tmp/side.json"
+{ "$tw" analyze "$root/onnx_models/resnet50.onnx" --batch 1 --format json --trace-out "$tmp/side.json" 2>"$tmp/err"; echo $? >"$tmp/rc"; } | true
+[ "$(cat "$tmp/rc")" = 0 ] && python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$tmp/side.json" ||
+  { echo "FAIL: the trace of a stdout closed before any read is lost"; cat "$tmp/err"; fails=$((fails + 1)); }
 ln -sfn "$tmp/loop" "$tmp/loop"
 expect 1 "loop: GPU folder cannot be read" -- "$tw" analyze "$data/tiny_cnn.onnx" --gpu-dir "$tmp/loop"
 expect 1 "/proc/self/mem: cannot be read" -- "$tw" layers /proc/self/mem
@@ -743,9 +820,9 @@ expect 0 "" -- timeout 120 "$tw" advise "$data/tiny_cnn.onnx" --batch 1000000
 # nas-merge takes no figure that nas could not have written (NaN, negative).
 "$tw" nas "$root/onnx_models/spaces/resnet.json" --samples 4 --shard 0/2 -o "$tmp/part0.csv" 2>/dev/null
 "$tw" nas "$root/onnx_models/spaces/resnet.json" --samples 4 --shard 1/2 -o "$tmp/part1.csv" 2>/dev/null
-sed '2s/,[0-9.]*,\([0-9.]*\),\([0-9.]*\),idle/,nan,\1,\2,idle/' "$tmp/part0.csv" >"$tmp/nan0.csv"
+sed '3s/,[0-9.]*,\([0-9.]*\),\([0-9.]*\),idle/,nan,\1,\2,idle/' "$tmp/part0.csv" >"$tmp/nan0.csv"
 cp "$tmp/part0.csv.meta.json" "$tmp/nan0.csv.meta.json"
-expect 1 "nan0.csv:2: time_us 'nan' is not a nas figure" -- "$tw" nas-merge "$tmp/nan0.csv" "$tmp/part1.csv" -o "$tmp/merged.csv"
+expect 1 "nan0.csv:3: time_us 'nan' is not a nas figure" -- "$tw" nas-merge "$tmp/nan0.csv" "$tmp/part1.csv" -o "$tmp/merged.csv"
 expect 2 "usage error: .*--bogus" -- "$tw" ops --bogus
 
 # When the system refuses threads (here 1 GB stacks in a 3 GB address

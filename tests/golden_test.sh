@@ -17,12 +17,17 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fails=0
 m=tests/data/tiny_cnn.onnx
+# Every output names the version (docs/report.md "Version"): the goldens say
+# VERSION there, so that a release changes none of them.
+version=$("$tw" --version | sed 's/^tilewave //; s/\./\\./g')
 check() {
   view=$1
   shift
-  if ! "$tw" "$@" > "$tmp/$view.txt" 2> "$tmp/$view.err"; then
+  if ! "$tw" "$@" > "$tmp/$view.out" 2> "$tmp/$view.err"; then
     echo "FAIL: $view: tilewave $* exited $?"; cat "$tmp/$view.err"; fails=$((fails + 1)); return
   fi
+  sed -e "s/\"tilewave_version\": \"$version\"/\"tilewave_version\": \"VERSION\"/; s/tilewave $version\b/tilewave VERSION/g" \
+    "$tmp/$view.out" > "$tmp/$view.txt"
   if [ "${TILEWAVE_UPDATE_GOLDEN:-}" = 1 ]; then cp "$tmp/$view.txt" "$golden/$view.txt"; return; fi
   if ! diff -u "$golden/$view.txt" "$tmp/$view.txt" > "$tmp/$view.diff"; then
     echo "FAIL: $view differs from $golden/$view.txt:"; head -40 "$tmp/$view.diff"; fails=$((fails + 1))
@@ -31,6 +36,8 @@ check() {
 check analyze_table analyze "$m" --batch 4
 check analyze_json analyze "$m" --batch 4 --format json
 check analyze_csv analyze "$m" --batch 4 --format csv
+check analyze_node_csv analyze "$m" --batch 4 --format csv --by node
+check analyze_op_csv analyze "$m" --batch 4 --format csv --by op
 check rank_table rank "$m" tests/data/depthwise.onnx --batch 4 --threads 1
 check rank_json rank "$m" tests/data/depthwise.onnx --batch 4 --threads 1 --format json
 check sweep_table sweep "$m" --batch 1,8

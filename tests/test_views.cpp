@@ -115,7 +115,7 @@ TEST_CASE("annotate: every node gets its prediction as keys and one line, weight
     CHECK(node.doc_string().find('\n') == std::string::npos);
     if (fate.fate == Fate::kernel) {
       ++with_kernel;
-      for (const char* k : {"time_us", "share", "utilization", "bound", "main_loss", "kernels", "runs_as",
+      for (const char* k : {"time_us", "step_share", "gpu_busy_share", "utilization", "bound", "main_loss", "kernels", "runs_as",
                             "loss.tile", "loss.wave", "loss.efficiency", "loss.memory", "loss.fixed"})
         CHECK_MESSAGE(keys.count(std::string("tilewave.") + k), k);
       CHECK(std::stod(keys.at("tilewave.time_us")) == doctest::Approx(fate.time_us).epsilon(1e-3));
@@ -125,7 +125,11 @@ TEST_CASE("annotate: every node gets its prediction as keys and one line, weight
       for (const char* k : {"loss.tile", "loss.wave", "loss.efficiency", "loss.memory", "loss.fixed"})
         losses += std::stod(keys.at(std::string("tilewave.") + k));
       CHECK(losses <= 1.0001);
-      shares += std::stod(keys.at("tilewave.share"));
+      // What the analysis computed, not annotate's own sums (docs/report.md "tilewave annotate").
+      CHECK(std::stod(keys.at("tilewave.utilization")) == doctest::Approx(fate.utilization).epsilon(1e-3));
+      CHECK(std::stod(keys.at("tilewave.loss.memory")) == doctest::Approx(fate.losses.memory).epsilon(1e-3));
+      CHECK(std::stod(keys.at("tilewave.step_share")) == doctest::Approx(fate.step_share).epsilon(1e-3));
+      shares += std::stod(keys.at("tilewave.gpu_busy_share"));
       CHECK(node.doc_string().find(keys.at("tilewave.bound") + "-bound") != std::string::npos);
     }
     // Apart from doc strings and metadata the nodes are unchanged.
@@ -624,4 +628,50 @@ TEST_CASE("advise: expansion + depthwise blocks fused into dense convolutions, e
     CHECK(it->after.flops > it->before.flops);
     CHECK(it->gain > 0.01);
   }
+}
+
+TEST_CASE("loss causes are spelled once: the table, the comparison and the JSON take loss_cause_names") {
+  const Analysis a = analyze_file(test::zoo("efficientnet_b0.onnx"), test::gpu("h200"), AnalyzeOptions{});
+  const Analysis b = analyze_file(test::zoo("resnet18.onnx"), test::gpu("h200"), AnalyzeOptions{});
+  std::ostringstream table;
+  write_table(table, a);
+  const NetworkComparison c = compare_networks(a, b);
+  REQUIRE(c.shares.size() == std::size(kLossCauses) + 1);  // useful work, then each cause
+  const nlohmann::json loss = analysis_to_json(a, false)["total"]["loss"];
+  CHECK(loss.size() == std::size(kLossCauses));
+  for (size_t i = 0; i < std::size(kLossCauses); ++i) {
+    const LossCauseNames names = loss_cause_names(kLossCauses[i]);
+    CAPTURE(names.label);
+    CHECK(table.str().find(fmt::format("{} {:.1f}%", names.label, 100 * loss_share(a.total.losses, kLossCauses[i]))) !=
+          std::string::npos);
+    CHECK(c.shares[i + 1].cause == names.label);
+    CHECK(c.shares[i + 1].a == loss_share(a.total.losses, kLossCauses[i]));
+    CHECK(loss.at(names.key).get<double>() == loss_share(a.total.losses, kLossCauses[i]));
+  }
+}
+
+TEST_CASE("node facts carry both shares, and the utilization and losses annotate shows, weighted by time") {
+  const Analysis a = analyze_file(test::zoo("efficientnet_b0.onnx"), test::gpu("h200"), AnalyzeOptions{});
+  double busy = 0, step = 0;
+  for (const NodeFate& f : a.nodes_fate) {
+    busy += f.gpu_busy_share, step += f.step_share;
+    if (f.longest_kernel < 0) {
+      CHECK(f.time_us == 0);
+      continue;
+    }
+    double time = 0, useful = 0, memory = 0;
+    for (int k : f.kernels) {
+      const KernelResult& r = a.kernels[size_t(k)];
+      if (!r.cost || a.nodes_fate[size_t(r.kernel.nodes.front())].name != f.name) continue;
+      time += r.cost->time_us, useful += r.cost->utilization * r.cost->time_us;
+      memory += r.cost->losses.memory * r.cost->time_us;
+      CHECK(r.cost->time_us <= a.kernels[size_t(f.longest_kernel)].cost->time_us);
+    }
+    CHECK(f.time_us == doctest::Approx(time));
+    CHECK(f.utilization == doctest::Approx(useful / time));
+    CHECK(f.losses.memory == doctest::Approx(memory / time));
+  }
+  CHECK(busy == doctest::Approx(1));
+  CHECK(step == doctest::Approx(a.total.gpu_busy_us / a.total.time_us));
+  CHECK(step < busy);  // eager's loop at batch 1 is host-bound: the step is longer than the GPU's work
 }

@@ -22,6 +22,7 @@
 #include "tilewave/gpu_file.h"
 #include "tilewave/json_input.h"
 #include "tilewave/error.h"
+#include "tilewave/report.h"
 #include "tilewave/version.h"
 
 using nlohmann::json;
@@ -43,23 +44,6 @@ std::vector<GpuModel> gpus_of(const CommonOptions& o, const std::string& list, c
 
 void check_holdout(double holdout) {
   if (!(holdout >= 0 && holdout < 1)) throw UsageError("--holdout", "must be in [0, 1)");
-}
-
-void print_stats(std::ostream& os, const std::vector<ErrorStats>& stats) {
-  fmt::print(os, "{:<16} {:>6} {:>10} {:>10} {:>10} {:>9} {:>10}\n", "op class", "layers", "median APE", "p90 APE",
-             "within25%", "Spearman", "bias");
-  for (const auto& s : stats)
-    fmt::print(os, "{:<16} {:>6} {:>9.1f}% {:>9.1f}% {:>9.1f}% {:>9.3f} {:>+9.1f}%\n", s.group, s.n,
-               100 * s.median_ape, 100 * s.p90_ape, 100 * s.within_25, s.spearman,
-               100 * (std::exp(s.median_log_ratio) - 1));
-}
-
-json stats_json(const std::vector<ErrorStats>& stats) {
-  json rows = json::array();
-  for (const auto& s : stats)
-    rows.push_back({{"class", s.group}, {"n", s.n}, {"median_ape", s.median_ape}, {"p90_ape", s.p90_ape},
-                    {"within_25", s.within_25}, {"spearman", s.spearman}, {"median_log_ratio", s.median_log_ratio}});
-  return rows;
 }
 
 // The measurements of one precision ("all": every one) from several files.
@@ -140,9 +124,9 @@ int cmd_calibrate_fit(const CommonOptions& o, const std::vector<std::string>& me
 
   fmt::print(std::cerr, "{} evaluations, train loss {:.4f}\n", fit.evaluations, fit.train_loss);
   fmt::print(std::cerr, "\nheld-out layers, before the fit (starting parameters):\n");
-  print_stats(std::cerr, before);
+  write_error_stats_table(std::cerr, before);
   fmt::print(std::cerr, "\nheld-out layers, after the fit:\n");
-  print_stats(std::cerr, after_test);
+  write_error_stats_table(std::cerr, after_test);
 
   write_calibrated_gpu(gpu, fit.params, "calibration",
                        {{"data", measured},
@@ -152,8 +136,8 @@ int cmd_calibrate_fit(const CommonOptions& o, const std::vector<std::string>& me
                         {"layers_held_out", split.test.size()},
                         {"holdout_seed", seed},
                         {"train_loss", fit.train_loss},
-                        {"held_out", stats_json(after_test)},
-                        {"train", stats_json(after_train)}},
+                        {"held_out", error_stats_json(after_test)},
+                        {"train", error_stats_json(after_train)}},
                        o);
   return 0;
 }
@@ -269,19 +253,7 @@ int cmd_calibrate_validate(const CommonOptions& o, const std::vector<std::string
       }
     });
   write_output(o.output, [&](std::ostream& os) {
-    if (o.format == "json") {
-      os << json_text(json{{"gpu", gpu.id}, {"data", measured}, {"holdout", holdout}, {"seed", seed},
-                           {"stats", stats_json(stats)}},
-                      2)
-         << "\n";
-      return;
-    }
-    fmt::print(os, "{} on {} measured {} layers from {} ({}; GPU file trust: {})\n", gpu.id, subset.size(), dtype,
-               joined(measured),
-               holdout > 0 ? fmt::format("the {:.0f}% held out with seed {}", 100 * holdout, seed) : "all layers",
-               trust_name(gpu.trust));
-    print_stats(os, stats);
-    fmt::print(os, "APE = |predicted - measured| / measured; bias = median predicted/measured - 1\n");
+    write_validation(os, o.format, {gpu, measured, dtype, holdout, seed, subset.size()}, stats);
   });
   return 0;
 }
@@ -351,16 +323,9 @@ int cmd_calibrate_from_benchmark(const CommonOptions& o, const std::vector<std::
                         "main-loop scale {:.3f}\n",
              fit.fit_families.size(), fit.held_out_families.size(), seed, fit.evaluations, fit.scales.memory_rate,
              fit.scales.main_loop);
-  auto table = [&](const std::vector<BenchmarkError>& rows, const char* title) {
-    fmt::print(std::cerr, "{}\n  {:<58} {:<8} {:<7} {:>4} {:>7} {:>7} {:>6} {:>6} {:>6}\n", title, "results file",
-               "subset", "kind", "n", "median", "p90", "ratio", "tau", "GMACs");
-    for (const auto& e : rows)
-      fmt::print(std::cerr, "  {:<58} {:<8} {:<7} {:>4} {:>6.1f}% {:>6.1f}% {:>6.2f} {:>6.2f} {:>6.2f}\n",
-                 std::filesystem::path(e.source).filename().string(), e.subset, e.kind, e.n, 100 * e.median,
-                 100 * e.p90, e.median_ratio, e.tau, e.tau_gmacs);
-  };
-  table(fit.before, fit_scales ? "before the fit (the starting parameters):" : "the GPU file as it is (--no-fit):");
-  if (fit_scales) table(fit.after, "after the fit:");
+  write_benchmark_errors(std::cerr, fit.before,
+                         fit_scales ? "before the fit (the starting parameters):" : "the GPU file as it is (--no-fit):");
+  if (fit_scales) write_benchmark_errors(std::cerr, fit.after, "after the fit:");
   if (!predictions.empty())
     write_output(predictions, [&](std::ostream& os) {
       const std::set<std::string> held(fit.held_out_families.begin(), fit.held_out_families.end());

@@ -97,29 +97,16 @@ int cmd_analyze(const CommonOptions& o, const std::string& model, int worst, con
   warn_unmodelled(a, o);
   const AnalysisView* view = find_analysis_view(o.format);
   if (!view) throw InputError("--format", fmt::format("unknown format '{}'", o.format));
-  write_output(o.output, [&](std::ostream& os) { view->write(os, a, ViewOptions{worst, by}); });
+  // The trace first: a reader of stdout that stops early (`| head`) cannot cost it.
   if (!o.trace_out.empty()) write_output(o.trace_out, [&](std::ostream& os) { write_chrome_trace(os, a); });
+  write_output(o.output, [&](std::ostream& os) { view->write(os, a, ViewOptions{worst, by}); });
   return 0;
 }
 
 int cmd_layers(const CommonOptions& o, const std::string& path) {
   const GpuModel gpu = gpu_of(o);
   const CostModel cost_model(gpu);
-  write_output(o.output, [&](std::ostream& os) {
-    if (o.format == "table")
-      fmt::print(os, "{:>5} {:<14} {:<6} {:>11} {:>7} {:>9} {:>6} {:>6}  {}\n", "line", "op", "dtype", "time_us", "util",
-                 "bound", "tile", "wave", "kernel");
-    scan_layer_set(path, [&](const LayerSetEntry& e, const std::string& text) {
-      const KernelCost c = cost_layer(e.layer, cost_model);
-      if (o.format == "table") {
-        fmt::print(os, "{:>5} {:<14} {:<6} {:>11.2f} {:>6.1f}% {:>9} {:>5.1f}% {:>5.1f}%  {}\n", e.line,
-                   layer_kind(e.layer), dtype_name(e.layer.dtype), c.time_us, 100 * c.utilization, bound_name(c.bound),
-                   100 * c.tile_eff, 100 * c.wave_eff, c.kernel);
-      } else {
-        os << append_fields(text, cost_fields(c, true)) << '\n';
-      }
-    });
-  });
+  write_output(o.output, [&](std::ostream& os) { write_layer_predictions(os, path, cost_model, o.format); });
   return 0;
 }
 
@@ -130,19 +117,10 @@ int cmd_extract(const CommonOptions& o, const std::string& model_path) {
   const KernelGraph lowered = lower_model(model, graph, opt.exec);
   const std::string stem = std::filesystem::path(model_path).stem().string();
   write_output(o.output, [&](std::ostream& os) {
-    for (const auto& k : lowered.kernels) {
-      if (!k.layer) {
-        fmt::print(std::cerr, "tilewave: warning: {}: {} ({}) is unmodelled and left out: {}\n", model_path, k.name,
-                   k.ops.text(), k.unmodelled_reason);
-        continue;
-      }
-      json j = layer_to_json(*k.layer);
-      j["model"] = stem;
-      j["node"] = k.name;
-      j["onnx_op"] = k.ops.text();
-      j["model_batch"] = model.batch;  // "batch" is a GEMM field
-      os << json_text(j) << "\n";
-    }
+    write_extracted_layers(os, model, lowered, stem, [&](const Kernel& k) {
+      fmt::print(std::cerr, "tilewave: warning: {}: {} ({}) is unmodelled and left out: {}\n", model_path, k.name,
+                 k.ops.text(), k.unmodelled_reason);
+    });
   });
   return 0;
 }

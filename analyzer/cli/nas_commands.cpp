@@ -1,13 +1,9 @@
 // `tilewave nas` and `tilewave nas-merge` (docs/nas.md): options in, the
 // library's space::Search run, its rows handed to the nas views.
-#include <charconv>
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <map>
-#include <set>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
@@ -16,7 +12,6 @@
 #include "commands.h"
 #include "tilewave/error.h"
 #include "tilewave/json_input.h"
-#include "tilewave/layer_set.h"
 #include "tilewave/output_file.h"
 #include "tilewave/progress.h"
 #include "tilewave/report.h"
@@ -29,16 +24,15 @@ namespace tilewave::cli {
 
 namespace {
 
-// A CSV stays plain (docs/cli.md "Formats"): the run's header, which
-// nas-merge checks shard against shard, goes beside it as FILE.meta.json.
-std::string meta_path(const std::string& csv_path) { return csv_path + ".meta.json"; }
+// A CSV's run header, which nas-merge checks shard against shard, goes
+// beside it as FILE.meta.json (docs/cli.md "Formats").
 
 void write_csv_header(const std::string& output, const json& header) {
   if (output.empty() || output == "-") {
     note("a CSV on stdout has no header beside it: -o FILE writes FILE.meta.json, which nas-merge reads");
     return;
   }
-  write_output(meta_path(output), [&](std::ostream& os) { os << json_text(header, 2) << "\n"; });
+  write_output(nas_meta_path(output), [&](std::ostream& os) { os << json_text(header, 2) << "\n"; });
 }
 
 }  // namespace
@@ -127,137 +121,13 @@ int cmd_nas(const CommonOptions& o, const NasOptions& n) {
 }
 
 int cmd_nas_merge(const CommonOptions& o, const std::vector<std::string>& files) {
-  json first_header;
-  std::string format;
-  std::set<uint64_t> shards_seen;
-  uint64_t shard_count = 0;
-  std::map<uint64_t, space::SearchRow> rows;
-  std::map<uint64_t, std::string> row_text;
-  for (const auto& path : files) {
-    require_regular_file(path, "a nas output");
-    std::ifstream f(path);
-    if (!f) throw InputError(path, "cannot open nas output");
-    std::string line;
-    std::getline(f, line);
-    // CSV: its header beside it (FILE.meta.json); a `# {header}` first line
-    // as nas wrote before. JSON Lines: the first line.
-    const bool legacy_csv = line.rfind("# ", 0) == 0;
-    const bool csv = legacy_csv || line.rfind(nas_columns()[0], 0) == 0;
-    json header;
-    const bool sidecar = csv && !legacy_csv;
-    const std::string header_file = sidecar ? meta_path(path) : path;  // where a bad header is
-    if (legacy_csv) header = parse_json_text(line.substr(2), path + ":1");
-    else if (!csv) header = parse_json_text(line, path + ":1");
-    else if (std::filesystem::exists(header_file)) header = read_json_file(header_file, "nas header");
-    else throw InputError(path, "its header is missing: nas writes it beside a CSV as " + header_file);
-    auto is_true = [](const json& j, const char* key) {
-      const auto it = j.find(key);
-      return it != j.end() && it->is_boolean() && it->get<bool>();
-    };
-    if (!header.is_object() || !is_true(header, "header") || !header.contains("shard") || !header["shard"].is_string())
-      throw InputError(header_file, sidecar ? "not a `tilewave nas` header" : "not a `tilewave nas` output (its first line is not the header)");
-    std::pair<uint64_t, uint64_t> shard;
-    try {
-      shard = space::parse_shard(header["shard"].get<std::string>());
-    } catch (const UsageError& e) {  // a file's field, not the command line's
-      throw InputError(header_file, fmt::format("field 'shard' {}", without_file(e.what(), "--shard")));
-    }
-    const auto [i, n] = shard;
-    json comparable = header;
-    comparable.erase("shard");
-    if (first_header.is_null()) {
-      first_header = comparable, shard_count = n, format = csv ? "csv" : "json";
-    } else if (comparable != first_header || n != shard_count || (csv ? "csv" : "json") != format) {
-      throw InputError(path, "its run differs from the first file's (space, seed, samples, sampling, GPU, batch, dtype, "
-                             "runtime, filters, shard count or format)");
-    }
-    if (!shards_seen.insert(i).second) throw InputError(path, fmt::format("shard {}/{} given twice", i, n));
-    if (legacy_csv) std::getline(f, line);  // column names
-    for (int number = legacy_csv ? 3 : 2; std::getline(f, line); ++number) {
-      if (line.empty()) continue;
-      const std::string where = fmt::format("{}:{}", path, number);
-      try {
-      uint64_t index = 0;
-      if (csv) {
-        index = std::stoull(line.substr(0, line.find(',')));
-      } else {
-        const json j = parse_json_text(line, fmt::format("{}:{}", path, number));
-        if (!j.contains("index") || !j["index"].is_number_unsigned())
-          throw InputError(fmt::format("{}:{}", path, number), "row without an index");
-        index = j["index"].get<uint64_t>();
-        space::SearchRow r;
-        r.index = index;
-        r.cost.time_us = j.contains("time_us") ? j.value("time_us", 0.0) : j.value("latency_us", 0.0);
-        r.cost.flops = j.value("flops", int64_t(0));
-        if (!(r.cost.time_us > 0) || !std::isfinite(r.cost.time_us) || r.cost.flops < 0)
-          throw InputError(where, "time_us or flops is not a nas figure (a positive time, FLOPs not negative)");
-        rows[index] = r;
-        // A row from before time_us (docs/report.md "Field names") gets it, merged.
-        if (!j.contains("time_us") && j.contains("latency_us"))
-          line = append_fields(line, "\"time_us\":" + json_text(j["latency_us"]));
-      }
-      if (index % shard_count != i)
-        throw InputError(fmt::format("{}:{}", path, number), fmt::format("candidate {} does not belong to shard {}/{}",
-                                                                         index, i, n));
-      if (!row_text.emplace(index, line).second)
-        throw InputError(fmt::format("{}:{}", path, number), fmt::format("candidate {} appears twice", index));
-      if (csv) {
-        std::stringstream ss(line);
-        std::string cell;
-        std::vector<std::string> cells;
-        while (std::getline(ss, cell, ',')) cells.push_back(cell);
-        if (line.back() == ',') cells.push_back("");  // an empty last cell (a bound merged from an older row)
-        // Rows from before time_us lack latency_us (time_us repeated,
-        // docs/report.md "Field names") and bound; rows from before bound
-        // lack it alone. Merged, they get latency_us and an empty bound (not known).
-        const size_t all = nas_columns().size();
-        if (cells.size() != all && cells.size() != all - 1 && cells.size() != all - 2)
-          throw InputError(fmt::format("{}:{}", path, number), "row does not have the nas columns");
-        if (cells.size() == all - 2) row_text[index] += "," + cells[4];
-        if (cells.size() < all) row_text[index] += ",";
-        // Every figure a finite number, none negative, the time positive: a
-        // part edited or written by something else is not merged as it is.
-        const auto& columns = nas_columns();
-        for (size_t k = 0; k < cells.size(); ++k) {
-          if (columns[k] == "encoding" || columns[k] == "main_loss" || columns[k] == "bound") continue;
-          double v = 0;
-          const auto r = std::from_chars(cells[k].data(), cells[k].data() + cells[k].size(), v);
-          if (r.ec != std::errc() || r.ptr != cells[k].data() + cells[k].size() || !std::isfinite(v) || v < 0 ||
-              ((columns[k] == "time_us" || columns[k] == "latency_us") && v <= 0))
-            throw InputError(where, fmt::format("{} '{}' is not a nas figure", columns[k], printable(cells[k])));
-        }
-        space::SearchRow r;
-        r.index = index;
-        r.cost.flops = std::stoll(cells[2]);
-        r.cost.time_us = std::stod(cells[4]);
-        rows[index] = r;
-      }
-      } catch (const std::logic_error&) {  // stoull/stod on a cell that is not a number
-        throw InputError(where, "row is not a `tilewave nas` row");
-      } catch (const json::exception&) {  // a field of another type
-        throw InputError(where, "row is not a `tilewave nas` row");
-      }
-    }
-  }
-  for (uint64_t i = 0; i < shard_count; ++i)
-    if (!shards_seen.count(i)) throw InputError("nas-merge", fmt::format("shard {}/{} is missing", i, shard_count));
-  // Shards each kept their own front; the merged front is recomputed.
-  std::set<uint64_t> keep;
-  if (first_header.contains("pareto") && first_header["pareto"] == true) {
-    std::vector<space::SearchRow> all;
-    for (auto& [i, r] : rows) all.push_back(r);
-    for (const auto& r : space::pareto_front(std::move(all))) keep.insert(r.index);
-  }
-  json header = first_header;
-  header["shard"] = "0/1";
-  header["merged_shards"] = shard_count;
+  const NasMerge merged = merge_nas_outputs(files);
   write_output(o.output, [&](std::ostream& os) {
-    write_nas_rows(os, header, {}, format);
-    for (const auto& [index, text] : row_text)
-      if (keep.empty() || keep.count(index)) os << text << "\n";
+    write_nas_rows(os, merged.header, {}, merged.format);
+    for (const auto& text : merged.rows) os << text << "\n";
   });
-  if (format == "csv") write_csv_header(o.output, header);
-  fmt::print(std::cerr, "tilewave: nas-merge: {} shards, {} candidates\n", shard_count, row_text.size());
+  if (merged.format == "csv") write_csv_header(o.output, merged.header);
+  fmt::print(std::cerr, "tilewave: nas-merge: {} shards, {} candidates\n", merged.shards, merged.candidates);
   return 0;
 }
 

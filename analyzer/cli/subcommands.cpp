@@ -260,9 +260,9 @@ const std::vector<Subcommand>& subcommands() {
          for (const auto& v : analysis_views()) formats.push_back(v.format);
          c->add_option("--format", a.o.format, fmt::format("{}", fmt::join(formats, ", ")))->check(CLI::IsMember(formats));
          c->add_option("--top", a.worst, "layers shown in the table")->capture_default_str()->check(CLI::Range(0, 1000000000));
-         c->add_option("--by", a.analyze_by, "the table's summary: op (convolution kinds apart), name (what each kernel "
-                                             "runs, as nsys sums kernels), node (ONNX nodes with parameters and memory) or kernel (launch order)")
-             ->capture_default_str()
+         c->add_option("--by", a.analyze_by, "the table's summary, and the CSV's rows: op (convolution kinds apart), name "
+                                             "(what each kernel runs, as nsys sums kernels), node (ONNX nodes with parameters "
+                                             "and memory) or kernel (launch order); default: op for the table, kernel for CSV")
              ->check(CLI::IsMember(table_summaries()));
          c->add_option("-o,--output", a.o.output, "output file (default: stdout)");
          c->add_option("--trace-out", a.o.trace_out,

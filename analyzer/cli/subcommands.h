@@ -18,7 +18,7 @@ namespace tilewave::cli {
 struct Args {
   CommonOptions o;
   int worst = 15;
-  std::string analyze_by = "op";
+  std::string analyze_by;  // empty: the format's own (ViewOptions::by)
   // The list defaults are the library's (run_options.h), which the Python module's share.
   std::string sweep_batches = fmt::format("{}", fmt::join(default_sweep_batches(), ","));
   std::string model, layer_set, extract, batches = sweep_batches, measured;

@@ -459,7 +459,8 @@ PYBIND11_MODULE(tilewave, m) {
       "nodes, free_nodes, total (flops, bytes, time_us, gpu_busy_us, host_busy_us, bound_by, utilization, "
       "gpu_busy_utilization, dram_bytes, l2_hit_bytes, bandwidth_utilization, throughput_per_s, kernels, loss), "
       "unmodelled, partial, node_fates, by_op, by_name (the --by op and --by name summaries), memory, "
-      "schedule (both timelines), layers (one per kernel, docs/report.md), notes (assumptions made while loading).",
+      "schedule (both timelines), layers (one per kernel, docs/report.md), notes (assumptions made while loading), "
+      "tilewave_version (what `tilewave --version` prints).",
       py::arg("batch") = py::none());
 
   def_model_function<std::optional<int64_t>, const std::string&, int, const std::string&>(
@@ -476,7 +477,7 @@ PYBIND11_MODULE(tilewave, m) {
         // The CLI's --top and --by, checked as its parser checks them.
         if (top < 0) throw InputError("top", fmt::format("top counts table rows: 0 or more, not {}", top));
         const auto& kinds = table_summaries();
-        if (std::find(kinds.begin(), kinds.end(), by) == kinds.end())
+        if (!by.empty() && std::find(kinds.begin(), kinds.end(), by) == kinds.end())
           throw InputError("by", fmt::format("unknown summary '{}' ({})", by, fmt::join(kinds, ", ")));
         std::ostringstream text;
         {
@@ -489,7 +490,8 @@ PYBIND11_MODULE(tilewave, m) {
       },
       "The text `tilewave analyze PATH --format FORMAT --top TOP --by BY` prints (csv, json or table), for files: "
       "open('r.csv', 'w').write(tilewave.analyze_text(path)). top (the slowest kernels shown) and by (the summary: "
-      "op, name, node or kernel) shape the table only, as on the CLI.",
+      "op, name, node or kernel; default op for the table, kernel for CSV) shape the table, and by the CSV's rows, as "
+      "on the CLI.",
       py::arg("batch") = py::none(), py::arg("format") = "csv", py::arg("top") = ViewOptions{}.worst_layers,
       py::arg("by") = ViewOptions{}.by);
 

@@ -48,14 +48,17 @@ class NodeFate(TypedDict):
     activation_read_bytes: int
     activation_write_bytes: int
     time_us: float
-    share: float
+    step_share: float  # of the step time
+    gpu_busy_share: float  # of the GPU's busy time
+    utilization: float
+    loss: Loss
 
 class KernelGroup(TypedDict):
     name: str
     kernels: int
     time_us: float
-    share: float
-    busy_share: float
+    step_share: float  # of the step time
+    gpu_busy_share: float  # of the GPU's busy time
     flops: int
     dram_bytes: int
     l2_hit_bytes: int
@@ -126,6 +129,7 @@ class RunFacts(TypedDict):
     partial: bool
 
 class Analysis(RunFacts):
+    tilewave_version: str  # what `tilewave --version` prints (docs/report.md "Version")
     node_fates: List[NodeFate]
     by_op: List[KernelGroup]
     by_name: List[KernelGroup]
@@ -141,6 +145,7 @@ class SweepPoint(Totals):
     partial: bool     # unmodelled kernels left out of its time (allow_unmodelled=True)
 
 class Sweep(TypedDict):
+    tilewave_version: str  # what `tilewave --version` prints (docs/report.md "Version")
     model: str
     model_path: str
     gpu: str
@@ -151,6 +156,7 @@ class Sweep(TypedDict):
     notes: List[str]  # one line when most points are host-bound
 
 class Comparison(TypedDict):
+    tilewave_version: str  # what `tilewave --version` prints (docs/report.md "Version")
     model: str
     models: List[str]
     configurations: List[RunFacts]
@@ -195,6 +201,7 @@ class RunConfig(TypedDict):
     execution: Dict[str, Any]
 
 class Advising(RunConfig):
+    tilewave_version: str  # what `tilewave --version` prints (docs/report.md "Version")
     advice: List[Advice]
 
 class KindError(TypedDict):
@@ -236,6 +243,7 @@ class SettingMismatch(TypedDict):
     evidence: str
 
 class TraceCheck(RunConfig):
+    tilewave_version: str  # what `tilewave --version` prints (docs/report.md "Version")
     trace: str
     trace_configuration: List[TraceSetting]
     configuration_mismatches: List[SettingMismatch]
@@ -264,6 +272,7 @@ class RankFailure(TypedDict):
     error: str
 
 class Ranking(TypedDict):
+    tilewave_version: str  # what `tilewave --version` prints (docs/report.md "Version")
     gpu: str
     gpu_trust: str
     host: Optional[str]  # the host issuing a plain loop; None under graph replay
@@ -278,7 +287,7 @@ def analyze(path: _Path, *, batch: Optional[int] = None, gpu: _Path = "h200", in
             runtime: str = "eager", dtype: str = "fp16", attention: str = "fused", layout: Optional[str] = None,
             amp: Optional[bool] = None, graph: Optional[bool] = None, host: Optional[_Path] = None,
             gpu_dir: Optional[_Path] = None, allow_unmodelled: bool = False) -> Analysis: ...
-def analyze_text(path: _Path, *, batch: Optional[int] = None, format: str = "csv", top: int = 15, by: str = "op",
+def analyze_text(path: _Path, *, batch: Optional[int] = None, format: str = "csv", top: int = 15, by: str = "",
                  gpu: _Path = "h200",
                  input: Optional[Dict[str, List[int]]] = None, runtime: str = "eager", dtype: str = "fp16",
                  attention: str = "fused", layout: Optional[str] = None, amp: Optional[bool] = None,

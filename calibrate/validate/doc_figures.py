@@ -116,7 +116,7 @@ def report_splits(runs):
             "onnx_models/efficientnet_b0.onnx --batch 16 --layout nhwc --no-amp --graph`",
             "(and the same for `resnet50.onnx`) prints the splits behind the pages:",
             f"{lat[0]} of EfficientNet-B0's {e['total']['kernels']} kernels are latency-bound ({pct(lat[1])} of the step),",
-            f"and its per-op summary puts its {dw['kernels']} depthwise convolutions at {pct(dw['share'])} of the",
+            f"and its per-op summary puts its {dw['kernels']} depthwise convolutions at {pct(dw['step_share'])} of the",
             f"step at {pct(dw['utilization'])} utilization, beside {eop['bias']['kernels']} `bias` kernels, "
             f"{eop['Sigmoid']['kernels']} sigmoids of",
             f"squeeze-excitation and SiLU and {eop['bn_prep']['kernels']} `bn_prep` kernels (eager PyTorch's",

@@ -17,8 +17,8 @@ done
 wait
 "$tw" nas-merge "$out"/part_*.csv -o "$out/merged.csv"
 "$tw" nas "$space" --samples "$samples" --seed 7 -o "$out/whole.csv"
-tail -n +2 "$out/merged.csv" >"$out/merged.rows"
-tail -n +2 "$out/whole.csv" >"$out/whole.rows"
+tail -n +3 "$out/merged.csv" >"$out/merged.rows"
+tail -n +3 "$out/whole.csv" >"$out/whole.rows"
 if cmp -s "$out/merged.rows" "$out/whole.rows"; then
   echo "merged $shards shards: $(wc -l <"$out/whole.rows") lines, identical to the unsharded run"
 else

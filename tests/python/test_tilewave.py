@@ -360,7 +360,7 @@ def test_every_path_may_be_a_pathlike(tmp_path):
     assert r["gpu"] == "l4" and r["total"] == tilewave.analyze(RESNET18, batch=2, gpu="l4", host="h200-vm")["total"]
     assert tilewave.sweep(model, batches=[1])["points"][0]["batch"] == 1
     assert tilewave.compare(model, gpus=["h200"])["configurations"][0]["gpu"] == "h200"
-    assert tilewave.analyze_text(model, batch=1).startswith("model,gpu,gpu_trust,batch,execution,name,")
+    assert tilewave.analyze_text(model, batch=1).split("\n")[1].startswith("model,gpu,gpu_trust,batch,execution,name,")
     out = tmp_path / "net.onnx"
     assert tilewave.layers_to_onnx(SMALL_NET, out, input=[3, 64, 64]) > 0 and out.exists()
     space = tilewave.Space(pathlib.Path(ROOT) / "onnx_models" / "spaces" / "mobilenetv2.json")
@@ -501,7 +501,7 @@ def assert_same_error(call, *cli_args):
 def nas_encodings(tmp_path, space_file, *args):
     out = tmp_path / "nas.csv"
     cli("nas", space_file, *args, "-o", str(out))
-    rows = list(csv.DictReader(open(out)))
+    rows = list(csv.DictReader(l for l in open(out) if not l.startswith("#")))
     assert [int(r["index"]) for r in rows] == list(range(len(rows)))
     return [r["encoding"] for r in rows]
 
@@ -561,10 +561,14 @@ def test_analyze_text_top_and_by_equal_the_clis():
             cli("analyze", RESNET18, "--batch", "2", "--format", "table", "--top", "3", "--by", by)
     assert tilewave.analyze_text(RESNET18, batch=2, format="table", top=0, by="node") == \
         cli("analyze", RESNET18, "--batch", "2", "--format", "table", "--top", "0", "--by", "node")
-    # The defaults are the CLI's; --top and --by shape the table only.
+    # The defaults are the CLI's; --top shapes the table only, --by also the CSV's rows.
     assert tilewave.analyze_text(RESNET18, batch=2, format="table") == \
         cli("analyze", RESNET18, "--batch", "2", "--format", "table")
-    assert tilewave.analyze_text(RESNET18, batch=2, top=1, by="node") == tilewave.analyze_text(RESNET18, batch=2)
+    assert tilewave.analyze_text(RESNET18, batch=2, top=1) == tilewave.analyze_text(RESNET18, batch=2)
+    assert tilewave.analyze_text(RESNET18, batch=2, by="kernel") == tilewave.analyze_text(RESNET18, batch=2)
+    for by in ("op", "name", "node"):
+        assert tilewave.analyze_text(RESNET18, batch=2, by=by) == \
+            cli("analyze", RESNET18, "--batch", "2", "--format", "csv", "--by", by)
     with pytest.raises(tilewave.InputError, match=r"^by: unknown summary 'layer' \(op, name, node, kernel\)$"):
         tilewave.analyze_text(RESNET18, format="table", by="layer")
     with pytest.raises(tilewave.InputError, match="^top: top counts table rows: 0 or more, not -1$"):

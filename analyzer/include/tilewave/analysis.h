@@ -56,8 +56,10 @@ struct KernelGroup {
   int64_t dram_bytes = 0, l2_hit_bytes = 0;
   double utilization = 0;  // the group's FLOPs / (its time x peak)
   double bandwidth_utilization = 0;  // over its time (docs/model.md "Bandwidth utilization")
-  double share = 0;        // of the network's time
-  double busy_share = 0;   // of the kernels' device time (the GPU's busy time)
+  // Two shares, never one unnamed (docs/report.md "Shares"): of the step time (Totals::time_us),
+  // and of the kernels' device time (Totals::gpu_busy_us), which a host-bound step does not fill.
+  double step_share = 0;
+  double gpu_busy_share = 0;
 };
 
 // What became of one ONNX node: it heads kernels of its own, is fused into
@@ -82,7 +84,12 @@ struct NodeFate {
   int64_t weight_bytes = 0;
   int64_t activation_read_bytes = 0, activation_write_bytes = 0;
   double time_us = 0;  // its kernels' device time (the kernels it heads)
-  double share = 0;    // of the kernels' device time
+  double step_share = 0, gpu_busy_share = 0;  // as KernelGroup's
+  // Over the kernels it heads: utilization and losses weighted by their time;
+  // the longest of them (Analysis::kernels index, -1: none costed) gives its bound and main loss.
+  double utilization = 0;
+  Losses losses;
+  int longest_kernel = -1;
 };
 
 // Memory of the whole network for the batch: every weight once, and the

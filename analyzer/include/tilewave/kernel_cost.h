@@ -38,14 +38,21 @@ struct Losses {
   double idle = 0;
 };
 
-// What a loss share is called: `key` in machine-read outputs (nas's
-// main_loss column), `label` in prose (the table's "why", annotate).
+// What a loss share is called, the one spelling every view uses: `key` in
+// machine-read outputs (JSON's loss fields, CSV's loss_ columns, nas's
+// main_loss column, annotate's keys), `label` in prose (the table's "why"
+// and "time lost to", the report's bars, the comparison's findings).
 enum class LossCause { tile, wave, efficiency, memory, fixed, idle };
 struct LossCauseNames {
   const char* key;
   const char* label;
 };
 LossCauseNames loss_cause_names(LossCause cause);
+// Every cause, in the enum's order (the order views list them in).
+inline constexpr LossCause kLossCauses[] = {LossCause::tile,   LossCause::wave,  LossCause::efficiency,
+                                            LossCause::memory, LossCause::fixed, LossCause::idle};
+// The share of `losses` lost to `cause`.
+double loss_share(const Losses& losses, LossCause cause);
 // The largest share, the reason a kernel or a network is slow (ties: the
 // earlier cause in the enum's order); nullopt when every share is 0.
 std::optional<LossCause> main_loss(const Losses& losses);

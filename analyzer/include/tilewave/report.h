@@ -1,6 +1,8 @@
 // Stage 10: views over an Analysis (analyzer/src/views/, one file per view).
 // Each writes to a stream; none computes: every figure comes from the result.
 #pragma once
+#include <functional>
+#include <map>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -10,6 +12,8 @@
 
 #include "tilewave/advise.h"
 #include "tilewave/analysis.h"
+#include "tilewave/benchmark_fit.h"
+#include "tilewave/calibration.h"
 #include "tilewave/comparison.h"
 #include "tilewave/ranking.h"
 #include "tilewave/op_registry.h"
@@ -35,10 +39,12 @@ struct ViewOptions {
   int worst_layers = 15;  // the table's slowest kernels
   // The table's summary (--by): op (head op, convolution kinds apart), name
   // (what each kernel runs, as nsys sums kernel names), node (ONNX nodes with
-  // their facts) or kernel (kernels in launch order).
-  std::string by = "op";
+  // their facts) or kernel (kernels in launch order). Empty: the format's
+  // own, op for the table, kernel for CSV (which has a row per kernel, node or
+  // group); JSON holds every summary whatever this is.
+  std::string by;
 };
-// The table's summaries (--by, Python's by=), the default first.
+// The table's summaries (--by, Python's by=), the table's default first.
 const std::vector<std::string>& table_summaries();
 struct AnalysisView {
   const char* format;
@@ -58,9 +64,37 @@ nlohmann::json totals_to_json(const Totals& t);
 // first line, compare's rows).
 nlohmann::json analysis_summary_json(const Analysis& a);
 void write_json(std::ostream& os, const Analysis& a);
-void write_csv(std::ostream& os, const Analysis& a);
+// Rows per kernel (by "" or "kernel"), per ONNX node ("node") or per kernel
+// group ("op", "name"), after the version's comment line.
+void write_csv(std::ostream& os, const Analysis& a, const std::string& by = "");
 // A person's view: summary, where the time goes, the worst layers.
-void write_table(std::ostream& os, const Analysis& a, int worst_layers = 15, const std::string& by = "op");
+void write_table(std::ostream& os, const Analysis& a, int worst_layers = 15, const std::string& by = "");
+
+// `tilewave layers` (views/layers.cpp, docs/layerset.md): each layer of the
+// set at `path` costed alone, as the table or (jsonl) its line with the cost
+// fields appended; and `--extract`: the costed kernels of a lowered model as
+// a layer set, `unmodelled` told of each kernel left out.
+void write_layer_predictions(std::ostream& os, const std::string& path, const CostModel& cost_model,
+                             const std::string& format);
+void write_extracted_layers(std::ostream& os, const Model& model, const KernelGraph& lowered, const std::string& stem,
+                            const std::function<void(const Kernel&)>& unmodelled);
+
+// `tilewave calibrate` (views/calibrate.cpp): error statistics per op class
+// as a table and as JSON rows; `calibrate validate`'s whole output (table or
+// json) for a run; from-benchmark's errors per results file under a title.
+void write_error_stats_table(std::ostream& os, const std::vector<ErrorStats>& stats);
+nlohmann::json error_stats_json(const std::vector<ErrorStats>& stats);
+struct ValidationRun {
+  const GpuModel& gpu;
+  const std::vector<std::string>& files;
+  std::string dtype;
+  double holdout;
+  int seed;
+  size_t layers;  // the layers the statistics are over
+};
+void write_validation(std::ostream& os, const std::string& format, const ValidationRun& run,
+                      const std::vector<ErrorStats>& stats);
+void write_benchmark_errors(std::ostream& os, const std::vector<BenchmarkError>& rows, const std::string& title);
 
 // Several models side by side (`tilewave rank`); `failed` lists the models
 // that could not be analysed, as (file, reason), shown after the ranking.
@@ -84,6 +118,24 @@ nlohmann::json candidate_to_json(const space::CandidateCost& c, bool with_losses
 // nas_columns, appended to `out`) or as a JSON Lines object; format_nas_row
 // is either, by format (csv, else JSON Lines).
 const std::vector<std::string>& nas_columns();
+// A nas CSV's column line, read by name (nas-merge): shards from before
+// time_us name it latency_us and lack bound, shards from before bound lack
+// it alone (docs/report.md "Field names"). row() gives a row's cells in
+// today's nas_columns() order, the time in both time columns and an unknown
+// bound empty, every figure checked (a finite number, none negative, the
+// time positive); InputError naming `where` otherwise.
+class NasCsvColumns {
+ public:
+  NasCsvColumns() = default;
+  NasCsvColumns(const std::string& names_line, const std::string& where);
+  std::vector<std::string> row(const std::string& line, const std::string& where) const;
+  static size_t today(const std::string& name);  // a column's position in nas_columns()
+  static std::string text(const std::vector<std::string>& cells);  // the cells as a CSV line
+
+ private:
+  std::map<std::string, size_t> at_;
+  size_t width_ = 0;
+};
 void nas_csv_row(const space::SearchRow& r, std::string& out);
 nlohmann::json nas_json_row(const space::SearchRow& r);
 void format_nas_row(const space::SearchRow& r, const std::string& format, std::string& out);
@@ -104,6 +156,21 @@ nlohmann::json nas_header(const NasRun& run);
 // column names, the header itself going beside the file), then the rows' texts.
 void write_nas_rows(std::ostream& os, const nlohmann::json& header, const std::vector<space::SearchRow>& rows,
                     const std::string& format);
+// Where nas keeps a CSV's header: FILE.meta.json beside -o FILE.
+std::string nas_meta_path(const std::string& csv_path);
+// `tilewave nas-merge` (docs/nas.md "Sharding on existing engines"): the shards' outputs, checked
+// to come from one run (InputError naming the file otherwise), each shard
+// once, each candidate once and in its shard; `rows` are the row texts in
+// index order (CSV rows in today's columns), the --pareto front recomputed
+// over all parts; `header` the merged run's ("shard": "0/1").
+struct NasMerge {
+  nlohmann::json header;
+  std::string format;  // "csv" or "json" (JSON Lines)
+  uint64_t shards = 0;
+  size_t candidates = 0;  // rows read, before the front is taken
+  std::vector<std::string> rows;
+};
+NasMerge merge_nas_outputs(const std::vector<std::string>& files);
 // `tilewave params` (views/params.cpp): every parameter of a GPU file and of
 // a host file, from param_table() and host_param_table(), the one definition
 // the loaders, the fits, the Python module and the doc figures read.

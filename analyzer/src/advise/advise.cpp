@@ -41,18 +41,6 @@ std::string not_fitted(const Analysis& a, const Analysis& base) {
   return "";
 }
 
-double loss_share(const Losses& x, LossCause c) {
-  switch (c) {
-    case LossCause::tile: return x.tile;
-    case LossCause::wave: return x.wave;
-    case LossCause::efficiency: return x.efficiency;
-    case LossCause::memory: return x.memory;
-    case LossCause::fixed: return x.fixed;
-    case LossCause::idle: return x.idle;
-  }
-  return 0;
-}
-
 // Why a larger batch is faster per sample, from the two analyses: a
 // host-bound step issues the same kernels for more samples; a GPU-bound one
 // loses less of its time to the causes that do not grow with the batch.

@@ -17,20 +17,30 @@ LossCauseNames loss_cause_names(LossCause cause) {
     case LossCause::efficiency: return {"efficiency", "main-loop efficiency"};
     case LossCause::memory: return {"memory", "memory bound"};
     case LossCause::fixed: return {"fixed", "fixed per-kernel cost"};
-    case LossCause::idle: return {"idle", "GPU idle"};
+    case LossCause::idle: return {"idle", "GPU idle between kernels"};
   }
   return {"?", "?"};
 }
 
+double loss_share(const Losses& l, LossCause cause) {
+  switch (cause) {
+    case LossCause::tile: return l.tile;
+    case LossCause::wave: return l.wave;
+    case LossCause::efficiency: return l.efficiency;
+    case LossCause::memory: return l.memory;
+    case LossCause::fixed: return l.fixed;
+    case LossCause::idle: return l.idle;
+  }
+  return 0;
+}
+
 std::optional<LossCause> main_loss(const Losses& l) {
-  const std::pair<double, LossCause> shares[] = {{l.tile, LossCause::tile},     {l.wave, LossCause::wave},
-                                                 {l.efficiency, LossCause::efficiency}, {l.memory, LossCause::memory},
-                                                 {l.fixed, LossCause::fixed},   {l.idle, LossCause::idle}};
   // max_element keeps the first of equal shares.
-  const auto* best = std::max_element(std::begin(shares), std::end(shares),
-                                      [](const auto& x, const auto& y) { return x.first < y.first; });
-  if (!(best->first > 0)) return std::nullopt;
-  return best->second;
+  const auto* best = std::max_element(std::begin(kLossCauses), std::end(kLossCauses), [&](LossCause x, LossCause y) {
+    return loss_share(l, x) < loss_share(l, y);
+  });
+  if (!(loss_share(l, *best) > 0)) return std::nullopt;
+  return *best;
 }
 
 const char* bound_name(Bound b) {

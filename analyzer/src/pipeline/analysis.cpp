@@ -93,8 +93,8 @@ std::vector<KernelGroup> group_kernels(const Analysis& a, Key key) {
     g.utilization = g.time_us > 0 && peak > 0 ? double(g.flops) / (g.time_us * 1e-6 * peak) : 0;
     g.bandwidth_utilization =
         bandwidth_utilization(double(g.dram_bytes), double(g.l2_hit_bytes), g.time_us, a.dram_gbs, a.l2_gbs);
-    g.share = a.total.time_us > 0 ? g.time_us / a.total.time_us : 0;
-    g.busy_share = a.total.gpu_busy_us > 0 ? g.time_us / a.total.gpu_busy_us : 0;
+    g.step_share = a.total.time_us > 0 ? g.time_us / a.total.time_us : 0;
+    g.gpu_busy_share = a.total.gpu_busy_us > 0 ? g.time_us / a.total.gpu_busy_us : 0;
   }
   std::stable_sort(groups.begin(), groups.end(), [](const auto& x, const auto& y) { return x.time_us > y.time_us; });
   return groups;

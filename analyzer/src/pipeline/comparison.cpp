@@ -33,7 +33,7 @@ std::vector<GroupPair> pair_groups(const std::vector<KernelGroup>& a, const std:
   for (const auto& g : a) find(g.name)->a = g;
   for (const auto& g : b) find(g.name)->b = g;
   std::stable_sort(pairs.begin(), pairs.end(), [](const GroupPair& x, const GroupPair& y) {
-    return std::max(x.a.busy_share, x.b.busy_share) > std::max(y.a.busy_share, y.b.busy_share);
+    return std::max(x.a.gpu_busy_share, x.b.gpu_busy_share) > std::max(y.a.gpu_busy_share, y.b.gpu_busy_share);
   });
   return pairs;
 }
@@ -100,14 +100,10 @@ NetworkComparison compare_networks(const Analysis& a, const Analysis& b) {
              : c.throughput_ratio > 0
                  ? fmt::format("{} is {:.2f}x as fast as {}: {}.", fast_name, c.throughput_ratio, slow_name, both_rates)
                  : fmt::format("{} is faster: {}.", fast_name, both_rates);
-  const auto shares = [](const Analysis& x) {
-    const Losses& l = x.total.losses;
-    return std::vector<double>{x.total.utilization, l.tile, l.wave, l.efficiency, l.memory, l.fixed, l.idle};
-  };
-  const char* causes[] = {"useful work", "tile quantization", "wave quantization", "main-loop efficiency",
-                          "memory bound", "fixed per-kernel cost", "GPU idle between kernels"};
-  const auto sa = shares(a), sb = shares(b);
-  for (size_t i = 0; i < sa.size(); ++i) c.shares.push_back({causes[i], sa[i], sb[i]});
+  // Useful work, then each loss as loss_cause_names spells it.
+  c.shares.push_back({"useful work", a.total.utilization, b.total.utilization});
+  for (LossCause cause : kLossCauses)
+    c.shares.push_back({loss_cause_names(cause).label, loss_share(a.total.losses, cause), loss_share(b.total.losses, cause)});
   c.by_op = pair_groups(a.by_op, b.by_op);
   c.by_bound = pair_groups(a.by_bound, b.by_bound);
   std::sort(c.by_bound.begin(), c.by_bound.end(), [](const auto& x, const auto& y) { return x.name < y.name; });
@@ -173,7 +169,7 @@ NetworkComparison compare_networks(const Analysis& a, const Analysis& b) {
                                      worse_name, worse.total.kernels, worse.total.host_busy_us, worse.total.gpu_busy_us,
                                      better_name, better.total.kernels));
   // Shares of the GPU's busy time, not the step: a host-bound step hides the kernels' own mix.
-  const auto extra_busy = [&](const GroupPair& p) { return worse_of(p).busy_share - better_of(p).busy_share; };
+  const auto extra_busy = [&](const GroupPair& p) { return worse_of(p).gpu_busy_share - better_of(p).gpu_busy_share; };
   // The op groups where the worse network spends the most extra GPU time.
   std::vector<const GroupPair*> extra;
   for (const auto& p : c.by_op)
@@ -183,14 +179,14 @@ NetworkComparison compare_networks(const Analysis& a, const Analysis& b) {
     const KernelGroup& w = worse_of(*extra[i]);
     c.findings.push_back(fmt::format("{} spends {} of its GPU time ({} of the step) in {} kernels ({}, at {} "
                                      "utilization and {} of the memory bandwidth); {} spends {} of its GPU time.",
-                                     worse_name, pct(w.busy_share), pct(w.share), extra[i]->name,
+                                     worse_name, pct(w.gpu_busy_share), pct(w.step_share), extra[i]->name,
                                      w.kernels, pct(w.utilization), pct(w.bandwidth_utilization), better_name,
-                                     pct(better_of(*extra[i]).busy_share)));
+                                     pct(better_of(*extra[i]).gpu_busy_share)));
   }
   const auto weak = [&](const Analysis& x) {
     double s = 0;
     for (const auto& g : x.by_bound)
-      if (g.name != "compute") s += g.busy_share;
+      if (g.name != "compute") s += g.gpu_busy_share;
     return s;
   };
   c.findings.push_back(fmt::format("Memory- and latency-bound kernels take {} of {}'s GPU time and {} of {}'s.",

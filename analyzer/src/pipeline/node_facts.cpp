@@ -69,11 +69,29 @@ void fill_node_facts(const Model& model, const NodeGraph& graph, const Execution
     }
     for (const auto& out : n.outputs)
       if (is_activation(out)) f.activation_write_bytes = checked_sum(f.activation_write_bytes, bytes_of(out, false));
+    // Over the kernels it heads: utilization and losses weighted by time,
+    // the bound and main loss the longest kernel's (what annotate shows).
+    double useful_us = 0;
     for (int k : f.kernels) {
       const KernelResult& r = a.kernels[size_t(k)];
-      if (r.cost && !r.kernel.nodes.empty() && r.kernel.nodes[0] == int(i)) f.time_us += r.cost->time_us;
+      if (!r.cost || r.kernel.nodes.empty() || r.kernel.nodes[0] != int(i)) continue;
+      const KernelCost& c = *r.cost;
+      f.time_us += c.time_us;
+      useful_us += c.utilization * c.time_us;
+      f.losses.tile += c.losses.tile * c.time_us;
+      f.losses.wave += c.losses.wave * c.time_us;
+      f.losses.efficiency += c.losses.efficiency * c.time_us;
+      f.losses.memory += c.losses.memory * c.time_us;
+      f.losses.fixed += c.losses.fixed * c.time_us;
+      if (f.longest_kernel < 0 || c.time_us > a.kernels[size_t(f.longest_kernel)].cost->time_us) f.longest_kernel = k;
     }
-    f.share = busy > 0 ? f.time_us / busy : 0;
+    if (f.time_us > 0) {
+      f.utilization = useful_us / f.time_us;
+      for (double* l : {&f.losses.tile, &f.losses.wave, &f.losses.efficiency, &f.losses.memory, &f.losses.fixed})
+        *l /= f.time_us;
+    }
+    f.gpu_busy_share = busy > 0 ? f.time_us / busy : 0;
+    f.step_share = a.total.time_us > 0 ? f.time_us / a.total.time_us : 0;
   }
 
   // Peak activations: each tensor lives from its producer's step to its last

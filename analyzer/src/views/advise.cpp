@@ -40,8 +40,8 @@ json advice_to_json(const Analysis& a, const std::vector<Advice>& advice) {
   for (const auto& x : advice)
     rows.push_back({{"kind", x.kind}, {"change", x.change}, {"detail", x.detail}, {"gain", x.gain}, {"not_fitted", x.not_fitted},
                     {"before", totals_to_json(x.before)}, {"after", totals_to_json(x.after)}});
-  return {{"model", a.model_name}, {"gpu", a.gpu_id}, {"batch", a.batch}, {"dtype", dtype_name(a.dtype)},
-          {"runtime", a.runtime}, {"execution", a.exec.to_json()}, {"advice", rows}};
+  return views::versioned({{"model", a.model_name}, {"gpu", a.gpu_id}, {"batch", a.batch}, {"dtype", dtype_name(a.dtype)},
+          {"runtime", a.runtime}, {"execution", a.exec.to_json()}, {"advice", rows}});
 }
 
 void write_advice(std::ostream& os, const std::string& format, const Analysis& a, const std::vector<Advice>& advice) {

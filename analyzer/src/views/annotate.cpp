@@ -40,10 +40,9 @@ void put(Entries& props, const std::string& key, const std::string& value) {
   e->set_value(value);
 }
 
-// The node's facts and its one-line summary. Several kernels a node heads
-// (eager's convolution, bias and BatchNorm) are summed; utilization and the
-// losses are weighted by time, bound and main loss are the longest kernel's.
-std::string annotate_node(const Analysis& a, int node, const onnx::GraphProto& g, Entries& props) {
+// The node's facts (NodeFate: over the kernels it heads, utilization and
+// losses weighted by time, bound and main loss the longest kernel's) and its one-line summary.
+std::string annotate_node(const Analysis& a, int node, Entries& props) {
   const NodeFate& fate = a.nodes_fate[size_t(node)];
   put(props, "fate", fate_name(fate.fate));
   std::string kernels;
@@ -52,7 +51,7 @@ std::string annotate_node(const Analysis& a, int node, const onnx::GraphProto& g
   if (fate.kernels.empty()) return "launches no kernel (shape arithmetic, or a constant the runtime folds)";
   const KernelResult& first = a.kernels[size_t(fate.kernels.front())];
   if (fate.fate == Fate::fused) {
-    const std::string& head = g.node(first.kernel.nodes.front()).name();
+    const std::string& head = a.nodes_fate[size_t(first.kernel.nodes.front())].name;
     put(props, "fused_into", head);
     return fmt::format("fused into kernel {}, whose head is node {}", first.kernel.name, head);
   }
@@ -60,35 +59,21 @@ std::string annotate_node(const Analysis& a, int node, const onnx::GraphProto& g
     put(props, "unmodelled", first.kernel.unmodelled_reason);
     return "unmodelled: " + first.kernel.unmodelled_reason;
   }
-  double time = 0, useful = 0;
-  Losses l;
-  const KernelCost* longest = nullptr;
-  for (int k : fate.kernels) {
-    const KernelResult& r = a.kernels[size_t(k)];
-    if (!r.cost || r.kernel.nodes.front() != node) continue;  // only the kernels it heads
-    const KernelCost& c = *r.cost;
-    time += c.time_us;
-    useful += c.utilization * c.time_us;
-    l.tile += c.losses.tile * c.time_us, l.wave += c.losses.wave * c.time_us;
-    l.efficiency += c.losses.efficiency * c.time_us, l.memory += c.losses.memory * c.time_us;
-    l.fixed += c.losses.fixed * c.time_us;
-    if (!longest || c.time_us > longest->time_us) longest = &c;
-  }
-  if (!longest || !(time > 0)) return "no costed kernel";
-  const double u = useful / time;
-  put(props, "time_us", fmt::format("{:.3f}", time));
-  put(props, "share", fmt::format("{:.4f}", fate.share));
-  put(props, "utilization", fmt::format("{:.4f}", u));
-  put(props, "bound", bound_name(longest->bound));
-  put(props, "main_loss", main_loss(*longest));
-  put(props, "runs_as", longest->kernel);
-  put(props, "loss.tile", fmt::format("{:.4f}", l.tile / time));
-  put(props, "loss.wave", fmt::format("{:.4f}", l.wave / time));
-  put(props, "loss.efficiency", fmt::format("{:.4f}", l.efficiency / time));
-  put(props, "loss.memory", fmt::format("{:.4f}", l.memory / time));
-  put(props, "loss.fixed", fmt::format("{:.4f}", l.fixed / time));
-  return fmt::format("{:.2f} us ({:.1f}% of the network), utilization {:.1f}%, {}-bound, main loss: {}", time,
-                     100 * fate.share, 100 * u, bound_name(longest->bound), main_loss(*longest));
+  if (fate.longest_kernel < 0 || !(fate.time_us > 0)) return "no costed kernel";
+  const KernelCost& longest = *a.kernels[size_t(fate.longest_kernel)].cost;
+  put(props, "time_us", fmt::format("{:.3f}", fate.time_us));
+  put(props, "step_share", fmt::format("{:.4f}", fate.step_share));
+  put(props, "gpu_busy_share", fmt::format("{:.4f}", fate.gpu_busy_share));
+  put(props, "utilization", fmt::format("{:.4f}", fate.utilization));
+  put(props, "bound", bound_name(longest.bound));
+  put(props, "main_loss", main_loss(longest));
+  put(props, "runs_as", longest.kernel);
+  for (LossCause cause : kLossCauses)
+    if (cause != LossCause::idle)  // a network's loss, not a kernel's
+      put(props, std::string("loss.") + loss_cause_names(cause).key, fmt::format("{:.4f}", loss_share(fate.losses, cause)));
+  return fmt::format("{:.2f} us ({:.1f}% of the GPU's busy time), utilization {:.1f}%, {}-bound, main loss: {}",
+                     fate.time_us, 100 * fate.gpu_busy_share, 100 * fate.utilization, bound_name(longest.bound),
+                     main_loss(longest));
 }
 
 namespace fs = std::filesystem;
@@ -146,7 +131,7 @@ std::string annotated_onnx(const std::string& path, const Analysis& a, const std
     onnx::NodeProto* node = g->mutable_node(i);
     drop_ours(*node->mutable_metadata_props());
     const std::string line = fmt::format("{}{}, batch {}: {}", kMark, a.gpu_id, a.batch,
-                                         annotate_node(a, i, *g, *node->mutable_metadata_props()));
+                                         annotate_node(a, i, *node->mutable_metadata_props()));
     // A second annotation replaces the first; the node's own text stays.
     std::string doc = node->doc_string();
     const auto at = doc.find(kMark);

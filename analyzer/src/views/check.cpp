@@ -8,6 +8,7 @@
 
 #include "tilewave/error.h"
 #include "tilewave/json_input.h"
+#include "format.h"
 #include "tilewave/report.h"
 #include "tilewave/text.h"
 
@@ -61,10 +62,11 @@ void write_check_table(std::ostream& os, const Analysis& a, const MeasuredTrace&
   if (!c.by_class.empty()) {
     fmt::print(os, "\nKernel classes (error: of the pairs, by the measured kernel's class; missing:\n"
                    "measured time nothing predicted pairs with; extra: the reverse):\n");
-    fmt::print(os, "  {:<13} {:>6} {:>11} {:>12} {:>7} {:>10} {:>8}\n", "class", "share", "measured_us",
+    // measured_share: of the measured kernel time, as the JSON names it (docs/report.md "Shares").
+    fmt::print(os, "  {:<13} {:>14} {:>11} {:>12} {:>7} {:>10} {:>8}\n", "class", "measured_share", "measured_us",
                "predicted_us", "error", "missing_us", "extra_us");
     for (const auto& r : c.by_class)
-      fmt::print(os, "  {:<13} {:>5.1f}% {:>11.1f} {:>12.1f} {:>7} {:>10.1f} {:>8.1f}\n", r.kernel_class,
+      fmt::print(os, "  {:<13} {:>13.1f}% {:>11.1f} {:>12.1f} {:>7} {:>10.1f} {:>8.1f}\n", r.kernel_class,
                  100 * r.measured_share, r.measured_us, r.predicted_us,
                  r.paired > 0 ? fmt::format("{:+.0f}%", 100 * r.paired_error) : std::string("-"), r.missing_us,
                  r.extra_us);
@@ -138,7 +140,7 @@ json check_to_json(const Analysis& a, const MeasuredTrace& t, const TraceCheck& 
       j["measured_class"] = pairing_class(t.kernels[size_t(p.measured)].name);
     pairs.push_back(std::move(j));
   }
-  return {{"model", a.model_name},
+  return views::versioned({{"model", a.model_name},
           {"gpu", a.gpu_id},
           {"batch", a.batch},
           {"dtype", dtype_name(a.dtype)},
@@ -159,7 +161,7 @@ json check_to_json(const Analysis& a, const MeasuredTrace& t, const TraceCheck& 
           {"by_kind", by_kind},
           {"by_class", by_class},
           {"shape_matched", c.shape_matched},
-          {"pairs", std::move(pairs)}};
+          {"pairs", std::move(pairs)}});
 }
 
 void write_check(std::ostream& os, const std::string& format, const Analysis& a, const MeasuredTrace& t,

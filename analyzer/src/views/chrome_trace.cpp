@@ -9,6 +9,7 @@
 #include <cmath>
 #include <utility>
 
+#include "format.h"
 #include "tilewave/report.h"
 #include "tilewave/json_input.h"
 #include "tilewave/trace_check.h"
@@ -77,10 +78,10 @@ nlohmann::json chrome_trace_json(const Analysis& a) {
   // The step, as torch.profiler's schedule marks one.
   events.push_back({{"ph", "X"}, {"cat", "user_annotation"}, {"name", "ProfilerStep#0"}, {"pid", 0},
                     {"tid", kHostThread}, {"ts", kOriginUs}, {"dur", a.total.time_us}});
-  return {{"traceEvents", std::move(events)},
+  return views::versioned({{"traceEvents", std::move(events)},
           {"displayTimeUnit", "ns"},
           {"otherData", {{"tool", "tilewave"}, {"predicted", true}, {"model", a.model_path}, {"gpu", a.gpu_id},
-                         {"step_us", a.total.time_us}, {"origin_us", kOriginUs}}}};
+                         {"step_us", a.total.time_us}, {"origin_us", kOriginUs}}}});
 }
 
 void write_chrome_trace(std::ostream& os, const Analysis& a) { os << json_text(chrome_trace_json(a)) << "\n"; }

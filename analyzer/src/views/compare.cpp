@@ -69,7 +69,7 @@ json compare_to_json(const std::vector<Analysis>& as, const NetworkComparison* n
   json out = {{"model", as.empty() ? "" : as.front().model_name}, {"models", models}, {"configurations", rows}};
   out["notes"] = notes_json(as, "rows");
   if (networks) out["faster"] = networks->faster, out["findings"] = networks->findings;
-  return out;
+  return views::versioned(std::move(out));
 }
 
 }  // namespace tilewave

@@ -10,6 +10,7 @@
 #include "tilewave/analysis.h"
 #include "tilewave/kernel_cost.h"
 #include "tilewave/text.h"
+#include "tilewave/version.h"
 
 namespace tilewave::views {
 
@@ -32,10 +33,22 @@ inline std::string csv_field(const std::string& s) {
   return q + "\"";
 }
 
+// The version every output names (docs/report.md "Version"): a JSON
+// document's top-level field, and a CSV's first line, a comment that
+// pandas skips with comment='#'.
+inline nlohmann::json versioned(nlohmann::json document) {
+  document["tilewave_version"] = version();
+  return document;
+}
+inline void write_csv_version(std::ostream& os) { os << "# tilewave " << version() << "\n"; }
+
 inline std::string pct(double f) { return fmt::format("{:.1f}%", 100 * f); }
 
+// Keyed as loss_cause_names spells them.
 inline nlohmann::json loss_json(const Losses& l) {
-  return {{"tile", l.tile}, {"wave", l.wave}, {"efficiency", l.efficiency}, {"memory", l.memory}, {"fixed", l.fixed}, {"idle", l.idle}};
+  nlohmann::json j = nlohmann::json::object();
+  for (LossCause cause : kLossCauses) j[loss_cause_names(cause).key] = loss_share(l, cause);
+  return j;
 }
 
 // 950.0 us, 4.70 ms.

@@ -15,6 +15,7 @@
 #include "tilewave/comparison.h"
 #include "tilewave/report.h"
 #include "tilewave/text.h"
+#include "tilewave/version.h"
 
 namespace tilewave {
 
@@ -32,17 +33,22 @@ const char* bound_colour(Bound b) {
   return "#999";
 }
 
-// Utilization and the loss causes, in the order the stacked bars draw them.
+// Utilization and the loss causes (kLossCauses), in the order the stacked
+// bars draw them; the losses named as loss_cause_names spells them.
 struct Share {
-  const char* name;
+  std::string name;
   const char* colour;
 };
-const Share kShares[] = {{"useful work", "#1b9e77"},     {"tile quantization", "#e6ab02"},
-                         {"wave quantization", "#a6761d"}, {"main-loop efficiency", "#66a61e"},
-                         {"memory bound", "#d95f02"},     {"fixed per-kernel cost", "#7570b3"},
-                         {"GPU idle between kernels", "#bbbbbb"}};
+const std::array<Share, 7> kShares = [] {
+  const char* colours[] = {"#e6ab02", "#a6761d", "#66a61e", "#d95f02", "#7570b3", "#bbbbbb"};
+  std::array<Share, 7> shares{Share{"useful work", "#1b9e77"}};
+  for (size_t i = 0; i < std::size(kLossCauses); ++i) shares[i + 1] = {loss_cause_names(kLossCauses[i]).label, colours[i]};
+  return shares;
+}();
 std::array<double, 7> shares_of(double utilization, const Losses& l) {
-  return {utilization, l.tile, l.wave, l.efficiency, l.memory, l.fixed, l.idle};
+  std::array<double, 7> out{utilization};
+  for (size_t i = 0; i < std::size(kLossCauses); ++i) out[i + 1] = loss_share(l, kLossCauses[i]);
+  return out;
 }
 
 std::string fmt_us(double us) { return us >= 1000 ? fmt::format("{:.2f} ms", us / 1000) : fmt::format("{:.1f} µs", us); }
@@ -266,7 +272,7 @@ void op_table(std::ostream& os, const Analysis& a, const std::string& id) {
              id, id);
   for (const auto& g : a.by_op)
     fmt::print(os, R"~(<tr><td>{}</td><td>{}</td><td>{}</td><td><span class="bar" style="width:{:.0f}px"></span> {}</td><td>{}</td><td>{:.2f}</td><td>{}</td><td>{}</td></tr>)~",
-               html_escape(g.name), g.kernels, fmt_us(g.time_us), 120 * g.share, fmt_pct(g.share), fmt_pct(g.busy_share),
+               html_escape(g.name), g.kernels, fmt_us(g.time_us), 120 * g.step_share, fmt_pct(g.step_share), fmt_pct(g.gpu_busy_share),
                double(g.flops) / 1e9,
                fmt_pct(g.utilization), fmt_pct(g.bandwidth_utilization));
   os << "</table></div><p class=\"note\">Kernels grouped by the op they run first, depthwise and grouped convolutions "
@@ -466,7 +472,7 @@ void compare_gpus(std::ostream& os, const Analysis& main, const std::vector<Anal
 
 void page_head(std::ostream& os, const std::string& title, const std::string& subtitle) {
   fmt::print(os, R"~(<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>tilewave: {0}</title>
+<html lang="en"><head><meta charset="utf-8"><meta name="generator" content="tilewave {2}"><title>tilewave: {0}</title>
 <style>
 body {{ font-family: system-ui, sans-serif; max-width: 980px; margin: 1.5em auto; padding: 0 8px; color: #222; }}
 svg.chart {{ max-width: 100%; height: auto; }} .scroll {{ overflow-x: auto; }} td {{ white-space: nowrap; }}
@@ -488,7 +494,7 @@ svg text {{ font-size: 11px; fill: #333; }} svg .axis {{ font-size: 12px; }}
 <h1>{0}</h1>
 <p class="note">{1}</p>
 )~",
-             html_escape(title), subtitle);
+             html_escape(title), subtitle, version());
 }
 
 void page_end(std::ostream& os) {
@@ -504,8 +510,8 @@ document.body.dataset.charts = String(charts.length - empty.length);
 }
 
 std::string source_line(const Analysis& a) {
-  return fmt::format("{} ({}, {}); predicted by tilewave from {}.", html_escape(a.gpu_name), html_escape(a.gpu_id),
-                     html_escape(trust_name(a.gpu_trust)), html_escape(a.model_path));
+  return fmt::format("{} ({}, {}); predicted by tilewave {} from {}.", html_escape(a.gpu_name), html_escape(a.gpu_id),
+                     html_escape(trust_name(a.gpu_trust)), version(), html_escape(a.model_path));
 }
 
 
@@ -613,12 +619,12 @@ void write_html_comparison(std::ostream& os, const ReportInput& in_a, const Repo
     double rest_a = 1, rest_b = 1;
     const auto title = [](const KernelGroup& g) {
       return fmt::format("{}: {} kernels, {} of the GPU's time, utilization {}, bandwidth {}", g.name, g.kernels,
-                         fmt_pct(g.busy_share), fmt_pct(g.utilization), fmt_pct(g.bandwidth_utilization));
+                         fmt_pct(g.gpu_busy_share), fmt_pct(g.utilization), fmt_pct(g.bandwidth_utilization));
     };
     for (size_t i = 0; i < shown; ++i) {
       const GroupPair& p = c.by_op[i];
-      parts.emplace_back(p.name, kGroupColours[i], p.a.busy_share, p.b.busy_share, title(p.a), title(p.b));
-      rest_a -= p.a.busy_share, rest_b -= p.b.busy_share;
+      parts.emplace_back(p.name, kGroupColours[i], p.a.gpu_busy_share, p.b.gpu_busy_share, title(p.a), title(p.b));
+      rest_a -= p.a.gpu_busy_share, rest_b -= p.b.gpu_busy_share;
     }
     parts.emplace_back("other ops", "#aaaaaa", std::max(0.0, rest_a), std::max(0.0, rest_b),
                        fmt::format("other ops: {}", fmt_pct(rest_a)), fmt::format("other ops: {}", fmt_pct(rest_b)));
@@ -637,7 +643,7 @@ void write_html_comparison(std::ostream& os, const ReportInput& in_a, const Repo
     fmt::print(os, "<tr><td>{}</td>", html_escape(p.name));
     for (const KernelGroup* g : {&p.a, &p.b})
       if (g->kernels)
-        fmt::print(os, "<td>{}</td><td>{}</td><td>{}</td><td>{}</td>", g->kernels, fmt_pct(g->busy_share),
+        fmt::print(os, "<td>{}</td><td>{}</td><td>{}</td><td>{}</td>", g->kernels, fmt_pct(g->gpu_busy_share),
                    fmt_pct(g->utilization), fmt_pct(g->bandwidth_utilization));
       else
         os << "<td>-</td><td></td><td></td><td></td>";

@@ -87,7 +87,7 @@ json analysis_to_json(const Analysis& a, bool with_layers) {
   if (with_layers)
     for (const auto& r : a.kernels) layers.push_back(json::parse(kernel_json(r)));
   // Built without the layers, which are moved in: an initializer list would copy them.
-  json out = analysis_summary_json(a);
+  json out = views::versioned(analysis_summary_json(a));
   json nodes = json::array();
   for (const auto& f : a.nodes_fate)
     nodes.push_back({{"name", f.name},
@@ -99,7 +99,10 @@ json analysis_to_json(const Analysis& a, bool with_layers) {
                      {"activation_read_bytes", f.activation_read_bytes},
                      {"activation_write_bytes", f.activation_write_bytes},
                      {"time_us", f.time_us},
-                     {"share", f.share}});
+                     {"step_share", f.step_share},
+                     {"gpu_busy_share", f.gpu_busy_share},
+                     {"utilization", f.utilization},
+                     {"loss", loss_json(f.losses)}});
   out["node_fates"] = std::move(nodes);
   // The table's --by op and --by name summaries.
   const auto groups = [](const std::vector<KernelGroup>& list) {
@@ -108,8 +111,8 @@ json analysis_to_json(const Analysis& a, bool with_layers) {
       rows.push_back({{"name", g.name},
                       {"kernels", g.kernels},
                       {"time_us", g.time_us},
-                      {"share", g.share},
-                      {"busy_share", g.busy_share},
+                      {"step_share", g.step_share},
+                      {"gpu_busy_share", g.gpu_busy_share},
                       {"flops", g.flops},
                       {"dram_bytes", g.dram_bytes},
                       {"l2_hit_bytes", g.l2_hit_bytes},

@@ -35,7 +35,7 @@ json rank_to_json(const std::vector<Analysis>& as, const Ranking& ranking, const
                 {"partial", a.partial}});
     rows.push_back(std::move(row));
   }
-  return {{"gpu", as.empty() ? "" : as[0].gpu_id},
+  return views::versioned({{"gpu", as.empty() ? "" : as[0].gpu_id},
           {"host", as.empty() || as[0].host_id.empty() ? json(nullptr) : json(as[0].host_id)},
           {"gpu_trust", as.empty() ? "" : trust_name(as[0].gpu_trust)},
           {"batch", as.empty() ? 0 : as[0].batch},
@@ -51,7 +51,7 @@ json rank_to_json(const std::vector<Analysis>& as, const Ranking& ranking, const
              json n = json::array();
              if (auto note = host_bound_note(ranking.host_bound, as.size(), "models")) n.push_back(*note);
              return n;
-           }()}};
+           }()}});
 }
 
 void write_rank_table(std::ostream& os, const std::vector<Analysis>& as, const Ranking& ranking,
@@ -92,6 +92,7 @@ void write_rank_table(std::ostream& os, const std::vector<Analysis>& as, const R
 void write_rank_csv(std::ostream& os, const std::vector<Analysis>& as, const Ranking& ranking,
                     const std::vector<RankFailure>& failed) {
   // Columns after `error` were added later: readers by position keep working.
+  views::write_csv_version(os);
   os << "rank,model,model_path,gpu,gpu_trust,execution,batch,time_us,flops,utilization,throughput_per_s,flops_rank,"
         "partial,error,host,bound_by,time_low_us,time_high_us,bound\n";
   for (size_t i = 0; i < ranking.by_time.size(); ++i) {

@@ -10,8 +10,8 @@ const std::vector<AnalysisView>& analysis_views() {
        [](std::ostream& os, const Analysis& a, const ViewOptions& o) { write_table(os, a, o.worst_layers, o.by); }},
       {"json", "every kernel and node, all fields",
        [](std::ostream& os, const Analysis& a, const ViewOptions&) { write_json(os, a); }},
-      {"csv", "the run's facts, then a row per kernel",
-       [](std::ostream& os, const Analysis& a, const ViewOptions&) { write_csv(os, a); }},
+      {"csv", "a row per kernel (--by node: per ONNX node; op, name: per group), the run's facts in each",
+       [](std::ostream& os, const Analysis& a, const ViewOptions& o) { write_csv(os, a, o.by); }},
   };
   return views;
 }

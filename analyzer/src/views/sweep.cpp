@@ -24,11 +24,11 @@ json sweep_to_json(const std::vector<Analysis>& as) {
     point.update({{"batch", a.batch}, {"host_bound", a.total.host_bound}, {"partial", a.partial}});  // host_bound: bound_by == "host"
     rows.push_back(std::move(point));
   }
-  if (as.empty()) return {{"model", ""}, {"points", rows}};
-  return {{"model", as[0].model_name},     {"model_path", as[0].model_path}, {"gpu", as[0].gpu_id},
+  if (as.empty()) return views::versioned({{"model", ""}, {"points", rows}});
+  return views::versioned({{"model", as[0].model_name},     {"model_path", as[0].model_path}, {"gpu", as[0].gpu_id},
           {"gpu_trust", trust_name(as[0].gpu_trust)},  {"execution", as[0].exec.to_json()},
           {"host", as[0].host_id.empty() ? json(nullptr) : json(as[0].host_id)}, {"points", rows},
-          {"notes", notes_json(as, "batches")}};
+          {"notes", notes_json(as, "batches")}});
 }
 
 json notes_json(const std::vector<Analysis>& as, const char* what) {
@@ -61,6 +61,7 @@ void write_sweep_table(std::ostream& os, const std::vector<Analysis>& as) {
 }
 
 void write_totals_csv(std::ostream& os, const std::vector<Analysis>& as) {
+  views::write_csv_version(os);
   os << "model,gpu,gpu_trust,execution,batch,time_us,gpu_busy_us,throughput_per_s,utilization,bandwidth_utilization,"
         "host_bound,loss_tile,loss_wave,loss_efficiency,loss_memory,loss_fixed,loss_idle,host,time_low_us,time_high_us,"
         "bound,partial\n";

@@ -21,7 +21,8 @@ const std::vector<std::string>& table_summaries() {
   return kinds;
 }
 
-void write_table(std::ostream& os, const Analysis& a, int worst_layers, const std::string& by) {
+void write_table(std::ostream& os, const Analysis& a, int worst_layers, const std::string& by_given) {
+  const std::string& by = by_given.empty() ? table_summaries().front() : by_given;
   const Totals& t = a.total;
   fmt::print(os, "{} on {} ({}), batch {}, {}{}\n", printable(a.model_name), a.gpu_name, a.gpu_id, a.batch,
              a.exec.name(), a.runtime_calibrated ? "" : " (no parameters fitted on this runtime)");
@@ -56,24 +57,26 @@ void write_table(std::ostream& os, const Analysis& a, int worst_layers, const st
   fmt::print(os, "  bandwidth          {} over the step (DRAM {} at {:.2f} TB/s, L2 hits {} at {:.2f})\n",
              pct(t.bandwidth_utilization), si(double(t.dram_bytes), "B"), a.dram_gbs / 1000,
              si(double(t.l2_hit_bytes), "B"), a.l2_gbs / 1000);
-  fmt::print(os, "  time lost to       tile quantization {}, wave quantization {},\n"
-                 "                     main-loop efficiency {}, memory {}, fixed cost {},\n"
-                 "                     GPU idle between kernels {}\n",
-             pct(t.losses.tile), pct(t.losses.wave), pct(t.losses.efficiency), pct(t.losses.memory),
-             pct(t.losses.fixed), pct(t.losses.idle));
+  // Two causes a line, as loss_cause_names spells them.
+  for (size_t i = 0; i < std::size(kLossCauses); ++i) {
+    const LossCause cause = kLossCauses[i];
+    fmt::print(os, "{}{} {}{}", i == 0 ? "  time lost to       " : i % 2 ? " " : "                     ",
+               loss_cause_names(cause).label, pct(loss_share(t.losses, cause)),
+               i + 1 == std::size(kLossCauses) ? "\n" : i % 2 ? ",\n" : ",");
+  }
   for (size_t i = 0; i < a.by_bound.size(); ++i)
     fmt::print(os, "  {:<19}{}-bound: {} kernels, {} of time\n", i ? "" : "kernels by bound", a.by_bound[i].name,
-               a.by_bound[i].kernels, pct(a.by_bound[i].share));
+               a.by_bound[i].kernels, pct(a.by_bound[i].step_share));
 
   auto groups = [&](const char* title, const std::vector<KernelGroup>& list, const char* column) {
     const size_t shown = std::min<size_t>(std::max(10, worst_layers), list.size());
     fmt::print(os, "\nBy {} ({} of {}, by time):\n", title, shown, list.size());
-    fmt::print(os, "  {:<28} {:>7} {:>9} {:>6} {:>8} {:>6} {:>6}\n", column, "kernels", "time_us", "share", "FLOP", "util",
-               "bw");
+    fmt::print(os, "  {:<24} {:>7} {:>9} {:>10} {:>8} {:>6} {:>6}\n", column, "kernels", "time_us", "step_share", "FLOP",
+               "util", "bw");
     for (size_t i = 0; i < shown; ++i) {
       const KernelGroup& g = list[i];
-      fmt::print(os, "  {:<28} {:>7} {:>9.1f} {:>6} {:>8} {:>6} {:>6}\n", middle_ellipsis(printable(g.name), 28), g.kernels,
-                 g.time_us, pct(g.share), si(double(g.flops), ""), pct(g.utilization), pct(g.bandwidth_utilization));
+      fmt::print(os, "  {:<24} {:>7} {:>9.1f} {:>10} {:>8} {:>6} {:>6}\n", middle_ellipsis(printable(g.name), 24), g.kernels,
+                 g.time_us, pct(g.step_share), si(double(g.flops), ""), pct(g.utilization), pct(g.bandwidth_utilization));
     }
   };
   if (by == "op") groups("op", a.by_op, "op");
@@ -84,13 +87,13 @@ void write_table(std::ostream& os, const Analysis& a, int worst_layers, const st
     std::stable_sort(nodes.begin(), nodes.end(), [](auto* x, auto* y) { return x->time_us > y->time_us; });
     const size_t shown = std::min<size_t>(size_t(std::max(worst_layers, 0)), nodes.size());
     fmt::print(os, "\nBy ONNX node ({} of {}, by the time of the kernels each heads):\n", shown, nodes.size());
-    fmt::print(os, "  {:<34} {:<18} {:<10} {:>9} {:>6} {:>8} {:>9} {:>9} {:>9}\n", "node", "op", "fate", "time_us",
-               "share", "params", "weights", "act_in", "act_out");
+    fmt::print(os, "  {:<34} {:<18} {:<10} {:>9} {:>10} {:>8} {:>9} {:>9} {:>9}\n", "node", "op", "fate", "time_us",
+               "step_share", "params", "weights", "act_in", "act_out");
     for (size_t i = 0; i < shown; ++i) {
       const NodeFate& f = *nodes[i];
-      fmt::print(os, "  {:<34} {:<18} {:<10} {:>9.1f} {:>6} {:>8} {:>9} {:>9} {:>9}\n",
+      fmt::print(os, "  {:<34} {:<18} {:<10} {:>9.1f} {:>10} {:>8} {:>9} {:>9} {:>9}\n",
                  middle_ellipsis(printable(compact_name(f.name)), 34), middle_ellipsis(printable(f.op), 18), fate_name(f.fate),
-                 f.time_us, pct(f.share), si(double(f.params), ""), si(double(f.weight_bytes), "B"),
+                 f.time_us, pct(f.step_share), si(double(f.params), ""), si(double(f.weight_bytes), "B"),
                  si(double(f.activation_read_bytes), "B"), si(double(f.activation_write_bytes), "B"));
     }
   }
@@ -114,7 +117,7 @@ void write_table(std::ostream& os, const Analysis& a, int worst_layers, const st
   std::stable_sort(rows.begin(), rows.end(), [](auto* x, auto* y) { return x->cost->time_us > y->cost->time_us; });
   const int shown = std::min<int>(worst_layers, int(rows.size()));
   fmt::print(os, "\nSlowest {} of {} kernels: name, bound and main loss; then op, shape, time, share\n"
-                 "of the network, utilization, bandwidth utilization, tile/wave efficiency in %\n"
+                 "of the step, utilization, bandwidth utilization, tile/wave efficiency in %\n"
                  "(GEMM-like kernels):\n", shown, rows.size());
   for (int i = 0; i < shown; ++i) {
     const auto& r = *rows[i];
