@@ -15,7 +15,7 @@ KernelGraph lower(const std::string& path, const std::string& runtime, int64_t b
   const Model m = load_onnx(path, o);
   const RuntimeProfile* r = find_runtime(runtime);
   REQUIRE(r != nullptr);
-  return lower_model(m, build_node_graph(m), *r, DType::fp16);
+  return lower_model(m, cuda_graph_harness(*r, DType::fp16));
 }
 int count(const std::vector<std::string>& v, const std::string& x) { return int(std::count(v.begin(), v.end(), x)); }
 std::vector<std::string> ops(const KernelGraph& l) {
@@ -82,7 +82,7 @@ KernelGraph lower_at(const std::string& runtime, DType dtype) {
   LoadOptions o;
   o.batch = 2;
   const Model m = load_onnx(test::data("tiny_cnn.onnx"), o);
-  return lower_model(m, build_node_graph(m), default_execution(runtime_named(runtime, "test"), dtype));
+  return lower_model(m, default_execution(runtime_named(runtime, "test"), dtype));
 }
 std::vector<const Kernel*> of_problem(const KernelGraph& l, size_t problem_index) {
   std::vector<const Kernel*> out;
