@@ -68,6 +68,11 @@ struct MemoryProblem {
 // A grouped convolution whose group width cuDNN has no native NHWC kernel
 // for: not a power of two, and wider than one `align`-element vector.
 bool grouped_fallback(const ConvProblem& p, int align);
+// A depthwise convolution: each of its groups (at least two) reads one input
+// channel, whatever its channel multiplier (docs/model.md "Direct
+// convolution (depthwise and small groups)"). The one definition.
+bool is_depthwise(int64_t in_channels, int64_t groups);
+bool is_depthwise(const ConvProblem& p);
 
 using Problem = std::variant<ConvProblem, GemmProblem, MemoryProblem, AttentionProblem>;
 

@@ -275,7 +275,7 @@ KernelCost cost_conv(const ConvProblem& p, int64_t bytes, DType dtype, const Cos
   GemmView g{pixels, kg_pad, narrow ? cg_pad * p.R * p.S : cg_pad, p.groups, p.macs(), bytes, true, conv_factor,
              !aligned, taps, p.groups > 1};
   const bool depthwise_like = cg < align || kg < align;
-  if (p.groups > 1 && cg == 1) return cost_direct_conv(p, bytes, dtype, m, hits);
+  if (is_depthwise(p)) return cost_direct_conv(p, bytes, dtype, m, hits);
   KernelCost gemm = cost_gemm(g, dtype, m, hits);
   gemm.aligned = aligned;
   if (grouped_fallback(p, align)) return grouped_fallback_cost(gemm, p, dtype, m);
