@@ -140,6 +140,19 @@ TEST_CASE("is_depthwise: the cost path and the kernel class follow the one defin
   CHECK(is_depthwise(2, 2));
 }
 
+TEST_CASE("a grouped fallback alone carries its layout transforms; as a network's kernel it leaves them to the layout pass") {
+  const GpuModel g = test::gpu("h200");
+  Layer l = depthwise(16, 432, 14, 3);
+  std::get<ConvProblem>(l.problem).groups = 9;  // RegNet's group width 48: no native NHWC kernel
+  const KernelCost lone = cost_layer(l, g), kernel = cost_kernel(l, CostModel(g));
+  CHECK(lone.kernel == kernel.kernel);
+  CHECK(lone.kernel.find("_fallback") != std::string::npos);
+  CHECK(lone.time_us > kernel.time_us);
+  // A native width (64) launches no transforms: both costs agree.
+  std::get<ConvProblem>(l.problem).C = std::get<ConvProblem>(l.problem).K = 576;
+  CHECK(cost_layer(l, g).time_us == doctest::Approx(cost_kernel(l, CostModel(g)).time_us));
+}
+
 TEST_CASE("bound: a depthwise convolution its CUDA-core loop sets is cuda-core-bound, not compute-bound") {
   const GpuModel g = test::gpu("h200");
   const KernelCost c = cost_layer(depthwise(32, 144, 56, 5), g);

@@ -16,9 +16,6 @@ struct ConvProblem {
   std::array<int64_t, 2> stride{1, 1}, pad{0, 0}, dilation{1, 1};
   int64_t groups = 1;
   bool transposed = false;  // ConvTranspose: H,W are the input size
-  // A grouped fallback whose layout transforms are kernels of their own (a
-  // runtime's lowering emitted them), so its cost leaves them out.
-  bool transforms_separate = false;
   int64_t P() const;        // output height
   int64_t Q() const;        // output width
   int64_t macs() const;
