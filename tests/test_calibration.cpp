@@ -142,7 +142,7 @@ TEST_CASE("fit-runtime recovers a known launch gap, starting from the base set w
       LoadOptions lo;
       lo.batch = b;
       const Model m = load_onnx(dir + "/" + net + ".onnx", lo);
-      const double us = network_time_us(lower_model(m, build_node_graph(m), eager, DType::fp16), truth);
+      const double us = network_time_us(lower_model(m, cuda_graph_harness(eager, DType::fp16)), truth);
       lines += fmt::format("{{\"model\": \"{}\", \"runtime\": \"eager\", \"batch\": {}, \"status\": \"ok\", "
                            "\"latency_ms\": {}}}\n", net, b, us / 1e3);
     }
@@ -153,7 +153,7 @@ TEST_CASE("fit-runtime recovers a known launch gap, starting from the base set w
   CHECK(fit_runtime(base, eager, runs, {}, {"launch_gap_us"}).fit.params.at("launch_gap_us") ==
         doctest::Approx(r.fit.params.at("launch_gap_us")));
   for (const auto& [b, e] : r.median_error_by_batch) CHECK(e.second < 0.01);
-  CHECK(runtime_class(*lower_model(runs[0].model, build_node_graph(runs[0].model), eager, DType::fp16)
+  CHECK(runtime_class(*lower_model(runs[0].model, cuda_graph_harness(eager, DType::fp16))
                           .kernels[2]
                           .layer) == "library");
 }

@@ -124,6 +124,35 @@ TEST_CASE("depthwise convolution takes the direct CUDA-core path") {
   CHECK(c.peak_flops == doctest::Approx(g.cuda_core_peak_flops(DType::fp16)));
 }
 
+TEST_CASE("is_depthwise: the cost path and the kernel class follow the one definition") {
+  const GpuModel g = test::gpu("h200");
+  Layer times2 = depthwise(32, 144, 56, 3);
+  std::get<ConvProblem>(times2.problem).K = 288;  // channel multiplier 2: still one input channel per group
+  Layer paired = depthwise(32, 144, 56, 3);
+  std::get<ConvProblem>(paired.problem).groups = 72;  // two input channels per group
+  for (const Layer* l : {&times2, &paired}) {
+    const bool dw = is_depthwise(std::get<ConvProblem>(l->problem));
+    CHECK(dw == (l == &times2));
+    CHECK((kernel_class(*l) == KernelClass::conv_depthwise) == dw);
+    if (dw) CHECK(cost_layer(*l, g).path == CostPath::direct_conv);
+  }
+  CHECK_FALSE(is_depthwise(1, 1));  // a single channel and group is a plain conv
+  CHECK(is_depthwise(2, 2));
+}
+
+TEST_CASE("a grouped fallback alone carries its layout transforms; as a network's kernel it leaves them to the layout pass") {
+  const GpuModel g = test::gpu("h200");
+  Layer l = depthwise(16, 432, 14, 3);
+  std::get<ConvProblem>(l.problem).groups = 9;  // RegNet's group width 48: no native NHWC kernel
+  const KernelCost lone = cost_layer(l, g), kernel = cost_kernel(l, CostModel(g));
+  CHECK(lone.kernel == kernel.kernel);
+  CHECK(lone.kernel.find("_fallback") != std::string::npos);
+  CHECK(lone.time_us > kernel.time_us);
+  // A native width (64) launches no transforms: both costs agree.
+  std::get<ConvProblem>(l.problem).C = std::get<ConvProblem>(l.problem).K = 576;
+  CHECK(cost_layer(l, g).time_us == doctest::Approx(cost_kernel(l, CostModel(g)).time_us));
+}
+
 TEST_CASE("bound: a depthwise convolution its CUDA-core loop sets is cuda-core-bound, not compute-bound") {
   const GpuModel g = test::gpu("h200");
   const KernelCost c = cost_layer(depthwise(32, 144, 56, 5), g);

@@ -1,9 +1,12 @@
 // Op registry and the runtime profiles (docs/model.md "Runtimes").
 #include <doctest/doctest.h>
 
+#include <filesystem>
+
 #include "test_helpers.h"
 #include "tilewave/analysis.h"
 #include "tilewave/op_registry.h"
+#include "tilewave/passes.h"
 #include "tilewave/pipeline.h"
 
 using namespace tilewave;
@@ -15,7 +18,7 @@ KernelGraph lower(const std::string& path, const std::string& runtime, int64_t b
   const Model m = load_onnx(path, o);
   const RuntimeProfile* r = find_runtime(runtime);
   REQUIRE(r != nullptr);
-  return lower_model(m, build_node_graph(m), *r, DType::fp16);
+  return lower_model(m, cuda_graph_harness(*r, DType::fp16));
 }
 int count(const std::vector<std::string>& v, const std::string& x) { return int(std::count(v.begin(), v.end(), x)); }
 std::vector<std::string> ops(const KernelGraph& l) {
@@ -47,19 +50,115 @@ TEST_CASE("eager: an unfolded BatchNormalization node also runs its two channel 
   CHECK(count(names, "bn_prep") == 2 * (62 + 59));  // 59 convs carry a folded BN
 }
 
-TEST_CASE("eager: a grouped conv without a native NHWC kernel runs between layout transforms") {
-  const KernelGraph l = lower(test::zoo("regnet_x_3_2gf.onnx"), "eager", 1);
-  const auto names = ops(l);
-  // 25 blocks, each a grouped 3x3 conv of group width 48: input and filter
-  // to NCHW before, the output back after.
-  CHECK(count(names, "layout_transform") == 3 * 25);
-  for (size_t i = 0; i + 1 < l.kernels.size(); ++i)
-    if (l.kernels[i].name.find("/to_nhwc") != std::string::npos) {
-      const auto* c = std::get_if<ConvProblem>(&l.kernels[i - 1].layer->problem);
-      REQUIRE(c != nullptr);
-      CHECK(c->transforms_separate);
-      CHECK(l.kernels[i].reads[0].name == l.kernels[i - 1].writes[0].name);
-    }
+TEST_CASE("every runtime: a grouped conv without a native NHWC kernel runs between layout transforms") {
+  for (const RuntimeProfile* r : builtin_runtimes()) {
+    CAPTURE(r->name());
+    const KernelGraph l = lower(test::zoo("regnet_x_3_2gf.onnx"), r->name(), 1);
+    // 25 blocks, each a grouped 3x3 conv of group width 48: input and filter
+    // to NCHW before, the output back after.
+    CHECK(count(ops(l), "layout_transform") == 3 * 25);
+    for (size_t i = 1; i + 1 < l.kernels.size(); ++i)
+      if (l.kernels[i].name.find("/to_nhwc") != std::string::npos) {
+        const Kernel& conv = l.kernels[i - 1];
+        REQUIRE(conv.layer);
+        REQUIRE(std::holds_alternative<ConvProblem>(conv.layer->problem));
+        CHECK(conv.reads[0].layout == Layout::nchw);
+        CHECK(l.kernels[i].reads[0].name == conv.writes[0].name);
+        CHECK(l.kernels[i].writes[0].layout == Layout::nhwc);
+      }
+  }
+}
+
+namespace {
+bool is_transform(const Kernel& k) { return k.ops.is(RuntimeStep::layout_transform); }
+
+// The layout transforms of `g` that write what kernel `k` reads (`reading`
+// true) or read what it writes.
+std::vector<int> transforms_beside(const KernelGraph& g, const KernelIndex& index, size_t k, bool reading) {
+  std::vector<int> out;
+  if (reading) {
+    for (size_t slot = 0; slot < g.kernels[k].reads.size(); ++slot)
+      if (const int p = index.producer(k, slot); p >= 0 && is_transform(g.kernels[size_t(p)])) out.push_back(p);
+  } else {
+    for (int c : index.consumers(k))
+      if (is_transform(g.kernels[size_t(c)])) out.push_back(c);
+  }
+  return out;
+}
+}  // namespace
+
+TEST_CASE("layout pass: no conv of a bundled network is wrapped twice, under any configuration") {
+  // docs/model.md "Layout pass": one transform at most on each side of a
+  // conv, never a transform feeding another, and every conv reads its input
+  // in the layout its kernel needs. Batch 1 keeps it to seconds.
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(TILEWAVE_ONNX_MODELS))
+    if (e.path().extension() == ".onnx") files.push_back(e.path().string());
+  REQUIRE(files.size() >= 20);
+  int wrapped = 0;
+  for (const std::string& file : files) {
+    LoadOptions o;
+    o.batch = 1;
+    const Model m = load_onnx(file, o);
+    const NodeGraph graph = build_node_graph(m);
+    for (const RuntimeProfile* r : builtin_runtimes())
+      for (Layout layout : {Layout::nchw, Layout::nhwc})
+        for (bool amp : {false, true}) {
+          ExecutionConfig e = default_execution(*r);
+          e.layout = layout;
+          e.amp = amp;
+          CAPTURE(file);
+          CAPTURE(e.name());
+          const KernelGraph g = lower_model(m, graph, e);
+          const KernelIndex index(g);
+          for (size_t k = 0; k < g.kernels.size(); ++k) {
+            const Kernel& kernel = g.kernels[k];
+            if (is_transform(kernel)) {
+              CAPTURE(kernel.name);
+              CHECK(transforms_beside(g, index, k, true).empty());
+              CHECK(transforms_beside(g, index, k, false).empty());
+              continue;
+            }
+            const ConvProblem* p = kernel.layer ? std::get_if<ConvProblem>(&kernel.layer->problem) : nullptr;
+            if (!p || kernel.reads.empty()) continue;
+            CAPTURE(kernel.name);
+            const std::vector<int> before = transforms_beside(g, index, k, true),
+                                   after = transforms_beside(g, index, k, false);
+            CHECK(before.size() <= 1);
+            CHECK(after.size() <= 1);
+            // Its own transforms (named after it) come in pairs: it hands back what it took.
+            auto own = [&](const std::vector<int>& ts) {
+              return std::count_if(ts.begin(), ts.end(), [&](int t) {
+                return g.kernels[size_t(t)].name.rfind(kernel.name + "/", 0) == 0;
+              });
+            };
+            CHECK(own(before) == own(after));
+            const DType d = kernel.layer->dtype;
+            // The precision pass may make an fp32 conv tf32 after the layout pass chose.
+            if (d != DType::tf32)
+              CHECK(kernel.reads[0].layout ==
+                    conv_kernel_layout(*p, d, int(16 / dtype_bytes(d)), e.activation_layout()));
+            wrapped += int(own(before));
+          }
+        }
+  }
+  CHECK(wrapped > 0);  // the checks above met wrapped convs
+}
+
+TEST_CASE("lower_model: the one composition runs the runtime's lowering, then both passes") {
+  LoadOptions o;
+  o.batch = 2;
+  const Model m = load_onnx(test::zoo("regnet_x_3_2gf.onnx"), o);
+  ExecutionConfig e = default_execution(default_runtime());  // eager, NCHW, autocast
+  const KernelGraph g = lower_model(m, e);
+  CHECK(ops(g) == ops(lower_model(m, build_node_graph(m), e)));
+  const KernelGraph own = lower_for_runtime(m, build_node_graph(m), e, OpRegistry::builtin());
+  // The runtime's own lowering launches no transforms nor casts: the passes add them.
+  CHECK(count(ops(own), "layout_transform") == 0);
+  CHECK(count(ops(own), "cast") == 0);
+  CHECK(count(ops(g), "layout_transform") > 0);
+  CHECK(count(ops(g), "cast") > 0);
+  CHECK(g.kernels.size() == own.kernels.size() + size_t(count(ops(g), "layout_transform") + count(ops(g), "cast")));
 }
 
 TEST_CASE("eager: a conv over a 1x1 map (squeeze-excitation) keeps its own bias: one add") {
@@ -82,7 +181,7 @@ KernelGraph lower_at(const std::string& runtime, DType dtype) {
   LoadOptions o;
   o.batch = 2;
   const Model m = load_onnx(test::data("tiny_cnn.onnx"), o);
-  return lower_model(m, build_node_graph(m), default_execution(runtime_named(runtime, "test"), dtype));
+  return lower_model(m, default_execution(runtime_named(runtime, "test"), dtype));
 }
 std::vector<const Kernel*> of_problem(const KernelGraph& l, size_t problem_index) {
   std::vector<const Kernel*> out;

@@ -36,7 +36,7 @@ KernelGraph lower(const ExecutionConfig& e, int64_t batch = 2) {
   LoadOptions o;
   o.batch = batch;
   const Model m = load_onnx(test::data("tiny_cnn.onnx"), o);
-  return lower_model(m, build_node_graph(m), e);
+  return lower_model(m, e);
 }
 
 int count_ops(const KernelGraph& l, const std::string& ops) {

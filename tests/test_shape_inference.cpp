@@ -470,8 +470,7 @@ TEST_CASE("new ops: opset-23 Attention, Einsum, GroupNormalization, QLinearConv,
   CHECK(dims_of(m, "yq") == V{2, 64, 12, 12});
   CHECK(dims_of(m, "ly") == V{2, 10, 1, 32});
   CHECK(dims_of(m, "lh") == V{2, 1, 32});
-  const NodeGraph g = build_node_graph(m);
-  const KernelGraph low = lower_model(m, g, default_runtime(), DType::fp16);
+  const KernelGraph low = lower_model(m, cuda_graph_harness(default_runtime(), DType::fp16));
   std::map<std::string, Layer> by_name;
   for (const auto& k : low.kernels)
     if (k.layer) by_name[k.name] = *k.layer;
@@ -650,8 +649,9 @@ TEST_CASE("Shrink: its input's shape, known values shrunk, one elementwise kerne
   CHECK(m.values.at("kd").reals == std::vector<double>{-0.75, 0, 0, 0.75});
   // Eager: its own memory-bound kernel, 2*6*8*8 = 768 elements read once and
   // written once (fp16: 2 * 768 * 2 = 3072 bytes); the folded ones launch nothing.
-  const NodeGraph g = build_node_graph(m);
-  auto kernels = [&](const char* runtime) { return lower_model(m, g, *find_runtime(runtime), DType::fp16).kernels; };
+  auto kernels = [&](const char* runtime) {
+    return lower_model(m, cuda_graph_harness(*find_runtime(runtime), DType::fp16)).kernels;
+  };
   const auto eager = kernels("eager");
   REQUIRE(eager.size() == 2);
   CHECK(eager[0].ops.text() == "Shrink");
@@ -736,8 +736,7 @@ TEST_CASE("ONNX Runtime's com.microsoft forms and the remaining new ops infer an
   CHECK(dims_of(m, "shift") == V{2});
   CHECK(dims_of(m, "nz") == V{1, -1});
   CHECK(dims_of(m, "l1") == V{});
-  const NodeGraph g = build_node_graph(m);
-  const KernelGraph low = lower_model(m, g, default_runtime(), DType::fp16);
+  const KernelGraph low = lower_model(m, cuda_graph_harness(default_runtime(), DType::fp16));
   std::map<std::string, Layer> by_name;
   for (const auto& k : low.kernels)
     if (k.layer) by_name[k.name] = *k.layer;
@@ -763,9 +762,10 @@ TEST_CASE("attention written as MatMul-scale-Softmax-MatMul is one flash-attenti
   b.node("Relu", {"o"}, {"y"});
   b.output("y");
   const Model m = b.load_batch(3);
-  const NodeGraph g = build_node_graph(m);
-  const KernelGraph fused = lower_model(m, g, default_runtime(), DType::fp16);
-  const KernelGraph unfused = lower_model(m, g, default_runtime(), DType::fp16, OpRegistry::builtin(), false);
+  ExecutionConfig exec = cuda_graph_harness(default_runtime(), DType::fp16);
+  const KernelGraph fused = lower_model(m, exec);
+  exec.fuse_attention = false;
+  const KernelGraph unfused = lower_model(m, exec);
   REQUIRE(fused.kernels.size() == 2);  // attention, Relu
   const auto& a = std::get<AttentionProblem>(fused.kernels[0].layer->problem);
   CHECK((a.batch_heads == 12 && a.q_len == 64 && a.kv_len == 80 && a.head_dim == 32 && a.v_head_dim == 16));
@@ -787,8 +787,9 @@ TEST_CASE("QDQ graphs: the conv is int8; TensorRT folds Q/DQ, eager runs them as
   b.node("QuantizeLinear", {"r", "s"}, {"rq"});
   b.output("rq");
   const Model m = b.load_batch(4);
-  const NodeGraph g = build_node_graph(m);
-  auto kernels = [&](const char* runtime) { return lower_model(m, g, *find_runtime(runtime), DType::fp16).kernels; };
+  auto kernels = [&](const char* runtime) {
+    return lower_model(m, cuda_graph_harness(*find_runtime(runtime), DType::fp16)).kernels;
+  };
   const auto trt = kernels("tensorrt");
   REQUIRE(trt.size() == 1);  // the int8 conv with its ReLU epilogue
   CHECK(trt[0].layer->dtype == DType::int8);

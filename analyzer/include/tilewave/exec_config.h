@@ -41,6 +41,11 @@ struct ExecutionConfig {
   const RuntimeProfile& runtime_profile() const;
   // The element type activations are stored in between kernels.
   DType activation_dtype() const;
+  // The layout activations have between framework ops: `layout` where the
+  // runtime follows PyTorch's memory format (RuntimeProfile::follows_layout),
+  // else NHWC, which compilers and engines pick for convolutions
+  // (docs/model.md "Layout pass").
+  Layout activation_layout() const;
   // "eager nhwc fp16 graph", "eager nchw amp-fp16 loop".
   std::string name() const;
   // The key of the GPU file's parameter set fitted on this layout and

@@ -120,9 +120,14 @@ double bandwidth_utilization(double dram_bytes, double l2_hit_bytes, double time
 // hit count may include operand re-reads the byte count leaves out).
 int64_t dram_bytes(const KernelCost& c);
 
-// `l2_hit_bytes`: bytes a network finds in or leaves in L2 (0 for a layer on
-// its own, as calibration measures it with buffers rotated beyond L2).
-KernelCost cost_layer(const Layer& layer, const CostModel& model, double l2_hit_bytes = 0);
-KernelCost cost_layer(const Layer& layer, const GpuModel& gpu, double l2_hit_bytes = 0);
+// One kernel of a lowered network, whose layout transforms the layout pass
+// made kernels of their own. `l2_hit_bytes`: bytes it finds in or leaves in L2.
+KernelCost cost_kernel(const Layer& layer, const CostModel& model, double l2_hit_bytes = 0);
+// A layer on its own, as calibration measures it (buffers rotated beyond
+// L2): one library call on channels_last tensors, with the layout transforms
+// the call runs around a kernel that needs NCHW (docs/model.md "Grouped
+// convolutions"); otherwise cost_kernel.
+KernelCost cost_layer(const Layer& layer, const CostModel& model);
+KernelCost cost_layer(const Layer& layer, const GpuModel& gpu);
 
 }  // namespace tilewave

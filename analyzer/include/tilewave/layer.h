@@ -16,9 +16,6 @@ struct ConvProblem {
   std::array<int64_t, 2> stride{1, 1}, pad{0, 0}, dilation{1, 1};
   int64_t groups = 1;
   bool transposed = false;  // ConvTranspose: H,W are the input size
-  // A grouped fallback whose layout transforms are kernels of their own (a
-  // runtime's lowering emitted them), so its cost leaves them out.
-  bool transforms_separate = false;
   int64_t P() const;        // output height
   int64_t Q() const;        // output width
   int64_t macs() const;
@@ -68,6 +65,11 @@ struct MemoryProblem {
 // A grouped convolution whose group width cuDNN has no native NHWC kernel
 // for: not a power of two, and wider than one `align`-element vector.
 bool grouped_fallback(const ConvProblem& p, int align);
+// A depthwise convolution: each of its groups (at least two) reads one input
+// channel, whatever its channel multiplier (docs/model.md "Direct
+// convolution (depthwise and small groups)"). The one definition.
+bool is_depthwise(int64_t in_channels, int64_t groups);
+bool is_depthwise(const ConvProblem& p);
 
 using Problem = std::variant<ConvProblem, GemmProblem, MemoryProblem, AttentionProblem>;
 

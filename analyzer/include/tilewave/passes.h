@@ -7,8 +7,16 @@
 
 namespace tilewave {
 
-// PyTorch's layout rules for NCHW activations (eager only; docs/model.md
-// "Layout pass"). Does nothing for nhwc.
+// The layout the library kernel of a convolution runs in when its input
+// arrives in `given` (docs/model.md "Layout pass"): the one rule every
+// layout transform follows. `align`: the channels of one vector, below
+// which a grouped conv has no fallback (grouped_fallback).
+Layout conv_kernel_layout(const ConvProblem& p, DType dtype, int align, Layout given);
+
+// Wraps every convolution whose kernel needs another layout than its
+// activations have (ExecutionConfig::activation_layout) between transforms:
+// input and filter before, output back after. Every layout transform of a
+// kernel graph comes from here.
 void layout_pass(const LowerInput& in, KernelGraph& graph);
 // autocast over fp32 weights, and PyTorch's fp32 defaults (docs/model.md
 // "Precision pass"). Does nothing for weights stored in the compute type.

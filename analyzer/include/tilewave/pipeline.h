@@ -22,18 +22,18 @@ Model load_onnx(const std::string& path, const LoadOptions& options = {});
 Model load_onnx_proto(std::shared_ptr<onnx::ModelProto> proto, const std::string& path,
                       const LoadOptions& options = {});
 
-// The runtime's lowering, then the passes the configuration asks for
+// The stages after loading, composed in their one place: the node graph,
+// the runtime's lowering, the passes the configuration asks for
 // (docs/model.md "Layout pass", "Precision pass"), then the check that launch
 // order respects every edge. exec.fuse_attention: the MatMul-Softmax-MatMul
 // chains exporters write for scaled_dot_product_attention become one
 // flash-attention kernel (docs/model.md "Attention"); false costs them node by
-// node.
+// node. cuda_graph_harness(runtime, dtype) is the configuration calibrate/'s
+// sets were measured under.
+KernelGraph lower_model(const Model& model, const ExecutionConfig& exec,
+                        const OpRegistry& registry = OpRegistry::builtin());
+// The same over the node graph a caller keeps for its own use (node facts).
 KernelGraph lower_model(const Model& model, const NodeGraph& graph, const ExecutionConfig& exec,
                         const OpRegistry& registry = OpRegistry::builtin());
-// The same for a runtime and dtype under the CUDA-graph harness that
-// calibrate/'s runtime sets were measured with: nhwc, weights stored in
-// dtype (model.half()), graph replay.
-KernelGraph lower_model(const Model& model, const NodeGraph& graph, const RuntimeProfile& runtime, DType dtype,
-                        const OpRegistry& registry = OpRegistry::builtin(), bool fuse_attention = true);
 
 }  // namespace tilewave

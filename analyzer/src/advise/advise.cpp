@@ -392,11 +392,14 @@ struct DepthwiseBlock {
   std::string act_before_output, act_after_output, name;
 };
 
-// The depthwise conv's weight dims if n is one (groups = channels >= 2).
+// The weight dims of n if it is a depthwise conv (is_depthwise) writing one
+// channel per group, whose groups can grow with its channels.
 const std::vector<int64_t>* depthwise_weight(const Graph& g, const Node& n) {
   if (n.op_type != "Conv" || n.inputs.size() < 2 || n.outputs.empty()) return nullptr;
   const std::vector<int64_t>* w = g.initializer(n.inputs[1]);
-  if (!w || w->size() != 4 || (*w)[1] != 1 || attr_int(n, "group", 1) != (*w)[0] || (*w)[0] < 2) return nullptr;
+  if (!w || w->size() != 4) return nullptr;
+  const int64_t groups = attr_int(n, "group", 1);
+  if (!is_depthwise((*w)[1] * groups, groups) || (*w)[0] != groups) return nullptr;
   return w;
 }
 

@@ -231,7 +231,7 @@ BenchmarkFit fit_benchmark(const GpuModel& start, const std::vector<BenchmarkRun
       LoadOptions lo;
       lo.batch = runs[i].batch;
       const Model m = load_onnx(runs[i].onnx, lo);
-      lowered[i] = lower_model(m, build_node_graph(m), runs[i].exec);
+      lowered[i] = lower_model(m, runs[i].exec);
       for (const auto& k : lowered[i]->kernels)
         if (!k.layer && k.compute) throw InputError(runs[i].onnx, "unmodelled compute kernel " + k.name);
     } catch (const InputError& e) {

@@ -48,7 +48,7 @@ NetworkFit fit_networks(const GpuModel& start, const RuntimeProfile& runtime, co
   for (size_t i = 0; i < nets.size(); ++i) {
     if (progress) progress(i, nets.size(), "lowering runs");
     const Model& m = nets[i].model;
-    for (const auto& k : lower_model(m, build_node_graph(m), runtime, opt.exec.dtype).kernels) {
+    for (const auto& k : lower_model(m, cuda_graph_harness(runtime, opt.exec.dtype)).kernels) {
       kernel_names[i].insert(k.name);
       ++kernel_count[i];
     }

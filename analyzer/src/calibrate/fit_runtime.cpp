@@ -142,7 +142,7 @@ RuntimeFit fit_runtime(const GpuModel& gpu, const RuntimeProfile& runtime, const
   std::vector<KernelGraph> lowered;
   for (const auto& run : runs) {
     if (progress) progress(lowered.size(), runs.size(), "lowering runs");
-    lowered.push_back(lower_model(run.model, build_node_graph(run.model), runtime, opt.exec.dtype));
+    lowered.push_back(lower_model(run.model, cuda_graph_harness(runtime, opt.exec.dtype)));
   }
   const PredictFn predict = [&](const GpuModel& g, size_t i) { return network_time_us(lowered[i], g); };
   auto median_errors = [&](const GpuModel& g) {

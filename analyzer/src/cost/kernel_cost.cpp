@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "tilewave/passes.h"
+
 namespace tilewave {
 
 LossCauseNames loss_cause_names(LossCause cause) {
@@ -250,22 +252,30 @@ KernelCost cost_direct_conv(const ConvProblem& p, int64_t bytes, DType dtype, co
 }
 
 // docs/model.md "Grouped convolutions": cuDNN's NHWC grouped kernels take
-// power-of-two group widths; other widths (RegNet's 24, 48, 56, 120 ...) go
-// through layout transforms and per-group or CUDA-core engines.
-KernelCost grouped_fallback_cost(KernelCost c, const ConvProblem& p, DType dtype, const CostModel& m) {
+// power-of-two group widths; other widths (RegNet's 24, 48, 56, 120 ...) run
+// per-group or CUDA-core engines in NCHW. `transform_us`: the layout
+// transforms a lone call runs around it (cost_layer), else 0.
+KernelCost grouped_fallback_cost(KernelCost c, DType dtype, const CostModel& m, double transform_us) {
   const double t_old = c.time_us;
   const double ideal_us = c.peak_flops > 0 ? double(c.flops) / c.peak_flops * 1e6 : 0.0;
   const double after_tile = ideal_us + c.losses.tile * t_old, after_wave = after_tile + c.losses.wave * t_old;
-  const double tensor_bytes = double(p.N * (p.C * p.H * p.W + p.K * p.P() * p.Q()) * dtype_bytes(dtype));
   c.compute_fixed_us /= m.get<param_index("grouped_fallback_efficiency")>();
-  c.compute_us = c.compute_us / m.get<param_index("grouped_fallback_efficiency")>() +
-                 (p.transforms_separate ? 0.0 : memory_time_us(2 * tensor_bytes, 0, m.get<param_index("transform_bw_efficiency")>(), m));
+  c.compute_us = c.compute_us / m.get<param_index("grouped_fallback_efficiency")>() + transform_us;
   finish(c, m, dtype, after_tile, after_wave);
   c.kernel += "_fallback";
   return c;
 }
 
-KernelCost cost_conv(const ConvProblem& p, int64_t bytes, DType dtype, const CostModel& m, double hits) {
+// The transforms a lone call on channels_last tensors runs around a kernel
+// that needs NCHW (the layout pass's rule, conv_kernel_layout): input and
+// output there and back, at transform_bw_efficiency.
+double lone_transform_us(const ConvProblem& p, DType dtype, int align, const CostModel& m) {
+  if (conv_kernel_layout(p, dtype, align, Layout::nhwc) == Layout::nhwc) return 0;
+  const double tensor_bytes = double(p.N * (p.C * p.H * p.W + p.K * p.P() * p.Q()) * dtype_bytes(dtype));
+  return memory_time_us(2 * tensor_bytes, 0, m.get<param_index("transform_bw_efficiency")>(), m);
+}
+
+KernelCost cost_conv(const ConvProblem& p, int64_t bytes, DType dtype, const CostModel& m, double hits, bool lone) {
   const int64_t cg = p.C / p.groups, kg = p.K / p.groups;
   const int align = m.gpu.precision(dtype).align;
   const bool aligned = dims_aligned(cg, kg, align);
@@ -285,10 +295,11 @@ KernelCost cost_conv(const ConvProblem& p, int64_t bytes, DType dtype, const Cos
   GemmView g{pixels, kg_pad, narrow ? cg_pad * p.R * p.S : cg_pad, p.groups, p.macs(), bytes, true, conv_factor,
              !aligned, taps, p.groups > 1};
   const bool depthwise_like = cg < align || kg < align;
-  if (p.groups > 1 && cg == 1) return cost_direct_conv(p, bytes, dtype, m, hits);
+  if (is_depthwise(p)) return cost_direct_conv(p, bytes, dtype, m, hits);
   KernelCost gemm = cost_gemm(g, dtype, m, hits);
   gemm.aligned = aligned;
-  if (grouped_fallback(p, align)) return grouped_fallback_cost(gemm, p, dtype, m);
+  if (grouped_fallback(p, align))
+    return grouped_fallback_cost(gemm, dtype, m, lone ? lone_transform_us(p, dtype, align, m) : 0.0);
   if (p.groups > 1 && depthwise_like) {
     KernelCost direct = cost_direct_conv(p, bytes, dtype, m, hits);
     if (direct.time_us < gemm.time_us) return direct;
@@ -336,15 +347,14 @@ CostModel::CostModel(const GpuModel& g) : gpu(g) {
   memory_fixed_us[int(MemoryOp::reduce)] = fixed_us_memory + g.param("fixed_us_reduce_extra");
 }
 
-KernelCost cost_layer(const Layer& layer, const GpuModel& gpu, double l2_hit_bytes) {
-  return cost_layer(layer, CostModel(gpu), l2_hit_bytes);
-}
+KernelCost cost_layer(const Layer& layer, const GpuModel& gpu) { return cost_layer(layer, CostModel(gpu)); }
 
 namespace {
 
-KernelCost cost_problem(const Layer& layer, const CostModel& m, double l2_hit_bytes) {
+KernelCost cost_problem(const Layer& layer, const CostModel& m, double l2_hit_bytes, bool lone) {
   const int64_t bytes = min_bytes(layer);
-  if (auto* c = std::get_if<ConvProblem>(&layer.problem)) return cost_conv(*c, bytes, layer.dtype, m, l2_hit_bytes);
+  if (auto* c = std::get_if<ConvProblem>(&layer.problem))
+    return cost_conv(*c, bytes, layer.dtype, m, l2_hit_bytes, lone);
   if (auto* g = std::get_if<GemmProblem>(&layer.problem)) {
     const int align = m.gpu.precision(layer.dtype).align;
     // Row-major A (MxK) and B (KxN): rows of both must be aligned vectors.
@@ -373,12 +383,23 @@ KernelCost cost_problem(const Layer& layer, const CostModel& m, double l2_hit_by
 
 }  // namespace
 
-KernelCost cost_layer(const Layer& layer, const CostModel& m, double l2_hit_bytes) {
-  KernelCost c = cost_problem(layer, m, l2_hit_bytes);
+namespace {
+
+KernelCost with_bandwidth(KernelCost c, const CostModel& m, double l2_hit_bytes) {
   c.l2_hit_bytes = int64_t(l2_hit_bytes);
   c.bandwidth_utilization = bandwidth_utilization(double(dram_bytes(c)), double(c.l2_hit_bytes), c.time_us,
                                                   m.gpu.dram_bandwidth_gbs, m.gpu.dram_bandwidth_gbs * m.get<param_index("l2_bw_factor")>());
   return c;
+}
+
+}  // namespace
+
+KernelCost cost_kernel(const Layer& layer, const CostModel& m, double l2_hit_bytes) {
+  return with_bandwidth(cost_problem(layer, m, l2_hit_bytes, false), m, l2_hit_bytes);
+}
+
+KernelCost cost_layer(const Layer& layer, const CostModel& m) {
+  return with_bandwidth(cost_problem(layer, m, 0, true), m, 0);
 }
 
 int64_t dram_bytes(const KernelCost& c) { return std::max<int64_t>(0, c.bytes - c.l2_hit_bytes); }

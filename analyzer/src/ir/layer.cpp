@@ -77,6 +77,9 @@ bool grouped_fallback(const ConvProblem& p, int align) {
   return p.groups > 1 && cg >= align && kg >= align && !(pow2(cg) && pow2(kg));
 }
 
+bool is_depthwise(int64_t in_channels, int64_t groups) { return groups > 1 && in_channels == groups; }
+bool is_depthwise(const ConvProblem& p) { return is_depthwise(p.C, p.groups); }
+
 int64_t useful_flops(const Layer& l) {
   if (auto* c = std::get_if<ConvProblem>(&l.problem)) return 2 * c->macs();
   if (auto* g = std::get_if<GemmProblem>(&l.problem)) return 2 * g->macs();
@@ -133,7 +136,7 @@ bool layer_within_limits(const Layer& l) {
 KernelClass kernel_class(const Layer& l) {
   if (auto* c = std::get_if<ConvProblem>(&l.problem)) {
     if (c->transposed) return KernelClass::conv_transpose;
-    if (c->groups > 1 && c->groups == c->C) return KernelClass::conv_depthwise;
+    if (is_depthwise(*c)) return KernelClass::conv_depthwise;
     return c->groups > 1 ? KernelClass::conv_grouped : KernelClass::conv;
   }
   if (std::holds_alternative<GemmProblem>(l.problem)) return KernelClass::gemm;

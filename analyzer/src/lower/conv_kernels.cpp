@@ -37,10 +37,6 @@ bool conv_has_bias(const Node& n) {
   return (n.op_type == "Conv" || n.op_type == "ConvTranspose") && n.inputs.size() > 2 && !n.inputs[2].empty();
 }
 
-namespace {
-
-// cuDNN pads an input of fewer channels than one vector (an RGB stem) and
-// its filter to 4 channels first: two copy kernels.
 std::vector<Kernel> channel_padding_kernels(const LowerInput& in, const KernelEdges& edges, Kernel& conv) {
   const ConvProblem* p = conv_problem(conv);
   constexpr int64_t padded_channels = 4;
@@ -54,15 +50,13 @@ std::vector<Kernel> channel_padding_kernels(const LowerInput& in, const KernelEd
   filter.elems_out = p->K * padded_channels * p->R * p->S;
   Kernel pad_input = memory_kernel(conv, "/pad_input", RuntimeStep::pad, image, in.dtype);
   const TensorRef x = edges.ref(in.model.nodes[conv.nodes[0]].inputs[0]);
-  const TensorRef padded{x.name + "#pad", image.elems_out * dtype_bytes(x.dtype), x.dtype};
+  const TensorRef padded{x.name + "#pad", image.elems_out * dtype_bytes(x.dtype), x.dtype, x.layout};
   if (!x.name.empty()) pad_input.reads = {x};
   pad_input.writes = {padded};
   for (auto& r : conv.reads)
     if (r.name == x.name) r = padded;
   return {pad_input, memory_kernel(conv, "/pad_filter", RuntimeStep::pad, filter, in.dtype)};
 }
-
-}  // namespace
 
 TensorRef raw_output(Kernel& conv) {
   if (conv.writes.empty()) return {};
@@ -90,7 +84,7 @@ std::vector<Kernel> batchnorm_aux_kernels(const LowerInput& in, const Kernel& ow
   return out;
 }
 
-std::vector<Kernel> eager_bias_kernels(const LowerInput& in, Kernel& producer, const Kernel& conv, int aux_kernels) {
+std::vector<Kernel> eager_bias_kernels(const LowerInput& in, Kernel& conv, int aux_kernels) {
   const ConvProblem* p = conv_problem(conv);
   if (!p || !conv_has_bias(in.model.nodes[conv.nodes[0]])) return {};
   const bool own_bias = bias_is_own(in.model.nodes[conv.nodes[0]], *p);
@@ -102,53 +96,12 @@ std::vector<Kernel> eager_bias_kernels(const LowerInput& in, Kernel& producer, c
   // Scale and shift per channel, read once.
   Kernel bias = memory_kernel(conv, "/bias", RuntimeStep::bias, pass, in.dtype, 2 * p->K * dtype_bytes(in.dtype));
   if (!own_bias) bias.host_call = HostCall::op;  // the BatchNorm op of its own
-  const TensorRef y = raw_output(producer);
+  const TensorRef y = raw_output(conv);
   if (!y.name.empty()) {
-    bias.reads = {producer.writes[0]};
+    bias.reads = {conv.writes[0]};
     bias.writes = {y};
   }
   out.push_back(std::move(bias));
-  return out;
-}
-
-namespace {
-
-LibraryConv grouped_transform_kernels(const LowerInput& in, Kernel& conv) {
-  LibraryConv t;
-  ConvProblem* p = conv.layer ? std::get_if<ConvProblem>(&conv.layer->problem) : nullptr;
-  const int align = int(16 / dtype_bytes(in.dtype));  // one 16-byte vector of channels
-  if (!p || p->transposed || !grouped_fallback(*p, align)) return t;
-  p->transforms_separate = true;
-  auto transform = [&](const char* suffix, int64_t elems) {
-    MemoryProblem m;
-    m.op = MemoryOp::transform;
-    m.elems_in = m.elems_out = elems;
-    return memory_kernel(conv, suffix, RuntimeStep::layout_transform, m, in.dtype);
-  };
-  Kernel input = transform("/to_nchw", p->N * p->C * p->H * p->W);
-  Kernel filter = transform("/filter_to_nchw", p->K * (p->C / p->groups) * p->R * p->S);
-  Kernel output = transform("/to_nhwc", p->N * p->K * p->P() * p->Q());
-  if (!conv.reads.empty()) {
-    input.reads = {conv.reads[0]};
-    conv.reads[0].name += "#nchw";
-    input.writes = {conv.reads[0]};
-  }
-  if (!conv.writes.empty()) {
-    output.writes = {conv.writes[0]};
-    conv.writes[0].name += "#nchw";
-    output.reads = {conv.writes[0]};
-  }
-  t.before = {std::move(input), std::move(filter)};
-  t.after = std::move(output);
-  return t;
-}
-
-}  // namespace
-
-LibraryConv library_conv_kernels(const LowerInput& in, const KernelEdges& edges, Kernel& conv) {
-  LibraryConv out = grouped_transform_kernels(in, conv);
-  std::vector<Kernel> pads = channel_padding_kernels(in, edges, conv);
-  out.before.insert(out.before.begin(), std::make_move_iterator(pads.begin()), std::make_move_iterator(pads.end()));
   return out;
 }
 

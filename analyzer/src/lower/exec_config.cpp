@@ -14,6 +14,10 @@ DType ExecutionConfig::activation_dtype() const {
   return dtype == DType::tf32 ? DType::fp32 : dtype;
 }
 
+Layout ExecutionConfig::activation_layout() const {
+  return runtime_profile().follows_layout() ? layout : Layout::nhwc;
+}
+
 std::string ExecutionConfig::name() const {
   std::string s = std::string(runtime_profile().name()) + " " + layout_name(layout) + " ";
   s += amp ? std::string("amp-") + dtype_name(dtype) : std::string(dtype_name(dtype));

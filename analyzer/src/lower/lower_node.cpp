@@ -117,7 +117,7 @@ TensorRef KernelEdges::ref(const std::string& tensor) const {
   // Activations are stored in the configuration's activation type (fp32 for
   // tf32 and PyTorch's fp32); the ref says which, beside the bytes it makes.
   const DType stored = in_.exec.activation_dtype();
-  return {s, n > 0 ? n * dtype_bytes(stored) : 0, stored};
+  return {s, n > 0 ? n * dtype_bytes(stored) : 0, stored, in_.exec.activation_layout()};
 }
 
 std::vector<int> KernelEdges::readers(const std::string& tensor) const {

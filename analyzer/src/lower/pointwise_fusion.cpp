@@ -51,10 +51,8 @@ class Fuser {
       }
       edges_.derive(*k);
       if (role == FusionRole::gemm && k->layer && std::holds_alternative<ConvProblem>(k->layer->problem)) {
-        LibraryConv lib = library_conv_kernels(in_, edges_, *k);
-        for (auto& before : lib.before) placed.emplace_back(rank - 0.5, std::move(before));
-        if (conv_has_bias(n)) open_bias_group(idx, lib.result(*k));
-        if (lib.after) placed.emplace_back(rank + 0.1, std::move(*lib.after));
+        for (auto& pad : channel_padding_kernels(in_, edges_, *k)) placed.emplace_back(rank - 0.5, std::move(pad));
+        if (conv_has_bias(n)) open_bias_group(idx, *k);
       }
       placed.emplace_back(rank, std::move(*k));
     }

@@ -28,15 +28,13 @@ int64_t channels_of(const LowerInput& in, const Node& bn) {
   return x && x->dims.size() > 1 && x->dims[1] > 0 ? x->dims[1] : 1;
 }
 
-// A library convolution with the kernels cuDNN adds around it, then its bias
-// applied as PyTorch eager does.
+// A library convolution with cuDNN's channel padding before it, then its
+// bias applied as PyTorch eager does.
 void append_eager_conv(const LowerInput& in, const KernelEdges& edges, Kernel conv, int bias_aux,
                        std::vector<Kernel>& out) {
-  LibraryConv lib = library_conv_kernels(in, edges, conv);
-  for (auto& k : lib.before) out.push_back(std::move(k));
-  std::vector<Kernel> bias = eager_bias_kernels(in, lib.result(conv), conv, bias_aux);
+  for (auto& k : channel_padding_kernels(in, edges, conv)) out.push_back(std::move(k));
+  std::vector<Kernel> bias = eager_bias_kernels(in, conv, bias_aux);
   out.push_back(std::move(conv));
-  if (lib.after) out.push_back(std::move(*lib.after));
   for (auto& k : bias) out.push_back(std::move(k));
 }
 

@@ -63,7 +63,7 @@ void precision_pass(const LowerInput& in, KernelGraph& graph) {
         if (graph_inputs.count(t) && m.numel(t) > 0) {
           Kernel cast = cast_kernel(k, "/cast_input", m.numel(t), DType::fp32, half);
           // It reads the network's fp32 input: the search knows it by that edge.
-          cast.reads = {{t, m.numel(t) * 4, DType::fp32, e.layout}};
+          cast.reads = {{t, m.numel(t) * 4, DType::fp32, e.activation_layout()}};
           out.push_back(std::move(cast));
         }
       // Every weight is cast on every forward (no cast cache under inference_mode).

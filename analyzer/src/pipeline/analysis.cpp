@@ -206,7 +206,7 @@ Analysis analyze_model(const Model& model, const GpuModel& base_gpu, const Analy
     if (r.kernel.layer)
       if (const auto* c = std::get_if<ConvProblem>(&r.kernel.layer->problem); c && c->groups > 1) {
         r.grouped_conv = true;
-        r.op_group += c->groups == c->C && c->groups == c->K ? " (depthwise)" : " (grouped)";
+        r.op_group += is_depthwise(*c) ? " (depthwise)" : " (grouped)";
       }
   }
   a.by_op = group_kernels(a, [](const KernelResult& r) { return r.op_group; });

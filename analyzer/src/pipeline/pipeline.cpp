@@ -29,11 +29,8 @@ KernelGraph lower_model(const Model& model, const NodeGraph& graph, const Execut
   return out;
 }
 
-KernelGraph lower_model(const Model& model, const NodeGraph& graph, const RuntimeProfile& runtime, DType dtype,
-                        const OpRegistry& registry, bool fuse_attention) {
-  ExecutionConfig exec = cuda_graph_harness(runtime, dtype);
-  exec.fuse_attention = fuse_attention;
-  return lower_model(model, graph, exec, registry);
+KernelGraph lower_model(const Model& model, const ExecutionConfig& exec, const OpRegistry& registry) {
+  return lower_model(model, build_node_graph(model), exec, registry);
 }
 
 }  // namespace tilewave

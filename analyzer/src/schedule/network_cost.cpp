@@ -95,7 +95,7 @@ NetworkTotals cost_network(const KernelGraph& graph, const CostModel& model,
       ++t.unmodelled;
       continue;
     }
-    KernelCost c = cost_layer(*k.layer, model, hits[i]);
+    KernelCost c = cost_kernel(*k.layer, model, hits[i]);
     if (__builtin_add_overflow(t.flops, c.flops, &t.flops) || __builtin_add_overflow(t.bytes, c.bytes, &t.bytes))
       throw InputError(where, "the network's total FLOPs or bytes exceed 2^63, the most tilewave counts; "
                               "use a smaller --batch or input");
@@ -129,7 +129,7 @@ std::vector<double> kernel_device_times_us(const KernelGraph& graph, const CostM
   const std::vector<double> hits = l2_hit_bytes(graph, model);
   std::vector<double> out(graph.kernels.size(), 0.0);
   for (size_t i = 0; i < graph.kernels.size(); ++i)
-    if (graph.kernels[i].layer) out[i] = cost_layer(*graph.kernels[i].layer, model, hits[i]).time_us;
+    if (graph.kernels[i].layer) out[i] = cost_kernel(*graph.kernels[i].layer, model, hits[i]).time_us;
   return out;
 }
 

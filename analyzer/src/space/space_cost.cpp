@@ -63,8 +63,7 @@ SegmentCost SpaceEvaluator::cost_segment(const Block* blocks, size_t count, cons
   const WrittenModel written = write_blocks(space_, std::vector<Block>(blocks, blocks + count), in);
   LoadOptions load;
   const Model model = load_onnx_proto(written.proto, space_.source_file, load);
-  const NodeGraph graph = build_node_graph(model);
-  KernelGraph lowered = lower_model(model, graph, exec_);
+  KernelGraph lowered = lower_model(model, exec_);
   // Only the network's first block reads the fp32 input autocast casts; a
   // later block's input is the block before it's half output.
   if (!first)

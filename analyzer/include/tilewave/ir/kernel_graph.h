@@ -30,7 +30,10 @@ struct TensorRef {
   std::string name;
   int64_t bytes = 0;                 // from its own element type
   DType dtype = DType::fp16;         // element type in memory
-  Layout layout = Layout::nhwc;      // of a 4-D activation, as the libraries see it
+  // Of a 4-D activation, as the libraries see it: lowering gives every tensor
+  // the configuration's (ExecutionConfig::activation_layout); only the
+  // layout pass's transforms write another.
+  Layout layout = Layout::nhwc;
 };
 
 // A step a runtime runs beside the model's own ops (docs/model.md
