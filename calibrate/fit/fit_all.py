@@ -28,7 +28,6 @@ import argparse
 import collections
 import concurrent.futures
 import datetime
-import gzip
 import json
 import os
 import random
@@ -42,12 +41,11 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, os.path.join(HERE, "..", "pair"))
-sys.path.insert(0, HERE)
-import harness_host  # noqa: E402
-import harness_passes  # noqa: E402
-from class_times import kernel_class  # noqa: E402
-from harness_runs import commit, param_table, predict  # noqa: E402
+from calibrate.fit import harness_host
+from calibrate.fit import harness_passes
+from calibrate.pair.class_times import kernel_class
+from calibrate.pair.harness_runs import commit, param_table, predict
+from calibrate import jsonl
 
 MODELS_DIR = "onnx_models/runtime"
 SCOPES = ["layers", "network terms", "runtime set", "layout and precision sets", "host"]
@@ -84,9 +82,8 @@ def read_rows(folder, name, required=True):
         if os.path.lexists(path):
             regular_file(path)
             try:
-                with (gzip.open if path.endswith(".gz") else open)(path, "rt", encoding="utf-8") as f:
-                    out = [json.loads(line) for line in f if line.strip()]
-            except (OSError, ValueError, EOFError) as e:
+                out = jsonl.read(path)
+            except (OSError, ValueError, EOFError, UnicodeDecodeError) as e:
                 raise StageError("%s: not a JSON-lines file (%s)" % (path, e))
             if not all(isinstance(r, dict) for r in out):
                 raise StageError("%s: a line is not a JSON object" % path)
@@ -364,7 +361,6 @@ def main():
     if args.compare:
         parts = args.compare.split(",")
         args.compare = (parts[0], parts[1] if len(parts) > 1 else "h200-vm")
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(args.tilewave)), "python"))
     try:
         import tilewave as tw_module
     except ImportError as e:

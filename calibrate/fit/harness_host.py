@@ -31,8 +31,7 @@ import os
 import statistics
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pair"))
-from harness_runs import ROOT, RUNS, param_table, predict, rows, zoo_split  # noqa: E402
+from calibrate.pair.harness_runs import ROOT, RUNS, param_table, predict, rows, zoo_split
 
 CLASSES = ["op", "conv", "gemm", "norm", "cast", "inner"]
 PARAM = {"op": "host_op_us", "conv": "host_conv_us", "gemm": "host_gemm_us", "norm": "host_norm_us",

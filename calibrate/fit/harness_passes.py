@@ -36,9 +36,8 @@ import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pair"))
-from harness_kernel_classes import measured_class, predicted_class  # noqa: E402
-from harness_runs import ROOT, RUNS, base_gpu_dir, commit, gpu_params, kernel_lists, predict, rows, zoo_split  # noqa: E402
+from calibrate.pair.harness_kernel_classes import measured_class, predicted_class
+from calibrate.pair.harness_runs import ROOT, RUNS, base_gpu_dir, commit, gpu_params, kernel_lists, predict, rows, zoo_split
 
 
 def ls2(cells):

@@ -21,16 +21,14 @@ which holds every value to `tilewave params`' bounds.
 usage: PYTHONPATH=build/analyzer/python python3 calibrate/fit/host_file.py DIR -o HOST.json [--name TEXT]
 """
 import argparse
-import gzip
 import json
 import os
 import statistics
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pair"))
-import host_spread  # noqa: E402
-from harness_runs import commit  # noqa: E402
+from calibrate.fit import host_spread
+from calibrate.pair.harness_runs import commit
+from calibrate import jsonl
 
 ROOT = host_spread.ROOT
 REFERENCE = "gpu_models/hosts/h200-vm.json"
@@ -44,8 +42,7 @@ def machine_rows(folder):
     for name in ("host_networks.jsonl", "bench.jsonl", "bench.jsonl.gz"):
         path = os.path.join(folder, name)
         if os.path.exists(path):
-            with (gzip.open if name.endswith(".gz") else open)(path, "rt") as f:
-                rows += [json.loads(line) for line in f if line.strip()]
+            rows += jsonl.read(path)
     return [r for r in rows if not r.get("header") and r.get("status") == "ok"
             and r.get("batch") in host_spread.HOST_BOUND_BATCHES and r.get("host_ms")]
 

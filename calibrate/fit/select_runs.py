@@ -10,11 +10,10 @@ uses to leave out runs whose kernels the lowering does not match.
 """
 import argparse
 import json
-import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pair"))
-from bench_files import read_jsonl, zoo_sets  # noqa: E402
+from calibrate.jsonl import read_all
+from calibrate.pair.bench_files import zoo_sets
 
 
 def main():
@@ -33,7 +32,7 @@ def main():
                 continue
             rows[(r["model"], r["runtime"], r["batch"])] = r
     if args.kernels:
-        for k in read_jsonl(args.kernels):
+        for k in read_all(args.kernels):
             key = (k["model"], k["runtime"], k["batch"])
             if key in rows:
                 rows[key]["kernels"] = k["kernels"]

@@ -36,15 +36,15 @@ import argparse
 import collections
 import csv
 import glob
-import gzip
 import hashlib
 import json
 import os
 import sys
 
+from calibrate import jsonl
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
 
 SEED = 0
 GMACS_CAP = 25.0
@@ -101,18 +101,13 @@ def bare(name):
 
 def read_json_lines(path):
     """Rows of a JSON-lines file, gzipped or not. A last line without its newline (a killed writer cut it
-    off) is left out, as run.py's read_jsonl does."""
-    opener = gzip.open if path.endswith(".gz") else open
+    off) is left out, as run.py's read_jsonl leaves it."""
     try:
-        with opener(os.path.join(ROOT, path), "rt") as f:
-            text = f.read()
+        return jsonl.read(os.path.join(ROOT, path), cut_tail=True)
     except (OSError, EOFError, UnicodeDecodeError) as e:
         raise InputError("%s: cannot read it (%s)" % (path, e))
-    import run   # its one JSON-lines reader
-    try:
-        return run.json_lines(text, path)
     except ValueError as e:
-        raise InputError(str(e))
+        raise InputError(str(e).replace(ROOT + os.sep, ""))
 
 
 def read_models_csv(path):
@@ -195,7 +190,7 @@ def measured_names():
 
 
 def zoo_names():
-    import run   # its zoo_sets() reads zoo.py without torch
+    from calibrate.measure import run   # its zoo_sets() reads zoo.py without torch
     try:
         sets = run.zoo_sets()
     except (OSError, SyntaxError) as e:

@@ -36,33 +36,16 @@ import os
 import platform
 import queue
 import statistics
-import subprocess
 import sys
 import time
 import traceback
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "onnx_models"))
-import zoo  # noqa: E402
+from calibrate.gpu_state import nvidia_smi
+from calibrate.log import log
+from onnx_models import zoo
 
 NON_KERNEL_PREFIXES = ("Memcpy", "Memset", "cudaMemcpy", "cudaMemset", "Context Sync", "Stream Sync",
                        "Event Sync", "Stream Wait", "Device Sync")
-
-
-def log(path, *a):
-    line = "%s %s" % (datetime.datetime.now().strftime("%H:%M:%S"), " ".join(str(x) for x in a))
-    print(line, file=sys.stderr, flush=True)
-    with open(path, "a") as f:
-        f.write(line + "\n")
-
-
-def nvidia_smi(fields, idx):
-    try:
-        r = subprocess.run(["nvidia-smi", "-i", str(idx), "--query-gpu=" + fields, "--format=csv,noheader,nounits"],
-                           capture_output=True, text=True, timeout=10)
-        return r.stdout.strip() if r.returncode == 0 else None
-    except Exception:
-        return None
 
 
 # ------------------------------------------------------------------ worker side

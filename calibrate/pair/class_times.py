@@ -13,12 +13,10 @@ import argparse
 import collections
 import gzip
 import json
-import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from kernel_names import kernel_class as named_class  # noqa: E402  (analyzer/data/kernel_names.json)
+from calibrate.pair.kernel_names import kernel_class as named_class  # (analyzer/data/kernel_names.json)
 
 
 def kernel_class(name):

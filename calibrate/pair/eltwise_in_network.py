@@ -17,7 +17,7 @@ import json
 import os
 import sys
 
-from profile_pairing import extract_layers, write_jsonl
+from calibrate.pair.profile_pairing import extract_layers, write_jsonl
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ONNX_OPS = ("Relu", "Add")

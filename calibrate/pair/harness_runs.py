@@ -2,14 +2,12 @@
 pair/harness_kernel_classes.py, fit/harness_host.py, fit/harness_passes.py,
 validate/harness.py, validate/harness_repeatability.py): the measured rows,
 the fit/held-out split and tilewave's predictions."""
-import gzip
 import json
 import os
 import subprocess
-import sys
+from calibrate import jsonl
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-sys.path.insert(0, os.path.join(ROOT, "onnx_models"))
 RUNS = ["calibrate/data/h200/timm_harness/fit_heldout", "calibrate/data/h200/timm_harness/fresh"]
 LAYOUT_FLAG = {"nchw": "nchw", "channels_last": "nhwc"}
 
@@ -32,15 +30,14 @@ def rows(run):
     path = os.path.join(ROOT, run, "bench.jsonl.gz")
     if not os.path.exists(path):
         return []
-    out = [json.loads(l) for l in gzip.open(path, "rt") if l.strip()]
-    return [r for r in out if r.get("status") == "ok"]
+    return [r for r in jsonl.read(path) if r.get("status") == "ok"]
 
 
 def kernel_lists(run):
     path = os.path.join(ROOT, run, "kernels.jsonl.gz")
     if not os.path.exists(path):
         return {}
-    return {(r["model"], r["layout"], r["batch"]): r for r in map(json.loads, gzip.open(path, "rt"))}
+    return {(r["model"], r["layout"], r["batch"]): r for r in jsonl.read(path)}
 
 
 def onnx_path(model):

@@ -3,7 +3,7 @@ analyzer/data/kernel_names.json: the one file of kernel-name patterns that
 tilewave's C++ (`check`) and these scripts share. tests/python's
 test_kernel_names.py holds this reader and the C++ one to the same answers.
 
-    from kernel_names import kernel_class
+    from calibrate.pair.kernel_names import kernel_class
     kernel_class("sm80_xmma_fprop_implicit_gemm_...", "runtime_fit")  # "library"
 """
 import collections

@@ -26,7 +26,8 @@ import subprocess
 import sys
 import tempfile
 
-from cuda_graph_harness import HARNESS
+from calibrate.pair.cuda_graph_harness import HARNESS
+from calibrate import jsonl
 
 
 def kernel_lists(paths):
@@ -94,8 +95,7 @@ def pairs(runs, lists, tilewave="build/analyzer/tilewave", gpu="h200", op=None, 
 
 
 def read_runs(path):
-    with open(path) as f:
-        return [json.loads(line) for line in f if line.strip()]
+    return jsonl.read(path)
 
 
 def main():

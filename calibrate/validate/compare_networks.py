@@ -16,8 +16,7 @@ import statistics
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pair"))
-from cuda_graph_harness import HARNESS  # noqa: E402
+from calibrate.pair.cuda_graph_harness import HARNESS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

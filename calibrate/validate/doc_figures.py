@@ -20,12 +20,11 @@ import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pair"))
-import harness_runs  # noqa: E402  (calibrate/pair/harness_runs.py: the timm-harness bench rows and predictions)
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import kendall_tau  # noqa: E402  (calibrate/validate/harness.py)
-import runtimes  # noqa: E402  (calibrate/validate/runtimes.py: the network validation per runtime)
-from figures_common import DATA, FENCE, Runs, bias, fitted_layers, pct  # noqa: E402
+from calibrate.pair import harness_runs  # (calibrate/pair/harness_runs.py: the timm-harness bench rows and predictions)
+from calibrate.validate.harness import kendall_tau  # (calibrate/validate/harness.py)
+from calibrate.validate import runtimes  # (calibrate/validate/runtimes.py: the network validation per runtime)
+from calibrate.validate.figures_common import DATA, FENCE, Runs, bias, fitted_layers, pct
+from calibrate.validate import figures_calibration, figures_readme, figures_validation
 
 CLASS_LABEL = {"softmax": "softmax (LayerNorm)"}
 
@@ -288,8 +287,8 @@ FIGURES = {"heldout-fp16": heldout_fp16, "heldout-datasheet": heldout_datasheet,
            "readme-corpus": readme_corpus,
            "calibration-runtime-params": calibration_runtime_params}
 # Figures of one doc each live in their own module beside this one, each with a FIGURES dict.
-for _module in ("figures_readme", "figures_calibration", "figures_validation"):
-    FIGURES.update(__import__(_module).FIGURES)
+for _module in (figures_readme, figures_calibration, figures_validation):
+    FIGURES.update(_module.FIGURES)
 BLOCK = re.compile(r"^<!-- doc_figures\.py (\S+) -->\n(.*?)^<!-- /doc_figures\.py -->$", re.M | re.S)
 
 

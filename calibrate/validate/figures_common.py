@@ -5,10 +5,8 @@ import json
 import math
 import os
 import subprocess
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pair"))
-from bench_files import read_jsonl  # noqa: E402  (calibrate/pair: JSON lines, gzip by name)
+from calibrate.jsonl import read_all
 
 DATA = "calibrate/data/h200"
 
@@ -16,7 +14,7 @@ DATA = "calibrate/data/h200"
 @functools.lru_cache(maxsize=None)
 def jsonl(path):
     """The JSON lines of a file (gzip by its name), header lines included; read once per run."""
-    return read_jsonl(path)
+    return read_all(path)
 
 
 def fitted_layers(tmp):

@@ -1,6 +1,6 @@
 """The figures docs/validation.md quotes (calibrate/validate/doc_figures.py)."""
-import kernel_classes  # noqa: E402  (calibrate/validate/kernel_classes.py)
-from figures_common import DATA
+from calibrate.validate import kernel_classes  # (calibrate/validate/kernel_classes.py)
+from calibrate.validate.figures_common import DATA
 
 # The run.py folders with profiled forwards under timm's harness on the H200.
 RUN_FOLDERS = [DATA + "/measure_run", DATA + "/two_commands/run", DATA + "/corpus/run"]

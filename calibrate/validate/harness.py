@@ -26,12 +26,10 @@ measured host time (host_ms) of one network and layout moves across batch
 
 usage: calibrate/validate/harness.py build/analyzer/tilewave [--markdown]
 """
-import os
 import statistics
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pair"))
-from harness_runs import RUNS, kernel_lists, predict, rows, zoo_split  # noqa: E402
+from calibrate.pair.harness_runs import RUNS, kernel_lists, predict, rows, zoo_split
 
 
 def kendall_tau(a, b):

@@ -17,12 +17,10 @@ pass after the other):
 
 usage: calibrate/validate/harness_repeatability.py build/analyzer/tilewave
 """
-import os
 import statistics
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pair"))
-from harness_runs import predict, rows  # noqa: E402
+from calibrate.pair.harness_runs import predict, rows
 
 RUN = "calibrate/data/h200/timm_harness/repeat"
 FIRST = "calibrate/data/h200/timm_harness/fit_heldout"   # another lease of the same kind

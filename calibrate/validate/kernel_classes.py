@@ -31,13 +31,13 @@ calibrate/data/h200/corpus/networks.json), unpacked to a temporary folder.
 import argparse
 import collections
 import concurrent.futures
-import gzip
 import json
 import os
 import subprocess
 import sys
 import tarfile
 import tempfile
+from calibrate import jsonl
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
@@ -57,9 +57,8 @@ def kernel_rows(folder):
         path = os.path.join(folder, name)
         if os.path.isfile(path):
             try:
-                with (gzip.open if name.endswith(".gz") else open)(path, "rt", encoding="utf-8") as f:
-                    rows = [json.loads(line) for line in f if line.strip()]
-            except (OSError, ValueError, EOFError) as e:
+                rows = jsonl.read(path)
+            except (OSError, ValueError, EOFError, UnicodeDecodeError) as e:
                 raise InputError("%s: not a JSON-lines file (%s)" % (path, e))
             for i, r in enumerate(rows, 1):
                 if not (isinstance(r, dict) and isinstance(r.get("model"), str) and isinstance(r.get("list"), list)
@@ -172,8 +171,7 @@ def in_families(rows, which):
     if which == "all":
         return rows
     split = {n["name"]: n["split"] for n in json.load(open(CORPUS))["networks"]} if os.path.isfile(CORPUS) else {}
-    sys.path.insert(0, os.path.join(ROOT, "calibrate", "pair"))
-    from harness_runs import zoo_split  # noqa: E402
+    from calibrate.pair.harness_runs import zoo_split
     fit, held = zoo_split()
     for m in fit:
         split.setdefault(m, "fit")

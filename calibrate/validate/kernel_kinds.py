@@ -14,11 +14,9 @@ runs of --runtime whose kernel list the kernels files hold are checked.
 import argparse
 import os
 import statistics
-import sys
 from concurrent.futures import ThreadPoolExecutor
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pair"))
-import kernel_pairs  # noqa: E402
+from calibrate.pair import kernel_pairs
 
 
 def paired(bench, kernels, runtime="eager", tilewave="build/analyzer/tilewave", gpu="h200"):

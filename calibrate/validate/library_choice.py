@@ -15,15 +15,13 @@ import json
 import os
 import statistics
 import subprocess
-import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(ROOT, "calibrate", "pair"))
-from runtimes import read_jsonl, zoo_sets  # noqa: E402
-from class_times import kernel_class  # noqa: E402
-from cuda_graph_harness import HARNESS  # noqa: E402
+from calibrate.jsonl import read_all
+from calibrate.pair.bench_files import zoo_sets
+from calibrate.pair.class_times import kernel_class
+from calibrate.pair.cuda_graph_harness import HARNESS
 
 
 
@@ -56,7 +54,7 @@ def main():
     args = ap.parse_args()
     zoo, _ = zoo_sets()
     latest = {}
-    for k in read_jsonl(args.kernels):
+    for k in read_all(args.kernels):
         latest[(k["model"], k["runtime"], k["batch"])] = k
     counts = collections.Counter()
     one_by_one = collections.defaultdict(list)

@@ -14,16 +14,15 @@ import argparse
 import json
 import os
 import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(ROOT, "calibrate", "pair"))
-from runtimes import quantile, read_jsonl, zoo_sets  # noqa: E402
-from class_times import kernel_class  # noqa: E402
-from cuda_graph_harness import HARNESS  # noqa: E402
+from calibrate.jsonl import read_all
+from calibrate.pair.bench_files import zoo_sets
+from calibrate.validate.runtimes import quantile
+from calibrate.pair.class_times import kernel_class
+from calibrate.pair.cuda_graph_harness import HARNESS
 
 
 
@@ -46,7 +45,7 @@ def paired_errors(tw, kernels, which="heldout", models_dir=os.path.join(ROOT, "o
     networks]}) of the kernels files' forwards of one network set (all runtimes, or those named)."""
     zoo, sets = zoo_sets()
     latest = {}
-    for k in read_jsonl(kernels):
+    for k in read_all(kernels):
         latest[(k["model"], k["runtime"], k["batch"])] = k
     jobs = []
     for (model, runtime, batch), k in sorted(latest.items()):

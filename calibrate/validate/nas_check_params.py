@@ -7,8 +7,7 @@ import os
 import sys
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-sys.path.insert(0, os.path.join(ROOT, "onnx_models", "spaces"))
-import space_models  # noqa: E402
+from onnx_models.spaces import space_models
 
 n = int(sys.argv[1]) if len(sys.argv) > 1 else 10
 bad = 0

@@ -23,15 +23,13 @@ usage: python3 calibrate/validate/nas_rank.py [--data calibrate/data/h200/nas] [
 import argparse
 import json
 import os
-import sys
 import statistics
 import subprocess
 import tempfile
 
-from compare_networks import kendall_tau  # tau-b, as the network validation computes it
+from calibrate.validate.compare_networks import kendall_tau  # tau-b, as the network validation computes it
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pair"))
-from cuda_graph_harness import HARNESS  # noqa: E402
+from calibrate.pair.cuda_graph_harness import HARNESS
 
 BENCH_FILES = ["bench.jsonl", "completion/eager_fill/bench.jsonl", "completion/ind_first50_from_log.jsonl",
                "completion/ind_51_100/bench.jsonl", "completion/ind_101_150/bench.jsonl",

@@ -40,8 +40,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, HERE)
-from compare_networks import kendall_tau  # noqa: E402  tau-b, as the other validations compute it
+from calibrate.validate.compare_networks import kendall_tau  # tau-b, as the other validations compute it
 
 ARCHIVE = os.path.join(ROOT, "onnx_models", "timm_results", "timm_results_onnx.tar.xz")
 REPORT = os.path.join(ROOT, "calibrate", "data", "other_gpus", "validate.md")

@@ -6,12 +6,10 @@ Prints, per batch: networks, median and 90th-percentile absolute error, and
 Kendall tau of predicted and of FLOPs against measured latency.
 """
 import json
-import os
 import statistics
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare_networks import kendall_tau  # noqa: E402
+from calibrate.validate.compare_networks import kendall_tau
 
 
 def main():

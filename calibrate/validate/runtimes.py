@@ -21,13 +21,12 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pair"))
-from cuda_graph_harness import HARNESS  # noqa: E402
-from bench_files import read_jsonl, zoo_sets  # noqa: E402,F401  (calibrate/pair/bench_files.py; others import them from here too)
+from calibrate.pair.cuda_graph_harness import HARNESS
+from calibrate.jsonl import read_all
+from calibrate.pair.bench_files import zoo_sets
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "onnx_models"))
 
 
 def kendall_tau(x, y):
@@ -104,13 +103,13 @@ def evaluate(tw, bench_paths, kernel_paths="", models_dir=os.path.join(ROOT, "on
     zoo, sets = zoo_sets()
     # A later file's measurement of the same (network, runtime, batch) wins.
     latest = {}
-    for r in read_jsonl(bench_paths):
+    for r in read_all(bench_paths):
         if not r.get("header") and r.get("status") == "ok":
             latest[(r["model"], r["runtime"], r["batch"])] = r
     bench = list(latest.values())
     kernels = {}
     if kernel_paths:
-        for k in read_jsonl(kernel_paths):  # later files win here too
+        for k in read_all(kernel_paths):  # later files win here too
             kernels[(k["model"], k["runtime"], k["batch"])] = k["kernels"]
     jobs = []
     for r in bench:

@@ -12,14 +12,12 @@ usage (GPU machine): python3 calibrate/measure/netbench/profile_kernels.py --out
 """
 import argparse
 import json
-import os
 import sys
 import time
 
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import netbench  # noqa: E402
+from calibrate.measure.netbench import netbench
 
 
 @torch.no_grad()
