@@ -24,7 +24,7 @@ with host_c_us = scale * micro_c, on relative error (each network weighs the
 same), within the parameters' bounds (scipy.optimize.lsq_linear).
 Prints the fitted values, the fit's median error, and the JSON `params`.
 
-usage: calibrate/fit/harness_host.py build/analyzer/tilewave
+usage: python3 -m calibrate.fit.harness_host build/analyzer/tilewave
 """
 import json
 import os

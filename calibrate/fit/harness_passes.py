@@ -24,7 +24,7 @@ bytes over the datasheet bandwidth, and their ramp term (docs/model.md
 variable part counts them); for depthwise it is
 tilewave's variable time at the base eager set, and the rate a factor on it.
 
-usage: calibrate/fit/harness_passes.py build/analyzer/tilewave [--write]
+usage: python3 -m calibrate.fit.harness_passes build/analyzer/tilewave [--write]
 (--write: the sets go into gpu_models/h200.json, with their provenance, through
 tilewave.write_gpu: PYTHONPATH=build/analyzer/python). calibrate/fit/fit_all.py
 calls fit_sets on a calibrate/measure/run.py folder.
@@ -36,6 +36,7 @@ import subprocess
 import sys
 import tempfile
 
+from calibrate import module
 from calibrate.pair.harness_kernel_classes import measured_class, predicted_class
 from calibrate.pair.harness_runs import ROOT, RUNS, base_gpu_dir, commit, gpu_params, kernel_lists, predict, rows, zoo_split
 
@@ -67,12 +68,12 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         sets = fit_sets(tilewave, calibration_runs(), os.path.join(base_gpu_dir(tmp), "h200.json"))
     if "--write" in sys.argv:
-        import tilewave as tw  # the one GPU-file writer; PYTHONPATH=build/analyzer/python
+        tw = module.tilewave_module(tilewave)  # the one GPU-file writer
         path = os.path.join(ROOT, "gpu_models", "h200.json")
         g = json.load(open(path))
         for key, params in sets.items():
             g["runtime_params"][key] = {"fitted_on": {
-                "command": "python3 calibrate/fit/harness_passes.py build/analyzer/tilewave --write",
+                "command": "python3 -m calibrate.fit.harness_passes build/analyzer/tilewave --write",
                 "commit": commit(),
                 "data": RUNS[0] + "/kernels.jsonl.gz, fit families only (onnx_models/zoo.py runtime_split)",
                 "harness": "timm benchmark.py: fp32 weights under autocast(float16), batch 1/16/256"},

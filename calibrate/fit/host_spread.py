@@ -13,7 +13,7 @@ the lowest and the highest of those medians, with the calibration machine's
 own 1.0 inside it: machines of this kind take `low` to `high` times the
 calibrated one's issue time.
 
-usage: calibrate/fit/host_spread.py [--calibration RUN] [RUN ...]
+usage: python3 -m calibrate.fit.host_spread [--calibration RUN] [RUN ...]
   RUN: a folder with bench.jsonl or bench.jsonl.gz (default: the committed
   H200 harness runs). Prints one line per (run, pass) and the JSON fragment.
 """

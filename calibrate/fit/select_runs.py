@@ -3,7 +3,7 @@
 runtime_split and RUNTIME_FRESH) from runtime_bench outputs into one file,
 so that a fit reads only networks it may see.
 
-usage: calibrate/fit/select_runs.py --set fit -o OUT.jsonl [--kernels K.jsonl.gz,...] BENCH.jsonl [BENCH2.jsonl ...]
+usage: python3 -m calibrate.fit.select_runs --set fit -o OUT.jsonl [--kernels K.jsonl.gz,...] BENCH.jsonl [BENCH2.jsonl ...]
 Later files win where two measured the same (network, runtime, batch).
 --kernels adds each run's profiled kernel count ("kernels"), which the fit
 uses to leave out runs whose kernels the lowering does not match.

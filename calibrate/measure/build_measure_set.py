@@ -6,7 +6,7 @@ Kernels of every bundled model at several batch sizes (`tilewave layers
 fit can hold whole networks out), followed by the generated sweeps in
 calibrate/measure/sweeps/. Stdlib only.
 
-usage: calibrate/measure/build_measure_set.py TILEWAVE_BINARY OUT.jsonl [--batches 1,16,128] [--dtype fp16]
+usage: python3 -m calibrate.measure.build_measure_set TILEWAVE_BINARY OUT.jsonl [--batches 1,16,128] [--dtype fp16]
 """
 import argparse
 import glob

@@ -28,7 +28,7 @@ fresh; so a partly measured corpus is still a sample across families and kinds.
 Measurements of the corpus itself go under calibrate/data/h200/corpus/ and are not read here, so the file
 stays what it is; --check fails if a corpus or fresh network shows up as measured anywhere else.
 
-usage: python3 calibrate/measure/corpus.py [-o calibrate/data/h200/corpus/networks.json] [--seed N] [--check]
+usage: python3 -m calibrate.measure.corpus [-o calibrate/data/h200/corpus/networks.json] [--seed N] [--check]
 Exit codes: 0 written (or --check: the file matches), 1 an input or the file is wrong (one line naming
 it), 2 bad usage.
 """

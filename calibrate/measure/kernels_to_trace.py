@@ -11,7 +11,7 @@ export also holds CPU events and real start times, which `check` does not
 need. (calibrate/measure/capture_trace.py exports a trace directly on the
 GPU machine.)
 
-usage: python3 calibrate/measure/kernels_to_trace.py KERNELS.jsonl.gz MODEL RUNTIME BATCH > TRACE.json
+usage: python3 -m calibrate.measure.kernels_to_trace KERNELS.jsonl.gz MODEL RUNTIME BATCH > TRACE.json
 """
 import gzip
 import json

@@ -100,7 +100,7 @@ if __name__ == "__main__" and not __package__:  # run as a path (calibrate/measu
     _path_entry.run_as_module(__file__)
     sys.exit()
 
-from calibrate import jsonl  # noqa: E402  (after the path entry above)
+from calibrate import harness_flags, jsonl  # noqa: E402  (after the path entry above)
 from calibrate.log import log  # noqa: E402
 from calibrate.measure import timm_harness_bench as harness  # noqa: E402  (imports no torch)
 
@@ -121,7 +121,7 @@ HOST_REFERENCE_PASSES = 3
 # Within the networks stage: pass 0 ends by 70% of its window, so passes 1 and
 # 2 (batch 1 and 16 only) still find time for the networks pass 0 timed.
 PASS_ENDS = (0.70, 0.85, 1.0)
-CONFIGURATIONS = (("amp_fp16", "nchw"), ("amp_fp16", "channels_last"), ("half", "channels_last"))
+CONFIGURATIONS = tuple(harness_flags.CONFIGURATIONS)
 BATCHES = (1, 16, 64, 256)
 HOST_BOUND_BATCHES = (1, 16)   # timed in every pass: their step is the host's, which varies pass to pass
 PASSES = 3

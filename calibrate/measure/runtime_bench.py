@@ -23,7 +23,7 @@ A process exports each network to weight-stripped ONNX (opset 17,
 TorchScript exporter, BN folded as torch.onnx does) for tilewave.
 
 usage (GPU machine):
-  python3 calibrate/measure/runtime_bench.py --out DIR --models SET_OR_LIST
+  python3 -m calibrate.measure.runtime_bench --out DIR --models SET_OR_LIST
       [--runtimes eager,inductor] [--batch 1,16,128] [--deadline-s 440]
 Writes DIR/bench.jsonl (one line per network, runtime, batch),
 DIR/kernels.jsonl (the profiled kernel lists), DIR/onnx/*.onnx, DIR/log.txt.

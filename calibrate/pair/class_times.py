@@ -7,7 +7,7 @@ on (docs/calibration.md "Runtimes"): library (cuDNN/cuBLAS convolutions and
 GEMMs), norm (PyTorch's BatchNorm pass), eltwise, copy, pool, reduce,
 softmax, transform (cuDNN layout transforms), fused (inductor's Triton kernels).
 
-usage: calibrate/pair/class_times.py -o OUT.jsonl KERNELS.jsonl[.gz] ...
+usage: python3 -m calibrate.pair.class_times -o OUT.jsonl KERNELS.jsonl[.gz] ...
 """
 import argparse
 import collections

@@ -10,7 +10,7 @@ kernel: model, batch, node and its device time in the network. `tilewave
 calibrate fit-networks --kernel-times` fits the L2 terms to them
 (docs/model.md "Inside a network").
 
-usage: calibrate/pair/eltwise_in_network.py TILEWAVE KERNELS.jsonl OUT.jsonl [MODELS_DIR]
+usage: python3 -m calibrate.pair.eltwise_in_network TILEWAVE KERNELS.jsonl OUT.jsonl [MODELS_DIR]
 """
 import gzip
 import json

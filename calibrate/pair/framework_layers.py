@@ -10,7 +10,7 @@ This pairs, in launch order, each network's kernels of one kind with the
 layers of that kind in its ONNX graph (`tilewave layers --extract`) when the
 counts agree, and writes them as measured layers (source "pytorch_profile").
 
-usage: calibrate/pair/framework_layers.py TILEWAVE KERNELS.jsonl OUT.jsonl
+usage: python3 -m calibrate.pair.framework_layers TILEWAVE KERNELS.jsonl OUT.jsonl
 """
 import gzip
 import json

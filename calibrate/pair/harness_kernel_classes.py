@@ -14,7 +14,7 @@ Classes, by profiled kernel name / by tilewave's kernel:
   conv       other convolutions and GEMMs / conv, gemm
   other      everything else
 
-usage: calibrate/pair/harness_kernel_classes.py build/analyzer/tilewave [--set fit|held-out|fresh]
+usage: python3 -m calibrate.pair.harness_kernel_classes build/analyzer/tilewave [--set fit|held-out|fresh]
 """
 import collections
 import sys

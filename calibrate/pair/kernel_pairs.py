@@ -15,7 +15,7 @@ predicted kernels' bytes, and prints a line per paired kernel:
   cut to 100 characters), measured_us, predicted_us (own time, no launch
   gap), bytes, l2_hit_bytes
 
-usage: calibrate/pair/kernel_pairs.py RUNS.jsonl --kernels K1.jsonl.gz[,K2...]
+usage: python3 -m calibrate.pair.kernel_pairs RUNS.jsonl --kernels K1.jsonl.gz[,K2...]
        [--tilewave build/analyzer/tilewave] [--gpu h200] [--op bias] [-o OUT.jsonl]
 """
 import argparse
@@ -26,7 +26,7 @@ import subprocess
 import sys
 import tempfile
 
-from calibrate.pair.cuda_graph_harness import HARNESS
+from calibrate import harness_flags
 from calibrate import jsonl
 
 
@@ -72,7 +72,7 @@ def pairs(runs, lists, tilewave="build/analyzer/tilewave", gpu="h200", op=None, 
             with open(trace, "w") as f:
                 json.dump({"traceEvents": events}, f)
             common = [onnx, "--gpu", gpu, "--runtime", r["runtime"], "--batch", str(r["batch"]), "--format", "json",
-                      *HARNESS]
+                      *harness_flags.flags(harness_flags.CUDA_GRAPH)]
             try:
                 check = tilewave_json([tilewave, "check", *common, "--trace", trace])
                 analysis = tilewave_json([tilewave, "analyze", *common]) if with_bytes else {"layers": []}

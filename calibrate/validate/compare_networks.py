@@ -7,44 +7,24 @@ per-network errors, utilization, and ranking quality (Kendall tau of the
 predicted order and of the FLOPs order against the measured order) per batch.
 Stdlib only.
 
-usage: calibrate/validate/compare_networks.py TILEWAVE NETBENCH.jsonl [--gpu h200] [--runtime eager-folded] [--markdown] [--json OUT]
+usage: python3 -m calibrate.validate.compare_networks TILEWAVE NETBENCH.jsonl [--gpu h200] [--runtime eager-folded] [--markdown] [--json OUT]
 """
 import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 
-from calibrate.pair.cuda_graph_harness import HARNESS
+from calibrate import harness_flags, module
+from calibrate.stats import kendall_tau
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def kendall_tau(x, y):
-    conc = disc = tx = ty = 0
-    for i in range(len(x)):
-        for j in range(i + 1, len(x)):
-            dx, dy = x[i] - x[j], y[i] - y[j]
-            if dx == 0 and dy == 0:
-                continue
-            if dx == 0:
-                tx += 1
-            elif dy == 0:
-                ty += 1
-            elif (dx > 0) == (dy > 0):
-                conc += 1
-            else:
-                disc += 1
-    denom = ((conc + disc + tx) * (conc + disc + ty)) ** 0.5
-    return (conc - disc) / denom if denom else 0.0
-
-
 def predict(tilewave, models_dir, model, batch, gpu, runtime):
-    path = os.path.join(models_dir, model + ".onnx")
-    out = subprocess.run([tilewave, "analyze", path, "--gpu", gpu, "--batch", str(batch), "--runtime", runtime,
-                          "--format", "json", *HARNESS], check=True, capture_output=True, text=True).stdout
-    return json.loads(out)
+    """`analyze --format json`'s document under the CUDA-graph harness, in process (the module beside `tilewave`)."""
+    return module.tilewave_module(tilewave).analyze(os.path.join(models_dir, model + ".onnx"), gpu=gpu, batch=batch,
+                                                    runtime=runtime, **harness_flags.CUDA_GRAPH)
 
 
 def main():

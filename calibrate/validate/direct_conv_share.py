@@ -3,7 +3,7 @@
 in the eager runs of runtime validation (docs/report.md "`tilewave check`"):
 per run and batch, the (network, batch) profiles that contain it.
 
-usage: python3 calibrate/validate/direct_conv_share.py [calibrate/data/h200/runtimes]
+usage: python3 -m calibrate.validate.direct_conv_share [calibrate/data/h200/runtimes]
 """
 import collections
 import gzip

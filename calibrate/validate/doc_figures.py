@@ -3,8 +3,8 @@
 quote from `tilewave` commands (and from the committed measured data), and
 checks the docs against them.
 
-usage: calibrate/validate/doc_figures.py [--tilewave PATH] [NAME ...]
-       calibrate/validate/doc_figures.py [--tilewave PATH] --check FILE ...
+usage: python3 -m calibrate.validate.doc_figures [--tilewave PATH] [NAME ...]
+       python3 -m calibrate.validate.doc_figures [--tilewave PATH] --check FILE ...
 
 A figure in a doc sits between `<!-- doc_figures.py NAME -->` and
 `<!-- /doc_figures.py -->`; the lines between are exactly what this script
@@ -21,7 +21,8 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
 from calibrate.pair import harness_runs  # (calibrate/pair/harness_runs.py: the timm-harness bench rows and predictions)
-from calibrate.validate.harness import kendall_tau  # (calibrate/validate/harness.py)
+from calibrate import harness_flags
+from calibrate.stats import kendall_tau
 from calibrate.validate import runtimes  # (calibrate/validate/runtimes.py: the network validation per runtime)
 from calibrate.validate.figures_common import DATA, FENCE, Runs, bias, fitted_layers, pct
 from calibrate.validate import figures_calibration, figures_readme, figures_validation
@@ -77,7 +78,7 @@ def readme_layers(runs):
     return [f"On single layers ({s['all']['n']} held out) the median error is {pct(s['all']['median_ape'])}."]
 
 
-GRAPH = ("--gpu", "h200", "--batch", "16", "--layout", "nhwc", "--no-amp", "--graph")
+GRAPH = ("--gpu", "h200", "--batch", "16", *harness_flags.flags(harness_flags.CUDA_GRAPH))
 
 
 def report_analyze_b1(runs):

@@ -2,7 +2,7 @@
 """Prints the H200 evidence behind model terms (docs/model.md,
 docs/calibration.md), from the committed data in calibrate/data/h200/.
 
-usage: calibrate/validate/evidence.py TILEWAVE {eltwise-l2,layernorm,grouped,bn-pass,reduce}
+usage: python3 -m calibrate.validate.evidence TILEWAVE {eltwise-l2,layernorm,grouped,bn-pass,reduce}
 
   eltwise-l2  ReLU/Add kernels timed inside networks (eltwise_in_network.jsonl)
               over the runner's time for the same kernel from DRAM, by traffic

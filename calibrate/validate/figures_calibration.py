@@ -303,7 +303,7 @@ def host_fit(runs):
 
 
 def calibration_host_fit(runs):
-    """docs/calibration.md: `python3 calibrate/fit/harness_host.py build/analyzer/tilewave` now, beside the frozen gpu_models/hosts/h200-vm.json."""
+    """docs/calibration.md: `python3 -m calibrate.fit.harness_host build/analyzer/tilewave` now, beside the frozen gpu_models/hosts/h200-vm.json."""
     micro, networks, fit_runs, (scale, params, errs) = host_fit(runs)
     frozen = json.load(open(HOST))["params"]
     # The file keeps the scaled costs only: its factor is their sum over the single-op costs'.
@@ -373,7 +373,7 @@ def calibration_host_misses(runs):
 # --- Layout and precision sets ---------------------------------------------------------------------
 
 def calibration_passes(runs):
-    """docs/calibration.md: `python3 calibrate/fit/harness_passes.py build/analyzer/tilewave` (without --write) against gpu_models/h200.json's sets, and pair/harness_kernel_classes.py --set fit's profiled BatchNorm kernels at batch 1."""
+    """docs/calibration.md: `python3 -m calibrate.fit.harness_passes build/analyzer/tilewave` (without --write) against gpu_models/h200.json's sets, and pair/harness_kernel_classes.py --set fit's profiled BatchNorm kernels at batch 1."""
     with tempfile.TemporaryDirectory() as tmp:
         sets = harness_passes.fit_sets(runs.tw, harness_passes.calibration_runs(),
                                        os.path.join(harness_runs.base_gpu_dir(tmp), "h200.json"), pmap,

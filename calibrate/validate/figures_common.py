@@ -6,6 +6,7 @@ import math
 import os
 import subprocess
 
+from calibrate import module
 from calibrate.jsonl import read_all
 
 DATA = "calibrate/data/h200"
@@ -43,10 +44,10 @@ class Runs:
         return self.cache[args]
 
     def param_table(self, file="gpu"):
-        """{name: (default, min, max)} of the GPU file's (or the host file's) parameters, as
-        `tilewave params --format json` gives them from the one C++ definition."""
+        """{name: (default, min, max)} of the GPU file's (or the host file's) parameters, as the
+        in-process module's params() gives them from the one C++ definition (`tilewave params`)."""
         return {p["name"]: (p["default"], p["min"], p["max"])
-                for p in json.loads(self.text("params", "--format", "json")) if p["file"] == file}
+                for p in module.tilewave_module(self.tw).params() if p["file"] == file}
 
     def analyze(self, model, *flags):
         """`tilewave analyze onnx_models/MODEL.onnx FLAGS --format json`."""

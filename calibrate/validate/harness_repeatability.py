@@ -15,7 +15,7 @@ pass after the other):
      against the first pass, median, p90 and ratio, as validate/harness.py
      reports AMP.
 
-usage: calibrate/validate/harness_repeatability.py build/analyzer/tilewave
+usage: python3 -m calibrate.validate.harness_repeatability build/analyzer/tilewave
 """
 import statistics
 import sys

@@ -13,7 +13,7 @@ step (timm's step_ms, median over the run's passes), and how many measured
 steps fall inside h200-vm's machine-spread range (time_low_us..time_high_us;
 that range was measured on this machine among others, so this is in-sample).
 
-usage: calibrate/validate/host_transfer.py build/analyzer/tilewave
+usage: python3 -m calibrate.validate.host_transfer build/analyzer/tilewave
 """
 import json
 import os
@@ -65,7 +65,7 @@ def case(tw, run, reference_source, calibration_rows):
         jobs = [(h, r) for h in hosts.values() for r in test]
         with ThreadPoolExecutor(4) as pool:
             got = pool.map(lambda job: harness_runs.predict(tw, job[1]["model"], job[1]["layout"], job[1]["batch"],
-                                                            extra=("--host", job[0]))["total"], jobs)
+                                                            host=job[0])["total"], jobs)
             totals = dict(zip([(h, id(r)) for h, r in jobs], got))
     lines = []
     for label, h in hosts.items():

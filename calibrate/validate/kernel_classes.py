@@ -21,7 +21,7 @@ forwards, per class:
                class's measured time: what tilewave does not predict
   extra        predicted time no measured kernel paired with, ms
 
-usage: calibrate/validate/kernel_classes.py RUN_DIR [RUN_DIR ...]
+usage: python3 -m calibrate.validate.kernel_classes RUN_DIR [RUN_DIR ...]
        [--tilewave build/analyzer/tilewave] [--gpu h200] [--by harness|batch|none]
        [--families fit|held_out|all]
 ONNX files: onnx_models/runtime/ for onnx_models/zoo.py's networks, else
@@ -37,14 +37,12 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-from calibrate import jsonl
+from calibrate import harness_flags, jsonl
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 ARCHIVE = os.path.join(ROOT, "onnx_models", "timm_results", "timm_results_onnx.tar.xz")
 CORPUS = os.path.join(ROOT, "calibrate", "data", "h200", "corpus", "networks.json")
-HARNESS = {("amp_fp16", "nchw"): "AMP NCHW", ("amp_fp16", "channels_last"): "AMP channels_last",
-           ("half", "channels_last"): ".half() channels_last"}
 
 
 class InputError(Exception):
@@ -63,7 +61,7 @@ def kernel_rows(folder):
             for i, r in enumerate(rows, 1):
                 if not (isinstance(r, dict) and isinstance(r.get("model"), str) and isinstance(r.get("list"), list)
                         and isinstance(r.get("batch"), int) and (r.get("precision", "amp_fp16"), r.get("layout"))
-                        in HARNESS):
+                        in harness_flags.CONFIGURATIONS):
                     raise InputError("%s: row %d is not a profiled forward of run.py (model, layout, batch, "
                                      "precision, list)" % (path, i))
             return rows
@@ -117,8 +115,7 @@ def checks(tilewave, rows, onnx, gpu, tmp):
         with open(trace, "w") as f:
             json.dump({"list": r["list"]}, f)
         cmd = [tilewave, "check", onnx[r["model"]], "--trace", trace, "--batch", str(r["batch"]), "--gpu", gpu,
-               "--runtime", "eager", "--layout", "nhwc" if r["layout"] == "channels_last" else "nchw",
-               "--amp" if r.get("precision", "amp_fp16") == "amp_fp16" else "--no-amp", "--format", "json"]
+               *harness_flags.flags(harness_flags.timm_row(r)), "--format", "json"]
         done = subprocess.run(cmd, capture_output=True, text=True)
         os.remove(trace)
         if done.returncode != 0:  # tilewave's one-line error: a network it cannot analyse
@@ -146,7 +143,7 @@ def table(results, group):
 
 
 def lines_of(results, failed, group_name="harness"):
-    groups = {"harness": lambda r: HARNESS[(r.get("precision", "amp_fp16"), r["layout"])],
+    groups = {"harness": lambda r: harness_flags.CONFIGURATIONS[(r.get("precision", "amp_fp16"), r["layout"])],
               "batch": lambda r: "batch %d" % r["batch"], "none": lambda r: "all forwards"}
     sums, totals = table(results, groups[group_name])
     out = ["%d profiled forwards of %d networks paired by `tilewave check`%s" % (

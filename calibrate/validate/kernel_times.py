@@ -3,7 +3,7 @@
 (runtime_bench's kernels.jsonl[.gz]) whose name contains a substring: for
 looking up, say, how long a runtime's pooling kernel took in one network.
 
-usage: calibrate/validate/kernel_times.py KERNELS.jsonl.gz --model M --batch B [--runtime R] [--match S]
+usage: python3 -m calibrate.validate.kernel_times KERNELS.jsonl.gz --model M --batch B [--runtime R] [--match S]
 """
 import argparse
 import gzip

@@ -7,7 +7,7 @@ library whose kernel ran (cuBLAS `nvjet_*`, cuBLAS gemv, cuDNN). For 1x1
 stride-1 convs it also prints, per library and batch, their GEMM M (N·H·W) and
 tilewave's predicted / measured time. Stdlib only.
 
-usage: calibrate/validate/library_choice.py --kernels K.jsonl.gz[,K2...] [--runtime eager]
+usage: python3 -m calibrate.validate.library_choice --kernels K.jsonl.gz[,K2...] [--runtime eager]
 """
 import argparse
 import collections
@@ -21,7 +21,7 @@ ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 from calibrate.jsonl import read_all
 from calibrate.pair.bench_files import zoo_sets
 from calibrate.pair.class_times import kernel_class
-from calibrate.pair.cuda_graph_harness import HARNESS
+from calibrate import harness_flags
 
 
 
@@ -64,7 +64,7 @@ def main():
             continue
         total += 1
         r = subprocess.run([args.tilewave, "analyze", os.path.join(args.models_dir, zoo.file_stem(model) + ".onnx"),
-                            "--batch", str(batch), "--runtime", runtime, "--format", "json", "--top", "1000000", *HARNESS],
+                            "--batch", str(batch), "--runtime", runtime, "--format", "json", "--top", "1000000", *harness_flags.flags(harness_flags.CUDA_GRAPH)],
                            capture_output=True, text=True)
         if r.returncode != 0:
             continue

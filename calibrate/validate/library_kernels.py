@@ -8,7 +8,7 @@ profile and tilewave list the same number of library kernels (cuDNN/cuBLAS
 calls), so that the i-th of one is the i-th of the other. Reports the median
 and p90 error per runtime, network set and batch. Stdlib only.
 
-usage: calibrate/validate/library_kernels.py --kernels K.jsonl.gz[,K2...] [--set heldout] [--md OUT.md]
+usage: python3 -m calibrate.validate.library_kernels --kernels K.jsonl.gz[,K2...] [--set heldout] [--md OUT.md]
 """
 import argparse
 import json
@@ -22,13 +22,13 @@ from calibrate.jsonl import read_all
 from calibrate.pair.bench_files import zoo_sets
 from calibrate.validate.runtimes import quantile
 from calibrate.pair.class_times import kernel_class
-from calibrate.pair.cuda_graph_harness import HARNESS
+from calibrate import harness_flags
 
 
 
 def predicted_library(tw, onnx, runtime, batch, gpu):
     r = subprocess.run([tw, "analyze", onnx, "--gpu", gpu, "--batch", str(batch), "--runtime", runtime,
-                        "--format", "json", "--top", "1000000", *HARNESS], capture_output=True, text=True)
+                        "--format", "json", "--top", "1000000", *harness_flags.flags(harness_flags.CUDA_GRAPH)], capture_output=True, text=True)
     if r.returncode != 0:
         return None
     j = json.loads(r.stdout)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Before timing: the PyTorch networks built from encodings have the
 parameter counts tilewave gives their candidates (the same networks).
-usage: python3 calibrate/validate/nas_check_params.py [N per space]"""
+usage: python3 -m calibrate.validate.nas_check_params [N per space]"""
 import json
 import os
 import sys

@@ -18,7 +18,7 @@ With --tilewave, the candidates are predicted again by that binary with the
 GPU files as they are now (the same command, into a temporary folder), to
 judge a later model on the same measurements.
 
-usage: python3 calibrate/validate/nas_rank.py [--data calibrate/data/h200/nas] [--tilewave build/analyzer/tilewave]
+usage: python3 -m calibrate.validate.nas_rank [--data calibrate/data/h200/nas] [--tilewave build/analyzer/tilewave]
 """
 import argparse
 import json
@@ -27,9 +27,9 @@ import statistics
 import subprocess
 import tempfile
 
-from calibrate.validate.compare_networks import kendall_tau  # tau-b, as the network validation computes it
+from calibrate.stats import kendall_tau
 
-from calibrate.pair.cuda_graph_harness import HARNESS
+from calibrate import harness_flags
 
 BENCH_FILES = ["bench.jsonl", "completion/eager_fill/bench.jsonl", "completion/ind_first50_from_log.jsonl",
                "completion/ind_51_100/bench.jsonl", "completion/ind_101_150/bench.jsonl",
@@ -71,7 +71,7 @@ def main():
                 for batch in (1, 16, 128):
                     with open(os.path.join(pred_dir, "pred_%s_%s_b%d.jsonl" % (space, runtime, batch)), "w") as f:
                         subprocess.run([args.tilewave, "nas", "onnx_models/spaces/%s.json" % space, "--samples", "150",
-                                        "--seed", "1", "--batch", str(batch), "--runtime", runtime, "--format", "jsonl", *HARNESS],
+                                        "--seed", "1", "--batch", str(batch), "--runtime", runtime, "--format", "jsonl", *harness_flags.flags(harness_flags.CUDA_GRAPH)],
                                        stdout=f, stderr=subprocess.DEVNULL, check=True)
     header = json.loads(open(os.path.join(args.data, "bench.jsonl")).readline())
     measured = {}

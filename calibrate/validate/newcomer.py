@@ -17,7 +17,7 @@ runtime_split) and every family of the run folder the new file was fitted on.
 The plain loop was timed on the machine h200-vm.json describes, not the run
 folder's, so it is also shown with the new GPU file under h200-vm.
 
-usage: calibrate/validate/newcomer.py build/analyzer/tilewave --gpu NEW.json --host NEW_HOST.json
+usage: python3 -m calibrate.validate.newcomer build/analyzer/tilewave --gpu NEW.json --host NEW_HOST.json
        --run-dir calibrate/data/h200/measure_run
 """
 import argparse

@@ -18,7 +18,7 @@ beside the tau of timm's MAC counts. Three rows per file:
 
 Stdlib only; about 15 minutes on 2 cores (two fits side by side).
 
-usage: python3 calibrate/validate/other_gpus.py [--tilewave build/analyzer/tilewave]
+usage: python3 -m calibrate.validate.other_gpus [--tilewave build/analyzer/tilewave]
     [--results ../shared/timm-results] [--models DIR] [--write]
   --models: the unpacked exports (default: onnx_models/timm_results/timm_results_onnx.tar.xz,
             unpacked into a temporary folder)
@@ -40,7 +40,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
-from calibrate.validate.compare_networks import kendall_tau  # tau-b, as the other validations compute it
+from calibrate.stats import kendall_tau
 
 ARCHIVE = os.path.join(ROOT, "onnx_models", "timm_results", "timm_results_onnx.tar.xz")
 REPORT = os.path.join(ROOT, "calibrate", "data", "other_gpus", "validate.md")

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Pooled figures over several network comparisons (compare_networks.py --json).
 
-usage: calibrate/validate/pool_validation.py ROWS.json [ROWS.json ...]
+usage: python3 -m calibrate.validate.pool_validation ROWS.json [ROWS.json ...]
 Prints, per batch: networks, median and 90th-percentile absolute error, and
 Kendall tau of predicted and of FLOPs against measured latency.
 """
@@ -9,7 +9,7 @@ import json
 import statistics
 import sys
 
-from calibrate.validate.compare_networks import kendall_tau
+from calibrate.stats import kendall_tau
 
 
 def main():

@@ -3,7 +3,7 @@
 and GEMMs, by decade of FLOPs: shows whether the model's error depends on
 problem size (docs/calibration.md).
 
-usage: calibrate/validate/residuals_by_size.py TILEWAVE MEASURED.jsonl GPU
+usage: python3 -m calibrate.validate.residuals_by_size TILEWAVE MEASURED.jsonl GPU
 """
 import collections
 import json

@@ -8,7 +8,7 @@ benchmark), warmed up, then one eager forward runs under torch.profiler.
 Writes one JSON line per (model, batch): the sum of kernel device times,
 the kernel count, and the kernels (name, us) in launch order.
 
-usage (GPU machine): python3 calibrate/measure/netbench/profile_kernels.py --out K.jsonl --models a,b --batch 1,128
+usage (GPU machine): python3 -m calibrate.measure.netbench.profile_kernels --out K.jsonl --models a,b --batch 1,128
 """
 import argparse
 import json
