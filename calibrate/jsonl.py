@@ -24,6 +24,7 @@ def parse(text, path, cut_tail=False):
 def read(path, cut_tail=False, missing_ok=False):
     """The rows of one file (gzip when its name ends in .gz); a missing file is no rows
     when missing_ok, OSError otherwise."""
+    path = os.fspath(path)
     if missing_ok and not os.path.exists(path):
         return []
     with (gzip.open if path.endswith(".gz") else open)(path, "rt") as f:

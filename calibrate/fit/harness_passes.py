@@ -39,6 +39,7 @@ import tempfile
 from calibrate import module
 from calibrate.pair.harness_kernel_classes import measured_class, predicted_class
 from calibrate.pair.harness_runs import ROOT, RUNS, base_gpu_dir, commit, gpu_params, kernel_lists, predict, rows, zoo_split
+from calibrate import jsonl
 
 
 def ls2(cells):
@@ -96,7 +97,7 @@ def ramp_alone(tilewave, gpu_file, layers):
         r = subprocess.run([tilewave, "layers", path, "--gpu", gpu_file], capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError("tilewave layers: %s" % r.stderr.strip())
-    costed = [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
+    costed = jsonl.parse(r.stdout, "tilewave layers")
     return {key: c.get("ramp_us", 0.0) for key, c in zip(unique, costed)}
 
 

@@ -22,6 +22,7 @@ import json
 import os
 import statistics
 import sys
+
 from calibrate import jsonl
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")

@@ -14,6 +14,7 @@ import sys
 
 from calibrate.jsonl import read_all
 from calibrate.pair.bench_files import zoo_sets
+from calibrate import jsonl
 
 
 def main():
@@ -26,8 +27,7 @@ def main():
     _, sets = zoo_sets()
     rows = {}
     for path in args.bench:
-        for line in open(path):
-            r = json.loads(line)
+        for r in jsonl.read(path):
             if r.get("header") or r.get("status") != "ok" or r["model"] not in sets[args.set]:
                 continue
             rows[(r["model"], r["runtime"], r["batch"])] = r

@@ -15,6 +15,8 @@ import os
 import subprocess
 import sys
 
+from calibrate import jsonl
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # Fields that describe where a layer comes from or what a run measured, not
 # the problem itself.
@@ -32,7 +34,7 @@ def extract(tilewave, model, batch, dtype):
     out = subprocess.run([tilewave, "layers", "--extract", model, "--batch", str(batch), "--dtype", dtype,
                           "--runtime", "eager-folded"],
                          check=True, capture_output=True, text=True).stdout
-    return [json.loads(line) for line in out.splitlines() if line.strip()]
+    return jsonl.parse(out, "tilewave layers --extract")
 
 
 def main():

@@ -5,6 +5,7 @@ the fit/held-out split and tilewave's predictions."""
 import json
 import os
 import subprocess
+
 from calibrate import harness_flags, jsonl, module
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")

@@ -19,7 +19,6 @@ usage: python3 -m calibrate.pair.kernel_pairs RUNS.jsonl --kernels K1.jsonl.gz[,
        [--tilewave build/analyzer/tilewave] [--gpu h200] [--op bias] [-o OUT.jsonl]
 """
 import argparse
-import gzip
 import json
 import os
 import subprocess
@@ -34,10 +33,8 @@ def kernel_lists(paths):
     """(model, runtime, batch) -> kernel list [[name, us], ...]; the first file that has it wins."""
     lists = {}
     for path in paths:
-        with (gzip.open if path.endswith(".gz") else open)(path, "rt") as f:
-            for line in f:
-                r = json.loads(line)
-                lists.setdefault((r["model"], r["runtime"], r["batch"]), r["list"])
+        for r in jsonl.read(path):
+            lists.setdefault((r["model"], r["runtime"], r["batch"]), r["list"])
     return lists
 
 

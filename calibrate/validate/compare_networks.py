@@ -17,6 +17,7 @@ import sys
 
 from calibrate import harness_flags, module
 from calibrate.stats import kendall_tau
+from calibrate import jsonl
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -41,22 +42,20 @@ def main():
     args = ap.parse_args()
 
     rows = []
-    with open(args.netbench) as f:
-        for line in f:
-            m = json.loads(line)
-            if m.get("header") or m.get("status") != "ok":
-                continue
-            if not os.path.exists(os.path.join(args.models_dir, m["model"] + ".onnx")):
-                continue
-            p = predict(args.tilewave, args.models_dir, m["model"], m["batch"], args.gpu, args.runtime)
-            meas_us = m["latency_ms"] * 1e3
-            pred_us = p["total"]["time_us"]
-            peak = p["peak_tflops"] * 1e12
-            rows.append({"model": m["model"], "batch": m["batch"], "measured_us": meas_us, "predicted_us": pred_us,
-                         "error": pred_us / meas_us - 1, "flops": p["total"]["flops"],
-                         "measured_util": p["total"]["flops"] / (meas_us * 1e-6 * peak),
-                         "predicted_util": p["total"]["utilization"], "kernels_pred": len(p["layers"]),
-                         "kernels_measured": m.get("kernels_per_forward")})
+    for m in jsonl.read(args.netbench):
+        if m.get("header") or m.get("status") != "ok":
+            continue
+        if not os.path.exists(os.path.join(args.models_dir, m["model"] + ".onnx")):
+            continue
+        p = predict(args.tilewave, args.models_dir, m["model"], m["batch"], args.gpu, args.runtime)
+        meas_us = m["latency_ms"] * 1e3
+        pred_us = p["total"]["time_us"]
+        peak = p["peak_tflops"] * 1e12
+        rows.append({"model": m["model"], "batch": m["batch"], "measured_us": meas_us, "predicted_us": pred_us,
+                     "error": pred_us / meas_us - 1, "flops": p["total"]["flops"],
+                     "measured_util": p["total"]["flops"] / (meas_us * 1e-6 * peak),
+                     "predicted_util": p["total"]["utilization"], "kernels_pred": len(p["layers"]),
+                     "kernels_measured": m.get("kernels_per_forward")})
     if not rows:
         sys.exit(f"{args.netbench}: no ok lines for bundled models")
     bar = "|" if args.markdown else " "

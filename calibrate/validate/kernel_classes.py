@@ -37,6 +37,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+
 from calibrate import harness_flags, jsonl
 
 HERE = os.path.dirname(os.path.abspath(__file__))

@@ -30,6 +30,7 @@ import tempfile
 from calibrate.stats import kendall_tau
 
 from calibrate import harness_flags
+from calibrate import jsonl
 
 BENCH_FILES = ["bench.jsonl", "completion/eager_fill/bench.jsonl", "completion/ind_first50_from_log.jsonl",
                "completion/ind_51_100/bench.jsonl", "completion/ind_101_150/bench.jsonl",
@@ -81,8 +82,7 @@ def main():
         if not os.path.exists(path):
             print("(missing: %s)" % path)
             continue
-        for line in open(path):
-            r = json.loads(line)
+        for r in jsonl.read(path):
             if r.get("status") != "ok" or not r["model"].startswith("space/"):
                 continue
             _, space, enc = r["model"].split("/", 2)
@@ -99,7 +99,7 @@ def main():
         for runtime in ("eager", "inductor"):
             for batch in (1, 16, 128):
                 path = os.path.join(pred_dir, "pred_%s_%s_b%d.jsonl" % (space, runtime, batch))
-                rows = [json.loads(l) for l in open(path)][1:]
+                rows = jsonl.read(path)[1:]
                 pairs = [(r, measured[(space, runtime, batch, r["encoding"])]) for r in rows
                          if (space, runtime, batch, r["encoding"]) in measured]
                 if len(pairs) < 3:

@@ -41,6 +41,7 @@ from concurrent.futures import ThreadPoolExecutor
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 from calibrate.stats import kendall_tau
+from calibrate import jsonl
 
 ARCHIVE = os.path.join(ROOT, "onnx_models", "timm_results", "timm_results_onnx.tar.xz")
 REPORT = os.path.join(ROOT, "calibrate", "data", "other_gpus", "validate.md")
@@ -98,7 +99,7 @@ def from_benchmark(tw, gpu, results, models, out_dir, tag, extra=(), gpu_file=No
     cmd = [tw, "calibrate", "from-benchmark", *[os.path.join(results, f) for f in FILES[gpu]], "--gpu",
            gpu_file or datasheet_only(gpu, out_dir), "--models", models, "--seed", "1", "--predictions", pred, *extra]
     run(cmd, os.path.join(out_dir, f"{tag}.log"))
-    return [json.loads(line) for line in open(pred)]
+    return jsonl.read(pred)
 
 
 def stats(rows, key):
