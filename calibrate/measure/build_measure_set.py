@@ -63,11 +63,8 @@ def main():
     print(file=sys.stderr)
     if not args.no_sweeps:
         for path in sorted(glob.glob(os.path.join(ROOT, "calibrate", "measure", "sweeps", "*.jsonl"))):
-            with open(path) as f:
-                for line in f:
-                    if line.strip():
-                        obj = json.loads(line)
-                        layers.setdefault(problem_key(obj), obj)
+            for obj in jsonl.read(path):
+                layers.setdefault(problem_key(obj), obj)
     tmp = args.out + ".tmp"
     with open(tmp, "w") as f:
         for obj in layers.values():

@@ -40,6 +40,7 @@ import sys
 import time
 import traceback
 
+from calibrate import jsonl
 from calibrate.gpu_state import nvidia_smi
 from calibrate.log import log
 from onnx_models import zoo
@@ -358,7 +359,7 @@ def main():
         rows = []
         for f in sorted(os.listdir(args.out)):
             if f.startswith("bench_w"):
-                rows += [json.loads(l) for l in open(os.path.join(args.out, f)) if l.strip()]
+                rows += jsonl.read(os.path.join(args.out, f))
                 os.remove(os.path.join(args.out, f))
         rows.sort(key=lambda r: (r["model"], r["runtime"], r["batch"]))
         for r in rows:
