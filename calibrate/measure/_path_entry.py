@@ -1,5 +1,7 @@
-"""Lets the GPU machine's scripts run as paths (`python3 calibrate/measure/run.py`, as the
-calls' logs and run.json name them) as well as modules (`python3 -m calibrate.measure.run`).
+"""Lets the GPU machine's scripts (run.py, timm_harness_bench.py, and corpus.py beside them)
+run as paths (`python3 calibrate/measure/run.py`, as the calls' logs, run.json and
+calibrate/data/h200/corpus/README.md name them) as well as modules
+(`python3 -m calibrate.measure.run`).
 
 Run as a path, python puts the script's own folder first on sys.path, where the package's
 absolute imports (calibrate.*, onnx_models.*) are not found; that entry becomes the

@@ -41,7 +41,12 @@ import json
 import os
 import sys
 
-from calibrate import jsonl
+if __name__ == "__main__" and not __package__:  # run as a path (calibrate/measure/_path_entry.py)
+    import _path_entry
+    _path_entry.run_as_module(__file__)
+    sys.exit()
+
+from calibrate import jsonl  # noqa: E402  (after the path entry above)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
