@@ -32,14 +32,12 @@ calls fit_sets on a calibrate/measure/run.py folder.
 import collections
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
 from calibrate import module
 from calibrate.pair.harness_kernel_classes import measured_class, predicted_class
 from calibrate.pair.harness_runs import ROOT, RUNS, base_gpu_dir, commit, gpu_params, kernel_lists, predict, rows, zoo_split
-from calibrate import jsonl
 
 
 def ls2(cells):
@@ -87,17 +85,14 @@ def layer_key(layer):
 
 
 def ramp_alone(tilewave, gpu_file, layers):
-    """{layer_key: µs}: each layer's ramp term as `tilewave layers` costs it alone on `gpu_file` (the model's
-    own term, docs/model.md "Memory time", rather than a copy of its formula here)."""
+    """{layer_key: µs}: each layer's ramp term as tilewave.predict_layers (`tilewave layers`) costs it alone
+    on `gpu_file` (the model's own term, docs/model.md "Memory time", rather than a copy of its formula here)."""
     unique = {layer_key(layer): layer for layer in layers}
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "layers.jsonl")
-        with open(path, "w") as f:
-            f.writelines(json.dumps(layer) + "\n" for layer in unique.values())
-        r = subprocess.run([tilewave, "layers", path, "--gpu", gpu_file], capture_output=True, text=True)
-    if r.returncode != 0:
-        raise RuntimeError("tilewave layers: %s" % r.stderr.strip())
-    costed = jsonl.parse(r.stdout, "tilewave layers")
+    tw = module.tilewave_module(tilewave)
+    try:
+        costed = tw.predict_layers(list(unique.values()), gpu=gpu_file)
+    except tw.InputError as e:
+        raise RuntimeError("tilewave layers: %s" % e) from None
     return {key: c.get("ramp_us", 0.0) for key, c in zip(unique, costed)}
 
 

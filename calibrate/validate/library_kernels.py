@@ -11,9 +11,7 @@ and p90 error per runtime, network set and batch. Stdlib only.
 usage: python3 -m calibrate.validate.library_kernels --kernels K.jsonl.gz[,K2...] [--set heldout] [--md OUT.md]
 """
 import argparse
-import json
 import os
-import subprocess
 from concurrent.futures import ThreadPoolExecutor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -22,16 +20,18 @@ from calibrate.jsonl import read_all
 from calibrate.pair.bench_files import zoo_sets
 from calibrate.validate.runtimes import quantile
 from calibrate.pair.class_times import kernel_class
-from calibrate import harness_flags
+from calibrate import harness_flags, module
 
 
 
 def predicted_library(tw, onnx, runtime, batch, gpu):
-    r = subprocess.run([tw, "analyze", onnx, "--gpu", gpu, "--batch", str(batch), "--runtime", runtime,
-                        "--format", "json", "--top", "1000000", *harness_flags.flags(harness_flags.CUDA_GRAPH)], capture_output=True, text=True)
-    if r.returncode != 0:
+    """(name, op, time) of the library kernels tilewave predicts under the CUDA-graph harness, in process
+    (the module beside the CLI `tw`); None for a network it refuses."""
+    module_ = module.tilewave_module(tw)
+    try:
+        j = module_.analyze(onnx, gpu=gpu, batch=batch, runtime=runtime, **harness_flags.CUDA_GRAPH)
+    except module_.InputError:
         return None
-    j = json.loads(r.stdout)
     out = []
     for layer in j["layers"]:
         if layer.get("path") in ("tensor_gemm", "cuda_gemm", "direct_conv"):
