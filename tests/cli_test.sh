@@ -107,17 +107,19 @@ expect 1 "conv3d.onnx" -- "$tw" report "$data/conv3d.onnx" -o "$tmp/r3.html"
 # Two networks on one page (docs/report.md "Two networks"): the depthwise
 # model's grouped convolutions are ringed and named in the findings.
 expect 0 "" -- "$tw" report "$data/tiny_cnn.onnx" --vs "$data/depthwise.onnx" --batches 1,4 -o "$tmp/vs.html"
-grep -q 'Why one uses the GPU better' "$tmp/vs.html" && grep -q 'id="split-op"' "$tmp/vs.html" &&
+grep -q 'Which is faster' "$tmp/vs.html" && grep -q 'id="split-op"' "$tmp/vs.html" &&
+  grep -q 'id="batch-throughput"' "$tmp/vs.html" &&
   grep -q 'id="roofline-b-memory"' "$tmp/vs.html" && grep -q 'class="pt ring"' "$tmp/vs.html" &&
   grep -q 'Conv (depthwise)' "$tmp/vs.html" ||
   { echo "FAIL: report --vs lacks its findings, step split, second roofline or depthwise marks"; fails=$((fails + 1)); }
 expect 1 "nope.onnx" -- "$tw" report "$data/tiny_cnn.onnx" --vs "$tmp/nope.onnx" -o "$tmp/vs2.html"
 [ ! -e "$tmp/vs2.html" ] || { echo "FAIL: a failed report --vs left a file"; fails=$((fails + 1)); }
 expect 0 "" -- "$tw" compare "$data/tiny_cnn.onnx" "$data/depthwise.onnx" --gpu h200
-grep -q '^tiny_cnn ' "$tmp/out" && grep -q '^depthwise ' "$tmp/out" && grep -q 'Why one uses the GPU better' "$tmp/out" ||
+grep -q '^tiny_cnn ' "$tmp/out" && grep -q '^depthwise ' "$tmp/out" && grep -q 'Which is faster, and why' "$tmp/out" &&
+  grep -Eq '^  (tiny_cnn|depthwise) is [0-9.]+x as fast as (tiny_cnn|depthwise): [0-9]+ samples/s against [0-9]+' "$tmp/out" ||
   { echo "FAIL: compare of two models lacks a model's row or the findings"; fails=$((fails + 1)); }
 expect 0 "" -- "$tw" compare "$data/tiny_cnn.onnx" "$data/depthwise.onnx" --gpu h200 --format json
-grep -q '"findings"' "$tmp/out" && grep -q '"depthwise"' "$tmp/out" ||
+grep -q '"findings"' "$tmp/out" && grep -q '"faster"' "$tmp/out" && grep -q '"depthwise"' "$tmp/out" ||
   { echo "FAIL: compare json of two models lacks the findings"; fails=$((fails + 1)); }
 expect 0 "" -- "$tw" compare "$data/tiny_cnn.onnx" --gpu h200,a100 --runtime eager,inductor --batch 1,8
 [ "$(grep -c '^h200\|^a100' "$tmp/out")" = 8 ] || { echo "FAIL: compare lacks a row"; fails=$((fails + 1)); }
@@ -500,9 +502,12 @@ expect 0 "" -- "$tw" analyze "$(ls "$tmp"/top/*.onnx | head -n 1)"
 rows_distinct() { tail -n +2 "$1" | cut -d, -f2 | sort -u | wc -l; }
 rows_count() { tail -n +2 "$1" | wc -l; }
 rg=$root/onnx_models/spaces/regnet.json
-expect 0 "" -- "$tw" nas "$rg" --samples 20000 --seed 4 -o "$tmp/repl.csv"
+expect 0 "of the 20000 samples (35%) are expected to repeat" -- "$tw" nas "$rg" --samples 20000 --seed 4 -o "$tmp/repl.csv"
+# Without --threads, nas takes every core, as rank does.
+grep -q "on $(nproc) thread" "$tmp/err" || { echo "FAIL: nas did not default to the $(nproc) cores"; cat "$tmp/err"; fails=$((fails + 1)); }
 [ "$(rows_distinct "$tmp/repl.csv")" -lt 20000 ] || { echo "FAIL: the default sampling has no repeats"; fails=$((fails + 1)); }
 expect 0 "" -- "$tw" nas "$rg" --samples 20000 --seed 4 --unique -o "$tmp/uniq.csv"
+grep -q "expected to repeat" "$tmp/err" && { echo "FAIL: --unique warned of repeats"; fails=$((fails + 1)); }
 [ "$(rows_count "$tmp/uniq.csv")" = 20000 ] && [ "$(rows_distinct "$tmp/uniq.csv")" = 20000 ] ||
   { echo "FAIL: --unique gave $(rows_distinct "$tmp/uniq.csv") distinct of $(rows_count "$tmp/uniq.csv") rows"; fails=$((fails + 1)); }
 grep -q '"sampling": "unique"' "$tmp/uniq.csv.meta.json" || { echo "FAIL: the header lacks the sampling"; fails=$((fails + 1)); }

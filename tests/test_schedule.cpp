@@ -7,10 +7,12 @@
 #include <map>
 #include <string>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "test_helpers.h"
 #include "tilewave/analysis.h"
+#include "tilewave/comparison.h"
 #include "tilewave/error.h"
 #include "tilewave/network_cost.h"
 #include "tilewave/schedule.h"
@@ -286,10 +288,56 @@ TEST_CASE("the host is one axis: compare and report give a GPU the same time in 
       CHECK(a.host_id == default_host_id());
       CHECK(a.total.time_us == first[a.gpu_id]);
     }
+    // The GPUs' verdict names the fastest first, whatever the order given.
+    const Analysis* fastest = &report.first.main;
+    for (const Analysis& a : report.first.other_gpus)
+      if (a.total.throughput_per_s > fastest->total.throughput_per_s) fastest = &a;
+    CHECK(report.first.fastest_gpu.rfind("Fastest on " + fastest->gpu_name + ": ", 0) == 0);
+    size_t listed = 0;  // each GPU with its throughput
+    for (size_t at = 0; (at = report.first.fastest_gpu.find(" samples/s", at)) != std::string::npos; ++at) ++listed;
+    CHECK(listed == 3);
+    // The throughput-vs-batch chart's line of each compared GPU: that GPU over the report's batches.
+    REQUIRE(report.first.other_gpu_sweeps.size() == 2);
+    for (size_t i = 0; i < 2; ++i) {
+      REQUIRE(report.first.other_gpu_sweeps[i].size() == 1);
+      CHECK(report.first.other_gpu_sweeps[i][0].gpu_id == report.first.other_gpus[i].gpu_id);
+      CHECK(report.first.other_gpu_sweeps[i][0].total.time_us == report.first.other_gpus[i].total.time_us);
+    }
   }
   // A named host applies to every GPU alike.
   o.host = "builtin";
   CompareAxes axes;
   axes.gpus = {"h200", "l4"};
   for (const Analysis& a : compare_models({model}, o, axes).analyses) CHECK(a.host_id == "builtin");
+}
+
+TEST_CASE("two networks: the comparison leads with which is faster and why, whichever uses the GPU better") {
+  RunOptions o;
+  o.gpu_dir = test::gpu_dir();
+  CompareAxes axes;
+  axes.gpus = {"h200"};
+  axes.batches = {16};
+  axes.layouts = {"nhwc"};
+  axes.launches = {"graph"};
+  o.execution["amp"] = false;
+  const auto run = compare_models({test::zoo("resnet50.onnx"), test::zoo("efficientnet_b0.onnx")}, o, axes);
+  REQUIRE(run.networks);
+  const NetworkComparison& c = *run.networks;
+  const Analysis &a = run.analyses[0], &b = run.analyses[1];
+  const Analysis &fast = c.a_faster ? a : b, &slow = c.a_faster ? b : a;
+  CHECK(c.a_faster == (a.total.throughput_per_s >= b.total.throughput_per_s));
+  CHECK(c.throughput_ratio == doctest::Approx(fast.total.throughput_per_s / slow.total.throughput_per_s));
+  CHECK(c.faster.rfind(fast.model_name + " is ", 0) == 0);
+  CHECK(c.faster.find(fmt::format("{:.0f} samples/s against {:.0f}", fast.total.throughput_per_s,
+                                  slow.total.throughput_per_s)) != std::string::npos);
+  REQUIRE(c.findings.size() >= 2);
+  // Why: what sets each step, then utilization against the FLOPs per sample.
+  CHECK(c.findings[0].find("-bound") != std::string::npos);
+  CHECK(c.findings[1].find("FLOPs per sample") != std::string::npos);
+  // Issue 33's case: EfficientNet-B0 is the faster while ResNet-50 uses the GPU better; the FLOPs per
+  // sample decide, and the finding says so instead of leading with the utilization.
+  INFO(c.faster);
+  REQUIRE(!c.a_faster);
+  REQUIRE(c.a_better);
+  CHECK(c.findings[1].find("more than makes up for it") != std::string::npos);
 }

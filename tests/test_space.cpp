@@ -49,6 +49,16 @@ TEST_CASE("a seed gives the same candidates, whatever the order they are drawn i
   }
 }
 
+TEST_CASE("the repeats expected of sampling with replacement") {
+  // 10 draws from 10: 10 * (1 - 0.9^10) = 6.513 distinct, 3.487 repeats.
+  CHECK(space::expected_repeats(10, 10) == doctest::Approx(10 - 10 * (1 - std::pow(0.9, 10))));
+  CHECK(space::expected_repeats(1, 5) == doctest::Approx(4));
+  // Few draws from a huge space: about samples^2 / (2 size), kept exact by expm1/log1p.
+  CHECK(space::expected_repeats(1e12, 1000) == doctest::Approx(1000.0 * 999 / 2e12).epsilon(1e-3));
+  CHECK(space::expected_repeats(0, 5) == 0);
+  CHECK(space::expected_repeats(100, 0) == 0);
+}
+
 TEST_CASE("a candidate's block-sum cost equals the analysis of the whole candidate, under every runtime") {
   const GpuModel gpu = load_gpu("h200", TILEWAVE_GPU_DIR);
   for (const char* name : kSpaces) {

@@ -1,7 +1,9 @@
 // The subcommands of `tilewave`; subcommands.cpp's table wires them to CLI11. Each returns
 // the process exit code and throws InputError for bad input.
 #pragma once
+#include <algorithm>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -33,7 +35,7 @@ struct NasOptions {
   bool unique = false;        // --unique: without replacement
   bool enumerate = false;     // --enumerate: every candidate once
   std::string shard = "0/1";  // i/n: every n-th candidate from the i-th
-  int threads = 1;
+  int threads = int(std::max(1u, std::thread::hardware_concurrency()));  // the cores, as rank
   double min_utilization = 0;
   bool pareto = false;
   std::string export_dir;     // --export-onnx

@@ -54,6 +54,14 @@ int cmd_nas(const CommonOptions& o, const NasOptions& n) {
   opt.samples = n.samples;
   opt.seed = n.seed;
   const uint64_t total = space::sampling_total(s, opt);
+  // Drawn with replacement from a small space, many rows are the same network again.
+  if (opt.sampling == space::Sampling::replacement) {
+    const double repeats = space::expected_repeats(s.size(), total);
+    if (repeats >= 1 && repeats >= 0.01 * double(total))
+      note(fmt::format("about {:.0f} of the {} samples ({:.0f}%) are expected to repeat a candidate drawn before "
+                       "(the space holds {:.4g}); --unique draws each at most once", repeats, total,
+                       100 * repeats / double(total), s.size()));
+  }
   std::tie(opt.shard, opt.shards) = space::parse_shard(n.shard);
   opt.threads = std::max(1, n.threads);
   // CLI11's range lets NaN through (every comparison with it is false).

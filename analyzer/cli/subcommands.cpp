@@ -136,7 +136,7 @@ void setup_nas(CLI::App* nas, Args& a) {
             return ok ? std::string() : "'" + v + "' is not i/n with 0 <= i < n";
           },
           "i/n"));
-  nas->add_option("--threads", nas_opt.threads, "worker threads")->capture_default_str()->check(CLI::Range(1, 1024));
+  nas->add_option("--threads", nas_opt.threads, "worker threads (default: the cores)")->check(CLI::Range(1, 1024));
   nas->add_option("--min-utilization", nas_opt.min_utilization, "drop candidates below this utilization (0-1)")
       ->check(CLI::Range(0.0, 1.0));
   nas->add_flag("--pareto", nas_opt.pareto, "keep only the latency-vs-FLOPs front");
@@ -311,7 +311,7 @@ const std::vector<Subcommand>& subcommands() {
       {"report", "write a self-contained HTML report with plots (docs/report.md)",
        [](CLI::App* c, Args& a) {
          c->add_option("model", a.model, "ONNX file")->required();
-         c->add_option("--vs", a.report_vs, "a second ONNX file, side by side on one page: why one uses the GPU better");
+         c->add_option("--vs", a.report_vs, "a second ONNX file, side by side on one page: which is faster and why");
          add_model_options(c, a.o);
          c->add_option("--batch", a.o.batch, "batch size (default: as in the file)");
          c->add_option("--compare", a.compare_gpus, "also these GPUs, comma-separated (e.g. a100,l4); the same as "

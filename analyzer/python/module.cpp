@@ -544,8 +544,8 @@ PYBIND11_MODULE(tilewave, m) {
       "`tilewave compare PATH... --gpu A,B --runtime ... --format json`: every combination of the lists (GPUs outermost, "
       "batches innermost) for a path or a list of paths; batches None is the file's, layouts/launches None each "
       "runtime's default. Returns the CLI's JSON: {'configurations': [{'model', run facts and 'total' as analyze() "
-      "has them, 'gpu_trust'}, ...], 'models'}, and for two models in one configuration 'findings': why one uses "
-      "the GPU better.");
+      "has them, 'gpu_trust'}, ...], 'models'}, and for two models in one configuration 'faster' (which is faster, "
+      "and by how much) and 'findings' (why).");
 
   def_model_function<std::optional<int64_t>>(
       m, "advise",

@@ -157,7 +157,8 @@ class Comparison(TypedDict):
     notes: List[str]  # one line when most configurations are host-bound
 
 class ComparisonOfTwo(Comparison):
-    findings: List[str]  # two models in one configuration: why one uses the GPU better
+    faster: str  # two models in one configuration: which is faster (samples/s, latency) and by how much
+    findings: List[str]  # and why: what sets each step, utilization against FLOPs per sample, the losses
 
 class Candidate(TypedDict):
     encoding: str

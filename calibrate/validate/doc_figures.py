@@ -129,7 +129,7 @@ def report_findings(runs):
     """docs/report.md: the findings of `tilewave compare onnx_models/resnet50.onnx onnx_models/efficientnet_b0.onnx --gpu h200 --batch 16 --layout nhwc --no-amp --launch graph`."""
     out = runs.text("compare", "onnx_models/resnet50.onnx", "onnx_models/efficientnet_b0.onnx", "--gpu", "h200",
                     "--batch", "16", "--layout", "nhwc", "--no-amp", "--launch", "graph")
-    return [FENCE, *out[out.index("Why one uses"):].rstrip("\n").split("\n"), FENCE]
+    return [FENCE, *out[out.index("Which is faster"):].rstrip("\n").split("\n"), FENCE]
 
 
 def report_host_bound(runs):

@@ -44,6 +44,7 @@
 
 #include "../onnx_builder.h"
 #include "contract.h"
+#include "tilewave/advise.h"
 #include "tilewave/benchmark_fit.h"
 #include "tilewave/calibration.h"
 #include "tilewave/gpu_model.h"
@@ -588,8 +589,10 @@ std::string held_to_contract(const std::function<void()>& body, bool& refused) {
 
 // The time limit is on what the command does (the analysis and its default
 // view), not on the contract's checks of every other view.
+// `advise_too`: advise's trials too (its batch search, runtime and dtype
+// changes), on the models the analysis took, every figure checked.
 std::string run_case(const std::string& path, const GpuModel& gpu, const RunOptions& o, double slow_seconds,
-                     bool& refused) {
+                     bool& refused, bool advise_too = false) {
   double took = 0;
   const std::string broken = held_to_contract(
       [&] {
@@ -600,6 +603,12 @@ std::string run_case(const std::string& path, const GpuModel& gpu, const RunOpti
         find_analysis_view("table")->write(view, a, ViewOptions{});
         took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         fuzz::check_analysis(a);  // aborts on a non-finite or negative figure
+        if (!advise_too) return;
+        for (const Advice& advice : advise_file(path, o).advice) {
+          fuzz::check_number("advice gain", advice.gain);
+          fuzz::check_number("advice time_us after", advice.after.time_us);
+          if (!(advice.gain > 0)) fuzz::finding("advice that gains nothing", advice.gain);
+        }
       },
       refused);
   if (broken.empty() && took > slow_seconds) return fmt::format("took {:.1f} s (limit {} s)", took, slow_seconds);
@@ -611,7 +620,7 @@ std::string run_case(const std::string& path, const GpuModel& gpu, const RunOpti
 // benchmark CSVs for calibrate from-benchmark and list files for rank, each
 // a real file made hostile and read through the library's reader as the
 // command calls it, held to the same contract.
-enum class FileKind { host, gpu, arch, measurements, benchmark_csv, list, count };
+enum class FileKind { host, gpu, arch, measurements, benchmark_csv, list, external_data, count };
 const char* file_kind_name(FileKind k) {
   switch (k) {
     case FileKind::host: return "host file (--host)";
@@ -620,6 +629,7 @@ const char* file_kind_name(FileKind k) {
     case FileKind::measurements: return "measurement file (calibrate validate)";
     case FileKind::benchmark_csv: return "benchmark CSV (calibrate from-benchmark)";
     case FileKind::list: return "list file (rank)";
+    case FileKind::external_data: return "external-data entries of a model (annotate -o)";
     case FileKind::count: break;
   }
   return "?";
@@ -804,6 +814,38 @@ FileCase make_file_case(uint64_t seed, uint64_t index, const std::string& dir, c
       };
       break;
     }
+    case FileKind::external_data: {
+      // stripped.onnx names its weights' file in each initializer's
+      // external_data; here the entries turn hostile ('..', absolute, absent,
+      // not UTF-8, absurd offsets) and the model is annotated into this or
+      // another folder, as `tilewave annotate -o` rewrites the locations.
+      tp::ModelProto m;
+      if (!m.ParseFromString(file_text(TILEWAVE_TEST_DATA "/stripped.onnx"))) fuzz::finding("stripped.onnx does not parse", 0);
+      const std::vector<std::string> locations = {"stripped.weights", "../stripped.weights", "/etc/passwd", "absent.bin",
+                                                  "sub/../stripped.weights", "\xff\xfe.bin", "", ".", "/dev/zero",
+                                                  std::string(5000, 'w'), "a\nb", "models" + odd + "/x.bin"};
+      const std::vector<std::string> numbers = {"0", "1", "-1", "18446744073709551616", "9223372036854775807", "nan",
+                                                "", "abc", "1e308"};
+      for (auto& t : *m.mutable_graph()->mutable_initializer())
+        for (auto& entry : *t.mutable_external_data()) {
+          if (entry.key() == "location" && chance(rng, 0.5)) entry.set_value(pick(rng, locations));
+          if ((entry.key() == "offset" || entry.key() == "length") && chance(rng, 0.3)) entry.set_value(pick(rng, numbers));
+        }
+      std::filesystem::create_directories(dir + "/models" + odd);
+      std::filesystem::create_directories(dir + "/other");
+      const std::string path = dir + "/models" + odd + "/m" + odd + ".onnx";
+      write(path, m.SerializeAsString());
+      const std::string output = dir + pick(rng, std::vector<std::string>{"/other/a.onnx", "/a.onnx", "/models" + odd + "/a.onnx"});
+      RunOptions o;
+      o.gpu_dir = TILEWAVE_GPU_DIR;
+      o.batch = 2;
+      body = [=] {
+        const Analysis a = analyze_file(path, gpu, analyze_options(o));
+        fuzz::check_analysis(a);
+        if (annotated_onnx(path, a, output).empty()) fuzz::finding("an empty annotated model", 0);
+      };
+      break;
+    }
     case FileKind::count: break;
   }
   c.description += odd.empty() ? "" : " (its name not UTF-8)";
@@ -978,7 +1020,10 @@ int main(int argc, char** argv) {
     const std::string path = write_model(c);
     const auto t0 = std::chrono::steady_clock::now();
     bool refused = false;
-    std::string broken = run_isolated([&](bool& r) { return run_case(path, gpu, o, slow_seconds, r); }, slow_seconds, refused);
+    // One case in 25 advised too (its trials re-analyse the model up to 16 times).
+    const bool advise_too = run % 25 == 0;
+    std::string broken = run_isolated([&](bool& r) { return run_case(path, gpu, o, slow_seconds, r, advise_too); },
+                                      slow_seconds, refused);
     const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (broken.empty()) (refused ? refused_by_op : analysed_by_op)[c.op] += 1;
     if (!broken.empty()) {
@@ -1016,7 +1061,7 @@ int main(int argc, char** argv) {
               elapsed, (unsigned long long)analysed, (unsigned long long)refused,
               (unsigned long long)(findings - file_findings));
   std::printf("adversarial_ops: %llu input-file cases over %d kinds (host, GPU, architecture, measurement, benchmark CSV, "
-              "list): %llu read, %llu refused with one error line, %llu findings\n",
+              "list, external data): %llu read, %llu refused with one error line, %llu findings\n",
               (unsigned long long)file_run, int(FileKind::count),
               (unsigned long long)(file_run - file_refused - file_findings), (unsigned long long)file_refused,
               (unsigned long long)file_findings);

@@ -339,7 +339,10 @@ def test_compare_of_two_networks_equals_the_clis_with_its_findings():
                       "--launch", "graph", "--no-amp")
     assert ours == theirs
     assert [c["model"] for c in ours["configurations"]] == ["resnet50", "efficientnet_b0"]
-    assert ours["findings"]  # two models in one configuration: why one uses the GPU better
+    # Two models in one configuration: which is faster, by how much, then why.
+    assert re.match(r"(resnet50|efficientnet_b0) is [0-9.]+x as fast as (resnet50|efficientnet_b0): [0-9]+ samples/s",
+                    ours["faster"])
+    assert ours["findings"]
     with pytest.raises(tilewave.InputError, match="names no model"):
         tilewave.compare([])
 

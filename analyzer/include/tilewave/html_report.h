@@ -12,9 +12,10 @@
 namespace tilewave {
 
 void write_html_report(std::ostream& os, const ReportInput& in);
-// Two networks on one page (`report A --vs B`): the comparison's findings,
-// each step split by cause and by op, both per-op tables, both rooflines,
-// both batch curves on one chart and both timelines.
+// Two networks on one page (`report A --vs B`): which is faster and by how
+// much (throughput, latency), why (the comparison's findings), both
+// throughput-vs-batch curves, each step split by cause and by op, both per-op
+// tables, both rooflines and both timelines.
 void write_html_comparison(std::ostream& os, const ReportInput& a, const ReportInput& b, const NetworkComparison& c);
 // The one or the other, as the run holds one network or two.
 void write_html(std::ostream& os, const ReportRun& r);

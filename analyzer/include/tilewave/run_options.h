@@ -80,7 +80,7 @@ std::vector<Analysis> analyze_combinations(const ModelFile& model, const RunOpti
 
 // `compare MODEL... `: every model's combinations, models in the order
 // given; two models in one configuration also get compare_networks()'s
-// findings (why one uses the GPU better). `each` sees every analysis and its
+// verdict and findings (which is faster, and why). `each` sees every analysis and its
 // index among all of them.
 struct CompareRun {
   std::vector<Analysis> analyses;
@@ -134,6 +134,10 @@ struct ReportInput {
   Analysis main;                      // the model at the chosen GPU and batch
   std::vector<Analysis> batch_sweep;  // the same model and GPU over batch sizes (ascending)
   std::vector<Analysis> other_gpus;   // the same model and batch on the compared GPUs
+  // batch_sweep on each of other_gpus, in their order: the throughput-vs-batch chart's other lines.
+  std::vector<std::vector<Analysis>> other_gpu_sweeps;
+  // With other_gpus: which GPU runs `main`'s model fastest, and by how much (fastest_gpu()).
+  std::string fastest_gpu;
 };
 // A report of one network, or of two side by side (`report A --vs B`).
 struct ReportRun {

@@ -67,6 +67,11 @@ void sample(const SearchSpace& s, uint64_t seed, uint64_t index, Candidate& out)
 enum class Sampling { replacement, unique, enumerate };
 const char* sampling_name(Sampling m);
 
+// Samples expected to repeat an earlier one when `samples` are drawn with
+// replacement from `space_size` equally likely candidates: samples less the
+// expected distinct ones, size·(1 − (1 − 1/size)^samples).
+double expected_repeats(double space_size, uint64_t samples);
+
 // --enumerate refuses larger spaces: their tables would not be read whole.
 inline constexpr uint64_t kEnumerateLimit = 10'000'000;
 

@@ -16,6 +16,14 @@ std::string pct(double f) {
   return f < 0.001 ? fmt::format("{:.3f}%", 100 * f) : fmt::format("{:.1f}%", 100 * f);
 }
 
+// Throughputs within half a percent of each other are "as fast": the model is not that exact.
+constexpr double kAsFastRatio = 1.005;
+
+std::string time_text(double us) { return us >= 1000 ? fmt::format("{:.2f} ms", us / 1000) : fmt::format("{:.1f} us", us); }
+
+// GFLOP per sample, the work throughput divides the GPU's useful rate by.
+double gflop_per_sample(const Analysis& x) { return x.batch > 0 ? double(x.total.flops) / 1e9 / double(x.batch) : 0; }
+
 std::vector<GroupPair> pair_groups(const std::vector<KernelGroup>& a, const std::vector<KernelGroup>& b) {
   std::vector<GroupPair> pairs;
   auto find = [&](const std::string& name) {
@@ -30,19 +38,68 @@ std::vector<GroupPair> pair_groups(const std::vector<KernelGroup>& a, const std:
   return pairs;
 }
 
+// The two networks ranked by `value` (a first on a tie), with their names, and
+// the first's value over the second's (0 when the second's is 0).
+struct Ranked {
+  bool a_first;
+  const Analysis &first, &second;
+  const std::string &first_name, &second_name;
+  double ratio;
+};
+Ranked rank_by(const Analysis& a, const Analysis& b, const std::string& a_name, const std::string& b_name,
+               double (*value)(const Analysis&)) {
+  const bool a_first = value(a) >= value(b);
+  const Analysis &first = a_first ? a : b, &second = a_first ? b : a;
+  return {a_first, first, second, a_first ? a_name : b_name, a_first ? b_name : a_name,
+          value(second) > 0 ? value(first) / value(second) : 0};
+}
+
 }  // namespace
+
+std::string fastest_gpu(const std::vector<const Analysis*>& runs) {
+  if (runs.size() < 2) return "";
+  std::vector<const Analysis*> by_rate = runs;
+  std::stable_sort(by_rate.begin(), by_rate.end(), [](const Analysis* x, const Analysis* y) {
+    return x->total.throughput_per_s > y->total.throughput_per_s;
+  });
+  const Analysis& fast = *by_rate.front();
+  std::string s = fmt::format("Fastest on {}: {:.0f} samples/s, {} per step ({}-bound)", fast.gpu_name,
+                              fast.total.throughput_per_s, time_text(fast.total.time_us), fast.total.bound);
+  for (size_t i = 1; i < by_rate.size(); ++i) {
+    const Analysis& x = *by_rate[i];
+    const double ratio = x.total.throughput_per_s > 0 ? fast.total.throughput_per_s / x.total.throughput_per_s : 0;
+    const std::string slower = ratio == 0 ? std::string("no throughput")
+                               : ratio < kAsFastRatio ? std::string("as fast")
+                                               : fmt::format("{:.2f}x slower", ratio);
+    s += fmt::format("{} {} {} ({:.0f} samples/s, {}, {}-bound)", i == 1 ? ";" : ",", x.gpu_name, slower,
+                     x.total.throughput_per_s, time_text(x.total.time_us), x.total.bound);
+  }
+  return s + ".";
+}
 
 NetworkComparison compare_networks(const Analysis& a, const Analysis& b) {
   NetworkComparison c;
   c.a_name = a.model_name;
   c.b_name = b.model_name;
   if (c.a_name == c.b_name) c.a_name += " (1)", c.b_name += " (2)";
-  c.a_better = a.total.utilization >= b.total.utilization;
-  const Analysis& better = c.a_better ? a : b;
-  const Analysis& worse = c.a_better ? b : a;
-  const std::string& better_name = c.a_better ? c.a_name : c.b_name;
-  const std::string& worse_name = c.a_better ? c.b_name : c.a_name;
-  c.utilization_ratio = worse.total.utilization > 0 ? better.total.utilization / worse.total.utilization : 0;
+  const Ranked by_use = rank_by(a, b, c.a_name, c.b_name, [](const Analysis& x) { return x.total.utilization; });
+  const Analysis &better = by_use.first, &worse = by_use.second;
+  const std::string &better_name = by_use.first_name, &worse_name = by_use.second_name;
+  c.a_better = by_use.a_first;
+  c.utilization_ratio = by_use.ratio;
+  const Ranked by_rate = rank_by(a, b, c.a_name, c.b_name, [](const Analysis& x) { return x.total.throughput_per_s; });
+  const Analysis &fast = by_rate.first, &slow = by_rate.second;
+  const std::string &fast_name = by_rate.first_name, &slow_name = by_rate.second_name;
+  c.a_faster = by_rate.a_first;
+  c.throughput_ratio = by_rate.ratio;
+  const std::string both_rates = fmt::format("{:.0f} samples/s against {:.0f}, {} per step against {}",
+                                             fast.total.throughput_per_s, slow.total.throughput_per_s,
+                                             time_text(fast.total.time_us), time_text(slow.total.time_us));
+  c.faster = c.throughput_ratio > 0 && c.throughput_ratio < kAsFastRatio
+                 ? fmt::format("{} and {} are as fast: {}.", fast_name, slow_name, both_rates)
+             : c.throughput_ratio > 0
+                 ? fmt::format("{} is {:.2f}x as fast as {}: {}.", fast_name, c.throughput_ratio, slow_name, both_rates)
+                 : fmt::format("{} is faster: {}.", fast_name, both_rates);
   const auto shares = [](const Analysis& x) {
     const Losses& l = x.total.losses;
     return std::vector<double>{x.total.utilization, l.tile, l.wave, l.efficiency, l.memory, l.fixed, l.idle};
@@ -61,7 +118,41 @@ NetworkComparison compare_networks(const Analysis& a, const Analysis& b) {
     c.findings.push_back(fmt::format("Not like for like: {} runs on {}, batch {}, {}; {} on {}, batch {}, {}.",
                                      c.a_name, a.gpu_id, a.batch, a.exec.name(), c.b_name, b.gpu_id, b.batch,
                                      b.exec.name()));
-  c.findings.push_back(
+  // What sets each step (docs/model.md "Schedule").
+  const bool both_host_bound = fast.total.host_bound && slow.total.host_bound;
+  if (both_host_bound)
+    c.findings.push_back(fmt::format("Both steps are host-bound: the host issues {}'s {} kernels in {} and {}'s {} in "
+                                     "{}, against {} and {} of GPU work.",
+                                     fast_name, fast.total.kernels, time_text(fast.total.host_busy_us), slow_name,
+                                     slow.total.kernels, time_text(slow.total.host_busy_us),
+                                     time_text(fast.total.gpu_busy_us), time_text(slow.total.gpu_busy_us)));
+  else
+    c.findings.push_back(fmt::format("{}'s step is {}-bound, {}'s {}-bound.", fast_name, fast.total.bound, slow_name,
+                                     slow.total.bound));
+  // Throughput is utilization times the peak over the FLOPs per sample: which of the two decides.
+  // Not when the host sets both steps: then its issue time, said above, decides, and only
+  // how well each uses the GPU is said, for the findings on that which follow.
+  const double fast_gflop = gflop_per_sample(fast), slow_gflop = gflop_per_sample(slow);
+  if (!both_host_bound && fast_gflop > 0 && slow_gflop > 0 && fast.total.utilization > 0 && slow.total.utilization > 0) {
+    const std::string work = fmt::format("{:.3g} GFLOP per sample against {:.3g}", fast_gflop, slow_gflop);
+    const double use = fast.total.utilization / slow.total.utilization;
+    // The one that uses the GPU better first.
+    const Analysis &more = use >= 1 ? fast : slow, &less = use >= 1 ? slow : fast;
+    const std::string usage = fmt::format("{} of the {:.0f} TFLOP/s peak against {}", pct(more.total.utilization),
+                                          more.peak_tflops, pct(less.total.utilization));
+    if (use >= 1 && fast_gflop <= slow_gflop)
+      c.findings.push_back(fmt::format("{} uses the GPU {:.1f}x as well ({}) and needs {:.1f}x fewer FLOPs per sample ({}).",
+                                       fast_name, use, usage, slow_gflop / fast_gflop, work));
+    else if (use < 1)
+      c.findings.push_back(fmt::format("{} uses the GPU {:.1f}x as well ({}), but {} needs {:.1f}x fewer FLOPs per "
+                                       "sample ({}), which more than makes up for it.",
+                                       slow_name, 1 / use, usage, fast_name, slow_gflop / fast_gflop, work));
+    else
+      c.findings.push_back(fmt::format("{} needs {:.1f}x more FLOPs per sample ({}), but uses the GPU {:.1f}x as well "
+                                       "({}), which more than makes up for it.",
+                                       fast_name, fast_gflop / slow_gflop, work, use, usage));
+  } else
+    c.findings.push_back(
       c.utilization_ratio > 0
           ? fmt::format("{} uses the GPU {:.1f}x as well as {}: {} of the {:.0f} TFLOP/s peak against {}.", better_name,
                         c.utilization_ratio, worse_name, pct(better.total.utilization), better.peak_tflops,
@@ -76,7 +167,7 @@ NetworkComparison compare_networks(const Analysis& a, const Analysis& b) {
     c.findings.push_back(fmt::format("The largest difference: {} loses {} of its step to {}, {} {}.", worse_name,
                                      pct(worse_of(c.shares[loss])), c.shares[loss].cause, better_name,
                                      pct(better_of(c.shares[loss]))));
-  if (worse.exec.launch == Launch::loop && worse.total.host_bound)
+  if (worse.exec.launch == Launch::loop && worse.total.host_bound && !better.total.host_bound)
     c.findings.push_back(fmt::format("{}'s step is host-bound: the host issues {} kernels in {:.0f} us against {:.0f} us "
                                      "of GPU work ({} issues {} kernels).",
                                      worse_name, worse.total.kernels, worse.total.host_busy_us, worse.total.gpu_busy_us,

@@ -244,22 +244,31 @@ ReportRun analyze_for_report(const std::string& model_path, const std::string& v
   }
   compared.insert(compared.end(), compare.begin(), compare.end());
   const GpuModel gpu = gpu_of(o);
-  std::vector<GpuModel> others;
+  std::vector<std::pair<RunOptions, GpuModel>> others;  // o on each compared GPU but the report's own
   for (const auto& id : compared) {
     RunOptions og = o;
     og.gpu = id;
     GpuModel other = gpu_of(og);
-    if (other.id != gpu.id) others.push_back(std::move(other));
+    if (other.id != gpu.id) others.emplace_back(std::move(og), std::move(other));
   }
+  const auto sweep = [&](const ModelFile& model, const RunOptions& on) {
+    std::vector<Analysis> s = analyze_batches(model, on, batches);
+    std::sort(s.begin(), s.end(), [](const Analysis& a, const Analysis& b) { return a.batch < b.batch; });
+    return s;
+  };
   const auto report_of = [&](const std::string& path) {
     const ModelFile model(path);
     ReportInput in;
     in.main = model.analyze(gpu, analyze_options(o));
     require_complete(in.main, o);
-    in.batch_sweep = analyze_batches(model, o, batches);
-    std::sort(in.batch_sweep.begin(), in.batch_sweep.end(),
-              [](const Analysis& a, const Analysis& b) { return a.batch < b.batch; });
-    for (const auto& other : others) in.other_gpus.push_back(model.analyze(other, analyze_options(o)));
+    in.batch_sweep = sweep(model, o);
+    for (const auto& [og, other] : others) {
+      in.other_gpus.push_back(model.analyze(other, analyze_options(o)));
+      in.other_gpu_sweeps.push_back(sweep(model, og));
+    }
+    std::vector<const Analysis*> runs = {&in.main};
+    for (const auto& x : in.other_gpus) runs.push_back(&x);
+    in.fastest_gpu = fastest_gpu(runs);
     return in;
   };
   ReportRun run;

@@ -79,28 +79,33 @@ SearchResult Search::run(const SearchOptions& o, const SearchCallbacks& cb) {
   std::atomic<uint64_t> done{0};
   std::vector<std::string> failures(static_cast<size_t>(threads));
   std::atomic<bool> failed{false};
-  // Worker t fills its contiguous part of the chunk, reusing the rows' storage.
+  // Workers take the chunk's rows in slices of kSlice from a shared counter,
+  // so that one left with costlier candidates (blocks not yet in the table)
+  // does not hold the others idle at the chunk's end; rows keep their slots.
+  constexpr uint64_t kSlice = 256;
+  std::atomic<uint64_t> next_slice{0};
   auto work = [&](int t, std::vector<SearchRow>* rows, uint64_t first, uint64_t count) {
     try {
       Candidate c;
-      const uint64_t begin = count * uint64_t(t) / uint64_t(threads), end = count * uint64_t(t + 1) / uint64_t(threads);
-      for (uint64_t k = begin; k < end; ++k) {
-        SearchRow& r = (*rows)[k];
-        r.index = shard + (first + k) * shards;
-        sampler.draw(r.index, c);
-        encode(s, c, r.encoding);
-        r.error.clear();
-        r.text.clear();
-        try {
-          r.cost = evaluators_[size_t(t)]->evaluate(c);
-          if (cb.format) cb.format(r, r.text);
-        } catch (const InputError& e) {
-          r.cost = {};
-          r.error = e.what();
+      for (uint64_t begin; (begin = next_slice.fetch_add(kSlice, std::memory_order_relaxed)) < count;) {
+        const uint64_t end = std::min(count, begin + kSlice);
+        for (uint64_t k = begin; k < end; ++k) {
+          SearchRow& r = (*rows)[k];
+          r.index = shard + (first + k) * shards;
+          sampler.draw(r.index, c);
+          encode(s, c, r.encoding);
+          r.error.clear();
+          r.text.clear();
+          try {
+            r.cost = evaluators_[size_t(t)]->evaluate(c);
+            if (cb.format) cb.format(r, r.text);
+          } catch (const InputError& e) {
+            r.cost = {};
+            r.error = e.what();
+          }
         }
-        if ((k - begin) % 1024 == 1023) done.fetch_add(1024, std::memory_order_relaxed);
+        done.fetch_add(end - begin, std::memory_order_relaxed);
       }
-      done.fetch_add((end - begin) % 1024, std::memory_order_relaxed);
     } catch (const std::bad_alloc&) {
       failures[size_t(t)] = "out of memory (fewer --threads, or a smaller --samples chunk)";
       failed = true;
@@ -112,6 +117,7 @@ SearchResult Search::run(const SearchOptions& o, const SearchCallbacks& cb) {
   auto launch = [&](std::vector<SearchRow>* rows, uint64_t first) {
     const uint64_t count = std::min(chunk, mine - first);
     rows->resize(count);
+    next_slice = 0;  // the previous chunk's workers are joined: none reads it
     std::vector<std::thread> pool;
     for (int t = 0; t < threads; ++t) start_or_run(pool, [&work, t, rows, first, count] { work(t, rows, first, count); });
     return pool;

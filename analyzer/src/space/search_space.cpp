@@ -228,6 +228,13 @@ void candidate_at(const SearchSpace& s, uint64_t rank, Candidate& c) {
   }
 }
 
+double expected_repeats(double space_size, uint64_t samples) {
+  if (!(space_size >= 1) || samples == 0) return 0;
+  // expm1/log1p keep the difference exact when repeats are few among many.
+  const double distinct = -space_size * std::expm1(double(samples) * std::log1p(-1.0 / space_size));
+  return std::max(0.0, double(samples) - distinct);
+}
+
 Sampler::Sampler(const SearchSpace& s, Sampling mode, uint64_t seed, uint64_t samples)
     : s_(s), mode_(mode), seed_(seed), total_(samples) {
   if (mode == Sampling::replacement) return;

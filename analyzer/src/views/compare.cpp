@@ -51,7 +51,7 @@ void write_compare_table(std::ostream& os, const std::vector<Analysis>& as, cons
   os << "util = useful FLOPs / (time x peak); bound: what sets the step; docs/model.md explains both and the losses.\n";
   for (const auto& note : notes_json(as, "rows")) views::write_note(os, note.get<std::string>());
   if (networks) {
-    os << "\nWhy one uses the GPU better (`tilewave report A --vs B` draws it):\n";
+    os << "\nWhich is faster, and why (`tilewave report A --vs B` draws it):\n  " << printable(networks->faster) << "\n";
     for (const auto& f : networks->findings) os << "  - " << printable(f) << "\n";
   }
 }
@@ -68,7 +68,7 @@ json compare_to_json(const std::vector<Analysis>& as, const NetworkComparison* n
     if (models.empty() || models.back() != a.model_name) models.push_back(a.model_name);
   json out = {{"model", as.empty() ? "" : as.front().model_name}, {"models", models}, {"configurations", rows}};
   out["notes"] = notes_json(as, "rows");
-  if (networks) out["findings"] = networks->findings;
+  if (networks) out["faster"] = networks->faster, out["findings"] = networks->findings;
   return out;
 }
 

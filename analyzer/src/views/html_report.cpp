@@ -48,6 +48,25 @@ std::array<double, 7> shares_of(double utilization, const Losses& l) {
 std::string fmt_us(double us) { return us >= 1000 ? fmt::format("{:.2f} ms", us / 1000) : fmt::format("{:.1f} µs", us); }
 std::string fmt_pct(double f) { return f < 0.001 ? fmt::format("{:.3f}%", 100 * f) : fmt::format("{:.1f}%", 100 * f); }
 
+// A chart's legend: a coloured key and a name each, wrapped into rows within
+// [left, right] from `top`; each name's width is estimated from its length
+// at the 11 px tick font (the browser test checks that none is cut). Draws
+// when `os` is not null; returns the bottom of the last row either way.
+using LegendItem = std::pair<std::string, std::string>;  // name, colour
+double legend(std::ostream* os, const std::vector<LegendItem>& items, double left, double right, double top) {
+  const double row = 16;
+  double at = left, line = top;
+  for (const auto& [name, colour] : items) {
+    const double width = 14 + 6.6 * double(name.size()) + 16;
+    if (at > left && at + width > right) at = left, line += row;
+    if (os)
+      fmt::print(*os, R"~(<rect x="{:.0f}" y="{:.0f}" width="10" height="10" fill="{}"/><text x="{:.0f}" y="{:.0f}" class="tick">{}</text>)~",
+                 at, line, colour, at + 14, line + 9, html_escape(name));
+    at += width;
+  }
+  return line + row;
+}
+
 // A log axis from lo to hi over [a, b] pixels.
 struct LogScale {
   double lo, hi, a, b;
@@ -63,23 +82,27 @@ void log_ticks(std::ostream& os, const LogScale& s, bool x, double other_a, doub
     const std::string label = fmt::format("{:g}", d);
     if (x)
       fmt::print(os, R"~(<line x1="{0:.1f}" x2="{0:.1f}" y1="{1:.1f}" y2="{2:.1f}" class="grid"/><text x="{0:.1f}" y="{3:.1f}" class="tick" text-anchor="middle">{4}{5}</text>)~",
-                 p, other_a, other_b, other_b + 14, label, unit);
+                 p, other_a, other_b, other_b + 17, label, unit);
     else
       fmt::print(os, R"~(<line y1="{0:.1f}" y2="{0:.1f}" x1="{1:.1f}" x2="{2:.1f}" class="grid"/><text y="{0:.1f}" x="{3:.1f}" class="tick" text-anchor="end" dominant-baseline="middle">{4}{5}</text>)~",
                  p, other_a, other_b, other_a - 4, label, unit);
   }
 }
 
-void summary(std::ostream& os, const Analysis& a) {
+// `fastest_gpu`: with --compare, which GPU runs the model fastest, first on the page.
+void summary(std::ostream& os, const Analysis& a, const std::string& fastest_gpu) {
   const auto& t = a.total;
   const auto sh = shares_of(t.utilization, t.losses);
-  fmt::print(os, R"~(<section id="summary"><table class="facts">
+  os << "<section id=\"summary\">";
+  if (!fastest_gpu.empty())
+    fmt::print(os, R"~(<p class="lead">{} <a href="#compare-section">All GPUs below.</a></p>)~", html_escape(fastest_gpu));
+  fmt::print(os, R"~(<div class="scroll"><table class="facts">
 <tr><th>predicted latency</th><td>{}</td><th>throughput</th><td>{:.0f} samples/s</td></tr>
 <tr><th>utilization</th><td><b>{}</b> of the {:.0f} TFLOP/s {} peak</td><th>kernels</th><td>{}{}</td></tr>
 <tr><th>bandwidth utilization</th><td><b>{}</b> of the memory's rate</td><th>GPU busy</th><td>{} of the step</td></tr>
 <tr><th>useful work</th><td>{:.2f} GFLOP</td><th>traffic</th><td>{:.3f} GB ({:.3f} GB from DRAM)</td></tr>
 <tr><th>parameters</th><td>{:.2f} M, {:.1f} MB of weights</td><th>peak activations</th><td>{:.1f} MB</td></tr>
-</table>
+</table></div>
 <p>Time lost to: )~",
              fmt_us(t.time_us), t.throughput_per_s, fmt_pct(t.utilization), a.peak_tflops, dtype_name(a.dtype), t.kernels,
              a.partial ? " (PARTIAL: some kernels unmodelled)" : "", fmt_pct(t.bandwidth_utilization),
@@ -202,8 +225,8 @@ void roofline(std::ostream& os, const Analysis& a, const std::string& id) {
     for (double d = y.lo; d <= y.hi * 1.0001; d *= 10)
       fmt::print(os, R"~(<line y1="{0:.1f}" y2="{0:.1f}" x1="{1:.1f}" x2="{2:.1f}" class="grid"/><text y="{0:.1f}" x="{3:.1f}" class="tick" text-anchor="end" dominant-baseline="middle">{4:g}%</text>)~",
                  y(d), l, r, l - 4, 100 * d);
-    fmt::print(os, R"~(<rect x="{:.0f}" y="{:.0f}" width="{:.0f}" height="{:.0f}" class="strip"/><text x="{:.0f}" y="{:.0f}" class="tick" text-anchor="middle">no FLOPs</text>)~",
-               l, top, strip - 6, bottom - top, l + (strip - 6) / 2, bottom + 26);
+    fmt::print(os, R"~(<rect x="{0:.0f}" y="{1:.0f}" width="{2:.0f}" height="{3:.0f}" class="strip"/><text x="{4:.0f}" y="{5:.0f}" class="tick" text-anchor="middle" transform="rotate(-90 {4:.0f} {5:.0f})">no FLOPs</text>)~",
+               l, top, strip - 6, bottom - top, l + (strip - 6) / 2 + 4, bottom - 30);
     fmt::print(os, R"~(<text x="{:.0f}" y="{:.0f}" class="axis" text-anchor="middle">arithmetic intensity (FLOP/byte)</text>)~",
                (l + strip + r) / 2, h - 6);
     fmt::print(os, R"~(<text x="12" y="{0:.0f}" class="axis" text-anchor="middle" transform="rotate(-90 12 {0:.0f})">bandwidth utilization</text>)~",
@@ -239,14 +262,14 @@ void roofline(std::ostream& os, const Analysis& a, const std::string& id) {
 
 // The --by op summary as a table, convolution kinds apart.
 void op_table(std::ostream& os, const Analysis& a, const std::string& id) {
-  fmt::print(os, R"~(<section id="{}-section"><h2>Time by op</h2><table class="cmp ops" id="{}"><tr><th>op</th><th>kernels</th><th>time</th><th>share of the step</th><th>of GPU time</th><th>GFLOP</th><th>utilization</th><th>bandwidth</th></tr>)~",
+  fmt::print(os, R"~(<section id="{}-section"><h2>Time by op</h2><div class="scroll"><table class="cmp ops" id="{}"><tr><th>op</th><th>kernels</th><th>time</th><th>share of the step</th><th>of GPU time</th><th>GFLOP</th><th>utilization</th><th>bandwidth</th></tr>)~",
              id, id);
   for (const auto& g : a.by_op)
     fmt::print(os, R"~(<tr><td>{}</td><td>{}</td><td>{}</td><td><span class="bar" style="width:{:.0f}px"></span> {}</td><td>{}</td><td>{:.2f}</td><td>{}</td><td>{}</td></tr>)~",
                html_escape(g.name), g.kernels, fmt_us(g.time_us), 120 * g.share, fmt_pct(g.share), fmt_pct(g.busy_share),
                double(g.flops) / 1e9,
                fmt_pct(g.utilization), fmt_pct(g.bandwidth_utilization));
-  os << "</table><p class=\"note\">Kernels grouped by the op they run first, depthwise and grouped convolutions "
+  os << "</table></div><p class=\"note\">Kernels grouped by the op they run first, depthwise and grouped convolutions "
         "apart from dense ones (`tilewave analyze --by op`). Utilization: useful FLOPs over the group's time at the "
         "peak; bandwidth: its memory traffic over its time at the memory's rate.</p></section>\n";
 }
@@ -286,7 +309,11 @@ void layer_bars(std::ostream& os, const Analysis& a) {
 
 void loss_bars(std::ostream& os, const Analysis& a) {
   const auto ks = slowest(a, 10);
-  const double row = 22, label_w = 330, bar_w = 560, w = label_w + bar_w + 20, h = row * double(ks.size() + 1) + 40;
+  const double row = 22, label_w = 330, bar_w = 560, w = label_w + bar_w + 20;
+  const double legend_top = row * double(ks.size() + 1) + 22;
+  std::vector<LegendItem> keys;
+  for (const auto& s : kShares) keys.emplace_back(s.name, s.colour);
+  const double h = legend(nullptr, keys, 10, w - 10, legend_top) + 4;
   fmt::print(os, R"~(<section id="losses-section"><h2>Where the time goes, by cause</h2>
 <svg id="losses" class="chart" viewBox="0 0 {} {}" width="{}" height="{}" role="img" aria-label="loss split">)~", w, h, w, h);
   auto bar = [&](double yy, const std::string& label, double utilization, const Losses& l) {
@@ -305,13 +332,7 @@ void loss_bars(std::ostream& os, const Analysis& a) {
   bar(4, "whole network", a.total.utilization, a.total.losses);
   for (size_t i = 0; i < ks.size(); ++i)
     bar(10 + row * double(i + 1), middle_ellipsis(compact_name(ks[i]->kernel.name), 48), ks[i]->cost->utilization, ks[i]->cost->losses);
-  double at = 10;
-  const double yy = h - 18;
-  for (const auto& s : kShares) {
-    fmt::print(os, R"~(<rect x="{:.0f}" y="{:.0f}" width="10" height="10" fill="{}"/><text x="{:.0f}" y="{:.0f}" class="tick">{}</text>)~",
-               at, yy, s.colour, at + 14, yy + 9, s.name);
-    at += 14 + 6.0 * double(std::string(s.name).size()) + 16;
-  }
+  legend(&os, keys, 10, w - 10, legend_top);
   os << "</svg>\n<p class=\"note\">Each bar is 100% of a kernel's (or the network's) time: the useful-work share "
         "is its utilization, the rest is lost to each cause (docs/model.md \"Utilization and losses\").</p></section>\n";
 }
@@ -325,85 +346,107 @@ double tick_step(double top) {
   return 10 * decade;
 }
 
-// One network's (or two networks') curves over batch size.
+// Colours of op groups in the side-by-side split, by rank, and of the batch chart's lines.
+const char* kGroupColours[] = {"#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e",
+                               "#e6ab02", "#a6761d", "#1f78b4", "#999999"};
+
+// One network's (or GPU's) curves over batch size.
 struct BatchSeries {
   std::string label, colour;
   const std::vector<Analysis>* sweep;
 };
 
-// docs/report.md "tilewave report" (batch size): utilization (throughput is the same curve
-// scaled, so it is in the tooltips) and the step's latency, both from zero,
-// over the batches swept; the report's batch marked.
-void batch_chart(std::ostream& os, const std::vector<BatchSeries>& series, int64_t chosen, const std::string& id) {
+// docs/report.md "tilewave report" (batch size): throughput, the step's
+// latency and utilization over the batches swept, one line per network or
+// GPU, each panel from zero and its own chart, so that the three reflow on a
+// narrow page; the report's batch marked.
+void batch_chart(std::ostream& os, const std::vector<BatchSeries>& series, int64_t chosen, const std::string& id,
+                 const std::string& heading) {
   int64_t lo = 0, hi = 0;
   for (const auto& s : series)
     for (const auto& a : *s.sweep) lo = lo ? std::min(lo, a.batch) : a.batch, hi = std::max(hi, a.batch);
   if (hi <= lo) return;
-  const double w = 940, h = 300, l = 64, pw = w / 2 - l - 20, top = 26, bottom = h - 48;
-  fmt::print(os, R"~(<section id="{0}-section"><h2>Against batch size</h2><svg id="{0}" class="chart" viewBox="0 0 {1} {2}" width="{1}" height="{2}" role="img" aria-label="batch size">)~",
-             id, w, h);
-  const LogScale x_at{double(lo), double(hi), 0, pw};
-  auto panel = [&](double left, const char* title, auto value, auto label) {
+  // Room above the plot for the title and, below it, the report's batch; right of it for the last batch's label.
+  const double w = 310, h = 254, l = 58, r = w - 24, top = 48, bottom = h - 40;
+  const LogScale x{double(lo), double(hi), l, r};
+  fmt::print(os, R"~(<section id="{}-section"><h2>{}</h2><div class="panels">)~", id, heading);
+  auto panel = [&](const char* name, const char* title, auto value, auto label) {
     double top_v = 0;
     for (const auto& s : series)
       for (const auto& a : *s.sweep) top_v = std::max(top_v, value(a));
     const double step = tick_step(top_v);
     const double y_hi = std::max(step, std::ceil(top_v / step) * step);
     const auto y = [&](double v) { return bottom - (bottom - top) * v / y_hi; };
-    fmt::print(os, R"~(<text x="{:.0f}" y="14" class="axis">{}</text>)~", left, title);
+    fmt::print(os, R"~(<svg id="{0}-{1}" class="chart" viewBox="0 0 {2} {3}" width="{2}" height="{3}" role="img" aria-label="{4}"><text x="4" y="16" class="axis">{4}</text>)~",
+               id, name, w, h, title);
     for (double v = 0; v <= y_hi * 1.0001; v += step)
       fmt::print(os, R"~(<line x1="{0:.0f}" x2="{1:.0f}" y1="{2:.1f}" y2="{2:.1f}" class="grid"/><text x="{3:.0f}" y="{2:.1f}" class="tick" text-anchor="end" dominant-baseline="middle">{4}</text>)~",
-                 left, left + pw, y(v), left - 4, label(v));
-    for (const auto& a : *series.front().sweep)
-      fmt::print(os, R"~(<line x1="{0:.1f}" x2="{0:.1f}" y1="{1:.0f}" y2="{2:.0f}" class="grid"/><text x="{0:.1f}" y="{3:.0f}" class="tick" text-anchor="middle">{4}</text>)~",
-                 left + x_at(double(a.batch)), top, bottom, bottom + 14, a.batch);
-    if (chosen >= lo && chosen <= hi)
-      fmt::print(os, R"~(<line x1="{0:.1f}" x2="{0:.1f}" y1="{1:.0f}" y2="{2:.0f}" class="chosen"/><text x="{0:.1f}" y="{3:.0f}" class="tick" text-anchor="middle">batch {4} (this report)</text>)~",
-                 left + x_at(double(chosen)), top - 4, bottom, top - 8, chosen);
+                 l, r, y(v), l - 4, label(v));
+    // Every batch swept is ticked; a label too close to the last one drawn is left out.
+    double last_label = -1e9;
+    for (const auto& a : *series.front().sweep) {
+      const double px = x(double(a.batch));
+      fmt::print(os, R"~(<line x1="{0:.1f}" x2="{0:.1f}" y1="{1:.0f}" y2="{2:.0f}" class="grid"/>)~", px, top, bottom);
+      if (px - last_label < 24) continue;
+      fmt::print(os, R"~(<text x="{:.1f}" y="{:.0f}" class="tick" text-anchor="middle">{}</text>)~", px, bottom + 15,
+                 a.batch);
+      last_label = px;
+    }
+    fmt::print(os, R"~(<text x="{:.0f}" y="{:.0f}" class="axis" text-anchor="middle">batch size (samples per step)</text>)~",
+               (l + r) / 2, h - 6);
+    if (chosen >= lo && chosen <= hi) {
+      // The label runs into the plot, away from the nearer edge.
+      const double px = x(double(chosen));
+      const bool left_half = px < (l + r) / 2;
+      fmt::print(os, R"~(<line x1="{0:.1f}" x2="{0:.1f}" y1="{1:.0f}" y2="{2:.0f}" class="chosen"/><text x="{3:.1f}" y="{4:.0f}" class="tick" text-anchor="{5}">batch {6} (this report)</text>)~",
+                 px, top - 2, bottom, left_half ? px + 3 : px - 3, top - 12, left_half ? "start" : "end", chosen);
+    }
     for (const auto& s : series) {
       std::string points;
       for (const auto& a : *s.sweep) {
-        const double px = left + x_at(double(a.batch)), py = y(value(a));
+        const double px = x(double(a.batch)), py = y(value(a));
         points += fmt::format("{:.1f},{:.1f} ", px, py);
-        fmt::print(os, R"~(<circle cx="{:.1f}" cy="{:.1f}" r="3" fill="{}"><title>{}, batch {}: utilization {}, {:.0f} samples/s, {} per step</title></circle>)~",
-                   px, py, s.colour, html_escape(s.label), a.batch, fmt_pct(a.total.utilization),
-                   a.total.throughput_per_s, fmt_us(a.total.time_us));
+        fmt::print(os, R"~(<circle cx="{:.1f}" cy="{:.1f}" r="3" fill="{}"><title>{}, batch {}: {:.0f} samples/s, {} per step, utilization {}, {}-bound</title></circle>)~",
+                   px, py, s.colour, html_escape(s.label), a.batch, a.total.throughput_per_s,
+                   fmt_us(a.total.time_us), fmt_pct(a.total.utilization), html_escape(a.total.bound));
       }
       fmt::print(os, R"~(<polyline class="series" style="stroke:{}" points="{}"/>)~", s.colour, points);
     }
+    os << "</svg>";
   };
-  panel(l, "utilization (% of the peak)", [](const Analysis& a) { return a.total.utilization; },
-        [](double v) { return fmt::format("{:g}%", 100 * v); });
-  panel(l + w / 2, "latency per step (ms)", [](const Analysis& a) { return a.total.time_us / 1000; },
+  // Six digits and more in thousands: {:g} would print 1e+06.
+  panel("throughput", "throughput (samples/s)", [](const Analysis& a) { return a.total.throughput_per_s; },
+        [](double v) { return v >= 1e5 ? fmt::format("{:g}k", v / 1000) : fmt::format("{:g}", v); });
+  panel("latency", "latency per step (ms)", [](const Analysis& a) { return a.total.time_us / 1000; },
         [](double v) { return fmt::format("{:g}", v); });
-  fmt::print(os, R"~(<text x="{:.0f}" y="{:.0f}" class="axis" text-anchor="middle">batch size (samples per step)</text>)~",
-             w / 2, h - 8);
+  panel("utilization", "utilization (% of the peak)", [](const Analysis& a) { return a.total.utilization; },
+        [](double v) { return fmt::format("{:g}%", 100 * v); });
+  os << "</div>";
   if (series.size() > 1) {
-    double at = l;
-    for (const auto& s : series) {
-      fmt::print(os, R"~(<rect x="{:.0f}" y="{:.0f}" width="10" height="10" fill="{}"/><text x="{:.0f}" y="{:.0f}" class="tick">{}</text>)~",
-                 at, h - 18, s.colour, at + 14, h - 9, html_escape(s.label));
-      at += 24 + 7.0 * double(s.label.size());
-    }
+    os << "<p class=\"note\">";
+    for (size_t i = 0; i < series.size(); ++i)
+      fmt::print(os, R"~({}<span class="key" style="background:{}"></span>{})~", i ? ", " : "", series[i].colour,
+                 html_escape(series[i].label));
+    os << ".</p>";
   }
-  os << "</svg><p class=\"note\">Larger batches fill more tiles and waves and spread fixed and host costs; "
-        "throughput is utilization times the peak over the FLOPs per sample, so its curve is this one scaled "
-        "(hover a point for it). The last partial wave and memory traffic set where the curve flattens.</p></section>\n";
+  os << "<p class=\"note\">Larger batches fill more tiles and waves and spread fixed and host costs, so throughput "
+        "rises while the step's latency grows; the last partial wave and memory traffic set where throughput "
+        "flattens. Hover a point for its figures and what bounds its step.</p></section>\n";
 }
 
 void compare_gpus(std::ostream& os, const Analysis& main, const std::vector<Analysis>& others) {
   if (others.empty()) return;
   std::vector<const Analysis*> all = {&main};
   for (const auto& a : others) all.push_back(&a);
-  os << R"~(<section id="compare-section"><h2>Other GPUs, same model and batch</h2><table class="cmp"><tr><th>GPU</th><th>trust</th><th>latency</th><th>throughput</th><th>utilization</th><th>time lost to tile / wave / efficiency / memory / fixed</th></tr>)~";
+  os << R"~(<section id="compare-section"><h2>Other GPUs, same model and batch</h2><div class="scroll"><table class="cmp"><tr><th>GPU</th><th>trust</th><th>throughput</th><th>latency</th><th>bound</th><th>utilization</th><th>time lost to tile / wave / efficiency / memory / fixed</th></tr>)~";
   for (const Analysis* a : all) {
     const Losses& l = a->total.losses;
-    fmt::print(os, "<tr><td>{} ({})</td><td>{}</td><td>{}</td><td>{:.0f}/s</td><td>{}</td><td>{} / {} / {} / {} / {}</td></tr>",
-               html_escape(a->gpu_name), html_escape(a->gpu_id), html_escape(trust_name(a->gpu_trust)), fmt_us(a->total.time_us),
-               a->total.throughput_per_s, fmt_pct(a->total.utilization), fmt_pct(l.tile), fmt_pct(l.wave),
+    fmt::print(os, "<tr><td>{} ({})</td><td>{}</td><td>{:.0f} samples/s</td><td>{}</td><td>{}</td><td>{}</td><td>{} / {} / {} / {} / {}</td></tr>",
+               html_escape(a->gpu_name), html_escape(a->gpu_id), html_escape(trust_name(a->gpu_trust)),
+               a->total.throughput_per_s, fmt_us(a->total.time_us), html_escape(a->total.bound), fmt_pct(a->total.utilization), fmt_pct(l.tile), fmt_pct(l.wave),
                fmt_pct(l.efficiency), fmt_pct(l.memory), fmt_pct(l.fixed));
   }
-  os << "</table>";
+  os << "</table></div>";
   double longest = 0;
   for (const Analysis* a : all) longest = std::max(longest, a->total.time_us);
   const double row = 22, label_w = 260, bar_w = 400, w = label_w + bar_w + 100, h = row * double(all.size()) + 8;
@@ -425,14 +468,17 @@ void page_head(std::ostream& os, const std::string& title, const std::string& su
   fmt::print(os, R"~(<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>tilewave: {0}</title>
 <style>
-body {{ font-family: system-ui, sans-serif; max-width: 980px; margin: 1.5em auto; color: #222; }}
+body {{ font-family: system-ui, sans-serif; max-width: 980px; margin: 1.5em auto; padding: 0 8px; color: #222; }}
+svg.chart {{ max-width: 100%; height: auto; }} .scroll {{ overflow-x: auto; }} td {{ white-space: nowrap; }}
+@media (max-width: 800px) {{ table.facts tr {{ display: grid; grid-template-columns: 12em 1fr; }} }}
+.panels {{ display: flex; flex-wrap: wrap; gap: 8px 16px; }}
 h1 {{ font-size: 1.4em; }} h2 {{ font-size: 1.15em; margin-top: 1.6em; }} h3 {{ font-size: 1em; }}
 table.facts th, table.cmp th {{ text-align: left; font-weight: 600; padding: 2px 10px 2px 0; }}
 table.facts td, table.cmp td {{ padding: 2px 18px 2px 0; }}
 table.cmp {{ border-collapse: collapse; }} table.cmp tr:nth-child(even) {{ background: #f4f4f4; }}
 table.ops td:nth-child(n+2) {{ text-align: right; }} .bar {{ display: inline-block; height: 9px; background: #2b7bb9; }}
 .key {{ display: inline-block; width: 10px; height: 10px; margin: 0 4px 0 2px; }}
-.note {{ color: #555; font-size: 0.9em; }} .findings li {{ margin: 0.3em 0; }}
+.note {{ color: #555; font-size: 0.9em; }} .lead {{ font-size: 1.1em; font-weight: 600; }} .findings li {{ margin: 0.3em 0; }}
 .pair {{ display: flex; gap: 8px; }} .pair > div {{ flex: 1; min-width: 0; }} .pair svg {{ width: 100%; height: auto; }}
 svg text {{ font-size: 11px; fill: #333; }} svg .axis {{ font-size: 12px; }}
 .grid {{ stroke: #ddd; stroke-width: 1; }} .ceiling {{ fill: none; stroke: #111; stroke-width: 2; }}
@@ -462,15 +508,15 @@ std::string source_line(const Analysis& a) {
                      html_escape(trust_name(a.gpu_trust)), html_escape(a.model_path));
 }
 
-// Colours of op groups in the side-by-side split, by rank.
-const char* kGroupColours[] = {"#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e",
-                               "#e6ab02", "#a6761d", "#1f78b4", "#999999"};
 
 // Each network's step as one bar, split by `parts` (name, share, title); the
 // rest of the step is "other".
 void split_bars(std::ostream& os, const std::string& id, const std::string& a_name, const std::string& b_name,
                 const std::vector<std::tuple<std::string, const char*, double, double, std::string, std::string>>& parts) {
-  const double row = 34, label_w = 170, bar_w = 740, w = label_w + bar_w + 20, h = 2 * row + 60;
+  const double row = 34, label_w = 170, bar_w = 740, w = label_w + bar_w + 20, legend_top = 2 * row + 16;
+  std::vector<LegendItem> keys;
+  for (const auto& part : parts) keys.emplace_back(std::get<0>(part), std::get<1>(part));
+  const double h = legend(nullptr, keys, 10, w - 10, legend_top) + 4;
   fmt::print(os, R"~(<svg id="{0}" class="chart" viewBox="0 0 {1} {2}" width="{1}" height="{2}" role="img" aria-label="{0}">)~",
              id, w, h);
   for (int n = 0; n < 2; ++n) {
@@ -489,15 +535,7 @@ void split_bars(std::ostream& os, const std::string& id, const std::string& a_na
       at += wi;
     }
   }
-  double at = 10, line = 2 * row + 16;
-  for (const auto& part : parts) {
-    const std::string& name = std::get<0>(part);
-    const double width = 26 + 6.8 * double(name.size());
-    if (at + width > w) at = 10, line += 16;
-    fmt::print(os, R"~(<rect x="{:.0f}" y="{:.0f}" width="10" height="10" fill="{}"/><text x="{:.0f}" y="{:.0f}" class="tick">{}</text>)~",
-               at, line, std::get<1>(part), at + 14, line + 9, html_escape(name));
-    at += width;
-  }
+  legend(&os, keys, 10, w - 10, legend_top);
   os << "</svg>";
 }
 
@@ -506,13 +544,18 @@ void split_bars(std::ostream& os, const std::string& id, const std::string& a_na
 void write_html_report(std::ostream& os, const ReportInput& in) {
   const Analysis& a = in.main;
   page_head(os, fmt::format("{} on {}, batch {}, {}", a.model_name, a.gpu_name, a.batch, a.exec.name()), source_line(a));
-  summary(os, a);
+  summary(os, a, in.fastest_gpu);
   timeline(os, a, "timeline");
   roofline(os, a, "roofline");
   op_table(os, a, "ops");
   layer_bars(os, a);
   loss_bars(os, a);
-  batch_chart(os, {{a.model_name, "#2b7bb9", &in.batch_sweep}}, a.batch, "batch");
+  // One line per GPU: the report's own and each compared one.
+  std::vector<BatchSeries> gpus = {{a.gpu_name, kGroupColours[0], &in.batch_sweep}};
+  for (size_t i = 0; i < in.other_gpu_sweeps.size() && i < in.other_gpus.size(); ++i)
+    gpus.push_back({in.other_gpus[i].gpu_name, kGroupColours[(i + 1) % std::size(kGroupColours)], &in.other_gpu_sweeps[i]});
+  batch_chart(os, gpus, a.batch, "batch",
+              gpus.size() > 1 ? "Throughput and latency against batch size, on each GPU" : "Throughput and latency against batch size");
   compare_gpus(os, a, in.other_gpus);
   page_end(os);
 }
@@ -522,15 +565,17 @@ void write_html_comparison(std::ostream& os, const ReportInput& in_a, const Repo
   const Analysis &a = in_a.main, &b = in_b.main;
   page_head(os, fmt::format("{} vs {} on {}, batch {}, {}", c.a_name, c.b_name, a.gpu_name, a.batch, a.exec.name()),
             source_line(a) + "<br>" + source_line(b));
-  os << R"~(<section id="summary"><table class="cmp">)~";
+  fmt::print(os, R"~(<section id="summary"><h2>Which is faster</h2><p class="lead">{}</p><div class="scroll"><table class="cmp">)~",
+             html_escape(c.faster));
   fmt::print(os, "<tr><th></th><th>{}</th><th>{}</th></tr>", html_escape(c.a_name), html_escape(c.b_name));
   const auto row = [&](const char* what, const std::string& x, const std::string& y) {
     fmt::print(os, "<tr><th>{}</th><td>{}</td><td>{}</td></tr>", what, x, y);
   };
   const auto both = [&](const char* what, auto text) { row(what, text(a), text(b)); };
-  both("predicted latency", [](const Analysis& x) { return fmt_us(x.total.time_us); });
-  both("throughput", [](const Analysis& x) { return fmt::format("{:.0f} samples/s", x.total.throughput_per_s); });
-  both("utilization", [](const Analysis& x) { return "<b>" + fmt_pct(x.total.utilization) + "</b>"; });
+  both("throughput", [](const Analysis& x) { return fmt::format("<b>{:.0f} samples/s</b>", x.total.throughput_per_s); });
+  both("predicted latency", [](const Analysis& x) { return fmt_us(x.total.time_us) + " per step"; });
+  both("what sets the step", [](const Analysis& x) { return html_escape(x.total.bound); });
+  both("utilization", [](const Analysis& x) { return fmt_pct(x.total.utilization); });
   both("utilization of the GPU's busy time", [](const Analysis& x) { return fmt_pct(x.total.gpu_busy_utilization); });
   both("bandwidth utilization", [](const Analysis& x) { return fmt_pct(x.total.bandwidth_utilization); });
   both("useful work", [](const Analysis& x) { return fmt::format("{:.2f} GFLOP", double(x.total.flops) / 1e9); });
@@ -538,12 +583,19 @@ void write_html_comparison(std::ostream& os, const ReportInput& in_a, const Repo
   both("parameters", [](const Analysis& x) { return fmt::format("{:.2f} M", double(x.memory.params) / 1e6); });
   both("kernels", [](const Analysis& x) { return fmt::format("{}", x.total.kernels); });
   both("GPU busy", [](const Analysis& x) {
-    return fmt::format("{} of the step{}", fmt_pct(x.schedule.step_us > 0 ? x.schedule.gpu_busy_us / x.schedule.step_us : 0),
-                       x.total.host_bound ? ", " + html_escape(views::bound_with_range(x.total)) : std::string());
+    return fmt::format("{} of the step", fmt_pct(x.schedule.step_us > 0 ? x.schedule.gpu_busy_us / x.schedule.step_us : 0));
   });
-  os << "</table></section>\n<section id=\"findings-section\"><h2>Why one uses the GPU better</h2><ul class=\"findings\">";
+  // A host-bound step on the fastest and slowest machines of the host's kind (docs/model.md "Schedule").
+  if (a.total.host_bound || b.total.host_bound)
+    both("step across machines", [](const Analysis& x) {
+      return x.total.host_bound ? fmt::format("{} to {}", fmt_us(x.total.time_low_us), fmt_us(x.total.time_high_us))
+                                : std::string("-");
+    });
+  os << "</table></div></section>\n<section id=\"findings-section\"><h2>Why</h2><ul class=\"findings\">";
   for (const auto& f : c.findings) fmt::print(os, "<li>{}</li>", html_escape(f));
   os << "</ul></section>\n";
+  batch_chart(os, {{c.a_name, kGroupColours[0], &in_a.batch_sweep}, {c.b_name, kGroupColours[1], &in_b.batch_sweep}},
+              a.batch, "batch", "Throughput and latency against batch size, both networks");
 
   os << R"~(<section id="split-section"><h2>Where each step goes</h2><h3>By cause</h3>)~";
   {
@@ -577,7 +629,7 @@ void write_html_comparison(std::ostream& os, const ReportInput& in_a, const Repo
         "GPU's busy time, 100%) by the op each runs. "
         "Hover a part for its figures.</p></section>\n";
 
-  os << R"~(<section id="pair-ops-section"><h2>Time by op, both networks</h2><table class="cmp ops" id="pair-ops"><tr><th>op</th>)~";
+  os << R"~(<section id="pair-ops-section"><h2>Time by op, both networks</h2><div class="scroll"><table class="cmp ops" id="pair-ops"><tr><th>op</th>)~";
   for (const auto* name : {&c.a_name, &c.b_name})
     fmt::print(os, "<th>{0}: kernels</th><th>of GPU time</th><th>utilization</th><th>bandwidth</th>", html_escape(*name));
   os << "</tr>";
@@ -591,13 +643,11 @@ void write_html_comparison(std::ostream& os, const ReportInput& in_a, const Repo
         os << "<td>-</td><td></td><td></td><td></td>";
     os << "</tr>";
   }
-  os << "</table></section>\n";
+  os << "</table></div></section>\n";
   for (const auto* in : {&in_a, &in_b}) {
     fmt::print(os, "<h2>{}</h2>", html_escape(in == &in_a ? c.a_name : c.b_name));
     roofline(os, in->main, in == &in_a ? "roofline-a" : "roofline-b");
   }
-  batch_chart(os, {{c.a_name, "#2b7bb9", &in_a.batch_sweep}, {c.b_name, "#d95f02", &in_b.batch_sweep}}, a.batch,
-              "batch");
   timeline(os, a, "timeline-a");
   timeline(os, b, "timeline-b");
   page_end(os);
