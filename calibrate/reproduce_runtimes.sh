@@ -23,9 +23,9 @@ fresh2_runs="$data/fresh2/bench.jsonl"
 fresh2_kernels="$data/fresh2/kernels.jsonl.gz"
 
 echo "== 1. pair: the fit set's runs, and every profiled forward's kernel time per class"
-python3 calibrate/fit/select_runs.py --set fit --kernels "$(echo $kernels | tr ' ' ,)" \
+python3 -m calibrate.fit.select_runs --set fit --kernels "$(echo $kernels | tr ' ' ,)" \
   -o "$derived/fit_runs.jsonl" $runs
-python3 calibrate/pair/class_times.py -o "$derived/class_times.jsonl" $kernels
+python3 -m calibrate.pair.class_times -o "$derived/class_times.jsonl" $kernels
 
 if [ "$fit" = yes ]; then
   echo "== 2. fit each runtime's parameter set on the fit families only (both from the base parameters)"
@@ -63,19 +63,19 @@ if [ -f "$fresh2_runs" ]; then
   bench="$bench,$fresh2_runs"
   kern="$kern,$fresh2_kernels"
 fi
-python3 calibrate/validate/runtimes.py --tilewave "$tw" --bench "$bench" --kernels "$kern" \
+python3 -m calibrate.validate.runtimes --tilewave "$tw" --bench "$bench" --kernels "$kern" \
   --md "$report/networks.md" --json "$report/networks.json" --svg-prefix docs/img/h200_runtime
 
 echo "== 4. convolutions and GEMMs as each runtime runs them, inside held-out and fresh networks"
 for set in heldout fresh; do
   echo "-- $set"
-  python3 calibrate/validate/library_kernels.py --tilewave "$tw" --kernels "$kern" --set "$set" \
+  python3 -m calibrate.validate.library_kernels --tilewave "$tw" --kernels "$kern" --set "$set" \
     --md "$report/library_kernels_$set.md"
 done
 
 echo "== 5. which library eager PyTorch ran each conv and GEMM in"
-python3 calibrate/validate/library_choice.py --tilewave "$tw" --kernels "$kern" | tee "$report/library_choice_eager.md"
+python3 -m calibrate.validate.library_choice --tilewave "$tw" --kernels "$kern" | tee "$report/library_choice_eager.md"
 
 echo "== 6. check over every profiled eager forward of the second fresh set: kernel time by kind"
-python3 calibrate/validate/kernel_kinds.py "$fresh2_runs" --kernels "$fresh2_kernels" --tilewave "$tw" \
+python3 -m calibrate.validate.kernel_kinds "$fresh2_runs" --kernels "$fresh2_kernels" --tilewave "$tw" \
   | tee "$report/kernel_kinds_fresh2.txt"

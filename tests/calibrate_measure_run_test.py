@@ -1,6 +1,5 @@
 """calibrate/measure/run.py on a CPU without torch: the --dry-run plan, bad usage, and what a
 resumed call skips (pure functions over fake rows, and the layers stage over a fake runner)."""
-import importlib.util
 import json
 import os
 import subprocess
@@ -14,9 +13,8 @@ import pytest
 sys.dont_write_bytecode = True   # importing run.py must not write into the source tree
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUN_PY = os.path.join(ROOT, "calibrate", "measure", "run.py")
-_spec = importlib.util.spec_from_file_location("measure_run", RUN_PY)
-run = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(run)
+sys.path.insert(0, ROOT)  # the calibrate package, as `python3 -m` from the checkout finds it
+from calibrate.measure import corpus, run  # noqa: E402
 
 
 def cli(*args, path_first=None):
@@ -562,15 +560,11 @@ def test_stage_ends_give_skipped_stages_shares_to_the_ones_that_run():
 
 # ------------------------------------------------------------------ the corpus (calibrate/measure/corpus.py)
 
-CORPUS_PY = os.path.join(ROOT, "calibrate", "measure", "corpus.py")
 CORPUS_FILE = os.path.join(ROOT, "calibrate", "data", "h200", "corpus", "networks.json")
-_cspec = importlib.util.spec_from_file_location("measure_corpus", CORPUS_PY)
-corpus = importlib.util.module_from_spec(_cspec)
-_cspec.loader.exec_module(corpus)
 
 
 def corpus_cli(*args):
-    r = subprocess.run([sys.executable, CORPUS_PY, *args], capture_output=True, text=True, cwd=ROOT, timeout=120,
+    r = subprocess.run([sys.executable, "-m", "calibrate.measure.corpus", *args], capture_output=True, text=True, cwd=ROOT, timeout=120,
                        env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"))
     return r.returncode, r.stdout, r.stderr
 

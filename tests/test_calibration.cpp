@@ -13,6 +13,7 @@
 #include "tilewave/error.h"
 #include "tilewave/kernel_cost.h"
 #include "tilewave/pipeline.h"
+#include "tilewave/ranking.h"
 
 using namespace tilewave;
 
@@ -156,4 +157,13 @@ TEST_CASE("fit-runtime recovers a known launch gap, starting from the base set w
   CHECK(runtime_class(*lower_model(runs[0].model, cuda_graph_harness(eager, DType::fp16))
                           .kernels[2]
                           .layer) == "library");
+}
+
+TEST_CASE("kendall_tau is tau-b, as calibrate/stats.py's scipy.stats.kendalltau: ties leave the denominator") {
+  // Ties in both orderings: tau-b is 0.6842105263157894 (scipy 1.10's kendalltau), where tau-a would be 0.619.
+  const std::vector<double> x{1, 2, 2, 3, 4, 4, 5}, y{2, 1, 3, 3, 5, 4, 4};
+  CHECK(kendall_tau(x, y) == doctest::Approx(0.6842105263157894).epsilon(1e-12));
+  CHECK(kendall_tau(y, x) == doctest::Approx(0.6842105263157894).epsilon(1e-12));
+  CHECK(kendall_tau({1, 2, 3}, {3, 2, 1}) == doctest::Approx(-1.0));
+  CHECK(kendall_tau({1, 1, 1}, {1, 2, 3}) == 0.0);  // no order to compare: 0, where scipy says NaN
 }

@@ -20,7 +20,7 @@ with the new one (and with --compare's files), and writes both files through til
 one GPU-file and host-file writers, each fitted set stamped with this command, the data
 folder and the commit. Nothing is written when a stage fails.
 
-usage: calibrate/fit/fit_all.py RUN_DIR --gpu START.json -o NEW.json --host-out HOST.json
+usage: python3 -m calibrate.fit.fit_all RUN_DIR --gpu START.json -o NEW.json --host-out HOST.json
        [--tilewave build/analyzer/tilewave] [--holdout 0.34] [--seed 1]
        [--compare GPU.json[,HOST.json]]
 """
@@ -28,7 +28,6 @@ import argparse
 import collections
 import concurrent.futures
 import datetime
-import gzip
 import json
 import os
 import random
@@ -38,16 +37,15 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, os.path.join(HERE, "..", "pair"))
-sys.path.insert(0, HERE)
-import harness_host  # noqa: E402
-import harness_passes  # noqa: E402
-from class_times import kernel_class  # noqa: E402
-from harness_runs import commit, param_table, predict  # noqa: E402
+from calibrate.fit import harness_host
+from calibrate.fit import harness_passes
+from calibrate.pair.class_times import kernel_class
+from calibrate.pair.harness_runs import commit, param_table, predict
+from calibrate import jsonl, module
+from calibrate.log import log as log_line
 
 MODELS_DIR = "onnx_models/runtime"
 SCOPES = ["layers", "network terms", "runtime set", "layout and precision sets", "host"]
@@ -57,8 +55,9 @@ class StageError(Exception):
     pass
 
 
-def log(msg, start=[time.time()]):
-    print("[%5.0f s] %s" % (time.time() - start[0], msg), flush=True)
+def log(msg):
+    """The stages' progress, on stdout: it is what this command reports."""
+    log_line(None, msg, stream=sys.stdout)
 
 
 # What each file's rows must hold (run.py writes them so); a row without them is the file's error, not a KeyError.
@@ -84,9 +83,8 @@ def read_rows(folder, name, required=True):
         if os.path.lexists(path):
             regular_file(path)
             try:
-                with (gzip.open if path.endswith(".gz") else open)(path, "rt", encoding="utf-8") as f:
-                    out = [json.loads(line) for line in f if line.strip()]
-            except (OSError, ValueError, EOFError) as e:
+                out = jsonl.read(path)
+            except (OSError, ValueError, EOFError, UnicodeDecodeError) as e:
                 raise StageError("%s: not a JSON-lines file (%s)" % (path, e))
             if not all(isinstance(r, dict) for r in out):
                 raise StageError("%s: a line is not a JSON object" % path)
@@ -252,7 +250,7 @@ def fit_all(args, work):
     log("%d layers, %d timm-harness settings of %d networks, %d profiled forwards; families held out (seed %d): %s"
         % (len(layers), len(bench), len({r["model"] for r in bench}), len(profiles), args.seed,
            ", ".join(sorted(held_fam))))
-    stamp = {"command": "python3 calibrate/fit/fit_all.py " + " ".join(args.argv), "data": portable(args.run_dir),
+    stamp = {"command": "python3 -m calibrate.fit.fit_all " + " ".join(args.argv), "data": portable(args.run_dir),
              "commit": commit(), "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
              "families_held_out": sorted(held_fam)}
 
@@ -364,14 +362,11 @@ def main():
     if args.compare:
         parts = args.compare.split(",")
         args.compare = (parts[0], parts[1] if len(parts) > 1 else "h200-vm")
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(args.tilewave)), "python"))
     try:
-        import tilewave as tw_module
+        args.tw_module = module.tilewave_module(args.tilewave)
     except ImportError as e:
-        print("fit_all.py: the tilewave Python module beside %s cannot be imported (%s)" % (args.tilewave, e),
-              file=sys.stderr)
+        print("fit_all.py: %s" % e, file=sys.stderr)
         return 1
-    args.tw_module = tw_module
     if args.keep:
         try:
             os.mkdir(args.keep)

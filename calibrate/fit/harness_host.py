@@ -24,15 +24,14 @@ with host_c_us = scale * micro_c, on relative error (each network weighs the
 same), within the parameters' bounds (scipy.optimize.lsq_linear).
 Prints the fitted values, the fit's median error, and the JSON `params`.
 
-usage: calibrate/fit/harness_host.py build/analyzer/tilewave
+usage: python3 -m calibrate.fit.harness_host build/analyzer/tilewave
 """
 import json
 import os
 import statistics
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pair"))
-from harness_runs import ROOT, RUNS, param_table, predict, rows, zoo_split  # noqa: E402
+from calibrate.pair.harness_runs import ROOT, RUNS, param_table, predict, rows, zoo_split
 
 CLASSES = ["op", "conv", "gemm", "norm", "cast", "inner"]
 PARAM = {"op": "host_op_us", "conv": "host_conv_us", "gemm": "host_gemm_us", "norm": "host_norm_us",

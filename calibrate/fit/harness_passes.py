@@ -24,7 +24,7 @@ bytes over the datasheet bandwidth, and their ramp term (docs/model.md
 variable part counts them); for depthwise it is
 tilewave's variable time at the base eager set, and the rate a factor on it.
 
-usage: calibrate/fit/harness_passes.py build/analyzer/tilewave [--write]
+usage: python3 -m calibrate.fit.harness_passes build/analyzer/tilewave [--write]
 (--write: the sets go into gpu_models/h200.json, with their provenance, through
 tilewave.write_gpu: PYTHONPATH=build/analyzer/python). calibrate/fit/fit_all.py
 calls fit_sets on a calibrate/measure/run.py folder.
@@ -32,13 +32,12 @@ calls fit_sets on a calibrate/measure/run.py folder.
 import collections
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pair"))
-from harness_kernel_classes import measured_class, predicted_class  # noqa: E402
-from harness_runs import ROOT, RUNS, base_gpu_dir, commit, gpu_params, kernel_lists, predict, rows, zoo_split  # noqa: E402
+from calibrate import module
+from calibrate.pair.harness_kernel_classes import measured_class, predicted_class
+from calibrate.pair.harness_runs import ROOT, RUNS, base_gpu_dir, commit, gpu_params, kernel_lists, predict, rows, zoo_split
 
 
 def ls2(cells):
@@ -68,12 +67,12 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         sets = fit_sets(tilewave, calibration_runs(), os.path.join(base_gpu_dir(tmp), "h200.json"))
     if "--write" in sys.argv:
-        import tilewave as tw  # the one GPU-file writer; PYTHONPATH=build/analyzer/python
+        tw = module.tilewave_module(tilewave)  # the one GPU-file writer
         path = os.path.join(ROOT, "gpu_models", "h200.json")
         g = json.load(open(path))
         for key, params in sets.items():
             g["runtime_params"][key] = {"fitted_on": {
-                "command": "python3 calibrate/fit/harness_passes.py build/analyzer/tilewave --write",
+                "command": "python3 -m calibrate.fit.harness_passes build/analyzer/tilewave --write",
                 "commit": commit(),
                 "data": RUNS[0] + "/kernels.jsonl.gz, fit families only (onnx_models/zoo.py runtime_split)",
                 "harness": "timm benchmark.py: fp32 weights under autocast(float16), batch 1/16/256"},
@@ -86,17 +85,14 @@ def layer_key(layer):
 
 
 def ramp_alone(tilewave, gpu_file, layers):
-    """{layer_key: µs}: each layer's ramp term as `tilewave layers` costs it alone on `gpu_file` (the model's
-    own term, docs/model.md "Memory time", rather than a copy of its formula here)."""
+    """{layer_key: µs}: each layer's ramp term as tilewave.predict_layers (`tilewave layers`) costs it alone
+    on `gpu_file` (the model's own term, docs/model.md "Memory time", rather than a copy of its formula here)."""
     unique = {layer_key(layer): layer for layer in layers}
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "layers.jsonl")
-        with open(path, "w") as f:
-            f.writelines(json.dumps(layer) + "\n" for layer in unique.values())
-        r = subprocess.run([tilewave, "layers", path, "--gpu", gpu_file], capture_output=True, text=True)
-    if r.returncode != 0:
-        raise RuntimeError("tilewave layers: %s" % r.stderr.strip())
-    costed = [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
+    tw = module.tilewave_module(tilewave)
+    try:
+        costed = tw.predict_layers(list(unique.values()), gpu=gpu_file)
+    except tw.InputError as e:
+        raise RuntimeError("tilewave layers: %s" % e) from None
     return {key: c.get("ramp_us", 0.0) for key, c in zip(unique, costed)}
 
 

@@ -18,19 +18,17 @@ machine where both were measured they said 0.6x where whole forwards said
 The file goes through tilewave's one host-file writer (tilewave.write_host),
 which holds every value to `tilewave params`' bounds.
 
-usage: PYTHONPATH=build/analyzer/python python3 calibrate/fit/host_file.py DIR -o HOST.json [--name TEXT]
+usage: PYTHONPATH=build/analyzer/python python3 -m calibrate.fit.host_file DIR -o HOST.json [--name TEXT]
 """
 import argparse
-import gzip
 import json
 import os
 import statistics
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pair"))
-import host_spread  # noqa: E402
-from harness_runs import commit  # noqa: E402
+from calibrate.fit import host_spread
+from calibrate.pair.harness_runs import commit
+from calibrate import jsonl, module
 
 ROOT = host_spread.ROOT
 REFERENCE = "gpu_models/hosts/h200-vm.json"
@@ -44,8 +42,7 @@ def machine_rows(folder):
     for name in ("host_networks.jsonl", "bench.jsonl", "bench.jsonl.gz"):
         path = os.path.join(folder, name)
         if os.path.exists(path):
-            with (gzip.open if name.endswith(".gz") else open)(path, "rt") as f:
-                rows += [json.loads(line) for line in f if line.strip()]
+            rows += jsonl.read(path)
     return [r for r in rows if not r.get("header") and r.get("status") == "ok"
             and r.get("batch") in host_spread.HOST_BOUND_BATCHES and r.get("host_ms")]
 
@@ -70,9 +67,9 @@ def main():
     ap.add_argument("--like", default=REFERENCE, help="the calibrated host file to scale")
     a = ap.parse_args()
     try:
-        import tilewave
-    except ImportError:
-        print("host_file.py: the tilewave Python module is not on PYTHONPATH (build/analyzer/python)", file=sys.stderr)
+        tilewave = module.tilewave_module()
+    except ImportError as e:
+        print("host_file.py: %s" % e, file=sys.stderr)
         return 1
     if not os.path.isdir(a.folder):
         print("%s: not a folder" % a.folder, file=sys.stderr)
@@ -92,7 +89,7 @@ def main():
     host = {"name": a.name or "the machine of %s" % where, "trust": "calibrated", "params": params,
             "sources": {"params": "%s's values times %.3f, the median ratio of this machine's forward-call time to "
                                   "the calibration machine's over %d settings (%s): PYTHONPATH=build/analyzer/python "
-                                  "python3 calibrate/fit/host_file.py %s -o %s, commit %s"
+                                  "python3 -m calibrate.fit.host_file %s -o %s, commit %s"
                                   % (a.like, scale, n, where, where, os.path.relpath(os.path.abspath(a.output), ROOT),
                                      commit())}}
     try:

@@ -13,16 +13,17 @@ the lowest and the highest of those medians, with the calibration machine's
 own 1.0 inside it: machines of this kind take `low` to `high` times the
 calibrated one's issue time.
 
-usage: calibrate/fit/host_spread.py [--calibration RUN] [RUN ...]
+usage: python3 -m calibrate.fit.host_spread [--calibration RUN] [RUN ...]
   RUN: a folder with bench.jsonl or bench.jsonl.gz (default: the committed
   H200 harness runs). Prints one line per (run, pass) and the JSON fragment.
 """
 import argparse
-import gzip
 import json
 import os
 import statistics
 import sys
+
+from calibrate import jsonl
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 HARNESS = "calibrate/data/h200/timm_harness"
@@ -38,9 +39,7 @@ def bench_rows(run):
         path = os.path.join(ROOT, run) if not os.path.isabs(run) else run
         path = os.path.join(path, name)
         if os.path.exists(path):
-            opener = gzip.open if name.endswith(".gz") else open
-            with opener(path, "rt") as f:
-                rows = [json.loads(line) for line in f if line.strip()]
+            rows = jsonl.read(path)
             return [r for r in rows if not r.get("header") and r.get("status") == "ok"]
     sys.exit("%s: no bench.jsonl or bench.jsonl.gz" % run)
 

@@ -3,18 +3,18 @@
 runtime_split and RUNTIME_FRESH) from runtime_bench outputs into one file,
 so that a fit reads only networks it may see.
 
-usage: calibrate/fit/select_runs.py --set fit -o OUT.jsonl [--kernels K.jsonl.gz,...] BENCH.jsonl [BENCH2.jsonl ...]
+usage: python3 -m calibrate.fit.select_runs --set fit -o OUT.jsonl [--kernels K.jsonl.gz,...] BENCH.jsonl [BENCH2.jsonl ...]
 Later files win where two measured the same (network, runtime, batch).
 --kernels adds each run's profiled kernel count ("kernels"), which the fit
 uses to leave out runs whose kernels the lowering does not match.
 """
 import argparse
 import json
-import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pair"))
-from bench_files import read_jsonl, zoo_sets  # noqa: E402
+from calibrate.jsonl import read_all
+from calibrate.pair.bench_files import zoo_sets
+from calibrate import jsonl
 
 
 def main():
@@ -27,13 +27,12 @@ def main():
     _, sets = zoo_sets()
     rows = {}
     for path in args.bench:
-        for line in open(path):
-            r = json.loads(line)
+        for r in jsonl.read(path):
             if r.get("header") or r.get("status") != "ok" or r["model"] not in sets[args.set]:
                 continue
             rows[(r["model"], r["runtime"], r["batch"])] = r
     if args.kernels:
-        for k in read_jsonl(args.kernels):
+        for k in read_all(args.kernels):
             key = (k["model"], k["runtime"], k["batch"])
             if key in rows:
                 rows[key]["kernels"] = k["kernels"]

@@ -6,7 +6,7 @@ Kernels of every bundled model at several batch sizes (`tilewave layers
 fit can hold whole networks out), followed by the generated sweeps in
 calibrate/measure/sweeps/. Stdlib only.
 
-usage: calibrate/measure/build_measure_set.py TILEWAVE_BINARY OUT.jsonl [--batches 1,16,128] [--dtype fp16]
+usage: python3 -m calibrate.measure.build_measure_set TILEWAVE_BINARY OUT.jsonl [--batches 1,16,128] [--dtype fp16]
 """
 import argparse
 import glob
@@ -14,6 +14,8 @@ import json
 import os
 import subprocess
 import sys
+
+from calibrate import jsonl
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # Fields that describe where a layer comes from or what a run measured, not
@@ -32,7 +34,7 @@ def extract(tilewave, model, batch, dtype):
     out = subprocess.run([tilewave, "layers", "--extract", model, "--batch", str(batch), "--dtype", dtype,
                           "--runtime", "eager-folded"],
                          check=True, capture_output=True, text=True).stdout
-    return [json.loads(line) for line in out.splitlines() if line.strip()]
+    return jsonl.parse(out, "tilewave layers --extract")
 
 
 def main():
@@ -61,11 +63,8 @@ def main():
     print(file=sys.stderr)
     if not args.no_sweeps:
         for path in sorted(glob.glob(os.path.join(ROOT, "calibrate", "measure", "sweeps", "*.jsonl"))):
-            with open(path) as f:
-                for line in f:
-                    if line.strip():
-                        obj = json.loads(line)
-                        layers.setdefault(problem_key(obj), obj)
+            for obj in jsonl.read(path):
+                layers.setdefault(problem_key(obj), obj)
     tmp = args.out + ".tmp"
     with open(tmp, "w") as f:
         for obj in layers.values():

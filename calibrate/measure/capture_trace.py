@@ -11,7 +11,7 @@ torch.autocast fp16), fp32 in fp32; --layout nchw keeps PyTorch's default
 layout. The defaults (half, channels_last) made the traces of tests/data/traces
 that name neither.
 
-usage (GPU machine): python3 calibrate/measure/capture_trace.py --model resnet18 --batch 1 [--compile]
+usage (GPU machine): python3 -m calibrate.measure.capture_trace --model resnet18 --batch 1 [--compile]
                      [--precision half|amp|fp32] [--layout channels_last|nchw] --out DIR
 """
 import argparse
@@ -76,7 +76,7 @@ def main():
             "layout": a.layout, "input": "torch.randn", "torch": torch.__version__,
             "gpu": torch.cuda.get_device_name(), "torch_cuda": torch.version.cuda,
             "cudnn": torch.backends.cudnn.version(), "driver": driver_version(),
-            "command": "python3 calibrate/measure/capture_trace.py --model %s --batch %d%s --precision %s "
+            "command": "python3 -m calibrate.measure.capture_trace --model %s --batch %d%s --precision %s "
                        "--layout %s --out DIR" % (a.model, a.batch, " --compile" if a.compile else "", a.precision,
                                                   a.layout),
             "kernels": sum(1 for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA)}

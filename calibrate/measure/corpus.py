@@ -28,7 +28,7 @@ fresh; so a partly measured corpus is still a sample across families and kinds.
 Measurements of the corpus itself go under calibrate/data/h200/corpus/ and are not read here, so the file
 stays what it is; --check fails if a corpus or fresh network shows up as measured anywhere else.
 
-usage: python3 calibrate/measure/corpus.py [-o calibrate/data/h200/corpus/networks.json] [--seed N] [--check]
+usage: python3 -m calibrate.measure.corpus [-o calibrate/data/h200/corpus/networks.json] [--seed N] [--check]
 Exit codes: 0 written (or --check: the file matches), 1 an input or the file is wrong (one line naming
 it), 2 bad usage.
 """
@@ -36,15 +36,20 @@ import argparse
 import collections
 import csv
 import glob
-import gzip
 import hashlib
 import json
 import os
 import sys
 
+if __name__ == "__main__" and not __package__:  # run as a path (calibrate/measure/_path_entry.py)
+    import _path_entry
+    _path_entry.run_as_module(__file__)
+    sys.exit()
+
+from calibrate import jsonl  # noqa: E402  (after the path entry above)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
 
 SEED = 0
 GMACS_CAP = 25.0
@@ -101,18 +106,13 @@ def bare(name):
 
 def read_json_lines(path):
     """Rows of a JSON-lines file, gzipped or not. A last line without its newline (a killed writer cut it
-    off) is left out, as run.py's read_jsonl does."""
-    opener = gzip.open if path.endswith(".gz") else open
+    off) is left out, as run.py's read_jsonl leaves it."""
     try:
-        with opener(os.path.join(ROOT, path), "rt") as f:
-            text = f.read()
+        return jsonl.read(os.path.join(ROOT, path), cut_tail=True)
     except (OSError, EOFError, UnicodeDecodeError) as e:
         raise InputError("%s: cannot read it (%s)" % (path, e))
-    import run   # its one JSON-lines reader
-    try:
-        return run.json_lines(text, path)
     except ValueError as e:
-        raise InputError(str(e))
+        raise InputError(str(e).replace(ROOT + os.sep, ""))
 
 
 def read_models_csv(path):
@@ -195,7 +195,7 @@ def measured_names():
 
 
 def zoo_names():
-    import run   # its zoo_sets() reads zoo.py without torch
+    from calibrate.measure import run   # its zoo_sets() reads zoo.py without torch
     try:
         sets = run.zoo_sets()
     except (OSError, SyntaxError) as e:

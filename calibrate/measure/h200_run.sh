@@ -29,14 +29,14 @@ if [ "$measure_s" -gt 0 ]; then
   tail -2 "$out/measure.log"
 fi
 if [ "$net_s" -gt 0 ]; then
-  PYTHONUNBUFFERED=1 timeout $((net_s + 60)) python3 calibrate/measure/netbench/netbench.py --out "$out/netbench.jsonl" \
+  PYTHONUNBUFFERED=1 timeout $((net_s + 60)) python3 -m calibrate.measure.netbench.netbench --out "$out/netbench.jsonl" \
     ${NETBENCH_MODELS:+--models "$NETBENCH_MODELS"} \
     --deadline-s "$net_s" 2>"$out/netbench.log"
   echo "netbench exit $?"
   tail -5 "$out/netbench.log"
 fi
 if [ -n "${PROFILE_MODELS:-}" ]; then
-  PYTHONUNBUFFERED=1 timeout "${PROFILE_S:-300}" python3 calibrate/measure/netbench/profile_kernels.py --out "$out/network_kernels.jsonl" \
+  PYTHONUNBUFFERED=1 timeout "${PROFILE_S:-300}" python3 -m calibrate.measure.netbench.profile_kernels --out "$out/network_kernels.jsonl" \
     --models "$PROFILE_MODELS" --batch 1,16,128 2>"$out/profile.log"
   echo "profile exit $? ($(wc -l <"$out/network_kernels.jsonl") records)"
 fi

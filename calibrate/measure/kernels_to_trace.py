@@ -11,23 +11,21 @@ export also holds CPU events and real start times, which `check` does not
 need. (calibrate/measure/capture_trace.py exports a trace directly on the
 GPU machine.)
 
-usage: python3 calibrate/measure/kernels_to_trace.py KERNELS.jsonl.gz MODEL RUNTIME BATCH > TRACE.json
+usage: python3 -m calibrate.measure.kernels_to_trace KERNELS.jsonl.gz MODEL RUNTIME BATCH > TRACE.json
 """
-import gzip
 import json
 import sys
+
+from calibrate import jsonl
 
 
 def main():
     path, model, runtime, batch = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt") as f:
-        for line in f:
-            r = json.loads(line)
-            if r.get("model") == model and r.get("runtime") == runtime and r.get("batch") == batch:
-                break
-        else:
-            sys.exit("%s: no kernel list for %s %s batch %d" % (path, model, runtime, batch))
+    for r in jsonl.read(path):
+        if r.get("model") == model and r.get("runtime") == runtime and r.get("batch") == batch:
+            break
+    else:
+        sys.exit("%s: no kernel list for %s %s batch %d" % (path, model, runtime, batch))
     events, ts = [], 0.0
     for name, us in r["list"]:
         events.append({"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": 7, "ts": round(ts, 3),

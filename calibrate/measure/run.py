@@ -95,10 +95,17 @@ import time
 import traceback
 import types
 
+if __name__ == "__main__" and not __package__:  # run as a path (calibrate/measure/_path_entry.py)
+    import _path_entry
+    _path_entry.run_as_module(__file__)
+    sys.exit()
+
+from calibrate import harness_flags, jsonl  # noqa: E402  (after the path entry above)
+from calibrate.log import log  # noqa: E402
+from calibrate.measure import timm_harness_bench as harness  # noqa: E402  (imports no torch)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
-import timm_harness_bench as harness  # noqa: E402  (imports no torch)
 
 # Cumulative shares of the budget: each stage ends by the sum of its share and
 # those before it; what is left after the last is kept for writing results.
@@ -114,7 +121,7 @@ HOST_REFERENCE_PASSES = 3
 # Within the networks stage: pass 0 ends by 70% of its window, so passes 1 and
 # 2 (batch 1 and 16 only) still find time for the networks pass 0 timed.
 PASS_ENDS = (0.70, 0.85, 1.0)
-CONFIGURATIONS = (("amp_fp16", "nchw"), ("amp_fp16", "channels_last"), ("half", "channels_last"))
+CONFIGURATIONS = tuple(harness_flags.CONFIGURATIONS)
 BATCHES = (1, 16, 64, 256)
 HOST_BOUND_BATCHES = (1, 16)   # timed in every pass: their step is the host's, which varies pass to pass
 PASSES = 3
@@ -357,24 +364,9 @@ def pass_ends(start, end):
 # ------------------------------------------------------------------ files
 
 def read_jsonl(path):
-    """The JSON rows of a file written line by line; a last line without its newline was cut off by
+    """The JSON rows of a file this run appends to: a last line without its newline was cut off by
     a kill and is left out. Missing file: no rows."""
-    if not os.path.exists(path):
-        return []
-    with open(path) as f:
-        return json_lines(f.read(), path)
-
-
-def json_lines(text, path):
-    """The JSON rows of `text`, read from `path`; the piece after the last newline is cut off."""
-    rows = []
-    for n, line in enumerate(text.split("\n")[:-1], 1):
-        if line.strip():
-            try:
-                rows.append(json.loads(line))
-            except ValueError:
-                raise ValueError("%s:%d: not a JSON line" % (path, n))
-    return rows
+    return jsonl.read(path, cut_tail=True, missing_ok=True)
 
 
 def open_append(path):
@@ -509,7 +501,7 @@ class Call:
         return os.path.join(self.out, name)
 
     def log(self, *a):
-        harness.log(self.logf, *(portable(str(x)) for x in a))
+        log(self.logf, *(portable(str(x)) for x in a))
 
     def save(self):
         write_json_atomic(self.path("run.json"), self.runs)
@@ -906,16 +898,16 @@ def profile_worker(out, deadline, call_number):
     with open_append(os.path.join(out, "kernels.jsonl")) as kf:
         for name, items in by_model.items():
             if time.time() + BUILD_GUESS_S + longest.get(items[0][2], 2.0) > deadline:
-                harness.log(logf, "profiles: stopped at the deadline")
+                log(logf, "profiles: stopped at the deadline")
                 return
             try:
                 net, size, _, _ = harness.build_network(torch, name)
             except Exception as e:
-                harness.log(logf, "profiles: %s build failed: %s" % (name, e))
+                log(logf, "profiles: %s build failed: %s" % (name, e))
                 continue
             for _, layout, batch, precision, _ in items:
                 if time.time() + longest.get(batch, 2.0) > deadline:
-                    harness.log(logf, "profiles: stopped at the deadline")
+                    log(logf, "profiles: stopped at the deadline")
                     return
                 t = time.time()
                 try:
@@ -925,10 +917,10 @@ def profile_worker(out, deadline, call_number):
                     row["call"] = call_number
                     kf.write(json.dumps(row) + "\n")
                     kf.flush()
-                    harness.log(logf, "profiles: %-28s %-8s %-13s b%-4d %4d kernels, %.1f us" % (
+                    log(logf, "profiles: %-28s %-8s %-13s b%-4d %4d kernels, %.1f us" % (
                         name, precision, layout, batch, row["kernels"], row["kernel_sum_us"]))
                 except Exception as e:
-                    harness.log(logf, "profiles: %s %s %s b%d failed: %s" % (name, precision, layout, batch, e))
+                    log(logf, "profiles: %s %s %s b%d failed: %s" % (name, precision, layout, batch, e))
                 longest[batch] = max(longest.get(batch, 0.0), time.time() - t)
             del net
             torch.cuda.empty_cache()

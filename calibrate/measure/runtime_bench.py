@@ -23,7 +23,7 @@ A process exports each network to weight-stripped ONNX (opset 17,
 TorchScript exporter, BN folded as torch.onnx does) for tilewave.
 
 usage (GPU machine):
-  python3 calibrate/measure/runtime_bench.py --out DIR --models SET_OR_LIST
+  python3 -m calibrate.measure.runtime_bench --out DIR --models SET_OR_LIST
       [--runtimes eager,inductor] [--batch 1,16,128] [--deadline-s 440]
 Writes DIR/bench.jsonl (one line per network, runtime, batch),
 DIR/kernels.jsonl (the profiled kernel lists), DIR/onnx/*.onnx, DIR/log.txt.
@@ -36,33 +36,17 @@ import os
 import platform
 import queue
 import statistics
-import subprocess
 import sys
 import time
 import traceback
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "onnx_models"))
-import zoo  # noqa: E402
+from calibrate import jsonl
+from calibrate.gpu_state import nvidia_smi
+from calibrate.log import log
+from onnx_models import zoo
 
 NON_KERNEL_PREFIXES = ("Memcpy", "Memset", "cudaMemcpy", "cudaMemset", "Context Sync", "Stream Sync",
                        "Event Sync", "Stream Wait", "Device Sync")
-
-
-def log(path, *a):
-    line = "%s %s" % (datetime.datetime.now().strftime("%H:%M:%S"), " ".join(str(x) for x in a))
-    print(line, file=sys.stderr, flush=True)
-    with open(path, "a") as f:
-        f.write(line + "\n")
-
-
-def nvidia_smi(fields, idx):
-    try:
-        r = subprocess.run(["nvidia-smi", "-i", str(idx), "--query-gpu=" + fields, "--format=csv,noheader,nounits"],
-                           capture_output=True, text=True, timeout=10)
-        return r.stdout.strip() if r.returncode == 0 else None
-    except Exception:
-        return None
 
 
 # ------------------------------------------------------------------ worker side
@@ -375,7 +359,7 @@ def main():
         rows = []
         for f in sorted(os.listdir(args.out)):
             if f.startswith("bench_w"):
-                rows += [json.loads(l) for l in open(os.path.join(args.out, f)) if l.strip()]
+                rows += jsonl.read(os.path.join(args.out, f))
                 os.remove(os.path.join(args.out, f))
         rows.sort(key=lambda r: (r["model"], r["runtime"], r["batch"]))
         for r in rows:

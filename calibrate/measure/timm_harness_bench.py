@@ -52,15 +52,18 @@ import json
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import tarfile
 import time
 import traceback
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "onnx_models"))
-sys.path.insert(0, HERE)
+if __name__ == "__main__" and not __package__:  # run as a path (calibrate/measure/_path_entry.py)
+    import _path_entry
+    _path_entry.run_as_module(__file__)
+    sys.exit()
+
+from calibrate.gpu_state import nvidia_smi  # noqa: E402  (after the path entry above)
+from calibrate.log import log  # noqa: E402
 
 WARMUP_STEPS = 10      # timm benchmark.py's default num_warm_iter
 BENCH_STEPS = 40       # timm's default num_bench_iter; fewer when a step is long
@@ -71,24 +74,8 @@ HARNESS = ("timm benchmark.py: fp32 weights under autocast(float16), inference_m
 
 def zoo():
     """onnx_models/zoo.py, imported on first use: it imports torch."""
-    import zoo as module
+    from onnx_models import zoo as module
     return module
-
-
-def log(path, *a):
-    line = "%s %s" % (datetime.datetime.now().strftime("%H:%M:%S"), " ".join(str(x) for x in a))
-    print(line, file=sys.stderr, flush=True)
-    with open(path, "a") as f:
-        f.write(line + "\n")
-
-
-def nvidia_smi(fields):
-    try:
-        r = subprocess.run(["nvidia-smi", "-i", "0", "--query-gpu=" + fields, "--format=csv,noheader,nounits"],
-                           capture_output=True, text=True, timeout=10)
-        return r.stdout.strip() if r.returncode == 0 else None
-    except Exception:
-        return None
 
 
 def cpu_model():
@@ -261,7 +248,7 @@ def time_configuration(torch, rec, step, graph=True):
 
 
 def profile_kernels(torch, step):
-    import runtime_bench
+    from calibrate.measure import runtime_bench
     return runtime_bench.profile_kernels(torch, lambda _: step(), None)
 
 
@@ -329,7 +316,7 @@ def host_micro(torch, out_path, logf):
 
 def export_pool(names, out_dir, logf, workers):
     import multiprocessing as mp
-    import runtime_bench
+    from calibrate.measure import runtime_bench
     os.makedirs(out_dir, exist_ok=True)
     ctx = mp.get_context("spawn")
     done = []

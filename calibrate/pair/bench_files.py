@@ -1,13 +1,6 @@
-"""Reading what the measure step wrote, for the pair, fit and validate steps:
-bench.jsonl / kernels.jsonl.gz files (comma-separated, gzip or not) and the
-network sets of onnx_models/zoo.py, without importing torch."""
-import gzip
-import json
-import os
+"""The network sets of onnx_models/zoo.py, for the pair, fit and validate steps, without
+importing torch (what the measure step wrote is read by calibrate/jsonl.py)."""
 import sys
-
-ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "onnx_models"))
 
 
 def zoo_sets():
@@ -18,16 +11,8 @@ def zoo_sets():
             stub = types.ModuleType(mod)
             stub.nn = types.SimpleNamespace(Module=object)
             sys.modules[mod] = stub
-    import zoo
+    from onnx_models import zoo
     fit, held, _, _ = zoo.runtime_split()
     return zoo, {"fit": set(fit), "heldout": set(held), "fresh": set(zoo.RUNTIME_FRESH),
                  "fresh2": set(zoo.RUNTIME_FRESH2)}
 
-
-def read_jsonl(paths):
-    rows = []
-    for p in paths.split(","):
-        opener = gzip.open if p.endswith(".gz") else open
-        with opener(p, "rt") as f:
-            rows += [json.loads(l) for l in f if l.strip()]
-    return rows

@@ -7,18 +7,15 @@ on (docs/calibration.md "Runtimes"): library (cuDNN/cuBLAS convolutions and
 GEMMs), norm (PyTorch's BatchNorm pass), eltwise, copy, pool, reduce,
 softmax, transform (cuDNN layout transforms), fused (inductor's Triton kernels).
 
-usage: calibrate/pair/class_times.py -o OUT.jsonl KERNELS.jsonl[.gz] ...
+usage: python3 -m calibrate.pair.class_times -o OUT.jsonl KERNELS.jsonl[.gz] ...
 """
 import argparse
 import collections
-import gzip
 import json
-import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from kernel_names import kernel_class as named_class  # noqa: E402  (analyzer/data/kernel_names.json)
+from calibrate.pair.kernel_names import kernel_class as named_class  # (analyzer/data/kernel_names.json)
+from calibrate import jsonl
 
 
 def kernel_class(name):
@@ -34,20 +31,17 @@ def main():
     n = 0
     with open(args.out, "w") as out:
         for path in args.kernels:
-            opener = gzip.open if path.endswith(".gz") else open
-            with opener(path, "rt") as f:
-                for line in f:
-                    r = json.loads(line)
-                    us = collections.defaultdict(float)
-                    count = collections.Counter()
-                    for name, t in r["list"]:
-                        c = kernel_class(name)
-                        us[c] += t
-                        count[c] += 1
-                    for c in sorted(us):
-                        out.write(json.dumps({"model": r["model"], "runtime": r["runtime"], "batch": r["batch"],
-                                              "class": c, "measured_us": round(us[c], 2), "kernels": count[c]}) + "\n")
-                        n += 1
+            for r in jsonl.read(path):
+                us = collections.defaultdict(float)
+                count = collections.Counter()
+                for name, t in r["list"]:
+                    c = kernel_class(name)
+                    us[c] += t
+                    count[c] += 1
+                for c in sorted(us):
+                    out.write(json.dumps({"model": r["model"], "runtime": r["runtime"], "batch": r["batch"],
+                                          "class": c, "measured_us": round(us[c], 2), "kernels": count[c]}) + "\n")
+                    n += 1
     print("%d class sums -> %s" % (n, args.out), file=sys.stderr)
 
 

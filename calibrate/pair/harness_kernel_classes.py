@@ -14,15 +14,13 @@ Classes, by profiled kernel name / by tilewave's kernel:
   conv       other convolutions and GEMMs / conv, gemm
   other      everything else
 
-usage: calibrate/pair/harness_kernel_classes.py build/analyzer/tilewave [--set fit|held-out|fresh]
+usage: python3 -m calibrate.pair.harness_kernel_classes build/analyzer/tilewave [--set fit|held-out|fresh]
 """
 import collections
-import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness_runs import RUNS, kernel_lists, predict, rows, zoo_split  # noqa: E402
-from kernel_names import kernel_class  # noqa: E402  (analyzer/data/kernel_names.json)
+from calibrate.pair.harness_runs import RUNS, kernel_lists, predict, rows, zoo_split
+from calibrate.pair.kernel_names import kernel_class  # (analyzer/data/kernel_names.json)
 
 CLASSES = ["bn", "transform", "depthwise", "cast", "conv", "other"]
 

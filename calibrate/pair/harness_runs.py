@@ -2,16 +2,14 @@
 pair/harness_kernel_classes.py, fit/harness_host.py, fit/harness_passes.py,
 validate/harness.py, validate/harness_repeatability.py): the measured rows,
 the fit/held-out split and tilewave's predictions."""
-import gzip
 import json
 import os
 import subprocess
-import sys
+
+from calibrate import harness_flags, jsonl, module
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-sys.path.insert(0, os.path.join(ROOT, "onnx_models"))
 RUNS = ["calibrate/data/h200/timm_harness/fit_heldout", "calibrate/data/h200/timm_harness/fresh"]
-LAYOUT_FLAG = {"nchw": "nchw", "channels_last": "nhwc"}
 
 
 def zoo_split():
@@ -32,15 +30,14 @@ def rows(run):
     path = os.path.join(ROOT, run, "bench.jsonl.gz")
     if not os.path.exists(path):
         return []
-    out = [json.loads(l) for l in gzip.open(path, "rt") if l.strip()]
-    return [r for r in out if r.get("status") == "ok"]
+    return [r for r in jsonl.read(path) if r.get("status") == "ok"]
 
 
 def kernel_lists(run):
     path = os.path.join(ROOT, run, "kernels.jsonl.gz")
     if not os.path.exists(path):
         return {}
-    return {(r["model"], r["layout"], r["batch"]): r for r in map(json.loads, gzip.open(path, "rt"))}
+    return {(r["model"], r["layout"], r["batch"]): r for r in jsonl.read(path)}
 
 
 def onnx_path(model):
@@ -60,18 +57,15 @@ def base_gpu_dir(tmp):
     return tmp
 
 
-def predict(tilewave, model, layout, batch, launch="loop", extra=(), amp=True, gpu="h200", host=None):
-    """tilewave's JSON for the harness setting: eager, fp16 (amp: over fp32 weights), the layout and launch,
-    on `gpu` (an id or a GPU file) and `host` (a host id or file; None: the default host)."""
-    cmd = [tilewave, "analyze", onnx_path(model), "--gpu", gpu, "--batch", str(batch), "--runtime", "eager",
-           "--dtype", "fp16", "--amp" if amp else "--no-amp", "--layout", LAYOUT_FLAG[layout],
-           "--graph" if launch == "graph" else "--no-graph", "--format", "json", *extra]
-    if host:
-        cmd += ["--host", host]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        raise RuntimeError("%s: %s" % (" ".join(cmd), r.stderr.strip()))
-    return json.loads(r.stdout)
+def predict(tilewave, model, layout, batch, launch="loop", amp=True, gpu="h200", host=None):
+    """tilewave's analysis (`analyze --format json`'s document) for the harness setting: eager, fp16 (amp:
+    over fp32 weights), the layout and launch, on `gpu` (an id or a GPU file) and `host` (a host id or
+    file; None: the default host), in process through the module built beside the CLI `tilewave`."""
+    tw = module.tilewave_module(tilewave)
+    try:
+        return tw.analyze(onnx_path(model), batch=batch, gpu=gpu, host=host, **harness_flags.timm(layout, amp, launch))
+    except tw.InputError as e:
+        raise RuntimeError("%s: %s" % (onnx_path(model), e)) from None
 
 
 def commit():
@@ -85,11 +79,10 @@ def commit():
 
 
 def param_table(tilewave):
-    """{name: entry} of `tilewave params`: the one definition of every GPU and host parameter (unit, bounds,
-    default, scope, owner), which the fits read rather than restate."""
-    table = json.loads(subprocess.run([tilewave, "params", "--format", "json"], capture_output=True, text=True,
-                                      check=True).stdout)
-    return {t["name"]: t for t in table}
+    """{name: entry} of tilewave.params() (`tilewave params`), from the module built beside the CLI
+    `tilewave`: the one definition of every GPU and host parameter (unit, bounds, default, scope,
+    owner), which the fits read rather than restate."""
+    return {t["name"]: t for t in module.tilewave_module(tilewave).params()}
 
 
 def gpu_params(tilewave, gpu_file, runtime):

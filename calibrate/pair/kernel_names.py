@@ -3,7 +3,7 @@ analyzer/data/kernel_names.json: the one file of kernel-name patterns that
 tilewave's C++ (`check`) and these scripts share. tests/python's
 test_kernel_names.py holds this reader and the C++ one to the same answers.
 
-    from kernel_names import kernel_class
+    from calibrate.pair.kernel_names import kernel_class
     kernel_class("sm80_xmma_fprop_implicit_gemm_...", "runtime_fit")  # "library"
 """
 import collections
@@ -13,6 +13,8 @@ import gzip
 import json
 import os
 import sys
+
+from calibrate import jsonl
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 PATH = os.path.join(ROOT, "analyzer", "data", "kernel_names.json")
@@ -52,10 +54,8 @@ def profiled_names(root=ROOT):
     """Every kernel name in the committed profiles (calibrate/data/**/*kernels*.jsonl[.gz]) and test traces."""
     names = set()
     for path in glob.glob(os.path.join(root, "calibrate", "data", "**", "*kernels*.jsonl*"), recursive=True):
-        with (gzip.open if path.endswith(".gz") else open)(path, "rt") as f:
-            for line in f:
-                row = json.loads(line) if line.strip() else {}
-                names.update(k[0] for k in row.get("list", ()) if isinstance(k, list) and k and isinstance(k[0], str))
+        for row in jsonl.read(path):
+            names.update(k[0] for k in row.get("list", ()) if isinstance(k, list) and k and isinstance(k[0], str))
     for path in glob.glob(os.path.join(root, "tests", "data", "traces", "*.json*")):
         with (gzip.open if path.endswith(".gz") else open)(path, "rt") as f:
             names.update(e["name"] for e in json.load(f).get("traceEvents", ()) if e.get("cat") == "kernel")

@@ -15,28 +15,26 @@ predicted kernels' bytes, and prints a line per paired kernel:
   cut to 100 characters), measured_us, predicted_us (own time, no launch
   gap), bytes, l2_hit_bytes
 
-usage: calibrate/pair/kernel_pairs.py RUNS.jsonl --kernels K1.jsonl.gz[,K2...]
+usage: python3 -m calibrate.pair.kernel_pairs RUNS.jsonl --kernels K1.jsonl.gz[,K2...]
        [--tilewave build/analyzer/tilewave] [--gpu h200] [--op bias] [-o OUT.jsonl]
 """
 import argparse
-import gzip
 import json
 import os
 import subprocess
 import sys
 import tempfile
 
-from cuda_graph_harness import HARNESS
+from calibrate import harness_flags
+from calibrate import jsonl
 
 
 def kernel_lists(paths):
     """(model, runtime, batch) -> kernel list [[name, us], ...]; the first file that has it wins."""
     lists = {}
     for path in paths:
-        with (gzip.open if path.endswith(".gz") else open)(path, "rt") as f:
-            for line in f:
-                r = json.loads(line)
-                lists.setdefault((r["model"], r["runtime"], r["batch"]), r["list"])
+        for r in jsonl.read(path):
+            lists.setdefault((r["model"], r["runtime"], r["batch"]), r["list"])
     return lists
 
 
@@ -71,7 +69,7 @@ def pairs(runs, lists, tilewave="build/analyzer/tilewave", gpu="h200", op=None, 
             with open(trace, "w") as f:
                 json.dump({"traceEvents": events}, f)
             common = [onnx, "--gpu", gpu, "--runtime", r["runtime"], "--batch", str(r["batch"]), "--format", "json",
-                      *HARNESS]
+                      *harness_flags.flags(harness_flags.CUDA_GRAPH)]
             try:
                 check = tilewave_json([tilewave, "check", *common, "--trace", trace])
                 analysis = tilewave_json([tilewave, "analyze", *common]) if with_bytes else {"layers": []}
@@ -94,8 +92,7 @@ def pairs(runs, lists, tilewave="build/analyzer/tilewave", gpu="h200", op=None, 
 
 
 def read_runs(path):
-    with open(path) as f:
-        return [json.loads(line) for line in f if line.strip()]
+    return jsonl.read(path)
 
 
 def main():

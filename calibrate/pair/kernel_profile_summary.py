@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Where a network's GPU time goes, by kernel family, from profile_kernels.py output.
 
-usage: calibrate/pair/kernel_profile_summary.py KERNELS.jsonl MODEL BATCH [--top 8]
+usage: python3 -m calibrate.pair.kernel_profile_summary KERNELS.jsonl MODEL BATCH [--top 8]
 """
 import gzip
 import argparse

@@ -4,13 +4,15 @@ import json
 import os
 import subprocess
 
+from calibrate import jsonl
+
 
 def extract_layers(tilewave, onnx, batch):
     """The kernels of a model at a batch, as `tilewave layers --extract` writes them."""
     # The profiles are of runs 1-6 (calibrate/measure/netbench: BatchNorm folded, conv biases removed).
     out = subprocess.run([tilewave, "layers", "--extract", onnx, "--batch", str(batch), "--runtime", "eager-folded"],
                          check=True, capture_output=True, text=True).stdout
-    return [json.loads(line) for line in out.splitlines()]
+    return jsonl.parse(out, "tilewave layers --extract")
 
 
 def write_jsonl(path, rows, header=None):

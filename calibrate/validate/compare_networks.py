@@ -7,45 +7,25 @@ per-network errors, utilization, and ranking quality (Kendall tau of the
 predicted order and of the FLOPs order against the measured order) per batch.
 Stdlib only.
 
-usage: calibrate/validate/compare_networks.py TILEWAVE NETBENCH.jsonl [--gpu h200] [--runtime eager-folded] [--markdown] [--json OUT]
+usage: python3 -m calibrate.validate.compare_networks TILEWAVE NETBENCH.jsonl [--gpu h200] [--runtime eager-folded] [--markdown] [--json OUT]
 """
 import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pair"))
-from cuda_graph_harness import HARNESS  # noqa: E402
+from calibrate import harness_flags, module
+from calibrate.stats import kendall_tau
+from calibrate import jsonl
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def kendall_tau(x, y):
-    conc = disc = tx = ty = 0
-    for i in range(len(x)):
-        for j in range(i + 1, len(x)):
-            dx, dy = x[i] - x[j], y[i] - y[j]
-            if dx == 0 and dy == 0:
-                continue
-            if dx == 0:
-                tx += 1
-            elif dy == 0:
-                ty += 1
-            elif (dx > 0) == (dy > 0):
-                conc += 1
-            else:
-                disc += 1
-    denom = ((conc + disc + tx) * (conc + disc + ty)) ** 0.5
-    return (conc - disc) / denom if denom else 0.0
-
-
 def predict(tilewave, models_dir, model, batch, gpu, runtime):
-    path = os.path.join(models_dir, model + ".onnx")
-    out = subprocess.run([tilewave, "analyze", path, "--gpu", gpu, "--batch", str(batch), "--runtime", runtime,
-                          "--format", "json", *HARNESS], check=True, capture_output=True, text=True).stdout
-    return json.loads(out)
+    """`analyze --format json`'s document under the CUDA-graph harness, in process (the module beside `tilewave`)."""
+    return module.tilewave_module(tilewave).analyze(os.path.join(models_dir, model + ".onnx"), gpu=gpu, batch=batch,
+                                                    runtime=runtime, **harness_flags.CUDA_GRAPH)
 
 
 def main():
@@ -62,22 +42,20 @@ def main():
     args = ap.parse_args()
 
     rows = []
-    with open(args.netbench) as f:
-        for line in f:
-            m = json.loads(line)
-            if m.get("header") or m.get("status") != "ok":
-                continue
-            if not os.path.exists(os.path.join(args.models_dir, m["model"] + ".onnx")):
-                continue
-            p = predict(args.tilewave, args.models_dir, m["model"], m["batch"], args.gpu, args.runtime)
-            meas_us = m["latency_ms"] * 1e3
-            pred_us = p["total"]["time_us"]
-            peak = p["peak_tflops"] * 1e12
-            rows.append({"model": m["model"], "batch": m["batch"], "measured_us": meas_us, "predicted_us": pred_us,
-                         "error": pred_us / meas_us - 1, "flops": p["total"]["flops"],
-                         "measured_util": p["total"]["flops"] / (meas_us * 1e-6 * peak),
-                         "predicted_util": p["total"]["utilization"], "kernels_pred": len(p["layers"]),
-                         "kernels_measured": m.get("kernels_per_forward")})
+    for m in jsonl.read(args.netbench):
+        if m.get("header") or m.get("status") != "ok":
+            continue
+        if not os.path.exists(os.path.join(args.models_dir, m["model"] + ".onnx")):
+            continue
+        p = predict(args.tilewave, args.models_dir, m["model"], m["batch"], args.gpu, args.runtime)
+        meas_us = m["latency_ms"] * 1e3
+        pred_us = p["total"]["time_us"]
+        peak = p["peak_tflops"] * 1e12
+        rows.append({"model": m["model"], "batch": m["batch"], "measured_us": meas_us, "predicted_us": pred_us,
+                     "error": pred_us / meas_us - 1, "flops": p["total"]["flops"],
+                     "measured_util": p["total"]["flops"] / (meas_us * 1e-6 * peak),
+                     "predicted_util": p["total"]["utilization"], "kernels_pred": len(p["layers"]),
+                     "kernels_measured": m.get("kernels_per_forward")})
     if not rows:
         sys.exit(f"{args.netbench}: no ok lines for bundled models")
     bar = "|" if args.markdown else " "

@@ -3,13 +3,13 @@
 in the eager runs of runtime validation (docs/report.md "`tilewave check`"):
 per run and batch, the (network, batch) profiles that contain it.
 
-usage: python3 calibrate/validate/direct_conv_share.py [calibrate/data/h200/runtimes]
+usage: python3 -m calibrate.validate.direct_conv_share [calibrate/data/h200/runtimes]
 """
 import collections
-import gzip
-import json
 import pathlib
 import sys
+
+from calibrate import jsonl
 
 
 def main():
@@ -20,13 +20,11 @@ def main():
     print("run   batch  eager profiles  with the direct kernel")
     for path in runs:
         seen, direct = collections.Counter(), collections.Counter()
-        with gzip.open(path, "rt") as f:
-            for line in f:
-                r = json.loads(line)
-                if r["runtime"] != "eager":
-                    continue
-                seen[r["batch"]] += 1
-                direct[r["batch"]] += any("convolve_common_engine" in name for name, _ in r["list"])
+        for r in jsonl.read(path):
+            if r["runtime"] != "eager":
+                continue
+            seen[r["batch"]] += 1
+            direct[r["batch"]] += any("convolve_common_engine" in name for name, _ in r["list"])
         for b in sorted(seen):
             print(f"{path.parent.name:5} {b:5}  {seen[b]:14}  {direct[b]:22}")
 

@@ -3,8 +3,8 @@
 quote from `tilewave` commands (and from the committed measured data), and
 checks the docs against them.
 
-usage: calibrate/validate/doc_figures.py [--tilewave PATH] [NAME ...]
-       calibrate/validate/doc_figures.py [--tilewave PATH] --check FILE ...
+usage: python3 -m calibrate.validate.doc_figures [--tilewave PATH] [NAME ...]
+       python3 -m calibrate.validate.doc_figures [--tilewave PATH] --check FILE ...
 
 A figure in a doc sits between `<!-- doc_figures.py NAME -->` and
 `<!-- /doc_figures.py -->`; the lines between are exactly what this script
@@ -20,12 +20,12 @@ import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pair"))
-import harness_runs  # noqa: E402  (calibrate/pair/harness_runs.py: the timm-harness bench rows and predictions)
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import kendall_tau  # noqa: E402  (calibrate/validate/harness.py)
-import runtimes  # noqa: E402  (calibrate/validate/runtimes.py: the network validation per runtime)
-from figures_common import DATA, FENCE, Runs, bias, fitted_layers, pct  # noqa: E402
+from calibrate.pair import harness_runs  # (calibrate/pair/harness_runs.py: the timm-harness bench rows and predictions)
+from calibrate import harness_flags
+from calibrate.stats import kendall_tau
+from calibrate.validate import runtimes  # (calibrate/validate/runtimes.py: the network validation per runtime)
+from calibrate.validate.figures_common import DATA, FENCE, Runs, bias, fitted_layers, pct
+from calibrate.validate import figures_calibration, figures_readme, figures_validation
 
 CLASS_LABEL = {"softmax": "softmax (LayerNorm)"}
 
@@ -78,7 +78,7 @@ def readme_layers(runs):
     return [f"On single layers ({s['all']['n']} held out) the median error is {pct(s['all']['median_ape'])}."]
 
 
-GRAPH = ("--gpu", "h200", "--batch", "16", "--layout", "nhwc", "--no-amp", "--graph")
+GRAPH = ("--gpu", "h200", "--batch", "16", *harness_flags.flags(harness_flags.CUDA_GRAPH))
 
 
 def report_analyze_b1(runs):
@@ -288,8 +288,8 @@ FIGURES = {"heldout-fp16": heldout_fp16, "heldout-datasheet": heldout_datasheet,
            "readme-corpus": readme_corpus,
            "calibration-runtime-params": calibration_runtime_params}
 # Figures of one doc each live in their own module beside this one, each with a FIGURES dict.
-for _module in ("figures_readme", "figures_calibration", "figures_validation"):
-    FIGURES.update(__import__(_module).FIGURES)
+for _module in (figures_readme, figures_calibration, figures_validation):
+    FIGURES.update(_module.FIGURES)
 BLOCK = re.compile(r"^<!-- doc_figures\.py (\S+) -->\n(.*?)^<!-- /doc_figures\.py -->$", re.M | re.S)
 
 

@@ -2,7 +2,7 @@
 """Prints the H200 evidence behind model terms (docs/model.md,
 docs/calibration.md), from the committed data in calibrate/data/h200/.
 
-usage: calibrate/validate/evidence.py TILEWAVE {eltwise-l2,layernorm,grouped,bn-pass,reduce}
+usage: python3 -m calibrate.validate.evidence TILEWAVE {eltwise-l2,layernorm,grouped,bn-pass,reduce}
 
   eltwise-l2  ReLU/Add kernels timed inside networks (eltwise_in_network.jsonl)
               over the runner's time for the same kernel from DRAM, by traffic
@@ -22,25 +22,24 @@ import statistics
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pair"))
-from profile_pairing import extract_layers  # noqa: E402
-import kernel_pairs  # noqa: E402
+from calibrate.pair.profile_pairing import extract_layers
+from calibrate.pair import kernel_pairs
+from calibrate import jsonl
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DATA = os.path.join(ROOT, "calibrate", "data", "h200")
 
 
-def jsonl(name):
-    with open(os.path.join(DATA, name)) as f:
-        return [json.loads(line) for line in f if line.strip()]
+def data_rows(name):
+    return jsonl.read(os.path.join(DATA, name))
 
 
 def eltwise_l2(tw):
-    runner = {(r["elems"], r["inputs"]): r["measured_us"] for r in jsonl("measured.jsonl")
+    runner = {(r["elems"], r["inputs"]): r["measured_us"] for r in data_rows("measured.jsonl")
               if r.get("op") == "eltwise" and r.get("dtype") == "fp16" and "measured_us" in r}
     shapes = {}
     bins = {}
-    for k in jsonl("eltwise_in_network.jsonl"):
+    for k in data_rows("eltwise_in_network.jsonl"):
         key = (k["model"], k["batch"])
         if key not in shapes:
             onnx = os.path.join(ROOT, "onnx_models", k["model"] + ".onnx")
@@ -57,7 +56,7 @@ def eltwise_l2(tw):
 
 def layernorm(_tw):
     rows = {}
-    for r in jsonl("framework_pytorch.jsonl"):
+    for r in data_rows("framework_pytorch.jsonl"):
         if r.get("onnx_op") == "LayerNormalization":
             rows.setdefault((r["outer"], r["inner"]), []).append(r["measured_us"])
     print("rows     width  MB moved  median us  ns/row  TB/s")
@@ -80,7 +79,7 @@ def grouped_widths(rows, pred):
 
 
 def grouped(tw):
-    rows = [r for r in jsonl("grouped_measured.jsonl") if "measured_us" in r]
+    rows = [r for r in data_rows("grouped_measured.jsonl") if "measured_us" in r]
     out = subprocess.run([tw, "layers", os.path.join(DATA, "grouped_measured.jsonl"), "--gpu", "h200"],
                          check=True, capture_output=True, text=True).stdout.splitlines()
     by_width = grouped_widths(rows, [json.loads(x) for x in out])

@@ -6,24 +6,19 @@ import math
 import os
 import re
 import statistics
-import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "pair"))
-sys.path.insert(0, os.path.join(HERE, "..", "fit"))
-sys.path.insert(0, HERE)
-import harness_host  # noqa: E402  (calibrate/fit/harness_host.py)
-import host_spread  # noqa: E402  (calibrate/fit/host_spread.py)
-import host_transfer  # noqa: E402  (calibrate/validate/host_transfer.py)
-import newcomer  # noqa: E402  (calibrate/validate/newcomer.py)
-import harness_kernel_classes  # noqa: E402  (calibrate/pair/harness_kernel_classes.py)
-import harness_passes  # noqa: E402  (calibrate/fit/harness_passes.py)
-import harness_runs  # noqa: E402  (calibrate/pair/harness_runs.py: the timm-harness rows, the fit/held-out split, predictions)
-from evidence import grouped_widths  # noqa: E402
-from figures_common import DATA, fitted_layers, jsonl, pct  # noqa: E402
-from residuals_by_size import ratios_by_size  # noqa: E402
+from calibrate.fit import harness_host  # (calibrate/fit/harness_host.py)
+from calibrate.fit import host_spread  # (calibrate/fit/host_spread.py)
+from calibrate.validate import host_transfer  # (calibrate/validate/host_transfer.py)
+from calibrate.validate import newcomer  # (calibrate/validate/newcomer.py)
+from calibrate.pair import harness_kernel_classes  # (calibrate/pair/harness_kernel_classes.py)
+from calibrate.fit import harness_passes  # (calibrate/fit/harness_passes.py)
+from calibrate.pair import harness_runs  # (calibrate/pair/harness_runs.py: the timm-harness rows, the fit/held-out split, predictions)
+from calibrate.validate.evidence import grouped_widths
+from calibrate.validate.figures_common import DATA, fitted_layers, jsonl, pct
+from calibrate.validate.residuals_by_size import ratios_by_size
 
 H200 = "gpu_models/h200.json"
 HOST = "gpu_models/hosts/h200-vm.json"
@@ -308,7 +303,7 @@ def host_fit(runs):
 
 
 def calibration_host_fit(runs):
-    """docs/calibration.md: `python3 calibrate/fit/harness_host.py build/analyzer/tilewave` now, beside the frozen gpu_models/hosts/h200-vm.json."""
+    """docs/calibration.md: `python3 -m calibrate.fit.harness_host build/analyzer/tilewave` now, beside the frozen gpu_models/hosts/h200-vm.json."""
     micro, networks, fit_runs, (scale, params, errs) = host_fit(runs)
     frozen = json.load(open(HOST))["params"]
     # The file keeps the scaled costs only: its factor is their sum over the single-op costs'.
@@ -378,7 +373,7 @@ def calibration_host_misses(runs):
 # --- Layout and precision sets ---------------------------------------------------------------------
 
 def calibration_passes(runs):
-    """docs/calibration.md: `python3 calibrate/fit/harness_passes.py build/analyzer/tilewave` (without --write) against gpu_models/h200.json's sets, and pair/harness_kernel_classes.py --set fit's profiled BatchNorm kernels at batch 1."""
+    """docs/calibration.md: `python3 -m calibrate.fit.harness_passes build/analyzer/tilewave` (without --write) against gpu_models/h200.json's sets, and pair/harness_kernel_classes.py --set fit's profiled BatchNorm kernels at batch 1."""
     with tempfile.TemporaryDirectory() as tmp:
         sets = harness_passes.fit_sets(runs.tw, harness_passes.calibration_runs(),
                                        os.path.join(harness_runs.base_gpu_dir(tmp), "h200.json"), pmap,

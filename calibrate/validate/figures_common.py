@@ -5,10 +5,9 @@ import json
 import math
 import os
 import subprocess
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pair"))
-from bench_files import read_jsonl  # noqa: E402  (calibrate/pair: JSON lines, gzip by name)
+from calibrate import module
+from calibrate.jsonl import read_all
 
 DATA = "calibrate/data/h200"
 
@@ -16,7 +15,7 @@ DATA = "calibrate/data/h200"
 @functools.lru_cache(maxsize=None)
 def jsonl(path):
     """The JSON lines of a file (gzip by its name), header lines included; read once per run."""
-    return read_jsonl(path)
+    return read_all(path)
 
 
 def fitted_layers(tmp):
@@ -45,10 +44,10 @@ class Runs:
         return self.cache[args]
 
     def param_table(self, file="gpu"):
-        """{name: (default, min, max)} of the GPU file's (or the host file's) parameters, as
-        `tilewave params --format json` gives them from the one C++ definition."""
+        """{name: (default, min, max)} of the GPU file's (or the host file's) parameters, as the
+        in-process module's params() gives them from the one C++ definition (`tilewave params`)."""
         return {p["name"]: (p["default"], p["min"], p["max"])
-                for p in json.loads(self.text("params", "--format", "json")) if p["file"] == file}
+                for p in module.tilewave_module(self.tw).params() if p["file"] == file}
 
     def analyze(self, model, *flags):
         """`tilewave analyze onnx_models/MODEL.onnx FLAGS --format json`."""

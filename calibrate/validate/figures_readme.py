@@ -6,12 +6,13 @@ import re
 import statistics
 from concurrent.futures import ThreadPoolExecutor
 
-import harness_runs  # calibrate/pair/harness_runs.py: timm's-harness rows and predictions (doc_figures.py puts pair/ on the path)
-import kernel_kinds  # calibrate/validate/kernel_kinds.py: `tilewave check` over profiled forwards, by kernel kind
-import library_kernels  # calibrate/validate/library_kernels.py: cuDNN/cuBLAS kernels inside networks
-import other_gpus  # calibrate/validate/other_gpus.py: the GPUs nobody here owns
-from harness import host_spread  # calibrate/validate/harness.py
-from runtimes import quantile, read_jsonl  # calibrate/validate/runtimes.py
+from calibrate.pair import harness_runs  # calibrate/pair/harness_runs.py: timm's-harness rows and predictions
+from calibrate.validate import kernel_kinds  # calibrate/validate/kernel_kinds.py: `tilewave check` over profiled forwards, by kernel kind
+from calibrate.validate import library_kernels  # calibrate/validate/library_kernels.py: cuDNN/cuBLAS kernels inside networks
+from calibrate.validate import other_gpus  # calibrate/validate/other_gpus.py: the GPUs nobody here owns
+from calibrate.validate.harness import host_spread  # calibrate/validate/harness.py
+from calibrate.jsonl import read_all
+from calibrate.validate.runtimes import quantile  # calibrate/validate/runtimes.py
 
 RT = "calibrate/data/h200/runtimes"
 
@@ -79,7 +80,7 @@ def readme_fresh_sets(runs):
     """README.md: the networks of the two fresh runtime sets, counted in calibrate/data/h200/runtimes/fresh and fresh2/bench.jsonl."""
     models = {}
     for run in ("fresh", "fresh2"):
-        for r in read_jsonl(f"{RT}/{run}/bench.jsonl"):
+        for r in read_all(f"{RT}/{run}/bench.jsonl"):
             if not r.get("header") and r.get("status") == "ok":
                 models.setdefault(run, {}).setdefault(r["runtime"], set()).add(r["model"])
     assert set(models["fresh2"]) == {"eager"}, "the second fresh set is said to be eager only"

@@ -24,23 +24,13 @@ Without --markdown it also lists each set's largest misses, and how far the
 measured host time (host_ms) of one network and layout moves across batch
 1, 16 and 256 (max/min, median and p90), which no single host time can follow.
 
-usage: calibrate/validate/harness.py build/analyzer/tilewave [--markdown]
+usage: python3 -m calibrate.validate.harness build/analyzer/tilewave [--markdown]
 """
-import os
 import statistics
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pair"))
-from harness_runs import RUNS, kernel_lists, predict, rows, zoo_split  # noqa: E402
-
-
-def kendall_tau(a, b):
-    n, s = len(a), 0
-    for i in range(n):
-        for j in range(i + 1, n):
-            x, y = a[i] - a[j], b[i] - b[j]
-            s += (x * y > 0) - (x * y < 0)
-    return 2 * s / (n * (n - 1)) if n > 1 else float("nan")
+from calibrate.pair.harness_runs import RUNS, kernel_lists, predict, rows, zoo_split
+from calibrate.stats import kendall_tau
 
 
 def pct(v):

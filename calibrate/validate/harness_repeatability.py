@@ -15,14 +15,12 @@ pass after the other):
      against the first pass, median, p90 and ratio, as validate/harness.py
      reports AMP.
 
-usage: calibrate/validate/harness_repeatability.py build/analyzer/tilewave
+usage: python3 -m calibrate.validate.harness_repeatability build/analyzer/tilewave
 """
-import os
 import statistics
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pair"))
-from harness_runs import predict, rows  # noqa: E402
+from calibrate.pair.harness_runs import predict, rows
 
 RUN = "calibrate/data/h200/timm_harness/repeat"
 FIRST = "calibrate/data/h200/timm_harness/fit_heldout"   # another lease of the same kind

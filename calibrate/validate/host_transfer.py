@@ -13,7 +13,7 @@ step (timm's step_ms, median over the run's passes), and how many measured
 steps fall inside h200-vm's machine-spread range (time_low_us..time_high_us;
 that range was measured on this machine among others, so this is in-sample).
 
-usage: calibrate/validate/host_transfer.py build/analyzer/tilewave
+usage: python3 -m calibrate.validate.host_transfer build/analyzer/tilewave
 """
 import json
 import os
@@ -22,13 +22,10 @@ import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "pair"))
-sys.path.insert(0, os.path.join(HERE, "..", "fit"))
-import harness_runs  # noqa: E402
-from bench_files import read_jsonl  # noqa: E402
-import host_file  # noqa: E402
-import host_spread  # noqa: E402
+from calibrate.pair import harness_runs
+from calibrate.jsonl import read_all
+from calibrate.fit import host_file
+from calibrate.fit import host_spread
 
 # (run, its reference rows' source): measure_run's first REFERENCE_COUNT networks by name
 # (a full run's rows); host_check's host_networks.jsonl (what --host-only records).
@@ -38,7 +35,7 @@ REFERENCE_COUNT = 4
 
 def rows_of(run):
     """The run's median rows over passes: AMP, batch 1 and 16."""
-    rows = read_jsonl(os.path.join(harness_runs.ROOT, run, "bench_median.jsonl.gz"))
+    rows = read_all(os.path.join(harness_runs.ROOT, run, "bench_median.jsonl.gz"))
     return [r for r in rows if not r.get("header") and r.get("status") == "ok" and r["precision"] == "amp_fp16"
             and r["batch"] in host_spread.HOST_BOUND_BATCHES]
 
@@ -53,7 +50,7 @@ def case(tw, run, reference_source, calibration_rows):
         ref_rows = [r for r in host_file.machine_rows(folder)
                     if r["model"] in reference and r.get("precision", "amp_fp16") == "amp_fp16"]
     else:
-        ref_rows = [r for r in read_jsonl(os.path.join(folder, reference_source)) if r.get("status") == "ok"]
+        ref_rows = [r for r in read_all(os.path.join(folder, reference_source)) if r.get("status") == "ok"]
         reference = sorted({r["model"] for r in ref_rows})
     scale, n = host_file.scale_of(ref_rows, calibration_rows)
     calibrated = json.load(open(os.path.join(harness_runs.ROOT, host_file.REFERENCE)))
@@ -68,7 +65,7 @@ def case(tw, run, reference_source, calibration_rows):
         jobs = [(h, r) for h in hosts.values() for r in test]
         with ThreadPoolExecutor(4) as pool:
             got = pool.map(lambda job: harness_runs.predict(tw, job[1]["model"], job[1]["layout"], job[1]["batch"],
-                                                            extra=("--host", job[0]))["total"], jobs)
+                                                            host=job[0])["total"], jobs)
             totals = dict(zip([(h, id(r)) for h, r in jobs], got))
     lines = []
     for label, h in hosts.items():
@@ -81,7 +78,7 @@ def case(tw, run, reference_source, calibration_rows):
             os.path.basename(run), ", ".join(reference), reference_source, n, len({r["model"] for r in test}),
             len(test), label, 100 * statistics.median(issue), 100 * statistics.median(step),
             "%d of %d" % (inside, len(test)) if ranged else "no range"))
-    micro = [{r["case"]: r["host_us_median"] for r in read_jsonl(os.path.join(d, "host_micro.jsonl"))}
+    micro = [{r["case"]: r["host_us_median"] for r in read_all(os.path.join(d, "host_micro.jsonl"))}
              for d in (folder, os.path.join(harness_runs.ROOT, host_spread.CALIBRATION))]
     ratios = sorted(micro[0][c] / micro[1][c] for c in micro[0] if c in micro[1])
     whole = host_file.scale_of(host_file.machine_rows(folder), calibration_rows)[0]

@@ -21,7 +21,7 @@ forwards, per class:
                class's measured time: what tilewave does not predict
   extra        predicted time no measured kernel paired with, ms
 
-usage: calibrate/validate/kernel_classes.py RUN_DIR [RUN_DIR ...]
+usage: python3 -m calibrate.validate.kernel_classes RUN_DIR [RUN_DIR ...]
        [--tilewave build/analyzer/tilewave] [--gpu h200] [--by harness|batch|none]
        [--families fit|held_out|all]
 ONNX files: onnx_models/runtime/ for onnx_models/zoo.py's networks, else
@@ -31,7 +31,6 @@ calibrate/data/h200/corpus/networks.json), unpacked to a temporary folder.
 import argparse
 import collections
 import concurrent.futures
-import gzip
 import json
 import os
 import subprocess
@@ -39,12 +38,12 @@ import sys
 import tarfile
 import tempfile
 
+from calibrate import harness_flags, jsonl
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 ARCHIVE = os.path.join(ROOT, "onnx_models", "timm_results", "timm_results_onnx.tar.xz")
 CORPUS = os.path.join(ROOT, "calibrate", "data", "h200", "corpus", "networks.json")
-HARNESS = {("amp_fp16", "nchw"): "AMP NCHW", ("amp_fp16", "channels_last"): "AMP channels_last",
-           ("half", "channels_last"): ".half() channels_last"}
 
 
 class InputError(Exception):
@@ -57,14 +56,13 @@ def kernel_rows(folder):
         path = os.path.join(folder, name)
         if os.path.isfile(path):
             try:
-                with (gzip.open if name.endswith(".gz") else open)(path, "rt", encoding="utf-8") as f:
-                    rows = [json.loads(line) for line in f if line.strip()]
-            except (OSError, ValueError, EOFError) as e:
+                rows = jsonl.read(path)
+            except (OSError, ValueError, EOFError, UnicodeDecodeError) as e:
                 raise InputError("%s: not a JSON-lines file (%s)" % (path, e))
             for i, r in enumerate(rows, 1):
                 if not (isinstance(r, dict) and isinstance(r.get("model"), str) and isinstance(r.get("list"), list)
                         and isinstance(r.get("batch"), int) and (r.get("precision", "amp_fp16"), r.get("layout"))
-                        in HARNESS):
+                        in harness_flags.CONFIGURATIONS):
                     raise InputError("%s: row %d is not a profiled forward of run.py (model, layout, batch, "
                                      "precision, list)" % (path, i))
             return rows
@@ -118,8 +116,7 @@ def checks(tilewave, rows, onnx, gpu, tmp):
         with open(trace, "w") as f:
             json.dump({"list": r["list"]}, f)
         cmd = [tilewave, "check", onnx[r["model"]], "--trace", trace, "--batch", str(r["batch"]), "--gpu", gpu,
-               "--runtime", "eager", "--layout", "nhwc" if r["layout"] == "channels_last" else "nchw",
-               "--amp" if r.get("precision", "amp_fp16") == "amp_fp16" else "--no-amp", "--format", "json"]
+               *harness_flags.flags(harness_flags.timm_row(r)), "--format", "json"]
         done = subprocess.run(cmd, capture_output=True, text=True)
         os.remove(trace)
         if done.returncode != 0:  # tilewave's one-line error: a network it cannot analyse
@@ -147,7 +144,7 @@ def table(results, group):
 
 
 def lines_of(results, failed, group_name="harness"):
-    groups = {"harness": lambda r: HARNESS[(r.get("precision", "amp_fp16"), r["layout"])],
+    groups = {"harness": lambda r: harness_flags.CONFIGURATIONS[(r.get("precision", "amp_fp16"), r["layout"])],
               "batch": lambda r: "batch %d" % r["batch"], "none": lambda r: "all forwards"}
     sums, totals = table(results, groups[group_name])
     out = ["%d profiled forwards of %d networks paired by `tilewave check`%s" % (
@@ -172,8 +169,7 @@ def in_families(rows, which):
     if which == "all":
         return rows
     split = {n["name"]: n["split"] for n in json.load(open(CORPUS))["networks"]} if os.path.isfile(CORPUS) else {}
-    sys.path.insert(0, os.path.join(ROOT, "calibrate", "pair"))
-    from harness_runs import zoo_split  # noqa: E402
+    from calibrate.pair.harness_runs import zoo_split
     fit, held = zoo_split()
     for m in fit:
         split.setdefault(m, "fit")

@@ -6,7 +6,7 @@ of predicted / measured per kernel (calibrate/pair/kernel_pairs.py pairs them);
 then, per batch, how much longer the graph-replayed forward took than the
 profiled forward's kernels, per kernel (what `launch_gap_us` stands for).
 
-usage: calibrate/validate/kernel_kinds.py BENCH.jsonl --kernels K.jsonl.gz[,...]
+usage: python3 -m calibrate.validate.kernel_kinds BENCH.jsonl --kernels K.jsonl.gz[,...]
        [--runtime eager] [--tilewave build/analyzer/tilewave] [--gpu h200]
 BENCH.jsonl: runtime_bench.py's bench.jsonl (or select_runs.py's output); its
 runs of --runtime whose kernel list the kernels files hold are checked.
@@ -14,11 +14,9 @@ runs of --runtime whose kernel list the kernels files hold are checked.
 import argparse
 import os
 import statistics
-import sys
 from concurrent.futures import ThreadPoolExecutor
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pair"))
-import kernel_pairs  # noqa: E402
+from calibrate.pair import kernel_pairs
 
 
 def paired(bench, kernels, runtime="eager", tilewave="build/analyzer/tilewave", gpu="h200"):

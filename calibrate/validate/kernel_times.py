@@ -3,12 +3,12 @@
 (runtime_bench's kernels.jsonl[.gz]) whose name contains a substring: for
 looking up, say, how long a runtime's pooling kernel took in one network.
 
-usage: calibrate/validate/kernel_times.py KERNELS.jsonl.gz --model M --batch B [--runtime R] [--match S]
+usage: python3 -m calibrate.validate.kernel_times KERNELS.jsonl.gz --model M --batch B [--runtime R] [--match S]
 """
 import argparse
-import gzip
-import json
 import sys
+
+from calibrate import jsonl
 
 
 def main():
@@ -19,23 +19,20 @@ def main():
     ap.add_argument("--runtime")
     ap.add_argument("--match", default="", help="substring of the kernel name")
     args = ap.parse_args()
-    opener = gzip.open if args.kernels.endswith(".gz") else open
     found = False
     try:
-        f = opener(args.kernels, "rt")
+        rows = jsonl.read(args.kernels)
     except OSError as e:
         sys.exit(f"{args.kernels}: {e.strerror}")
-    with f:
-        for line in f:
-            r = json.loads(line)
-            if r["model"] != args.model or r["batch"] != args.batch:
-                continue
-            if args.runtime and r["runtime"] != args.runtime:
-                continue
-            found = True
-            for i, (name, us) in enumerate(r["list"]):
-                if args.match in name:
-                    print(f"{r['runtime']:9s} #{i:<4d} {us:10.2f} us  {name[:100]}")
+    for r in rows:
+        if r["model"] != args.model or r["batch"] != args.batch:
+            continue
+        if args.runtime and r["runtime"] != args.runtime:
+            continue
+        found = True
+        for i, (name, us) in enumerate(r["list"]):
+            if args.match in name:
+                print(f"{r['runtime']:9s} #{i:<4d} {us:10.2f} us  {name[:100]}")
     if not found:
         sys.exit(f"{args.kernels}: no forward of {args.model} at batch {args.batch}")
 

@@ -5,25 +5,21 @@ tilewave's conv/GEMM kernels where both list the same number, classed by
 shape (1x1 stride-1 convs, other convs, depthwise, grouped, GEMMs) and by the
 library whose kernel ran (cuBLAS `nvjet_*`, cuBLAS gemv, cuDNN). For 1x1
 stride-1 convs it also prints, per library and batch, their GEMM M (N·H·W) and
-tilewave's predicted / measured time. Stdlib only.
+tilewave's predicted / measured time (the in-process module, beside --tilewave).
 
-usage: calibrate/validate/library_choice.py --kernels K.jsonl.gz[,K2...] [--runtime eager]
+usage: python3 -m calibrate.validate.library_choice --kernels K.jsonl.gz[,K2...] [--runtime eager]
 """
 import argparse
 import collections
-import json
 import os
 import statistics
-import subprocess
-import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(ROOT, "calibrate", "pair"))
-from runtimes import read_jsonl, zoo_sets  # noqa: E402
-from class_times import kernel_class  # noqa: E402
-from cuda_graph_harness import HARNESS  # noqa: E402
+from calibrate.jsonl import read_all
+from calibrate.pair.bench_files import zoo_sets
+from calibrate.pair.class_times import kernel_class
+from calibrate import harness_flags, module
 
 
 
@@ -56,21 +52,21 @@ def main():
     args = ap.parse_args()
     zoo, _ = zoo_sets()
     latest = {}
-    for k in read_jsonl(args.kernels):
+    for k in read_all(args.kernels):
         latest[(k["model"], k["runtime"], k["batch"])] = k
     counts = collections.Counter()
+    tw = module.tilewave_module(args.tilewave)
     one_by_one = collections.defaultdict(list)
     paired = total = 0
     for (model, runtime, batch), k in sorted(latest.items()):
         if runtime != args.runtime:
             continue
         total += 1
-        r = subprocess.run([args.tilewave, "analyze", os.path.join(args.models_dir, zoo.file_stem(model) + ".onnx"),
-                            "--batch", str(batch), "--runtime", runtime, "--format", "json", "--top", "1000000", *HARNESS],
-                           capture_output=True, text=True)
-        if r.returncode != 0:
+        try:
+            j = tw.analyze(os.path.join(args.models_dir, zoo.file_stem(model) + ".onnx"), batch=batch, runtime=runtime,
+                           **harness_flags.CUDA_GRAPH)
+        except tw.InputError:
             continue
-        j = json.loads(r.stdout)
         pred = [l for l in j["layers"] if l.get("path") in ("tensor_gemm", "cuda_gemm", "direct_conv")]
         meas = [(n, t) for n, t in k["list"] if kernel_class(n) == "library"]
         if len(pred) != len(meas):

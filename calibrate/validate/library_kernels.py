@@ -8,31 +8,30 @@ profile and tilewave list the same number of library kernels (cuDNN/cuBLAS
 calls), so that the i-th of one is the i-th of the other. Reports the median
 and p90 error per runtime, network set and batch. Stdlib only.
 
-usage: calibrate/validate/library_kernels.py --kernels K.jsonl.gz[,K2...] [--set heldout] [--md OUT.md]
+usage: python3 -m calibrate.validate.library_kernels --kernels K.jsonl.gz[,K2...] [--set heldout] [--md OUT.md]
 """
 import argparse
-import json
 import os
-import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(ROOT, "calibrate", "pair"))
-from runtimes import quantile, read_jsonl, zoo_sets  # noqa: E402
-from class_times import kernel_class  # noqa: E402
-from cuda_graph_harness import HARNESS  # noqa: E402
+from calibrate.jsonl import read_all
+from calibrate.pair.bench_files import zoo_sets
+from calibrate.validate.runtimes import quantile
+from calibrate.pair.class_times import kernel_class
+from calibrate import harness_flags, module
 
 
 
 def predicted_library(tw, onnx, runtime, batch, gpu):
-    r = subprocess.run([tw, "analyze", onnx, "--gpu", gpu, "--batch", str(batch), "--runtime", runtime,
-                        "--format", "json", "--top", "1000000", *HARNESS], capture_output=True, text=True)
-    if r.returncode != 0:
+    """(name, op, time) of the library kernels tilewave predicts under the CUDA-graph harness, in process
+    (the module beside the CLI `tw`); None for a network it refuses."""
+    module_ = module.tilewave_module(tw)
+    try:
+        j = module_.analyze(onnx, gpu=gpu, batch=batch, runtime=runtime, **harness_flags.CUDA_GRAPH)
+    except module_.InputError:
         return None
-    j = json.loads(r.stdout)
     out = []
     for layer in j["layers"]:
         if layer.get("path") in ("tensor_gemm", "cuda_gemm", "direct_conv"):
@@ -46,7 +45,7 @@ def paired_errors(tw, kernels, which="heldout", models_dir=os.path.join(ROOT, "o
     networks]}) of the kernels files' forwards of one network set (all runtimes, or those named)."""
     zoo, sets = zoo_sets()
     latest = {}
-    for k in read_jsonl(kernels):
+    for k in read_all(kernels):
         latest[(k["model"], k["runtime"], k["batch"])] = k
     jobs = []
     for (model, runtime, batch), k in sorted(latest.items()):

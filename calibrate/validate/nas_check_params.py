@@ -1,14 +1,13 @@
 #!/usr/bin/env python3
 """Before timing: the PyTorch networks built from encodings have the
 parameter counts tilewave gives their candidates (the same networks).
-usage: python3 calibrate/validate/nas_check_params.py [N per space]"""
+usage: python3 -m calibrate.validate.nas_check_params [N per space]"""
 import json
 import os
 import sys
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-sys.path.insert(0, os.path.join(ROOT, "onnx_models", "spaces"))
-import space_models  # noqa: E402
+from onnx_models.spaces import space_models
 
 n = int(sys.argv[1]) if len(sys.argv) > 1 else 10
 bad = 0

@@ -18,20 +18,19 @@ With --tilewave, the candidates are predicted again by that binary with the
 GPU files as they are now (the same command, into a temporary folder), to
 judge a later model on the same measurements.
 
-usage: python3 calibrate/validate/nas_rank.py [--data calibrate/data/h200/nas] [--tilewave build/analyzer/tilewave]
+usage: python3 -m calibrate.validate.nas_rank [--data calibrate/data/h200/nas] [--tilewave build/analyzer/tilewave]
 """
 import argparse
 import json
 import os
-import sys
 import statistics
 import subprocess
 import tempfile
 
-from compare_networks import kendall_tau  # tau-b, as the network validation computes it
+from calibrate.stats import kendall_tau
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pair"))
-from cuda_graph_harness import HARNESS  # noqa: E402
+from calibrate import harness_flags
+from calibrate import jsonl
 
 BENCH_FILES = ["bench.jsonl", "completion/eager_fill/bench.jsonl", "completion/ind_first50_from_log.jsonl",
                "completion/ind_51_100/bench.jsonl", "completion/ind_101_150/bench.jsonl",
@@ -73,7 +72,7 @@ def main():
                 for batch in (1, 16, 128):
                     with open(os.path.join(pred_dir, "pred_%s_%s_b%d.jsonl" % (space, runtime, batch)), "w") as f:
                         subprocess.run([args.tilewave, "nas", "onnx_models/spaces/%s.json" % space, "--samples", "150",
-                                        "--seed", "1", "--batch", str(batch), "--runtime", runtime, "--format", "jsonl", *HARNESS],
+                                        "--seed", "1", "--batch", str(batch), "--runtime", runtime, "--format", "jsonl", *harness_flags.flags(harness_flags.CUDA_GRAPH)],
                                        stdout=f, stderr=subprocess.DEVNULL, check=True)
     header = json.loads(open(os.path.join(args.data, "bench.jsonl")).readline())
     measured = {}
@@ -83,8 +82,7 @@ def main():
         if not os.path.exists(path):
             print("(missing: %s)" % path)
             continue
-        for line in open(path):
-            r = json.loads(line)
+        for r in jsonl.read(path):
             if r.get("status") != "ok" or not r["model"].startswith("space/"):
                 continue
             _, space, enc = r["model"].split("/", 2)
@@ -101,7 +99,7 @@ def main():
         for runtime in ("eager", "inductor"):
             for batch in (1, 16, 128):
                 path = os.path.join(pred_dir, "pred_%s_%s_b%d.jsonl" % (space, runtime, batch))
-                rows = [json.loads(l) for l in open(path)][1:]
+                rows = jsonl.read(path)[1:]
                 pairs = [(r, measured[(space, runtime, batch, r["encoding"])]) for r in rows
                          if (space, runtime, batch, r["encoding"]) in measured]
                 if len(pairs) < 3:

@@ -17,30 +17,24 @@ runtime_split) and every family of the run folder the new file was fitted on.
 The plain loop was timed on the machine h200-vm.json describes, not the run
 folder's, so it is also shown with the new GPU file under h200-vm.
 
-usage: calibrate/validate/newcomer.py build/analyzer/tilewave --gpu NEW.json --host NEW_HOST.json
+usage: python3 -m calibrate.validate.newcomer build/analyzer/tilewave --gpu NEW.json --host NEW_HOST.json
        --run-dir calibrate/data/h200/measure_run
 """
 import argparse
-import gzip
-import json
 import os
 import statistics
-import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "pair"))
-sys.path.insert(0, os.path.join(HERE, "..", "fit"))
-import fit_all  # noqa: E402
-from harness_runs import ROOT, zoo_split  # noqa: E402
+from calibrate.fit import fit_all
+from calibrate.pair.harness_runs import ROOT, zoo_split
+from calibrate import jsonl
 
 RUNTIMES = ["calibrate/data/h200/runtimes/" + s + "/bench.jsonl" for s in
             ("fit_heldout", "fit_heldout_remainder", "fresh", "fresh2")]
 HARNESS = ["calibrate/data/h200/timm_harness/" + s + "/bench.jsonl.gz" for s in ("fit_heldout", "fresh")]
 
 
-def jsonl(path):
-    with (gzip.open if path.endswith(".gz") else open)(os.path.join(ROOT, path), "rt") as f:
-        return [r for r in map(json.loads, f) if not r.get("header") and r.get("status") == "ok"]
+def ok_rows(path):
+    return [r for r in jsonl.read(os.path.join(ROOT, path)) if not r.get("header") and r.get("status") == "ok"]
 
 
 def heldout_rows(run_families):
@@ -49,12 +43,12 @@ def heldout_rows(run_families):
     keep = lambda r: r["model"] not in shipped_fit and r.get("family", r["model"]) not in run_families
     graph = {}
     for path in RUNTIMES:  # later files win, as select_runs.py reads them
-        for r in jsonl(path):
+        for r in ok_rows(path):
             if r.get("runtime") == "eager" and keep(r):
                 graph[(r["model"], r["batch"])] = {"model": r["model"], "layout": "channels_last", "batch": r["batch"],
                                                    "precision": "half", "graph_ms": r["latency_ms"]}
     loop = [{k: r[k] for k in ("model", "layout", "batch", "precision", "step_ms", "host_ms")}
-            for path in HARNESS for r in jsonl(path) if keep(r) and r.get("precision", "amp_fp16") == "amp_fp16"]
+            for path in HARNESS for r in ok_rows(path) if keep(r) and r.get("precision", "amp_fp16") == "amp_fp16"]
     return list(graph.values()), loop
 
 

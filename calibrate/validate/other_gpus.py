@@ -18,7 +18,7 @@ beside the tau of timm's MAC counts. Three rows per file:
 
 Stdlib only; about 15 minutes on 2 cores (two fits side by side).
 
-usage: python3 calibrate/validate/other_gpus.py [--tilewave build/analyzer/tilewave]
+usage: python3 -m calibrate.validate.other_gpus [--tilewave build/analyzer/tilewave]
     [--results ../shared/timm-results] [--models DIR] [--write]
   --models: the unpacked exports (default: onnx_models/timm_results/timm_results_onnx.tar.xz,
             unpacked into a temporary folder)
@@ -40,8 +40,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, HERE)
-from compare_networks import kendall_tau  # noqa: E402  tau-b, as the other validations compute it
+from calibrate.stats import kendall_tau
+from calibrate import jsonl
 
 ARCHIVE = os.path.join(ROOT, "onnx_models", "timm_results", "timm_results_onnx.tar.xz")
 REPORT = os.path.join(ROOT, "calibrate", "data", "other_gpus", "validate.md")
@@ -99,7 +99,7 @@ def from_benchmark(tw, gpu, results, models, out_dir, tag, extra=(), gpu_file=No
     cmd = [tw, "calibrate", "from-benchmark", *[os.path.join(results, f) for f in FILES[gpu]], "--gpu",
            gpu_file or datasheet_only(gpu, out_dir), "--models", models, "--seed", "1", "--predictions", pred, *extra]
     run(cmd, os.path.join(out_dir, f"{tag}.log"))
-    return [json.loads(line) for line in open(pred)]
+    return jsonl.read(pred)
 
 
 def stats(rows, key):

@@ -5,7 +5,7 @@ Reads the JSONL that `tilewave layers MEASURED.jsonl --gpu ID` writes (each
 line has measured_us and pred_us) and writes an SVG with the y = x line and
 ±25% bands. Stdlib only, so it runs wherever the repo builds.
 
-usage: calibrate/validate/plot_pred_vs_meas.py PREDICTED.jsonl OUT.svg [--title T] [--only-lines FILE]
+usage: python3 -m calibrate.validate.plot_pred_vs_meas PREDICTED.jsonl OUT.svg [--title T] [--only-lines FILE]
   --only-lines: a file of 1-based line numbers (one per line) to plot, e.g. the held-out layers.
 """
 import argparse

@@ -1,17 +1,15 @@
 #!/usr/bin/env python3
 """Pooled figures over several network comparisons (compare_networks.py --json).
 
-usage: calibrate/validate/pool_validation.py ROWS.json [ROWS.json ...]
+usage: python3 -m calibrate.validate.pool_validation ROWS.json [ROWS.json ...]
 Prints, per batch: networks, median and 90th-percentile absolute error, and
 Kendall tau of predicted and of FLOPs against measured latency.
 """
 import json
-import os
 import statistics
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare_networks import kendall_tau  # noqa: E402
+from calibrate.stats import kendall_tau
 
 
 def main():

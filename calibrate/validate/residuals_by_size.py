@@ -3,14 +3,15 @@
 and GEMMs, by decade of FLOPs: shows whether the model's error depends on
 problem size (docs/calibration.md).
 
-usage: calibrate/validate/residuals_by_size.py TILEWAVE MEASURED.jsonl GPU
+usage: python3 -m calibrate.validate.residuals_by_size TILEWAVE MEASURED.jsonl GPU
 """
 import collections
-import json
 import math
 import statistics
 import subprocess
 import sys
+
+from calibrate import jsonl
 
 
 GROUPS = (("conv 3x3", lambda r: r["op"] == "conv" and r["R"] == 3),
@@ -37,7 +38,7 @@ def main():
     tilewave, measured, gpu = sys.argv[1:4]
     out = subprocess.run([tilewave, "layers", measured, "--gpu", gpu], check=True, capture_output=True,
                          text=True).stdout
-    for label, by_decade in ratios_by_size([json.loads(line) for line in out.splitlines()]).items():
+    for label, by_decade in ratios_by_size(jsonl.parse(out, "tilewave layers")).items():
         cells = [f"1e{d}: {statistics.median(v):.2f} (n={len(v)})" for d, v in by_decade.items()]
         print(f"{label:9s} " + "  ".join(cells))
 

@@ -9,7 +9,7 @@ latency error, Kendall tau of predicted against measured latency beside the
 tau of FLOPs, and how often the predicted kernel count is within 10% of the
 profiler's. Stdlib only.
 
-usage: calibrate/validate/runtimes.py --bench B.jsonl[,B2.jsonl] --kernels K.jsonl[,...]
+usage: python3 -m calibrate.validate.runtimes --bench B.jsonl[,B2.jsonl] --kernels K.jsonl[,...]
           [--models-dir onnx_models/runtime] [--gpu h200] [--json OUT.json] [--md OUT.md]
           [--svg-prefix PREFIX] [--set fit|heldout|fresh|fresh2|all]
 """
@@ -17,27 +17,16 @@ import argparse
 import json
 import math
 import os
-import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pair"))
-from cuda_graph_harness import HARNESS  # noqa: E402
-from bench_files import read_jsonl, zoo_sets  # noqa: E402,F401  (calibrate/pair/bench_files.py; others import them from here too)
+from calibrate import harness_flags, module
+from calibrate.jsonl import read_all
+from calibrate.pair.bench_files import zoo_sets
+from calibrate.stats import kendall_tau
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "onnx_models"))
-
-
-def kendall_tau(x, y):
-    n, s = len(x), 0
-    for i in range(n):
-        for j in range(i + 1, n):
-            a, b = x[i] - x[j], y[i] - y[j]
-            s += (a > 0) - (a < 0) if b > 0 else ((a < 0) - (a > 0) if b < 0 else 0)
-    pairs = n * (n - 1) / 2
-    return s / pairs if pairs else float("nan")
 
 
 def quantile(v, q):
@@ -51,11 +40,13 @@ def quantile(v, q):
 
 
 def predict(tw, onnx, runtime, batch, gpu):
-    r = subprocess.run([tw, "analyze", onnx, "--gpu", gpu, "--batch", str(batch), "--runtime", runtime,
-                        "--format", "json", *HARNESS], capture_output=True, text=True)
-    if r.returncode != 0:
-        return {"error": (r.stderr.strip().splitlines() or ["?"])[-1]}
-    j = json.loads(r.stdout)
+    """The totals of `analyze --format json` under the CUDA-graph harness, in process (the module beside
+    the CLI `tw`); {"error": line} for a network tilewave refuses."""
+    module_ = module.tilewave_module(tw)
+    try:
+        j = module_.analyze(onnx, gpu=gpu, batch=batch, runtime=runtime, **harness_flags.CUDA_GRAPH)
+    except module_.InputError as e:
+        return {"error": str(e)}
     t = j["total"]
     return {"pred_us": t["time_us"], "pred_kernels": t["kernels"], "flops": t["flops"],
             "unmodelled": len(j.get("unmodelled", []))}
@@ -104,13 +95,13 @@ def evaluate(tw, bench_paths, kernel_paths="", models_dir=os.path.join(ROOT, "on
     zoo, sets = zoo_sets()
     # A later file's measurement of the same (network, runtime, batch) wins.
     latest = {}
-    for r in read_jsonl(bench_paths):
+    for r in read_all(bench_paths):
         if not r.get("header") and r.get("status") == "ok":
             latest[(r["model"], r["runtime"], r["batch"])] = r
     bench = list(latest.values())
     kernels = {}
     if kernel_paths:
-        for k in read_jsonl(kernel_paths):  # later files win here too
+        for k in read_all(kernel_paths):  # later files win here too
             kernels[(k["model"], k["runtime"], k["batch"])] = k["kernels"]
     jobs = []
     for r in bench:

@@ -12,7 +12,6 @@ import pytest
 import tilewave
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SCRIPT = os.path.join(ROOT, "calibrate", "fit", "fit_all.py")
 RUN = os.path.join(ROOT, "calibrate", "data", "h200", "measure_run")
 DATASHEET = os.path.join(ROOT, "calibrate", "data", "h200", "h200_datasheet.json")
 
@@ -22,7 +21,7 @@ def cli():
 
 
 def fit_all(folder, out, *extra):
-    r = subprocess.run([sys.executable, SCRIPT, str(folder), "--gpu", DATASHEET, "-o", str(out / "new.json"),
+    r = subprocess.run([sys.executable, "-m", "calibrate.fit.fit_all", str(folder), "--gpu", DATASHEET, "-o", str(out / "new.json"),
                         "--host-out", str(out / "host.json"), "--tilewave", cli(), *extra],
                        capture_output=True, text=True, cwd=ROOT, timeout=900)
     return r.returncode, r.stdout, r.stderr
@@ -58,7 +57,7 @@ def test_a_slice_of_a_run_gives_files_analyze_reads_with_their_provenance(tmp_pa
     assert "| whole step | AMP NCHW, plain loop |" in out  # the held-out table
     gpu = json.load(open(tmp_path / "new.json"))
     stamp = gpu["fit_all"]
-    assert stamp["data"] == "run" and stamp["command"].startswith("python3 calibrate/fit/fit_all.py")
+    assert stamp["data"] == "run" and stamp["command"].startswith("python3 -m calibrate.fit.fit_all")
     assert len(stamp["families_held_out"]) == 2 and stamp["commit"]
     assert set(gpu["runtime_params"]) == {"eager", "eager nchw amp", "eager nhwc amp"}
     assert gpu["runtime_params"]["eager nchw amp"]["fitted_on"]["commit"] == stamp["commit"]

@@ -8,11 +8,10 @@ import sys
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SCRIPT = os.path.join(ROOT, "calibrate", "fit", "host_file.py")
 
 
 def host_file(folder, out):
-    r = subprocess.run([sys.executable, SCRIPT, str(folder), "-o", str(out)], capture_output=True, text=True,
+    r = subprocess.run([sys.executable, "-m", "calibrate.fit.host_file", str(folder), "-o", str(out)], capture_output=True, text=True,
                        cwd=ROOT, timeout=120)
     return r.returncode, r.stderr
 

@@ -3,16 +3,10 @@
 (calibrate/pair/kernel_names.py). Both readers must give every kernel name
 the project has profiled the same class in every vocabulary (issue 22: the
 C++ and Python kernel classifiers agree)."""
-import os
-import sys
-
 import pytest
 
 import tilewave
-
-ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "calibrate", "pair"))
-import kernel_names  # noqa: E402
+from calibrate.pair import kernel_names
 
 
 def test_the_cpp_and_python_readers_classify_every_profiled_name_alike():

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <optional>
 
 #include <fmt/format.h>
@@ -110,9 +111,13 @@ double GpuModel::cuda_core_peak_flops(DType d) const {
 
 namespace {
 
-// Architecture files are shared by many GPU files; each is parsed once.
+// Architecture files are shared by many GPU files; each is parsed once. Python threads
+// (calibrate/'s predictions) reach this with the GIL released, hence the lock; a map's
+// elements stay put as others are added, so the reference outlives it.
 const json& read_arch_file(const std::string& path) {
   static std::map<std::string, json> parsed;
+  static std::mutex lock;
+  const std::lock_guard<std::mutex> held(lock);
   auto it = parsed.find(path);
   if (it == parsed.end()) it = parsed.emplace(path, read_json_file(path, "GPU file", kMaxGpuFileBytes)).first;
   return it->second;

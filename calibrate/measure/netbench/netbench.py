@@ -19,39 +19,26 @@ import json
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import time
 
 import torch
 import torchvision
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "onnx_models"))
-import zoo  # noqa: E402  the one list of networks and how to build them
+from calibrate import gpu_state
+from calibrate.log import log
+from onnx_models import zoo  # the one list of networks and how to build them
 
 FOLD_TOL = 1e-4                      # fp32 relative error allowed after folding
 BN_TYPES = (torch.nn.BatchNorm1d, torch.nn.BatchNorm2d)
 
 
-def log(*a):
-    print(*a, file=sys.stderr, flush=True)
-
-
 # ---------------------------------------------------------------- environment
 
 def nvidia_smi(fields):
-    """Query nvidia-smi for the GPU in use; None if unavailable."""
-    idx = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0].strip() or "0"
-    cmd = ["nvidia-smi", "--query-gpu=" + fields, "--format=csv,noheader,nounits"]
-    if idx.isdigit():
-        cmd += ["-i", idx]
-    try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=10)
-        if out.returncode != 0:
-            return None
-        return [v.strip() for v in out.stdout.strip().splitlines()[0].split(",")]
-    except Exception:
-        return None
+    """The GPU in use's values of FIELDS, one string each; None where nvidia-smi cannot say."""
+    q = gpu_state.nvidia_smi(fields)
+    return [v.strip() for v in q.split(",")] if q else None
 
 
 def as_number(v):
@@ -155,7 +142,7 @@ def fold_bn(model, x, how="auto"):
         except Exception as e:
             if how == "fx":
                 raise
-            log("    fx fold failed (%s: %s); folding traced conv->bn pairs" % (type(e).__name__, str(e)[:120]))
+            log(None, "    fx fold failed (%s: %s); folding traced conv->bn pairs" % (type(e).__name__, str(e)[:120]))
     if how == "none":
         return model, "none"
     m, n = fold_traced(copy.deepcopy(model), x)
@@ -215,7 +202,7 @@ def fold_and_check(model, x, how="auto"):
     info = {"fold_method": method, "fold_rel_err": float("%.3g" % err), "fold_check": check,
             "bn_folded": ok}
     if method != "none" and not ok:
-        log("    fold check FAILED (rel err %.3g); using unfolded model" % err)
+        log(None, "    fold check FAILED (rel err %.3g); using unfolded model" % err)
     return (folded if ok else model), info
 
 
@@ -361,7 +348,7 @@ def count_kernels(models, args, device):
                     models[name](x)
                     sync(device)
             except Exception as e:
-                log("    kernel count forward failed for %s b%d: %s" % (name, b, e))
+                log(None, "    kernel count forward failed for %s b%d: %s" % (name, b, e))
             time.sleep(0.002)
     return attribute_events(list(prof.events()), device)
 
@@ -422,7 +409,7 @@ def bench_batch(model, name, batch, args, device, dtype):
             del g, y
         except Exception as e:   # fall back to eager, timed with events
             graph_err = "%s: %s" % (type(e).__name__, str(e)[:200])
-            log("    graph capture failed (%s); timing eager" % graph_err)
+            log(None, "    graph capture failed (%s); timing eager" % graph_err)
             try:
                 sync(device)
             except Exception:
@@ -485,13 +472,13 @@ def run_model(name, args, device, out):
     try:
         model, info = prepare(name, device, args.fold)
     except Exception as e:
-        log("  %s: prepare failed: %s" % (name, e))
+        log(None, "  %s: prepare failed: %s" % (name, e))
         for b in args.batches:
             emit(out, dict(base, batch=b, status="failed", stage="prepare",
                            error="%s: %s" % (type(e).__name__, str(e)[:300])))
         free_memory(device)
         return None
-    log("  %s: fold=%s err=%.2g bn_left=%d GFLOPs/sample=%.3f (%.1fs)" % (
+    log(None, "  %s: fold=%s err=%.2g bn_left=%d GFLOPs/sample=%.3f (%.1fs)" % (
         name, info["fold_method"], info["fold_rel_err"], info["bn_left"],
         2 * info["macs_per_sample"] / 1e9, info["prep_s"]))
     if args.dry_run:
@@ -512,28 +499,28 @@ def run_model(name, args, device, out):
             rec.update({"flops": flops, "tflops": round(flops / (r["latency_ms"] * 1e9), 2),
                         "bn_folded": info["bn_folded"], "status": "ok"})
             rec.update({k: info[k] for k in ("fold_method", "bn_left", "conv_bias", "macs_per_sample")})
-            log("    batch %4d: %.4f ms (min %.4f, spread %.3f) graph=%s x%d" % (
+            log(None, "    batch %4d: %.4f ms (min %.4f, spread %.3f) graph=%s x%d" % (
                 b, r["latency_ms"], r["min_ms"], r["spread"] or 0, r["graph"], r["calls_per_repeat"]))
         except Exception as e:
-            log("    batch %d failed: %s: %s" % (b, type(e).__name__, str(e)[:200]))
+            log(None, "    batch %d failed: %s: %s" % (b, type(e).__name__, str(e)[:200]))
             rec.update({"status": "failed", "stage": "bench",
                         "error": "%s: %s" % (type(e).__name__, str(e)[:300])})
         emit(out, rec)
         free_memory(device)
-    log("  %s done in %.1fs" % (name, time.time() - t0))
+    log(None, "  %s done in %.1fs" % (name, time.time() - t0))
     return model
 
 
 def kernel_pass(kept, args, device):
     t = time.time()
-    log("kernel-count pass over %d models" % len(kept))
+    log(None, "kernel-count pass over %d models" % len(kept))
     try:
         counts = count_kernels(kept, args, device)
         merge_counts(args.out, counts)
-        log("  kernels per forward: %s (%.1fs)" % (
+        log(None, "  kernels per forward: %s (%.1fs)" % (
             ", ".join("%s/b%d=%s" % (k[0], k[1], v) for k, v in sorted(counts.items())), time.time() - t))
     except Exception as e:
-        log("  kernel-count pass failed (%s: %s); kernels_per_forward left null" % (type(e).__name__, e))
+        log(None, "  kernel-count pass failed (%s: %s); kernels_per_forward left null" % (type(e).__name__, e))
 
 
 def emit(out, rec):
@@ -584,15 +571,15 @@ def main(argv=None):
     torch.manual_seed(0)
     unknown = [m for m in args.models if m not in zoo.ALL]
     if unknown:
-        log("note: not in the standard list (will still try): %s" % ",".join(unknown))
+        log(None, "note: not in the standard list (will still try): %s" % ",".join(unknown))
     with open(args.out, "w") as out:
         h = header(args, device)
         emit(out, h)
-        log("netbench: %s, torch %s, cuda %s, cudnn %s" % (
+        log(None, "netbench: %s, torch %s, cuda %s, cudnn %s" % (
             h.get("gpu", device), h["torch"], h["cuda"], h.get("cudnn")))
         kept = {}
         for i, name in enumerate(args.models):
-            log("[%d/%d] %s (t=%.0fs)" % (i + 1, len(args.models), name, time.time() - args.t_start))
+            log(None, "[%d/%d] %s (t=%.0fs)" % (i + 1, len(args.models), name, time.time() - args.t_start))
             model = run_model(name, args, device, out)
             if model is not None and not args.no_kernel_count:
                 kept[name] = model   # fp16 weights only: ~1.2 GB for all 23
@@ -600,7 +587,7 @@ def main(argv=None):
             free_memory(device)
     if kept and time.time() - args.t_start < args.deadline_s:
         kernel_pass(kept, args, device)
-    log("done in %.1fs -> %s" % (time.time() - args.t_start, args.out))
+    log(None, "done in %.1fs -> %s" % (time.time() - args.t_start, args.out))
 
 
 if __name__ == "__main__":

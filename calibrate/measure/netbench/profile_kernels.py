@@ -8,18 +8,16 @@ benchmark), warmed up, then one eager forward runs under torch.profiler.
 Writes one JSON line per (model, batch): the sum of kernel device times,
 the kernel count, and the kernels (name, us) in launch order.
 
-usage (GPU machine): python3 calibrate/measure/netbench/profile_kernels.py --out K.jsonl --models a,b --batch 1,128
+usage (GPU machine): python3 -m calibrate.measure.netbench.profile_kernels --out K.jsonl --models a,b --batch 1,128
 """
 import argparse
 import json
-import os
 import sys
 import time
 
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import netbench  # noqa: E402
+from calibrate.measure.netbench import netbench
 
 
 @torch.no_grad()

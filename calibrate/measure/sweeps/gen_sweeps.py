@@ -5,7 +5,7 @@ quantization, wave quantization, alignment and bandwidth effects on an H200.
 Pure stdlib.  Deterministic: sampling uses a fixed seed, so re-running
 reproduces the files byte for byte.
 
-    python3 calibrate/measure/sweeps/gen_sweeps.py [--out DIR]
+    python3 -m calibrate.measure.sweeps.gen_sweeps [--out DIR]
 
 Every line carries "sweep":"<name>" so results can be sliced per experiment.
 A shape may appear in several sweeps on purpose: each sweep is meant to be

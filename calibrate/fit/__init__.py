@@ -1,0 +1,1 @@
+"""calibrate/fit (calibrate/README.md)."""

@@ -1,0 +1,1 @@
+"""calibrate/measure (calibrate/README.md)."""

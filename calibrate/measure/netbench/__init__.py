@@ -1,0 +1,1 @@
+"""calibrate/measure/netbench (calibrate/README.md)."""

@@ -1,0 +1,1 @@
+"""calibrate/pair (calibrate/README.md)."""

@@ -1,0 +1,1 @@
+"""calibrate/validate (calibrate/README.md)."""
