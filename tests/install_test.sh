@@ -26,8 +26,8 @@ for f in share/doc/tilewave/tilewave-help.txt share/tilewave/spaces/mobilenetv2.
   [ -s "$prefix/$f" ] || { echo "FAIL: $f not installed"; exit 1; }
 done
 "$prefix/bin/tilewave" nas "$prefix/share/tilewave/spaces/resnet.json" --samples 10 -o "$prefix/rows.csv" 2>/dev/null
-# Plain CSV: the column names, then a row per candidate (the header is rows.csv.meta.json).
-[ "$(wc -l <"$prefix/rows.csv")" = 11 ] && [ -s "$prefix/rows.csv.meta.json" ] ||
+# CSV: the `# tilewave VERSION` line, the column names, then a row per candidate (the header is rows.csv.meta.json).
+[ "$(grep -vc '^#' "$prefix/rows.csv")" = 11 ] && [ -s "$prefix/rows.csv.meta.json" ] ||
   { echo "FAIL: the installed nas wrote no rows"; exit 1; }
 if [ -n "$python" ]; then
   env -u TILEWAVE_GPU_DIR -u TILEWAVE_DATA PYTHONPATH="$prefix/lib/python3/dist-packages" "$python" -c '
