@@ -23,4 +23,4 @@ for step in first second; do
   end=$(date +%s)
   echo "$step command: $((end - start)) s"
 done
-grep -E "tests passed|tests failed" "$work/second.log" || true
+grep -E "tests passed|tests failed|Total Test time" "$work/second.log" || true

@@ -22,8 +22,16 @@ std::vector<double> l2_hit_bytes(const KernelGraph& graph, const CostModel& mode
     touched[k + 1] = touched[k] + (graph.kernels[k].layer ? double(min_bytes(*graph.kernels[k].layer)) : 0.0);
   const double window = model.gpu.l2_mb * 1e6 * model.gpu.param("l2_reuse_fraction");
   std::unordered_set<std::string> written_back;
+  auto is_transform = [&graph](size_t k) {
+    return graph.kernels[k].layer && kernel_class(*graph.kernels[k].layer) == KernelClass::transform;
+  };
   for (size_t k = 0; k < n; ++k) {
     const Kernel& kernel = graph.kernels[k];
+    // A layout transform's scattered access gains nothing from what L2 holds,
+    // read or written: inside networks cuDNN's transforms ran 55% slower than
+    // predicted with hits (docs/model.md "Inside a network"). What it reads
+    // still came from L2, so its producer's write stayed there.
+    const bool reader_gains = !is_transform(k);
     for (size_t slot = 0; slot < kernel.reads.size(); ++slot) {
       const TensorRef& in = kernel.reads[slot];
       const int p = index.producer(k, slot);
@@ -33,10 +41,11 @@ std::vector<double> l2_hit_bytes(const KernelGraph& graph, const CostModel& mode
       // the traffic since it was written has not pushed out.
       const double kept = std::clamp(window - (touched[k] - touched[size_t(p) + 1]), 0.0, size);
       if (kept <= 0) continue;
-      hits[k] += kept;
+      if (reader_gains) hits[k] += kept;
       // The producer's write of what is read back from L2 stayed in L2 too;
       // its write-back to DRAM overlaps later kernels.
-      if (written_back.insert(in.name + "@" + std::to_string(p)).second) hits[size_t(p)] += kept;
+      if (!is_transform(size_t(p)) && written_back.insert(in.name + "@" + std::to_string(p)).second)
+        hits[size_t(p)] += kept;
     }
   }
   return hits;
