@@ -810,6 +810,13 @@ expect 0 "" -- "$tw" annotate "$tmp/ext/models/stripped.onnx" --batch 2 -o "$tmp
 grep -q "models/stripped.weights" "$tmp/ext/up.onnx" || { echo "FAIL: annotate -o in the parent folder did not rewrite the weights' location"; fails=$((fails + 1)); }
 expect 1 "stripped.onnx: tensor .* could reach it only through '..'" -- "$tw" annotate "$tmp/ext/models/stripped.onnx" --batch 2 -o "$tmp/ext/other/x.onnx"
 [ -e "$tmp/ext/other/x.onnx" ] && { echo "FAIL: a refused annotate left its output"; fails=$((fails + 1)); }
+# Issue 33: --help shows no default a flag does not have (CLI11 printed "--amp,--no-amp{false}"
+# while AMP is eager's default); the two spellings of one axis exclude each other.
+"$tw" analyze --help >"$tmp/help" 2>&1
+grep -q "{false}" "$tmp/help" && { echo "FAIL: analyze --help shows a {false} default"; fails=$((fails + 1)); }
+grep -q "the default for eager and inductor at fp16 or bf16" "$tmp/help" || { echo "FAIL: --help does not say AMP's default"; fails=$((fails + 1)); }
+expect 2 "usage error: --amp excludes --no-amp" -- "$tw" analyze "$data/tiny_cnn.onnx" --amp --no-amp
+expect 2 "usage error: --graph excludes --no-graph" -- "$tw" analyze "$data/tiny_cnn.onnx" --graph --no-graph
 # Issue 33: a mistyped command or GPU id names the one meant.
 expect 2 "usage error: unknown command 'analyse'; did you mean 'analyze'?" -- "$tw" analyse "$data/tiny_cnn.onnx"
 expect 2 "usage error: unknown command 'frobnicate' (--help" -- "$tw" frobnicate

@@ -1,5 +1,6 @@
 // The table of `tilewave`'s subcommands (subcommands.h): each one's options
 // and the command it runs (commands.h).
+#include <functional>
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
@@ -47,6 +48,16 @@ void add_gpu_options(CLI::App* cmd, CommonOptions& o) {
   cmd->add_option("--gpu-dir", o.gpu_dir, "GPU database directory (default: $TILEWAVE_GPU_DIR or the bundled one)");
 }
 
+// A yes/no axis as two flags that exclude each other: CLI11 prints a negated
+// name's value ("--amp,--no-amp{false}") as if it were the default, which it
+// is not (the runtime decides); each flag's help says what the default is.
+void add_on_off(CLI::App* cmd, const std::string& on, const std::string& off, const std::function<void(bool)>& set,
+                const std::string& help_on, const std::string& help_off) {
+  CLI::Option* yes = cmd->add_flag_function(on, [set](int64_t) { set(true); }, help_on);
+  CLI::Option* no = cmd->add_flag_function(off, [set](int64_t) { set(false); }, help_off);
+  yes->excludes(no);
+}
+
 // The execution configuration's axes beside runtime and dtype (docs/model.md
 // "Execution configuration").
 void add_execution_options(CLI::App* cmd, CommonOptions& o) {
@@ -55,12 +66,13 @@ void add_execution_options(CLI::App* cmd, CommonOptions& o) {
   cmd->add_option_function<std::string>("--layout", set("layout"),
                                         "activation layout: nchw (PyTorch's default, and the default) or nhwc (channels_last)")
       ->check(CLI::IsMember({"nchw", "nhwc"}));
-  cmd->add_flag_function("--amp,!--no-amp", [&o](int64_t n) { o.execution["amp"] = n > 0; },
-                         "fp32 weights under torch.autocast(--dtype), as timm's benchmark.py runs them (the default for "
-                         "eager and inductor at fp16 or bf16); --no-amp: weights stored in --dtype (model.half())");
-  cmd->add_flag_function("--graph,!--no-graph", [&o](int64_t n) { o.execution["launch"] = n > 0 ? "graph" : "loop"; },
-                         "the forward replayed as a CUDA graph (tensorrt's default); --no-graph: a plain Python loop, each "
-                         "op issued by the host (eager's and inductor's default)");
+  add_on_off(cmd, "--amp", "--no-amp", [&o](bool on) { o.execution["amp"] = on; },
+             "fp32 weights under torch.autocast(--dtype), as timm's benchmark.py runs them (the default for eager and "
+             "inductor at fp16 or bf16)",
+             "weights stored in --dtype (model.half()); the default for tensorrt and at fp32, tf32 or int8");
+  add_on_off(cmd, "--graph", "--no-graph", [&o](bool on) { o.execution["launch"] = on ? "graph" : "loop"; },
+             "the forward replayed as a CUDA graph (tensorrt's default)",
+             "a plain Python loop, each op issued by the host (eager's and inductor's default)");
   cmd->add_option("--host", o.host, std::string("the machine issuing a --no-graph loop, the same for every GPU: a host id "
                                                 "in gpu_models/hosts/, a .json, or builtin (uncalibrated starting values); "
                                                 "default: ") + default_host_id());
@@ -337,8 +349,9 @@ const std::vector<Subcommand>& subcommands() {
          c->add_option("--launch", a.cmp_launches, "launch modes, comma-separated (graph, loop; default: each runtime's)")
              ->check(members({"graph", "loop"}));
          CommonOptions& o = a.o;
-         c->add_flag_function("--amp,!--no-amp", [&o](int64_t n) { o.execution["amp"] = n > 0; },
-                              "fp32 weights under autocast(--dtype) in every configuration");
+         add_on_off(c, "--amp", "--no-amp", [&o](bool on) { o.execution["amp"] = on; },
+                    "fp32 weights under autocast(--dtype) in every configuration",
+                    "weights stored in --dtype in every configuration (default: each runtime's)");
          c->add_option("--host", a.o.host, std::string("the machine issuing loop launches, the same for every GPU (default: ") +
                                                default_host_id() + ")");
          c->add_option("--batch", a.cmp_batches, "batch sizes, comma-separated (default: as in the file)");
