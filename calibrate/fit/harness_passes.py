@@ -15,6 +15,10 @@ Three kinds of kernel change with the layout and precision (docs/model.md
              transform_bw_efficiency
   depthwise  the direct convolutions (nchw only): fixed_us_direct and one
              factor on direct_conv_efficiency and direct_bw_efficiency
+  reduce     PyTorch's reduce_kernel (the "reduction" class of the pairing
+             vocabulary): fixed_us_reduce_extra and reduce_row_ns, the time
+             per output of a reduction over contiguous rows (`kept_inside`
+             1), beside tilewave's variable time at the base eager set
 For each, the summed profiled time per (layout, batch 1/16/256) against
 count * fixed + variable / rate, a least squares in (fixed, 1/rate) on
 relative error. For bn and transform the variable part is the kernels'
@@ -37,19 +41,24 @@ import tempfile
 
 from calibrate import module
 from calibrate.pair.harness_kernel_classes import measured_class, predicted_class
+from calibrate.pair.kernel_names import kernel_class
 from calibrate.pair.harness_runs import ROOT, RUNS, base_gpu_dir, commit, gpu_params, kernel_lists, predict, rows, zoo_split
 
 
 def ls2(cells):
-    """min sum ((n F + v u - m)/m)^2 over cells (n, v, m): (F, u)."""
+    """min sum ((n F + v u + o - m)/m)^2 over cells (n, v, m) or (n, v, m, o): (F, u)."""
     a = b = c = d = e = 0.0
-    for n, v, m in cells:
+    for cell in cells:
+        n, v, m = cell[:3]
         w = 1.0 / (m * m)
+        m -= cell[3] if len(cell) > 3 else 0.0
         a += w * n * n
         b += w * n * v
         c += w * v * v
         d += w * n * m
         e += w * v * m
+    if c == 0:  # no cell has a variable part: F alone
+        return d / a, 0.0
     det = a * c - b * b
     return (d * c - b * e) / det, (a * e - b * d) / det
 
@@ -108,9 +117,19 @@ def fit_sets(tilewave, runs, gpu_file, pmap=map, out=print):
     preds = list(preds)
     ramp = ramp_alone(tilewave, gpu_file, [layer["layer"] for pred in preds for layer in pred["layers"]
                                            if "time_us" in layer and predicted_class(layer) in ("bn", "transform")])
+    reduce_cells = collections.defaultdict(lambda: collections.defaultdict(lambda: [0, 0.0, 0.0, 0.0]))  # n, rows, measured, variable
     for (r, k), pred in zip(runs, preds):
         for name, us in k["list"]:
             cells[(r["layout"], measured_class(name))][r["batch"]][2] += us
+            if kernel_class(name, "pairing") == "reduction":
+                reduce_cells[r["layout"]][r["batch"]][2] += us
+        for layer in pred["layers"]:
+            problem = layer.get("layer", {})
+            if "time_us" in layer and problem.get("op") == "reduce":
+                cell = reduce_cells[r["layout"]][r["batch"]]
+                cell[0] += 1
+                cell[1] += problem["outer"] if problem.get("kept_inside", 1) == 1 else 0
+                cell[3] += layer["time_us"] - layer["fixed_us"] + p["fixed_us_memory"]
         for layer in pred["layers"]:
             if "time_us" not in layer:
                 continue
@@ -136,12 +155,18 @@ def fit_sets(tilewave, runs, gpu_file, pmap=map, out=print):
             out_set["fixed_us_direct"] = round(max(0.0, f), 4)
             out_set["direct_conv_efficiency"] = round(p["direct_conv_efficiency"] / u, 5)
             out_set["direct_bw_efficiency"] = round(min(1.0, p["direct_bw_efficiency"] / u), 5)
+        f, u = ls2([tuple(v) for v in reduce_cells[layout].values()])
+        out_set["fixed_us_reduce_extra"] = round(max(0.0, f), 4)
+        if any(rows for _, rows, _, _ in reduce_cells[layout].values()):  # else the base set's 0
+            out_set["reduce_row_ns"] = round(max(0.0, u * 1e3), 4)
         key = "eager %s amp" % ("nchw" if layout == "nchw" else "nhwc")
         sets[key] = out_set
         out(key)
         for cls in ("bn", "transform", "depthwise"):
             for b, (n, v, m) in sorted(cells[(layout, cls)].items()):
                 out("  %-9s b%-4d kernels %5d  profiled (less ramp) %9.1f us  variable %9.1f us" % (cls, b, n, m, v))
+        for b, (n, rows, m, v) in sorted(reduce_cells[layout].items()):
+            out("  %-9s b%-4d kernels %5d  profiled %9.1f us  variable %9.1f us  rows %d" % ("reduce", b, n, m, v, rows))
         out("  " + json.dumps(out_set, sort_keys=True))
     out(json.dumps(sets, sort_keys=True))
     return sets

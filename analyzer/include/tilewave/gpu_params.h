@@ -92,6 +92,11 @@ inline constexpr ParamInfo kGpuParams[] = {
      "GPU time per row of a row-normalisation kernel (LayerNorm, softmax): frameworks give each row a warp "
      "or a block, so many short rows are bound by the row rate, not by bandwidth",
      ParamScope::layer, ParamOwner::launch, ParamScale::inverse_sm_clock},
+    {"reduce_row_ns", 0.00, 0.00, 10.0, "ns",
+     "GPU time per output of a reduction over contiguous rows (a pool over H*W in NCHW, the means of "
+     "squeeze-excitation): PyTorch's reduce_kernel gives each row a warp, so many short rows are bound by the "
+     "row rate, not by bandwidth; 0 outside the sets that fit it",
+     ParamScope::runtime, ParamOwner::launch, ParamScale::inverse_sm_clock},
     {"copy_bw_efficiency", 0.70, 0.05, 1.00, "fraction", "DRAM bandwidth fraction, data movement",
      ParamScope::layer, ParamOwner::memory_system, ParamScale::sm_limited_rate},
     {"norm_bw_efficiency", 0.60, 0.05, 1.00, "fraction",

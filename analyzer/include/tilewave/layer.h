@@ -55,6 +55,11 @@ struct MemoryProblem {
   int64_t elems = 0;       // eltwise: outputs
   int64_t inputs = 1;      // eltwise: full-size inputs read
   int64_t outer = 0, inner = 0;             // reduce, row_norm
+  // reduce: kept elements between two consecutive reduced ones in memory;
+  // 1 when each output reduces one contiguous row (a pool over H*W in NCHW,
+  // a mean over the last axis), which frameworks give a warp each
+  // (docs/model.md "Memory-bound kernels").
+  int64_t kept_inside = 1;
   int64_t elems_in = 0, elems_out = 0;      // copy, fused
   ConvProblem window;      // pool: N,C,H,W,R,S,stride,pad
   bool max_pool = true;

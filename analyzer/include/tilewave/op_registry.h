@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "tilewave/exec_axes.h"
 #include "tilewave/layer.h"
 #include "tilewave/model.h"
 #include "tilewave/shape_context.h"
@@ -29,6 +30,9 @@ struct LowerContext {
   const Model& model;
   const Node& node;
   DType dtype;
+  // The configuration's activation layout: how a 4-D tensor lies in memory
+  // between framework ops (ExecutionConfig::activation_layout).
+  Layout layout;
   // Shape of input/output i; throws Unmodelled if absent or unknown.
   const TensorInfo& input(size_t i) const;
   const TensorInfo& output(size_t i) const;

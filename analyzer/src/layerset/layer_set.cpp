@@ -130,6 +130,7 @@ Layer layer_from_json(const json& j) {
       m.op = op == "reduce" ? MemoryOp::reduce : MemoryOp::row_norm;
       m.outer = positive_int(j, "outer");
       m.inner = positive_int(j, "inner");
+      if (m.op == MemoryOp::reduce) m.kept_inside = positive_int(j, "kept_inside", 1);
     } else if (op == "copy" || op == "fused" || op == "transform") {
       m.op = op == "copy" ? MemoryOp::copy : op == "fused" ? MemoryOp::fused : MemoryOp::transform;
       m.elems_in = positive_int(j, "elems_in");
@@ -189,7 +190,11 @@ json layer_to_json(const Layer& l) {
       case MemoryOp::norm: j["elems"] = m.elems; j["inputs"] = m.inputs; break;
       case MemoryOp::pool: conv_fields(m.window, false); j["mode"] = m.max_pool ? "max" : "avg"; break;
       case MemoryOp::reduce:
-      case MemoryOp::row_norm: j["outer"] = m.outer; j["inner"] = m.inner; break;
+      case MemoryOp::row_norm:
+        j["outer"] = m.outer;
+        j["inner"] = m.inner;
+        if (m.op == MemoryOp::reduce && m.kept_inside != 1) j["kept_inside"] = m.kept_inside;
+        break;
       case MemoryOp::copy:
       case MemoryOp::fused:
       case MemoryOp::transform: j["elems_in"] = m.elems_in; j["elems_out"] = m.elems_out; break;

@@ -68,7 +68,7 @@ std::optional<Kernel> lower_node_uncached(const LowerInput& in, const Node& n) {
     return k;
   }
   try {
-    k.layer = rule->lower(LowerContext{in.model, n, in.dtype});
+    k.layer = rule->lower(LowerContext{in.model, n, in.dtype, in.exec.activation_layout()});
   } catch (const Unmodelled& e) {
     k.unmodelled_reason = e.what();
     return k;

@@ -45,12 +45,44 @@ std::optional<Layer> lower_pool(const LowerContext& ctx, bool max_pool) {
 
 }  // namespace
 
+namespace {
+
+// Kept elements inside the innermost reduced axis, in memory order (a 4-D
+// tensor in NHWC lies as N,H,W,C). The reduced axes are read off the shapes:
+// a kept axis keeps its size, a reduced one becomes 1 or goes (keepdims=0,
+// matched from the innermost axis). Axes of size 1 do not move memory.
+int64_t kept_inside(const std::vector<int64_t>& in, const std::vector<int64_t>& out, Layout layout) {
+  std::vector<bool> reduced(in.size(), false);
+  if (out.size() == in.size()) {
+    for (size_t k = 0; k < in.size(); ++k) reduced[k] = in[k] != out[k];
+  } else {
+    size_t j = out.size();
+    for (size_t k = in.size(); k-- > 0;) {
+      if (j > 0 && out[j - 1] == in[k]) --j;
+      else reduced[k] = true;
+    }
+  }
+  std::vector<size_t> order(in.size());
+  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+  if (in.size() == 4 && layout == Layout::nhwc) order = {0, 2, 3, 1};
+  int64_t kept = 1;
+  for (size_t i = order.size(); i-- > 0;) {
+    const size_t k = order[i];
+    if (reduced[k] && in[k] > 1) return kept;
+    if (!reduced[k]) kept *= in[k];
+  }
+  return 1;  // nothing of size > 1 reduced: a copy, row-wise
+}
+
+}  // namespace
+
 std::optional<Layer> lower_reduce(const LowerContext& ctx) {
   const int64_t in = ctx.input(0).numel(), out = ctx.output(0).numel();
   MemoryProblem m;
   m.op = MemoryOp::reduce;
   m.outer = std::max<int64_t>(out, 1);
   m.inner = in / m.outer;
+  m.kept_inside = kept_inside(ctx.input(0).dims, ctx.output(0).dims, ctx.layout);
   Layer l;
   l.problem = m;
   l.dtype = ctx.dtype;
