@@ -382,6 +382,11 @@ def calibration_passes(runs):
     eager, base = g["runtime_params"]["eager"]["params"], g["params"]
     nchw, nhwc = sets["eager nchw amp"], sets["eager nhwc amp"]
     floor = eager["fixed_us_memory"]
+
+    def reductions(fitted):
+        rows = (f", {fitted['reduce_row_ns']:.2f} ns per contiguous row" if "reduce_row_ns" in fitted
+                else ", no contiguous rows to fit a row rate on")
+        return f"floor {floor:.2f} + {fitted['fixed_us_reduce_extra']:.2f} \u00b5s{rows}"
     fit, _ = harness_runs.zoo_split()
     nets = len({r["model"] for r in harness_runs.rows(harness_runs.RUNS[0]) if r["model"] in fit})
     batches = sorted({r["batch"] for r in harness_runs.rows(harness_runs.RUNS[0])})
@@ -392,15 +397,15 @@ def calibration_passes(runs):
              "against `count \u00b7 fixed + variable / rate` (docs: the script's docstring). It",
              f"prints, from the fit families' {nets} networks:",
              "",
-             "| set | BatchNorm kernel | transforms | depthwise (direct) |",
-             "| --- | --- | --- | --- |",
+             "| set | BatchNorm kernel | transforms | depthwise (direct) | reductions |",
+             "| --- | --- | --- | --- | --- |",
              f"| `eager nchw amp` | floor {floor:.2f} + {nchw['fixed_us_norm_extra']:.2f} \u00b5s, "
              f"{nchw['norm_bw_efficiency']:.3f} of DRAM bandwidth | floor {nchw['fixed_us_transform']:.2f} \u00b5s, "
              f"{nchw['transform_bw_efficiency']:.3f} | floor {nchw['fixed_us_direct']:.2f} \u00b5s (eager set: "
              f"{eager['fixed_us_direct']:.2f}), direct rates \u00d7 "
-             f"{nchw['direct_conv_efficiency'] / base['direct_conv_efficiency']:.3f} |",
+             f"{nchw['direct_conv_efficiency'] / base['direct_conv_efficiency']:.3f} | {reductions(nchw)} |",
              f"| `eager nhwc amp` | floor {floor:.2f} + {nhwc['fixed_us_norm_extra']:.2f} \u00b5s, "
-             f"{nhwc['norm_bw_efficiency']:.3f} | none | the eager set's |"]
+             f"{nhwc['norm_bw_efficiency']:.3f} | none | the eager set's | {reductions(nhwc)} |"]
     stored = {k: g["runtime_params"][k]["params"] for k in sets}
     if stored != sets:
         lines.append(f"`gpu_models/h200.json` holds other values ({json.dumps(stored, sort_keys=True)}): rerun with --write.")
