@@ -181,9 +181,7 @@ void def_with_model_keywords(py::module_& m, const char* name, const char* comma
   auto bound = [fn, name, command](First first, Extra... extra, const py::kwargs& keywords) {
     return fn(first, keyword_options(keywords, command, name), extra...);
   };
-  static std::vector<std::string> docs;  // pybind keeps the pointer
-  docs.push_back(std::string(doc) + keywords_doc(command));
-  m.def(name, bound, leading..., docs.back().c_str());
+  m.def(name, bound, leading..., (doc + keywords_doc(command)).c_str());  // pybind copies the text
 }
 
 // name(path, *, extra..., <model_keywords>) calling fn(path as text, RunOptions, extra...).
@@ -536,12 +534,13 @@ PYBIND11_MODULE(tilewave, m) {
         return py::dict(to_python(compare_to_json(run.analyses, run.networks ? &*run.networks : nullptr)));
       },
       py::arg("path"), py::kw_only(), py::arg("batches") = py::none(),
-      "`tilewave compare PATH... --gpu A,B --runtime ... --format json`: every combination of the lists (GPUs outermost, "
+      std::string("`tilewave compare PATH... --gpu A,B --runtime ... --format json`: every combination of the lists (GPUs outermost, "
       "batches innermost) for a path or a list of paths; batches None is the file's, layouts None each "
       "runtime's default; gpus, runtimes, dtypes and layouts are lists (or a,b,c), the other execution options one "
       "value for every combination. Returns the CLI's JSON: {'configurations': [{'model', run facts and 'total' as analyze() "
       "has them, 'gpu_trust'}, ...], 'models'}, and for two models in one configuration 'faster' (which is faster, "
-      "and by how much) and 'findings' (why).");
+      "and by how much) and 'findings' (why)." +
+          keywords_doc("compare", true)).c_str());
 
   def_model_function<std::optional<int64_t>>(
       m, "advise", "advise",
@@ -695,8 +694,9 @@ PYBIND11_MODULE(tilewave, m) {
         return analysis_result(a, o);
       },
       py::arg("layers"), py::kw_only(), py::arg("input") = std::vector<int64_t>{3, 224, 224}, py::arg("batch") = 1,
-      "Analyses a network given as a list of layer dicts (docs/python.md 'Layer lists'), without files; "
-      "input is its (channels, height, width). Returns the same dict as analyze().");
+      std::string("Analyses a network given as a list of layer dicts (docs/python.md 'Layer lists'), without files; "
+      "input is its (channels, height, width). Returns the same dict as analyze()." +
+          keywords_doc("analyze_layers")).c_str());
 
   m.def(
       "layers_to_onnx",
@@ -807,8 +807,9 @@ PYBIND11_MODULE(tilewave, m) {
             return std::make_unique<Scorer>(std::move(self), keyword_options(keywords, "nas", "scorer"), batch);
           },
           py::kw_only(), py::arg("batch") = 1,
-          "A scorer for this space on one GPU, batch and execution configuration, as `tilewave nas SPACE` with the "
-          "same options takes them (batch 1 is nas's default: a space has no file batch).");
+          std::string("A scorer for this space on one GPU, batch and execution configuration, as `tilewave nas SPACE` with the "
+          "same options takes them (batch 1 is nas's default: a space has no file batch)." +
+          keywords_doc("nas")).c_str());
 
   scorer_class
       .def("score", &Scorer::score, py::arg("encoding"),

@@ -295,10 +295,11 @@ def test_the_option_table_is_the_modules_and_the_clis():
     assert {"gpu", "runtime", "dtype", "attention", "layout", "amp", "graph", "host", "input"} <= keywords
     # The CLI's flags are held to the same table by tests/cli_test.sh.
     # Each function's docstring lists the keywords it takes, from the table.
-    for function, command in (("analyze", "analyze"), ("sweep", "sweep"), ("rank", "rank"), ("check", "check")):
-        doc = getattr(tilewave, function).__doc__
+    for function, command in ((tilewave.analyze, "analyze"), (tilewave.sweep, "sweep"), (tilewave.rank, "rank"),
+                              (tilewave.check, "check"), (tilewave.Space.scorer, "nas")):
+        doc = function.__doc__
         for e in table:
-            assert (f"{e['keyword']}={e['default']}" in doc) == (command in e["commands"]), (function, e["keyword"])
+            assert (f"{e['keyword']}={e['default']}" in doc) == (command in e["commands"]), (command, e["keyword"])
 
 
 def test_every_option_is_a_keyword_of_every_call_that_takes_it(tmp_path):
