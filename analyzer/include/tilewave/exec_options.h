@@ -1,5 +1,5 @@
 // The one table of the options that say what a model runs on and how
-// (docs/cli.md "Execution options"): every entry's name, kind, choices,
+// (docs/cli.md "Execution options", docs/python.md "The execution options"): every entry's name, kind, choices,
 // default, help and the key it sets. The CLI's flags (cli/subcommands.cpp
 // add_execution_options), the Python module's keywords (python/module.cpp
 // resolve_keywords), the type stub's ExecutionOptions and the docs' table
