@@ -838,7 +838,8 @@ expect 0 "" -- "$tw" options --format pyi -o "$tmp/options.pyi"
 sed -n '/^# BEGIN tilewave options --format pyi$/,/^# END tilewave options --format pyi$/p' "$root/analyzer/python/tilewave.pyi" | sed '1d;$d' >"$tmp/stub_block"
 cmp -s "$tmp/options.pyi" "$tmp/stub_block" || { echo "FAIL: analyzer/python/tilewave.pyi's option block is not 'tilewave options --format pyi' (regenerate it)"; fails=$((fails + 1)); }
 expect 0 "" -- "$tw" options --format md -o "$tmp/options.md"
-sed -n '/^<!-- tilewave options --format md -->$/,/^<!-- \/tilewave options -->$/p' "$root/docs/python.md" | sed '1d;$d' >"$tmp/doc_block"
+python_doc=$root/docs/python.md
+sed -n '/^<!-- tilewave options --format md -->$/,/^<!-- \/tilewave options -->$/p' "$python_doc" | sed '1d;$d' >"$tmp/doc_block"
 cmp -s "$tmp/options.md" "$tmp/doc_block" || { echo "FAIL: docs/python.md's option table is not 'tilewave options --format md' (regenerate it)"; fails=$((fails + 1)); }
 # Every option the table gives a command is a flag of it, and no other (an option missing from the CLI fails here).
 "$tw" options --format json >"$tmp/options.json"
