@@ -176,7 +176,7 @@ std::string keywords_doc(const std::string& command, bool axes = false) {
 // `leading` naming first and extra (positional ones, py::kw_only(), then
 // keyword ones): the option table's keywords for every function that analyses.
 template <class First, class... Extra, class Fn, class... Leading>
-void def_with_model_keywords(py::module_& m, const char* name, const char* command, Fn fn, const char* doc,
+void def_with_execution_options(py::module_& m, const char* name, const char* command, Fn fn, const char* doc,
                              Leading... leading) {
   auto bound = [fn, name, command](First first, Extra... extra, const py::kwargs& keywords) {
     return fn(first, keyword_options(keywords, command, name), extra...);
@@ -184,11 +184,11 @@ void def_with_model_keywords(py::module_& m, const char* name, const char* comma
   m.def(name, bound, leading..., (doc + keywords_doc(command)).c_str());  // pybind copies the text
 }
 
-// name(path, *, extra..., <model_keywords>) calling fn(path as text, RunOptions, extra...).
+// name(path, *, extra..., **<execution options>) calling fn(path as text, RunOptions, extra...).
 template <class... Extra, class Fn, class... ExtraKeywords>
 void def_model_function(py::module_& m, const char* name, const char* command, Fn fn, const char* doc,
                         ExtraKeywords... extra_keywords) {
-  def_with_model_keywords<const PathArg&, Extra...>(
+  def_with_execution_options<const PathArg&, Extra...>(
       m, name, command, [fn](const PathArg& path, RunOptions o, Extra... extra) { return fn(path.string(), std::move(o), extra...); },
       doc, py::arg("path"), py::kw_only(), extra_keywords...);
 }
@@ -558,7 +558,7 @@ PYBIND11_MODULE(tilewave, m) {
       "'total' has them.",
       py::arg("batch") = py::none());
 
-  def_with_model_keywords<const PathArg&, const PathArg&, std::optional<int64_t>>(
+  def_with_execution_options<const PathArg&, const PathArg&, std::optional<int64_t>>(
       m, "check", "check",
       [](const PathArg& path, RunOptions o, const PathArg& trace, std::optional<int64_t> batch) {
         o.batch = batch_of(batch);
@@ -579,7 +579,7 @@ PYBIND11_MODULE(tilewave, m) {
       "also be a kernel list, {'list': [[name, us], ...]} (a calibrate/measure/run.py kernels.jsonl row).",
       py::arg("path"), py::arg("trace"), py::kw_only(), py::arg("batch") = py::none());
 
-  def_with_model_keywords<const std::vector<PathArg>&, int64_t, std::optional<int>, bool>(
+  def_with_execution_options<const std::vector<PathArg>&, int64_t, std::optional<int>, bool>(
       m, "rank", "rank",
       [](const std::vector<PathArg>& paths, RunOptions o, int64_t batch, std::optional<int> threads, bool keep_going) {
         o.batch = batch_of(batch);
@@ -612,7 +612,7 @@ PYBIND11_MODULE(tilewave, m) {
       "The text `tilewave advise PATH --format FORMAT` prints (table or json).", py::arg("batch") = py::none(),
       py::arg("format") = "table");
 
-  def_with_model_keywords<const PathArg&, const PathArg&, std::optional<int64_t>, const std::string&, int>(
+  def_with_execution_options<const PathArg&, const PathArg&, std::optional<int64_t>, const std::string&, int>(
       m, "check_text", "check",
       [](const PathArg& path, RunOptions o, const PathArg& trace, std::optional<int64_t> batch,
          const std::string& format, int top) {
@@ -629,7 +629,7 @@ PYBIND11_MODULE(tilewave, m) {
       py::arg("path"), py::arg("trace"), py::kw_only(), py::arg("batch") = py::none(), py::arg("format") = "table",
       py::arg("top") = ViewOptions{}.worst_layers);
 
-  def_with_model_keywords<const std::vector<PathArg>&, int64_t, std::optional<int>, const std::string&, bool>(
+  def_with_execution_options<const std::vector<PathArg>&, int64_t, std::optional<int>, const std::string&, bool>(
       m, "rank_text", "rank",
       [](const std::vector<PathArg>& paths, RunOptions o, int64_t batch, std::optional<int> threads,
          const std::string& format, bool keep_going) {
@@ -644,7 +644,7 @@ PYBIND11_MODULE(tilewave, m) {
       py::arg("paths"), py::kw_only(), py::arg("batch") = 1, py::arg("threads") = py::none(),
       py::arg("format") = "table", py::arg("keep_going") = false);
 
-  def_with_model_keywords<const PathArg&, const PathArg&, std::optional<int64_t>, const std::optional<PathArg>&,
+  def_with_execution_options<const PathArg&, const PathArg&, std::optional<int64_t>, const std::optional<PathArg>&,
                           const std::vector<std::string>&, const std::vector<int64_t>&>(
       m, "report", "report",
       [](const PathArg& path, RunOptions o, const PathArg& output, std::optional<int64_t> batch,
@@ -662,7 +662,7 @@ PYBIND11_MODULE(tilewave, m) {
       py::arg("path"), py::arg("output"), py::kw_only(), py::arg("batch") = py::none(), py::arg("vs") = py::none(),
       py::arg("compare") = std::vector<std::string>{}, py::arg("batches") = default_sweep_batches());
 
-  def_with_model_keywords<const PathArg&, const PathArg&, std::optional<int64_t>>(
+  def_with_execution_options<const PathArg&, const PathArg&, std::optional<int64_t>>(
       m, "annotate", "annotate",
       [](const PathArg& path, RunOptions o, const PathArg& output, std::optional<int64_t> batch) {
         o.batch = batch_of(batch);
