@@ -817,6 +817,44 @@ grep -q "{false}" "$tmp/help" && { echo "FAIL: analyze --help shows a {false} de
 grep -q "the default for eager and inductor at fp16 or bf16" "$tmp/help" || { echo "FAIL: --help does not say AMP's default"; fails=$((fails + 1)); }
 expect 2 "usage error: --amp excludes --no-amp" -- "$tw" analyze "$data/tiny_cnn.onnx" --amp --no-amp
 expect 2 "usage error: --graph excludes --no-graph" -- "$tw" analyze "$data/tiny_cnn.onnx" --graph --no-graph
+# Issue 33 item 7: compare spells launch as every command does (--graph/--no-graph); --launch is the
+# old spelling for one release, with a one-line note; both at once is bad usage.
+expect 0 "" -- "$tw" compare "$data/tiny_cnn.onnx" --gpu h200 --batch 2 --graph --format json -o "$tmp/cmp_graph.json"
+grep -q '"launch": "graph"' "$tmp/cmp_graph.json" || { echo "FAIL: compare --graph did not replay a graph"; fails=$((fails + 1)); }
+expect 0 "--launch is deprecated and goes in the next release; --launch graph means --graph" -- "$tw" compare "$data/tiny_cnn.onnx" --gpu h200 --batch 2 --launch graph --format json -o "$tmp/cmp_launch.json"
+[ "$(grep -c deprecated "$tmp/err")" = 1 ] && [ "$(wc -l <"$tmp/err")" = 1 ] || { echo "FAIL: --launch's note is not one line"; fails=$((fails + 1)); }
+cmp -s "$tmp/cmp_graph.json" "$tmp/cmp_launch.json" || { echo "FAIL: compare --launch graph differs from --graph"; fails=$((fails + 1)); }
+expect 0 "--launch loop means --no-graph" -- "$tw" compare "$data/tiny_cnn.onnx" --gpu h200 --batch 2 --launch loop --format json
+grep -q '"launch": "loop"' "$tmp/out" || { echo "FAIL: compare --launch loop did not issue a loop"; fails=$((fails + 1)); }
+expect 2 "usage error: --graph excludes --launch" -- "$tw" compare "$data/tiny_cnn.onnx" --launch graph --graph
+expect 2 "usage error: --no-graph excludes --launch" -- "$tw" compare "$data/tiny_cnn.onnx" --launch loop --no-graph
+expect 2 "--launch" -- "$tw" compare "$data/tiny_cnn.onnx" --launch graph,loop
+expect 0 "" -- "$tw" compare "$data/tiny_cnn.onnx" --gpu h200 --attention unfused --format json
+grep -q '"attention": "unfused"' "$tmp/out" || { echo "FAIL: compare does not take --attention"; fails=$((fails + 1)); }
+expect 2 "--dtype" -- "$tw" compare "$data/tiny_cnn.onnx" --dtype fp16,fp13
+# Issue 34 item 1: the type stub's option dicts and docs/python.md's table are the option table's
+# (`tilewave options`), generated, not copied: each block equals what the command prints now.
+expect 0 "" -- "$tw" options --format pyi -o "$tmp/options.pyi"
+sed -n '/^# BEGIN tilewave options --format pyi$/,/^# END tilewave options --format pyi$/p' "$root/analyzer/python/tilewave.pyi" | sed '1d;$d' >"$tmp/stub_block"
+cmp -s "$tmp/options.pyi" "$tmp/stub_block" || { echo "FAIL: analyzer/python/tilewave.pyi's option block is not 'tilewave options --format pyi' (regenerate it)"; fails=$((fails + 1)); }
+expect 0 "" -- "$tw" options --format md -o "$tmp/options.md"
+python_doc=$root/docs/python.md
+sed -n '/^<!-- tilewave options --format md -->$/,/^<!-- \/tilewave options -->$/p' "$python_doc" | sed '1d;$d' >"$tmp/doc_block"
+cmp -s "$tmp/options.md" "$tmp/doc_block" || { echo "FAIL: docs/python.md's option table is not 'tilewave options --format md' (regenerate it)"; fails=$((fails + 1)); }
+# Every option the table gives a command is a flag of it, and no other (an option missing from the CLI fails here).
+"$tw" options --format json >"$tmp/options.json"
+for cmd in analyze layers rank sweep report compare annotate advise check nas; do
+  "$tw" $cmd --help >"$tmp/help_$cmd" 2>&1
+  /usr/bin/python3 - "$tmp/options.json" "$tmp/help_$cmd" "$cmd" <<'PY' || fails=$((fails + 1))
+import json, re, sys
+table, help_text, cmd = json.load(open(sys.argv[1])), open(sys.argv[2]).read(), sys.argv[3]
+for e in table:
+    for flag in [e["flag"]] + ([e["off_flag"]] if "off_flag" in e else []):
+        if (re.search(re.escape(flag) + r"\b(?!-)", help_text) is not None) != (cmd in e["commands"]):
+            print(f"FAIL: {cmd} --help and the option table disagree on {flag}")
+            sys.exit(1)
+PY
+done
 # Issue 33: a mistyped command or GPU id names the one meant.
 expect 2 "usage error: unknown command 'analyse'; did you mean 'analyze'?" -- "$tw" analyse "$data/tiny_cnn.onnx"
 expect 2 "usage error: unknown command 'frobnicate' (--help" -- "$tw" frobnicate

@@ -31,7 +31,7 @@ HEADERS = {
     "kernel_cost.h": "cost",
     "schedule.h": "schedule", "network_cost.h": "schedule",
     "pipeline.h": "pipeline", "analysis.h": "pipeline", "run_options.h": "pipeline", "comparison.h": "pipeline",
-    "ranking.h": "pipeline",
+    "ranking.h": "pipeline", "exec_options.h": "pipeline",
     "layer_set.h": "layerset",
     "trace_check.h": "check", "kernel_names.h": "check",
     "search_space.h": "space", "layer_list.h": "space", "space_cost.h": "space", "search.h": "space",

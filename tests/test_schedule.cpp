@@ -18,6 +18,7 @@
 #include "tilewave/schedule.h"
 #include "tilewave/pipeline.h"
 #include "tilewave/run_options.h"
+#include "tilewave/exec_options.h"
 
 using namespace tilewave;
 
@@ -318,7 +319,7 @@ TEST_CASE("two networks: the comparison leads with which is faster and why, whic
   axes.gpus = {"h200"};
   axes.batches = {16};
   axes.layouts = {"nhwc"};
-  axes.launches = {"graph"};
+  o.execution["launch"] = "graph";
   o.execution["amp"] = false;
   const auto run = compare_models({test::zoo("resnet50.onnx"), test::zoo("efficientnet_b0.onnx")}, o, axes);
   REQUIRE(run.networks);
@@ -340,4 +341,49 @@ TEST_CASE("two networks: the comparison leads with which is faster and why, whic
   REQUIRE(!c.a_faster);
   REQUIRE(c.a_better);
   CHECK(c.findings[1].find("more than makes up for it") != std::string::npos);
+}
+
+// Issue 34 item 1: the option table (exec_options.h) is the one list of
+// execution options; the front ends set them through it.
+TEST_CASE("the option table: its defaults are RunOptions', and every value is checked once, there") {
+  const RunOptions defaults;
+  for (const ExecOption& e : execution_options()) {
+    RunOptions o;
+    o.option_prefix = "";
+    // A default the table states is the one a RunOptions has when nothing is given.
+    if (e.default_value.size() > 1 && e.default_value.front() == '"') {
+      const std::string v = e.default_value.substr(1, e.default_value.size() - 2);
+      set_option(o, e, v);
+      CHECK(execution_of(o).to_json() == execution_of(defaults).to_json());
+      CHECK(o.gpu == defaults.gpu);
+    }
+    if (!e.choices.empty()) {
+      const std::string message = e.keyword + ": unknown " + e.keyword + " 'nope'";
+      CHECK_THROWS_WITH_AS(set_option(o, e, "nope"), doctest::Contains(message.c_str()), InputError);
+    }
+    if (e.kind == OptionKind::on_off) {
+      CHECK_THROWS_AS(set_option(o, e, "yes"), InputError);
+      CHECK(cli_off_flag(e) == "--no-" + e.keyword);
+    }
+  }
+  RunOptions o;
+  set_options(o, {{"graph", true}, {"amp", false}, {"layout", "nhwc"}, {"attention", "unfused"},
+                  {"input", {"x=2x3x8x8"}}, {"gpu_dir", "g"}}, "analyze");
+  const ExecutionConfig exec = execution_of(o);
+  CHECK(exec.launch == Launch::graph);
+  CHECK(!exec.amp);
+  CHECK(exec.layout == Layout::nhwc);
+  CHECK(!exec.fuse_attention);
+  CHECK(o.input_shapes.at("x") == std::vector<int64_t>{2, 3, 8, 8});
+  CHECK(o.gpu_dir == "g");
+  // A command takes only its options; compare's axes are lists.
+  CHECK_THROWS_AS(set_options(o, {{"input", {"x=1x3"}}}, "nas"), UsageError);
+  CHECK_THROWS_AS(set_options(o, {{"gpuu", "h200"}}, "analyze"), UsageError);
+  CompareAxes axes;
+  set_options(o, {{"gpus", "h200,l4"}, {"layouts", {"nhwc"}}, {"graph", false}}, "compare", &axes);
+  CHECK(axes.gpus == std::vector<std::string>{"h200", "l4"});
+  CHECK(axes.layouts == std::vector<std::string>{"nhwc"});
+  CHECK(execution_of(o).launch == Launch::loop);
+  CHECK_THROWS_WITH_AS(set_options(o, {{"dtypes", "fp16,fp13"}}, "compare", &axes),
+                       doctest::Contains("--dtype: unknown dtype 'fp13'"), InputError);
 }

@@ -1,4 +1,5 @@
 #include "commands.h"
+#include "tilewave/exec_options.h"
 #include "tilewave/op_registry.h"
 
 #include <unistd.h>
@@ -56,10 +57,7 @@ void resolve_options(CommonOptions& o) {
     o.runtime = mapped;
     o.fusion.clear();
   }
-  for (const auto& spec : o.inputs) {
-    auto [name, dims] = parse_input_spec(spec);
-    o.input_shapes[name] = std::move(dims);  // the last --input for a name wins
-  }
+  set_options(o, o.option_values, o.command, o.command == "compare" ? &o.compare_axes : nullptr);
 }
 
 namespace {
@@ -92,8 +90,7 @@ std::vector<int64_t> parse_batches(const std::string& s) {
 }  // namespace
 
 int cmd_analyze(const CommonOptions& o, const std::string& model, int worst, const std::string& by) {
-  const GpuModel gpu = gpu_of(o);
-  const Analysis a = analyze_file(model, gpu, analyze_options(o));
+  const Analysis a = analyze_file(model, resolve_target(o));
   warn_unmodelled(a, o);
   const AnalysisView* view = find_analysis_view(o.format);
   if (!view) throw InputError("--format", fmt::format("unknown format '{}'", o.format));
@@ -167,15 +164,8 @@ int cmd_report(const CommonOptions& o, const std::string& model_path, const std:
   return 0;
 }
 
-int cmd_compare(const CommonOptions& o, const std::vector<std::string>& model_paths, const std::string& gpus,
-                const std::string& runtimes, const std::string& dtypes, const std::string& batches,
-                const std::string& layouts, const std::string& launches) {
-  CompareAxes axes;
-  axes.gpus = split_list(gpus, "--gpu");
-  axes.runtimes = split_list(runtimes, "--runtime");
-  axes.dtypes = split_list(dtypes, "--dtype");
-  if (!layouts.empty()) axes.layouts = split_list(layouts, "--layout");
-  if (!launches.empty()) axes.launches = split_list(launches, "--launch");
+int cmd_compare(const CommonOptions& o, const std::vector<std::string>& model_paths, const std::string& batches) {
+  CompareAxes axes = o.compare_axes;
   if (!batches.empty()) axes.batches = parse_batches(batches);
   const CompareRun run =
       compare_models(model_paths, o, axes, [&](const Analysis& a, size_t i) { warn_unmodelled(a, o, i == 0); });
@@ -191,8 +181,14 @@ int cmd_compare(const CommonOptions& o, const std::vector<std::string>& model_pa
   return 0;
 }
 
+int cmd_options(const CommonOptions& o, const std::string& format) {
+  const std::string text = options_text(format);
+  write_output(o.output, [&](std::ostream& os) { os << text; });
+  return 0;
+}
+
 int cmd_annotate(const CommonOptions& o, const std::string& model_path) {
-  const Analysis a = analyze_file(model_path, gpu_of(o), analyze_options(o));
+  const Analysis a = analyze_file(model_path, resolve_target(o));
   warn_unmodelled(a, o);
   const std::string bytes = annotated_onnx(model_path, a, o.output);
   write_output(o.output, [&](std::ostream& os) { os << bytes; });

@@ -24,7 +24,11 @@ struct CommonOptions : RunOptions {
   std::string format = "table";
   std::string output = "-";
   std::string trace_out;  // --trace-out: the predicted timeline as a Chrome trace
-  std::vector<std::string> inputs;  // --input NAME=1x3x224x224, as given: resolve_options parses them
+  // The option table's flags as given (exec_options.h), keyword -> value:
+  // resolve_options sets them on these options, as the Python module's keywords are.
+  nlohmann::json option_values = nlohmann::json::object();
+  std::string command;     // the subcommand parsed, whose options option_values holds
+  CompareAxes compare_axes;  // compare's lists of GPUs, runtimes, dtypes and layouts
   std::string invocation;  // the command line as typed, for the provenance of a file calibrate writes
 };
 
@@ -42,8 +46,8 @@ struct NasOptions {
   int top = 10;
 };
 
-// The flags as RunOptions reads them: --input parsed into input_shapes, the
-// deprecated --fusion as --runtime (with a note). Before any command runs.
+// The flags as RunOptions reads them: option_values set through the option
+// table, the deprecated --fusion as --runtime (with a note). Before any command runs.
 void resolve_options(CommonOptions& o);
 
 int cmd_analyze(const CommonOptions& o, const std::string& model, int worst, const std::string& by = "op");
@@ -64,13 +68,14 @@ int cmd_annotate(const CommonOptions& o, const std::string& model);
 int cmd_report(const CommonOptions& o, const std::string& model, const std::string& compare, const std::string& batches,
                const std::string& vs);
 // The model on every combination of the listed GPUs, runtimes, dtypes and batches.
-int cmd_compare(const CommonOptions& o, const std::vector<std::string>& models, const std::string& gpus, const std::string& runtimes,
-                const std::string& dtypes, const std::string& batches, const std::string& layouts,
-                const std::string& launches);
+// The axes are o.compare_axes; batches a comma-separated list, empty: the file's.
+int cmd_compare(const CommonOptions& o, const std::vector<std::string>& models, const std::string& batches);
 int cmd_nas(const CommonOptions& o, const NasOptions& n);
 int cmd_nas_merge(const CommonOptions& o, const std::vector<std::string>& files);
 int cmd_ops(const CommonOptions& o);
 int cmd_params(const CommonOptions& o);
+// The option table (exec_options.h) as md, pyi or json.
+int cmd_options(const CommonOptions& o, const std::string& format);
 int cmd_calibrate_fit(const CommonOptions& o, const std::vector<std::string>& measured, const std::string& dtype, int seed,
                       double holdout);
 int cmd_calibrate_fit_networks(const CommonOptions& o, const std::string& netbench, const std::string& models_dir,

@@ -133,6 +133,8 @@ int main(int argc, char** argv) {
   // Notes wait for the command's end (cli::note): a command that fails
   // prints its one error line and nothing before it (docs/errors.md).
   auto dispatch = [&]() -> int {
+    for (const auto& [cmd, entry] : commands)
+      if (*cmd && entry->run) a.o.command = entry->name;
     cli::resolve_options(a.o);
     for (const auto& [cmd, entry] : commands)
       if (*cmd && entry->run) return entry->run(cmd, a);

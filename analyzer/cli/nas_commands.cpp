@@ -78,7 +78,7 @@ int cmd_nas(const CommonOptions& o, const NasOptions& n) {
       throw InputError(n.export_dir, fmt::format("cannot create the --export-onnx folder ({} is not a folder)",
                                                  printable(up.string())));
   }
-  const auto host = host_of(o);
+  const auto host = host_of(o, exec);
   space::Search search(s, gpu, exec, host, batch);
 
   const json header = nas_header({s, n.space, opt, total, gpu, exec, batch, o.dtype, host ? host->id : ""});

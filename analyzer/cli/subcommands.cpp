@@ -13,6 +13,7 @@
 
 #include "subcommands.h"
 #include "tilewave/error.h"
+#include "tilewave/exec_options.h"
 #include "tilewave/lowering.h"
 #include "tilewave/output_file.h"
 #include "tilewave/report.h"
@@ -22,83 +23,6 @@
 namespace tilewave::cli {
 
 namespace {
-
-// Runtime names as the help writes them: "a, b or c".
-std::string or_list(const std::vector<std::string>& names) {
-  std::string out;
-  for (size_t i = 0; i < names.size(); ++i) out += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
-  return out;
-}
-
-// --runtime's help, from the registry of runtimes: "eager (PyTorch eager), …;
-// eager-folded reprints …" (the historical ones after the semicolon).
-std::string runtime_help() {
-  std::vector<std::string> current, historical;
-  for (const RuntimeProfile* r : builtin_runtimes()) {
-    if (r->historical()) historical.push_back(fmt::format("{} {}", r->name(), r->help()));
-    else current.push_back(fmt::format("{} ({})", r->name(), r->help()));
-  }
-  std::string help = "what runs the model: " + or_list(current);
-  for (const auto& h : historical) help += "; " + h;
-  return help;
-}
-
-void add_gpu_options(CLI::App* cmd, CommonOptions& o) {
-  cmd->add_option("--gpu", o.gpu, "GPU id (a file stem in the database) or path to a GPU .json")->capture_default_str();
-  cmd->add_option("--gpu-dir", o.gpu_dir, "GPU database directory (default: $TILEWAVE_GPU_DIR or the bundled one)");
-}
-
-// A yes/no axis as two flags that exclude each other: CLI11 prints a negated
-// name's value ("--amp,--no-amp{false}") as if it were the default, which it
-// is not (the runtime decides); each flag's help says what the default is.
-void add_on_off(CLI::App* cmd, const std::string& on, const std::string& off, const std::function<void(bool)>& set,
-                const std::string& help_on, const std::string& help_off) {
-  CLI::Option* yes = cmd->add_flag_function(on, [set](int64_t) { set(true); }, help_on);
-  CLI::Option* no = cmd->add_flag_function(off, [set](int64_t) { set(false); }, help_off);
-  yes->excludes(no);
-}
-
-// The execution configuration's axes beside runtime and dtype (docs/model.md
-// "Execution configuration").
-void add_execution_options(CLI::App* cmd, CommonOptions& o) {
-  // Each flag writes its key of the configuration's JSON form: a new axis is one flag here.
-  auto set = [&o](const char* key) { return [&o, key](const std::string& v) { o.execution[key] = v; }; };
-  cmd->add_option_function<std::string>("--layout", set("layout"),
-                                        "activation layout: nchw (PyTorch's default, and the default) or nhwc (channels_last)")
-      ->check(CLI::IsMember({"nchw", "nhwc"}));
-  add_on_off(cmd, "--amp", "--no-amp", [&o](bool on) { o.execution["amp"] = on; },
-             "fp32 weights under torch.autocast(--dtype), as timm's benchmark.py runs them (the default for eager and "
-             "inductor at fp16 or bf16)",
-             "weights stored in --dtype (model.half()); the default for tensorrt and at fp32, tf32 or int8");
-  add_on_off(cmd, "--graph", "--no-graph", [&o](bool on) { o.execution["launch"] = on ? "graph" : "loop"; },
-             "the forward replayed as a CUDA graph (tensorrt's default)",
-             "a plain Python loop, each op issued by the host (eager's and inductor's default)");
-  cmd->add_option("--host", o.host, std::string("the machine issuing a --no-graph loop, the same for every GPU: a host id "
-                                                "in gpu_models/hosts/, a .json, or builtin (uncalibrated starting values); "
-                                                "default: ") + default_host_id());
-}
-
-void add_model_options(CLI::App* cmd, CommonOptions& o) {
-  add_gpu_options(cmd, o);
-  cmd->add_option("--dtype", o.dtype, "precision: fp32, tf32, fp16, bf16, int8")
-      ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16", "int8"}))
-      ->capture_default_str();
-  cmd->add_option("--runtime", o.runtime, runtime_help())
-      ->check(CLI::IsMember(runtime_names()))
-      ->capture_default_str();
-  cmd->add_option("--fusion", o.fusion, "deprecated alias of --runtime: none = eager, trt = tensorrt")
-      ->check(CLI::IsMember({"none", "trt"}))
-      ->excludes(cmd->get_option("--runtime"));
-  cmd->add_option("--input", o.inputs, "set a whole input shape, NAME=1x3x224x224 (repeatable)");
-  cmd->add_option("--attention", o.attention,
-                  "fused: attention written as MatMul-Softmax-MatMul is one flash-attention kernel, as PyTorch's "
-                  "scaled_dot_product_attention runs it; unfused: separate kernels, for models that compute it by hand")
-      ->check(CLI::IsMember({"fused", "unfused"}))
-      ->capture_default_str();
-  cmd->add_flag("--allow-unmodelled", o.allow_unmodelled,
-                "give totals marked partial when kernels cannot be modelled, instead of exit 1");
-  add_execution_options(cmd, o);
-}
 
 // A list option's check: each comma-separated item one of `allowed`.
 CLI::Validator members(std::vector<std::string> allowed) {
@@ -114,18 +38,72 @@ CLI::Validator members(std::vector<std::string> allowed) {
       "LIST");
 }
 
+// --gpu and --gpu-dir as the option table has them, bound to o directly: for
+// calibrate's commands, which read o.gpu themselves (a list for carry).
+void add_gpu_options(CLI::App* cmd, CommonOptions& o) {
+  for (const ExecOption& e : execution_options())
+    if (e.keyword == "gpu") cmd->add_option(cli_flag(e), o.gpu, e.help)->capture_default_str();
+    else if (e.keyword == "gpu_dir") cmd->add_option(cli_flag(e), o.gpu_dir, e.help);
+}
+
+// A yes/no axis as two flags that exclude each other: CLI11 prints a negated
+// name's value ("--amp,--no-amp{false}") as if it were the default, which it
+// is not (the runtime decides); each flag's help says what the default is.
+void add_on_off(CLI::App* cmd, const std::string& on, const std::string& off, const std::function<void(bool)>& set,
+                const std::string& help_on, const std::string& help_off) {
+  CLI::Option* yes = cmd->add_flag_function(on, [set](int64_t) { set(true); }, help_on);
+  CLI::Option* no = cmd->add_flag_function(off, [set](int64_t) { set(false); }, help_off);
+  yes->excludes(no);
+}
+
+// Every entry of the option table (exec_options.h) that `command` takes, as
+// flags: each writes its value into o.option_values, which resolve_options
+// sets through the table as the Python module's keywords are.
+void add_execution_options(CLI::App* cmd, CommonOptions& o, const std::string& command) {
+  for (const ExecOption& e : execution_options()) {
+    if (!takes_option(e, command)) continue;
+    const std::string key = e.keyword;
+    if (e.kind == OptionKind::on_off) {
+      add_on_off(cmd, cli_flag(e), cli_off_flag(e), [&o, key](bool on) { o.option_values[key] = on; }, e.help,
+                 e.help_off);
+    } else if (e.kind == OptionKind::flag) {
+      cmd->add_flag_function(cli_flag(e), [&o, key](int64_t) { o.option_values[key] = true; }, e.help);
+    } else if (e.kind == OptionKind::shapes) {
+      // As given, NAME=1x3x224x224 each: set_option parses them after parsing, where errors are one line.
+      cmd->add_option_function<std::vector<std::string>>(
+          cli_flag(e), [&o, key](const std::vector<std::string>& specs) { o.option_values[key] = specs; }, e.help);
+    } else if (command == "compare" && !e.compare_keyword.empty()) {
+      // An axis: a comma-separated list, each value checked as a single one is.
+      const std::string axis = e.compare_keyword;
+      const std::vector<std::string> given = compare_axis_default(e);
+      auto* opt = cmd->add_option_function<std::string>(
+          cli_flag(e), [&o, axis](const std::string& v) { o.option_values[axis] = v; },
+          e.help + " (comma-separated: one row each)");
+      if (!given.empty()) opt->default_str(fmt::format("{}", fmt::join(given, ",")));
+      if (!e.choices.empty()) opt->check(members(e.choices));
+    } else {
+      auto* opt = cmd->add_option_function<std::string>(
+          cli_flag(e), [&o, key](const std::string& v) { o.option_values[key] = v; }, e.help);
+      if (!e.choices.empty()) opt->check(CLI::IsMember(e.choices));
+      // A plain default ("h200") shows as --help shows defaults; "None" is the runtime's, said in the help.
+      if (e.default_value.size() > 1 && e.default_value.front() == '"')
+        opt->default_str(e.default_value.substr(1, e.default_value.size() - 2));
+    }
+  }
+}
+
+void add_model_options(CLI::App* cmd, CommonOptions& o, const std::string& command) {
+  add_execution_options(cmd, o, command);
+  cmd->add_option("--fusion", o.fusion, "deprecated alias of --runtime: none = eager, trt = tensorrt")
+      ->check(CLI::IsMember({"none", "trt"}))
+      ->excludes(cmd->get_option("--runtime"));
+}
+
 void setup_nas(CLI::App* nas, Args& a) {
   CommonOptions& o = a.o;
   NasOptions& nas_opt = a.nas;
   nas->add_option("space", nas_opt.space, "search-space JSON (docs/nas.md)")->required();
-  add_gpu_options(nas, o);
-  nas->add_option("--dtype", o.dtype, "precision: fp32, tf32, fp16, bf16, int8")
-      ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16", "int8"}))
-      ->capture_default_str();
-  add_execution_options(nas, o);
-  nas->add_option("--runtime", o.runtime, or_list(runtime_names(false)))
-      ->check(CLI::IsMember(runtime_names(false)))
-      ->capture_default_str();
+  add_execution_options(nas, o, "nas");
   nas->add_option("--batch", o.batch, "batch size (default 1)");
   auto* nas_samples = nas->add_option("--samples", nas_opt.samples, "candidates in the whole sampling")->capture_default_str()
       ->check(CLI::Range(uint64_t(1), uint64_t(1000000000000)));  // "-1" reads as 2^64-1 (issue 20)
@@ -266,7 +244,7 @@ const std::vector<Subcommand>& subcommands() {
       {"analyze", "predict per-kernel time and utilization of an ONNX model",
        [](CLI::App* c, Args& a) {
          c->add_option("model", a.model, "ONNX file")->required();
-         add_model_options(c, a.o);
+         add_model_options(c, a.o, "analyze");
          c->add_option("--batch", a.o.batch, "batch size for every graph input (default: as in the file)");
          std::vector<std::string> formats;
          for (const auto& v : analysis_views()) formats.push_back(v.format);
@@ -285,7 +263,7 @@ const std::vector<Subcommand>& subcommands() {
        [](CLI::App* c, Args& a) {
          c->add_option("layer_set", a.layer_set, "layer-set JSONL file (docs/layerset.md)");
          c->add_option("--extract", a.extract, "write the kernels of this ONNX model as a layer set");
-         add_model_options(c, a.o);
+         add_model_options(c, a.o, "layers");
          c->add_option("--batch", a.o.batch, "batch size (with --extract)");
          c->add_option("--format", a.o.format, "jsonl or table")->check(CLI::IsMember({"jsonl", "table"}));
          c->add_option("-o,--output", a.o.output, "output file (default: stdout)");
@@ -306,7 +284,7 @@ const std::vector<Subcommand>& subcommands() {
          c->add_flag("--keep-going", a.rank_keep_going,
                      "rank the models that could be analysed and list the others, exit 0 (default: exit 1 if any fails)");
          c->add_option("-o,--output", a.o.output, "output file (default: stdout)");
-         add_model_options(c, a.o);
+         add_model_options(c, a.o, "rank");
          c->add_option("--batch", a.o.batch, "batch size")->capture_default_str();
          c->add_option("--format", a.o.format, "table, json or csv")->check(CLI::IsMember({"table", "json", "csv"}));
        },
@@ -314,7 +292,7 @@ const std::vector<Subcommand>& subcommands() {
       {"sweep", "utilization and throughput against batch size",
        [](CLI::App* c, Args& a) {
          c->add_option("model", a.model, "ONNX file")->required();
-         add_model_options(c, a.o);
+         add_model_options(c, a.o, "sweep");
          c->add_option("--batch", a.batches, "comma-separated batch sizes")->capture_default_str();
          c->add_option("--format", a.o.format, "table, json or csv")->check(CLI::IsMember({"table", "json", "csv"}));
          c->add_option("-o,--output", a.o.output, "output file (default: stdout)");
@@ -324,7 +302,7 @@ const std::vector<Subcommand>& subcommands() {
        [](CLI::App* c, Args& a) {
          c->add_option("model", a.model, "ONNX file")->required();
          c->add_option("--vs", a.report_vs, "a second ONNX file, side by side on one page: which is faster and why");
-         add_model_options(c, a.o);
+         add_model_options(c, a.o, "report");
          c->add_option("--batch", a.o.batch, "batch size (default: as in the file)");
          c->add_option("--compare", a.compare_gpus, "also these GPUs, comma-separated (e.g. a100,l4); the same as "
                                                    "--gpu h200,a100,l4, whose first GPU is the report's");
@@ -335,39 +313,31 @@ const std::vector<Subcommand>& subcommands() {
       {"compare", "models side by side on several GPUs, runtimes, dtypes or batches",
        [](CLI::App* c, Args& a) {
          c->add_option("models", a.models, "ONNX files, one or more")->required();
-         c->add_option("--gpu", a.cmp_gpus, "GPU ids, comma-separated")->capture_default_str();
-         c->add_option("--gpu-dir", a.o.gpu_dir, "GPU database directory (default: the bundled one)");
-         c->add_option("--runtime", a.cmp_runtimes,
-                       "runtimes, comma-separated (" + fmt::format("{}", fmt::join(runtime_names(false), ", ")) + ")")
-             ->capture_default_str()
-             ->check(members(runtime_names()));
-         c->add_option("--dtype", a.cmp_dtypes, "dtypes, comma-separated")
-             ->capture_default_str()
-             ->check(members({"fp32", "tf32", "fp16", "bf16", "int8"}));
-         c->add_option("--layout", a.cmp_layouts, "layouts, comma-separated (nchw, nhwc; default: each runtime's)")
-             ->check(members({"nchw", "nhwc"}));
-         c->add_option("--launch", a.cmp_launches, "launch modes, comma-separated (graph, loop; default: each runtime's)")
-             ->check(members({"graph", "loop"}));
+         add_execution_options(c, a.o, "compare");
+         // --launch graph|loop is --graph/--no-graph's old spelling, kept for one release (issue 33).
          CommonOptions& o = a.o;
-         add_on_off(c, "--amp", "--no-amp", [&o](bool on) { o.execution["amp"] = on; },
-                    "fp32 weights under autocast(--dtype) in every configuration",
-                    "weights stored in --dtype in every configuration (default: each runtime's)");
-         c->add_option("--host", a.o.host, std::string("the machine issuing loop launches, the same for every GPU (default: ") +
-                                               default_host_id() + ")");
+         c->add_option_function<std::string>(
+               "--launch",
+               [&o](const std::string& v) {
+                 o.option_values["graph"] = v == "graph";
+                 note(fmt::format("--launch is deprecated and goes in the next release; --launch {} means --{}", v,
+                                  v == "graph" ? "graph" : "no-graph"));
+               },
+               "deprecated spelling of --graph (graph) and --no-graph (loop)")
+             ->check(CLI::IsMember({"graph", "loop"}))
+             ->excludes(c->get_option("--graph"))
+             ->excludes(c->get_option("--no-graph"));
          c->add_option("--batch", a.cmp_batches, "batch sizes, comma-separated (default: as in the file)");
-         c->add_option("--input", a.o.inputs, "set a whole input shape, NAME=1x3x224x224 (repeatable)");
-         c->add_flag("--allow-unmodelled", a.o.allow_unmodelled, "give totals marked partial instead of exit 1");
          c->add_option("--format", a.o.format, "table, json or csv")->check(CLI::IsMember({"table", "json", "csv"}));
          c->add_option("-o,--output", a.o.output, "output file (default: stdout)");
        },
        [](CLI::App*, Args& a) {
-         return cmd_compare(a.o, a.models, a.cmp_gpus, a.cmp_runtimes, a.cmp_dtypes, a.cmp_batches, a.cmp_layouts,
-                                 a.cmp_launches);
+         return cmd_compare(a.o, a.models, a.cmp_batches);
        }},
       {"annotate", "write the model with each node's prediction in its metadata and a line in its doc string (Netron shows both)",
        [](CLI::App* c, Args& a) {
          c->add_option("model", a.model, "ONNX file")->required();
-         add_model_options(c, a.o);
+         add_model_options(c, a.o, "annotate");
          c->add_option("--batch", a.o.batch, "batch size (default: as in the file)");
          c->add_option("-o,--output", a.o.output, "the annotated ONNX file")->required();
        },
@@ -375,7 +345,7 @@ const std::vector<Subcommand>& subcommands() {
       {"advise", "suggest changes, each with its gain predicted on the changed model",
        [](CLI::App* c, Args& a) {
          c->add_option("model", a.model, "ONNX file")->required();
-         add_model_options(c, a.o);
+         add_model_options(c, a.o, "advise");
          c->add_option("--batch", a.o.batch, "batch size (default: as in the file)");
          c->add_option("--format", a.o.format, "table or json")->check(CLI::IsMember({"table", "json"}));
          c->add_option("-o,--output", a.o.output, "output file (default: stdout)");
@@ -385,7 +355,7 @@ const std::vector<Subcommand>& subcommands() {
        [](CLI::App* c, Args& a) {
          c->add_option("model", a.model, "ONNX file of the network that was profiled")->required();
          c->add_option("--trace", a.trace, "Chrome trace JSON, plain or gzip (torch.profiler export_chrome_trace, tensorboard_trace_handler)")->required();
-         add_model_options(c, a.o);
+         add_model_options(c, a.o, "check");
          c->add_option("--batch", a.o.batch, "batch size the trace ran at (default: as in the file)");
          c->add_option("--top", a.worst, "pairs shown, furthest apart first")->capture_default_str()->check(CLI::Range(0, 1000000000));
          c->add_option("--format", a.o.format, "table or json")->check(CLI::IsMember({"table", "json"}));
@@ -411,6 +381,13 @@ const std::vector<Subcommand>& subcommands() {
          c->add_option("-o,--output", a.o.output, "output file (default: stdout)");
        },
        [](CLI::App*, Args& a) { return cmd_gpus(a.o); }},
+      {"options", "list the execution options every command and the Python module take (docs/cli.md)",
+       [](CLI::App* c, Args& a) {
+         c->add_option("--format", a.o.format, "md (the docs' table), pyi (the type stub's ExecutionOptions) or json")
+             ->check(CLI::IsMember({"md", "pyi", "json"}));
+         c->add_option("-o,--output", a.o.output, "output file (default: stdout)");
+       },
+       [](CLI::App* c, Args& a) { return cmd_options(a.o, c->count("--format") ? a.o.format : "md"); }},
       {"params", "list every parameter of a GPU file and of a host file: unit, default, bounds, scope, owner",
        [](CLI::App* c, Args& a) {
          c->add_option("--format", a.o.format, "table or json")->check(CLI::IsMember({"table", "json"}));

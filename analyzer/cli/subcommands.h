@@ -29,11 +29,7 @@ struct Args {
   int rank_threads = int(std::max(1u, std::thread::hardware_concurrency()));
   bool rank_keep_going = false;
   std::string compare_gpus, report_batches = sweep_batches, report_vs;
-  CompareAxes compare_axes;
-  std::string cmp_gpus = fmt::format("{}", fmt::join(compare_axes.gpus, ",")),
-              cmp_runtimes = fmt::format("{}", fmt::join(compare_axes.runtimes, ",")),
-              cmp_dtypes = fmt::format("{}", fmt::join(compare_axes.dtypes, ",")), cmp_batches;
-  std::string cmp_layouts, cmp_launches;  // empty: each runtime's default
+  std::string cmp_batches;  // empty: the file's
   std::string trace;
   NasOptions nas;
   std::vector<std::string> merge_files;

@@ -26,6 +26,7 @@
 #include "tilewave/advise.h"
 #include "tilewave/analysis.h"
 #include "tilewave/error.h"
+#include "tilewave/exec_options.h"
 #include "tilewave/html_report.h"
 #include "tilewave/layer_list.h"
 #include "tilewave/layer_set.h"
@@ -125,7 +126,6 @@ std::string output_file(const PathArg& p, const char* what = "output") {
   return p.string();
 }
 using IdOrPath = std::variant<std::string, PathArg>;
-using Shapes = std::optional<std::map<std::string, std::vector<int64_t>>>;
 
 std::string text_of(const IdOrPath& v) {
   return std::holds_alternative<std::string>(v) ? std::get<std::string>(v) : std::get<PathArg>(v).string();
@@ -137,57 +137,59 @@ int64_t batch_of(std::optional<int64_t> batch) {
   return batch.value_or(0);
 }
 
-// The keywords as the CLI's flags: RunOptions is what both hand the library
-// (run_options.h), so that equal options are equal analyses. None keeps the
-// runtime's default, as a flag not given does.
-RunOptions target_options(const IdOrPath& gpu, const std::string& runtime, const std::string& dtype,
-                          const std::optional<std::string>& layout, std::optional<bool> amp, std::optional<bool> graph,
-                          const std::optional<IdOrPath>& host, const std::optional<PathArg>& gpu_dir) {
+// The option table's keywords (exec_options.h) as `command` takes them,
+// each checked and set through the table as the CLI's flags are: RunOptions
+// is what both hand the library (run_options.h), so that equal options are
+// equal analyses. A keyword not given (or None) keeps the default, as a flag
+// not given does. compare's axes go into `axes`.
+RunOptions keyword_options(const py::kwargs& keywords, const std::string& command, const std::string& function,
+                           CompareAxes* axes = nullptr) {
   RunOptions o;
   o.option_prefix = "";  // errors name the keyword: "batch: ...", not "--batch: ..."
-  o.gpu = text_of(gpu);
-  o.runtime = runtime;
-  o.dtype = dtype;
-  if (layout) o.execution["layout"] = *layout;
-  if (amp) o.execution["amp"] = *amp;
-  if (graph) o.execution["launch"] = *graph ? "graph" : "loop";
-  if (host) o.host = text_of(*host);
-  if (gpu_dir) o.gpu_dir = gpu_dir->string();
+  json values = json::object();
+  for (const auto& [key, value] : keywords) {
+    const std::string name = key.cast<std::string>();
+    bool known = false;
+    for (const ExecOption& e : execution_options())
+      if (takes_option(e, command) && name == (axes && !e.compare_keyword.empty() ? e.compare_keyword : e.keyword))
+        known = true;
+    // As Python words a keyword a function lacks.
+    if (!known) throw py::type_error(fmt::format("{}() got an unexpected keyword argument '{}'", function, name));
+    // A GPU, host or folder may be any os.PathLike.
+    const bool path = py::hasattr(value, "__fspath__");
+    values[name] = from_python(path ? py::module_::import("os").attr("fspath")(value) : py::reinterpret_borrow<py::object>(value), name);
+  }
+  set_options(o, values, command, axes);
   return o;
 }
 
-// The keywords of the CLI's model options (subcommands.cpp add_model_options) but
-// --batch, which each function takes its own way.
-auto model_keywords() {
-  return std::make_tuple(py::arg("gpu") = "h200", py::arg("input") = py::none(), py::arg("runtime") = "eager",
-                         py::arg("dtype") = "fp16", py::arg("attention") = "fused", py::arg("layout") = py::none(),
-                         py::arg("amp") = py::none(), py::arg("graph") = py::none(), py::arg("host") = py::none(),
-                         py::arg("gpu_dir") = py::none(), py::arg("allow_unmodelled") = false);
+// The keywords of the option table `command` takes, for a docstring: "gpu="h200", ...".
+std::string keywords_doc(const std::string& command, bool axes = false) {
+  std::vector<std::string> out;
+  for (const ExecOption& e : execution_options())
+    if (takes_option(e, command))
+      out.push_back(axes && !e.compare_keyword.empty() ? e.compare_keyword + "=[...]" : e.keyword + "=" + e.default_value);
+  return fmt::format(" Execution options (tilewave.execution_options(), docs/python.md): {}.", fmt::join(out, ", "));
 }
 
-// Binds fn(first, RunOptions, extra...) as name(<leading>, <model_keywords>),
+// Binds fn(first, RunOptions, extra...) as name(<leading>, **<execution options>),
 // `leading` naming first and extra (positional ones, py::kw_only(), then
-// keyword ones): one list of those keywords for every function that analyses.
+// keyword ones): the option table's keywords for every function that analyses.
 template <class First, class... Extra, class Fn, class... Leading>
-void def_with_model_keywords(py::module_& m, const char* name, Fn fn, const char* doc, Leading... leading) {
-  auto bound = [fn](First first, Extra... extra, const IdOrPath& gpu, const Shapes& input,
-                    const std::string& runtime, const std::string& dtype, const std::string& attention,
-                    const std::optional<std::string>& layout, std::optional<bool> amp, std::optional<bool> graph,
-                    const std::optional<IdOrPath>& host, const std::optional<PathArg>& gpu_dir, bool allow_unmodelled) {
-    RunOptions o = target_options(gpu, runtime, dtype, layout, amp, graph, host, gpu_dir);
-    o.attention = attention;
-    if (input) o.input_shapes = *input;
-    o.allow_unmodelled = allow_unmodelled;
-    return fn(first, std::move(o), extra...);
+void def_with_execution_options(py::module_& m, const char* name, const char* command, Fn fn, const char* doc,
+                             Leading... leading) {
+  auto bound = [fn, name, command](First first, Extra... extra, const py::kwargs& keywords) {
+    return fn(first, keyword_options(keywords, command, name), extra...);
   };
-  std::apply([&](auto... keywords) { m.def(name, bound, leading..., keywords..., doc); }, model_keywords());
+  m.def(name, bound, leading..., (doc + keywords_doc(command)).c_str());  // pybind copies the text
 }
 
-// name(path, *, extra..., <model_keywords>) calling fn(path as text, RunOptions, extra...).
+// name(path, *, extra..., **<execution options>) calling fn(path as text, RunOptions, extra...).
 template <class... Extra, class Fn, class... ExtraKeywords>
-void def_model_function(py::module_& m, const char* name, Fn fn, const char* doc, ExtraKeywords... extra_keywords) {
-  def_with_model_keywords<const PathArg&, Extra...>(
-      m, name, [fn](const PathArg& path, RunOptions o, Extra... extra) { return fn(path.string(), std::move(o), extra...); },
+void def_model_function(py::module_& m, const char* name, const char* command, Fn fn, const char* doc,
+                        ExtraKeywords... extra_keywords) {
+  def_with_execution_options<const PathArg&, Extra...>(
+      m, name, command, [fn](const PathArg& path, RunOptions o, Extra... extra) { return fn(path.string(), std::move(o), extra...); },
       doc, py::arg("path"), py::kw_only(), extra_keywords...);
 }
 
@@ -340,7 +342,8 @@ class Scorer {
   // `nas` builds its space::Search from the same RunOptions (nas_commands.cpp).
   Scorer(std::shared_ptr<Space> space, const RunOptions& o, int64_t batch) : space_(std::move(space)) {
     if (batch < 1) throw InputError("batch", fmt::format("batch must be positive, not {}", batch));
-    first_ = std::make_unique<space::SpaceEvaluator>(space_->get(), gpu_of(o), execution_of(o), host_of(o), batch);
+    const ExecutionConfig exec = execution_of(o);
+    first_ = std::make_unique<space::SpaceEvaluator>(space_->get(), gpu_of(o), exec, host_of(o, exec), batch);
   }
   py::object score(const std::string& encoding) {
     space::CandidateCost cost;
@@ -442,13 +445,13 @@ PYBIND11_MODULE(tilewave, m) {
       "table of costed blocks between calls, and may be shared by threads.");
 
   def_model_function<std::optional<int64_t>>(
-      m, "analyze",
+      m, "analyze", "analyze",
       [](const std::string& path, RunOptions o, std::optional<int64_t> batch) {
         o.batch = batch_of(batch);
         Analysis a;
         {
           py::gil_scoped_release release;
-          a = analyze_file(path, gpu_of(o), analyze_options(o));
+          a = analyze_file(path, resolve_target(o));
         }
         return analysis_result(a, o);
       },
@@ -464,7 +467,7 @@ PYBIND11_MODULE(tilewave, m) {
       py::arg("batch") = py::none());
 
   def_model_function<std::optional<int64_t>, const std::string&, int, const std::string&>(
-      m, "analyze_text",
+      m, "analyze_text", "analyze",
       [](const std::string& path, RunOptions o, std::optional<int64_t> batch, const std::string& format, int top,
          const std::string& by) {
         o.batch = batch_of(batch);
@@ -482,7 +485,7 @@ PYBIND11_MODULE(tilewave, m) {
         std::ostringstream text;
         {
           py::gil_scoped_release release;
-          const Analysis a = analyze_file(path, gpu_of(o), analyze_options(o));
+          const Analysis a = analyze_file(path, resolve_target(o));
           require_complete(a, o);
           view->write(text, a, ViewOptions{top, by});
         }
@@ -496,7 +499,7 @@ PYBIND11_MODULE(tilewave, m) {
       py::arg("by") = ViewOptions{}.by);
 
   def_model_function<const std::vector<int64_t>&>(
-      m, "sweep",
+      m, "sweep", "sweep",
       [](const std::string& path, RunOptions o, const std::vector<int64_t>& batches) {
         std::vector<Analysis> as;
         {
@@ -512,21 +515,12 @@ PYBIND11_MODULE(tilewave, m) {
 
   m.def(
       "compare",
-      [](const std::variant<PathArg, std::vector<PathArg>>& paths, const std::vector<std::string>& gpus,
-         const std::vector<std::string>& runtimes,
-         const std::vector<std::string>& dtypes, const std::optional<std::vector<int64_t>>& batches,
-         const std::optional<std::vector<std::string>>& layouts, const std::optional<std::vector<std::string>>& launches,
-         std::optional<bool> amp, const std::optional<IdOrPath>& host, const Shapes& input,
-         const std::optional<PathArg>& gpu_dir, bool allow_unmodelled) {
-        // GPU, runtime and dtype: each combination sets its own.
-        RunOptions o = target_options(std::string(), "", "", std::nullopt, amp, std::nullopt, host, gpu_dir);
-        if (input) o.input_shapes = *input;
-        o.allow_unmodelled = allow_unmodelled;
+      [](const std::variant<PathArg, std::vector<PathArg>>& paths, const std::optional<std::vector<int64_t>>& batches,
+         const py::kwargs& keywords) {
+        // GPU, runtime, dtype and layout: lists, each combination sets its own.
         CompareAxes axes;
-        axes.gpus = gpus, axes.runtimes = runtimes, axes.dtypes = dtypes;
+        const RunOptions o = keyword_options(keywords, "compare", "compare", &axes);
         if (batches) axes.batches = *batches;
-        if (layouts) axes.layouts = *layouts;
-        if (launches) axes.launches = *launches;
         std::vector<std::string> models;
         if (const auto* one = std::get_if<PathArg>(&paths)) models.push_back(one->string());
         else
@@ -539,18 +533,17 @@ PYBIND11_MODULE(tilewave, m) {
         }
         return py::dict(to_python(compare_to_json(run.analyses, run.networks ? &*run.networks : nullptr)));
       },
-      py::arg("path"), py::kw_only(), py::arg("gpus") = CompareAxes{}.gpus, py::arg("runtimes") = CompareAxes{}.runtimes,
-      py::arg("dtypes") = CompareAxes{}.dtypes, py::arg("batches") = py::none(), py::arg("layouts") = py::none(),
-      py::arg("launches") = py::none(), py::arg("amp") = py::none(), py::arg("host") = py::none(),
-      py::arg("input") = py::none(), py::arg("gpu_dir") = py::none(), py::arg("allow_unmodelled") = false,
-      "`tilewave compare PATH... --gpu A,B --runtime ... --format json`: every combination of the lists (GPUs outermost, "
-      "batches innermost) for a path or a list of paths; batches None is the file's, layouts/launches None each "
-      "runtime's default. Returns the CLI's JSON: {'configurations': [{'model', run facts and 'total' as analyze() "
+      py::arg("path"), py::kw_only(), py::arg("batches") = py::none(),
+      std::string("`tilewave compare PATH... --gpu A,B --runtime ... --format json`: every combination of the lists (GPUs outermost, "
+      "batches innermost) for a path or a list of paths; batches None is the file's, layouts None each "
+      "runtime's default; gpus, runtimes, dtypes and layouts are lists (or a,b,c), the other execution options one "
+      "value for every combination. Returns the CLI's JSON: {'configurations': [{'model', run facts and 'total' as analyze() "
       "has them, 'gpu_trust'}, ...], 'models'}, and for two models in one configuration 'faster' (which is faster, "
-      "and by how much) and 'findings' (why).");
+      "and by how much) and 'findings' (why)." +
+          keywords_doc("compare", true)).c_str());
 
   def_model_function<std::optional<int64_t>>(
-      m, "advise",
+      m, "advise", "advise",
       [](const std::string& path, RunOptions o, std::optional<int64_t> batch) {
         o.batch = batch_of(batch);
         return json_dict([&] {
@@ -565,8 +558,8 @@ PYBIND11_MODULE(tilewave, m) {
       "'total' has them.",
       py::arg("batch") = py::none());
 
-  def_with_model_keywords<const PathArg&, const PathArg&, std::optional<int64_t>>(
-      m, "check",
+  def_with_execution_options<const PathArg&, const PathArg&, std::optional<int64_t>>(
+      m, "check", "check",
       [](const PathArg& path, RunOptions o, const PathArg& trace, std::optional<int64_t> batch) {
         o.batch = batch_of(batch);
         return json_dict([&] {
@@ -586,8 +579,8 @@ PYBIND11_MODULE(tilewave, m) {
       "also be a kernel list, {'list': [[name, us], ...]} (a calibrate/measure/run.py kernels.jsonl row).",
       py::arg("path"), py::arg("trace"), py::kw_only(), py::arg("batch") = py::none());
 
-  def_with_model_keywords<const std::vector<PathArg>&, int64_t, std::optional<int>, bool>(
-      m, "rank",
+  def_with_execution_options<const std::vector<PathArg>&, int64_t, std::optional<int>, bool>(
+      m, "rank", "rank",
       [](const std::vector<PathArg>& paths, RunOptions o, int64_t batch, std::optional<int> threads, bool keep_going) {
         o.batch = batch_of(batch);
         return json_dict([&] {
@@ -607,7 +600,7 @@ PYBIND11_MODULE(tilewave, m) {
 
   // The text forms: the CLI's output of the same command, as analyze_text is analyze's.
   def_model_function<std::optional<int64_t>, const std::string&>(
-      m, "advise_text",
+      m, "advise_text", "advise",
       [](const std::string& path, RunOptions o, std::optional<int64_t> batch, const std::string& format) {
         o.batch = batch_of(batch);
         require_format(format, {"table", "json"});
@@ -619,8 +612,8 @@ PYBIND11_MODULE(tilewave, m) {
       "The text `tilewave advise PATH --format FORMAT` prints (table or json).", py::arg("batch") = py::none(),
       py::arg("format") = "table");
 
-  def_with_model_keywords<const PathArg&, const PathArg&, std::optional<int64_t>, const std::string&, int>(
-      m, "check_text",
+  def_with_execution_options<const PathArg&, const PathArg&, std::optional<int64_t>, const std::string&, int>(
+      m, "check_text", "check",
       [](const PathArg& path, RunOptions o, const PathArg& trace, std::optional<int64_t> batch,
          const std::string& format, int top) {
         o.batch = batch_of(batch);
@@ -636,8 +629,8 @@ PYBIND11_MODULE(tilewave, m) {
       py::arg("path"), py::arg("trace"), py::kw_only(), py::arg("batch") = py::none(), py::arg("format") = "table",
       py::arg("top") = ViewOptions{}.worst_layers);
 
-  def_with_model_keywords<const std::vector<PathArg>&, int64_t, std::optional<int>, const std::string&, bool>(
-      m, "rank_text",
+  def_with_execution_options<const std::vector<PathArg>&, int64_t, std::optional<int>, const std::string&, bool>(
+      m, "rank_text", "rank",
       [](const std::vector<PathArg>& paths, RunOptions o, int64_t batch, std::optional<int> threads,
          const std::string& format, bool keep_going) {
         o.batch = batch_of(batch);
@@ -651,9 +644,9 @@ PYBIND11_MODULE(tilewave, m) {
       py::arg("paths"), py::kw_only(), py::arg("batch") = 1, py::arg("threads") = py::none(),
       py::arg("format") = "table", py::arg("keep_going") = false);
 
-  def_with_model_keywords<const PathArg&, const PathArg&, std::optional<int64_t>, const std::optional<PathArg>&,
+  def_with_execution_options<const PathArg&, const PathArg&, std::optional<int64_t>, const std::optional<PathArg>&,
                           const std::vector<std::string>&, const std::vector<int64_t>&>(
-      m, "report",
+      m, "report", "report",
       [](const PathArg& path, RunOptions o, const PathArg& output, std::optional<int64_t> batch,
          const std::optional<PathArg>& vs, const std::vector<std::string>& compare, const std::vector<int64_t>& batches) {
         o.batch = batch_of(batch);
@@ -669,13 +662,13 @@ PYBIND11_MODULE(tilewave, m) {
       py::arg("path"), py::arg("output"), py::kw_only(), py::arg("batch") = py::none(), py::arg("vs") = py::none(),
       py::arg("compare") = std::vector<std::string>{}, py::arg("batches") = default_sweep_batches());
 
-  def_with_model_keywords<const PathArg&, const PathArg&, std::optional<int64_t>>(
-      m, "annotate",
+  def_with_execution_options<const PathArg&, const PathArg&, std::optional<int64_t>>(
+      m, "annotate", "annotate",
       [](const PathArg& path, RunOptions o, const PathArg& output, std::optional<int64_t> batch) {
         o.batch = batch_of(batch);
         refuse_over_inputs(output.string(), {path.string()}, o);
         py::gil_scoped_release release;
-        const Analysis a = analyze_file(path.string(), gpu_of(o), analyze_options(o));
+        const Analysis a = analyze_file(path.string(), resolve_target(o));
         require_complete(a, o);
         const std::string bytes = annotated_onnx(path.string(), a, output.string());
         write_output(output_file(output), [&](std::ostream& os) { os << bytes; });
@@ -687,26 +680,23 @@ PYBIND11_MODULE(tilewave, m) {
 
   m.def(
       "analyze_layers",
-      [](const py::object& layers, const std::vector<int64_t>& input, const IdOrPath& gpu, int64_t batch,
-         const std::string& runtime, const std::string& dtype, const std::optional<PathArg>& gpu_dir,
-         const std::optional<std::string>& layout, std::optional<bool> amp, std::optional<bool> graph,
-         const std::optional<IdOrPath>& host) {
-        RunOptions o = target_options(gpu, runtime, dtype, layout, amp, graph, host, gpu_dir);
+      [](const py::object& layers, const std::vector<int64_t>& input, int64_t batch, const py::kwargs& keywords) {
+        // input is the image's (channels, height, width) here, not the table's input shapes.
+        RunOptions o = keyword_options(keywords, "analyze_layers", "analyze_layers");
         o.batch = batch_of(batch);
-        const AnalyzeOptions options = analyze_options(o);
-        const Model model = model_from_layers(layers, batch, input, options.load);
+        const Target target = resolve_target(o);
+        const Model model = model_from_layers(layers, batch, input, target.options.load);
         Analysis a;
         {
           py::gil_scoped_release release;
-          a = analyze_model(model, gpu_of(o), options);
+          a = analyze_model(model, target.gpu, target.options);
         }
         return analysis_result(a, o);
       },
-      py::arg("layers"), py::kw_only(), py::arg("input") = std::vector<int64_t>{3, 224, 224}, py::arg("gpu") = "h200",
-      py::arg("batch") = 1, py::arg("runtime") = "eager", py::arg("dtype") = "fp16", py::arg("gpu_dir") = py::none(),
-      py::arg("layout") = py::none(), py::arg("amp") = py::none(), py::arg("graph") = py::none(), py::arg("host") = py::none(),
-      "Analyses a network given as a list of layer dicts (docs/python.md 'Layer lists'), without files; "
-      "input is its (channels, height, width). Returns the same dict as analyze().");
+      py::arg("layers"), py::kw_only(), py::arg("input") = std::vector<int64_t>{3, 224, 224}, py::arg("batch") = 1,
+      std::string("Analyses a network given as a list of layer dicts (docs/python.md 'Layer lists'), without files; "
+      "input is its (channels, height, width). Returns the same dict as analyze()." +
+          keywords_doc("analyze_layers")).c_str());
 
   m.def(
       "layers_to_onnx",
@@ -749,6 +739,9 @@ PYBIND11_MODULE(tilewave, m) {
       "Costs kernel problems in the layer-set form (docs/layerset.md), each alone as `tilewave layers` does; "
       "returns each dict with the prediction's fields added.");
 
+  m.def("execution_options", [] { return to_python(json::parse(options_text("json"))); },
+        "The option table every analysing call and the CLI take, as `tilewave options --format json`: keyword, "
+        "flag, kind, choices, default, help, execution_key, commands, compare_keyword, python_type.");
   m.def("gpus", [](const std::optional<PathArg>& gpu_dir) { return list_gpu_ids(gpu_dir ? gpu_dir->string() : default_gpu_dir()); },
         py::arg("gpu_dir") = py::none(), "The GPU ids in the database.");
   m.def("params", [] { return to_python(params_to_json()); },
@@ -810,17 +803,13 @@ PYBIND11_MODULE(tilewave, m) {
            "Writes the candidate as ONNX, as `tilewave nas --export-onnx` does.")
       .def(
           "scorer",
-          [](std::shared_ptr<Space> self, const IdOrPath& gpu, int64_t batch, const std::string& runtime,
-             const std::string& dtype, const std::optional<PathArg>& gpu_dir, const std::optional<std::string>& layout,
-             std::optional<bool> amp, std::optional<bool> graph, const std::optional<IdOrPath>& host) {
-            return std::make_unique<Scorer>(std::move(self),
-                                            target_options(gpu, runtime, dtype, layout, amp, graph, host, gpu_dir), batch);
+          [](std::shared_ptr<Space> self, int64_t batch, const py::kwargs& keywords) {
+            return std::make_unique<Scorer>(std::move(self), keyword_options(keywords, "nas", "scorer"), batch);
           },
-          py::kw_only(), py::arg("gpu") = "h200", py::arg("batch") = 1, py::arg("runtime") = "eager",
-          py::arg("dtype") = "fp16", py::arg("gpu_dir") = py::none(), py::arg("layout") = py::none(),
-          py::arg("amp") = py::none(), py::arg("graph") = py::none(), py::arg("host") = py::none(),
-          "A scorer for this space on one GPU, batch and execution configuration, as `tilewave nas SPACE` with the "
-          "same options takes them (batch 1 is nas's default: a space has no file batch).");
+          py::kw_only(), py::arg("batch") = 1,
+          std::string("A scorer for this space on one GPU, batch and execution configuration, as `tilewave nas SPACE` with the "
+          "same options takes them (batch 1 is nas's default: a space has no file batch)." +
+          keywords_doc("nas")).c_str());
 
   scorer_class
       .def("score", &Scorer::score, py::arg("encoding"),

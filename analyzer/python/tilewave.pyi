@@ -3,7 +3,7 @@
 # JSON (`--format json`); tests/python checks that these keys are exactly
 # the keys a call returns.
 import os
-from typing import Any, Dict, List, Optional, Sequence, Tuple, TypedDict, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, TypedDict, Union, Unpack
 
 __version__: str
 
@@ -283,71 +283,61 @@ class Ranking(TypedDict):
     host_bound_models: int  # models whose step the host sets
     notes: List[str]        # one line when most models are host-bound
 
-def analyze(path: _Path, *, batch: Optional[int] = None, gpu: _Path = "h200", input: Optional[Dict[str, List[int]]] = None,
-            runtime: str = "eager", dtype: str = "fp16", attention: str = "fused", layout: Optional[str] = None,
-            amp: Optional[bool] = None, graph: Optional[bool] = None, host: Optional[_Path] = None,
-            gpu_dir: Optional[_Path] = None, allow_unmodelled: bool = False) -> Analysis: ...
+# The execution options every analysing call takes as **options, generated
+# from the option table (exec_options.h) by `tilewave options --format pyi`;
+# tests/cli_test.sh checks this block against it.
+# BEGIN tilewave options --format pyi
+class ListOptions(TypedDict, total=False):  # analyze_layers and Space.scorer: no file, so no input
+    gpu: _Path  # default "h200"
+    gpu_dir: Optional[_Path]  # default None
+    runtime: str  # default "eager"
+    dtype: str  # default "fp16"
+    attention: str  # default "fused"
+    layout: Optional[str]  # default None
+    amp: Optional[bool]  # default None
+    graph: Optional[bool]  # default None
+    host: Optional[_Path]  # default None
+class ExecutionOptions(ListOptions, total=False):  # analyze, sweep, advise, check, rank, report, annotate
+    input: Optional[Dict[str, Sequence[int]]]  # default None
+    allow_unmodelled: bool  # default False
+class CompareOptions(TypedDict, total=False):  # compare: gpus, runtimes, dtypes, layouts are lists
+    gpus: Union[str, List[str]]  # default ["h200", "a100", "l4"]
+    gpu_dir: Optional[_Path]  # default None
+    runtimes: Union[str, List[str]]  # default ["eager"]
+    dtypes: Union[str, List[str]]  # default ["fp16"]
+    attention: str  # default "fused"
+    layouts: Union[str, List[str]]  # default None
+    amp: Optional[bool]  # default None
+    graph: Optional[bool]  # default None
+    host: Optional[_Path]  # default None
+    input: Optional[Dict[str, Sequence[int]]]  # default None
+    allow_unmodelled: bool  # default False
+# END tilewave options --format pyi
+
+def analyze(path: _Path, *, batch: Optional[int] = None, **options: Unpack[ExecutionOptions]) -> Analysis: ...
 def analyze_text(path: _Path, *, batch: Optional[int] = None, format: str = "csv", top: int = 15, by: str = "",
-                 gpu: _Path = "h200",
-                 input: Optional[Dict[str, List[int]]] = None, runtime: str = "eager", dtype: str = "fp16",
-                 attention: str = "fused", layout: Optional[str] = None, amp: Optional[bool] = None,
-                 graph: Optional[bool] = None, host: Optional[_Path] = None, gpu_dir: Optional[_Path] = None,
-                 allow_unmodelled: bool = False) -> str: ...
-def sweep(path: _Path, *, batches: List[int] = ..., gpu: _Path = "h200", input: Optional[Dict[str, List[int]]] = None,
-          runtime: str = "eager", dtype: str = "fp16", attention: str = "fused", layout: Optional[str] = None,
-          amp: Optional[bool] = None, graph: Optional[bool] = None, host: Optional[_Path] = None,
-          gpu_dir: Optional[_Path] = None, allow_unmodelled: bool = False) -> Sweep: ...
-def compare(path: Union[_Path, List[_Path]], *, gpus: List[str] = ..., runtimes: List[str] = ..., dtypes: List[str] = ...,
-            batches: Optional[List[int]] = None, layouts: Optional[List[str]] = None,
-            launches: Optional[List[str]] = None, amp: Optional[bool] = None, host: Optional[_Path] = None,
-            input: Optional[Dict[str, List[int]]] = None, gpu_dir: Optional[_Path] = None,
-            allow_unmodelled: bool = False) -> Union[Comparison, ComparisonOfTwo]: ...
-def advise(path: _Path, *, batch: Optional[int] = None, gpu: _Path = "h200", input: Optional[Dict[str, List[int]]] = None,
-           runtime: str = "eager", dtype: str = "fp16", attention: str = "fused", layout: Optional[str] = None,
-           amp: Optional[bool] = None, graph: Optional[bool] = None, host: Optional[_Path] = None,
-           gpu_dir: Optional[_Path] = None, allow_unmodelled: bool = False) -> Advising: ...
-def check(path: _Path, trace: _Path, *, batch: Optional[int] = None, gpu: _Path = "h200",
-          input: Optional[Dict[str, List[int]]] = None, runtime: str = "eager", dtype: str = "fp16",
-          attention: str = "fused", layout: Optional[str] = None, amp: Optional[bool] = None,
-          graph: Optional[bool] = None, host: Optional[_Path] = None, gpu_dir: Optional[_Path] = None,
-          allow_unmodelled: bool = False) -> TraceCheck: ...
+                 **options: Unpack[ExecutionOptions]) -> str: ...
+def sweep(path: _Path, *, batches: List[int] = ..., **options: Unpack[ExecutionOptions]) -> Sweep: ...
+def compare(path: Union[_Path, List[_Path]], *, batches: Optional[List[int]] = None,
+            **options: Unpack[CompareOptions]) -> Union[Comparison, ComparisonOfTwo]: ...
+def advise(path: _Path, *, batch: Optional[int] = None, **options: Unpack[ExecutionOptions]) -> Advising: ...
+def check(path: _Path, trace: _Path, *, batch: Optional[int] = None, **options: Unpack[ExecutionOptions]) -> TraceCheck: ...
 def rank(paths: Sequence[_Path], *, batch: int = 1, threads: Optional[int] = None, keep_going: bool = False,
-         gpu: _Path = "h200",
-         input: Optional[Dict[str, List[int]]] = None, runtime: str = "eager", dtype: str = "fp16",
-         attention: str = "fused", layout: Optional[str] = None, amp: Optional[bool] = None,
-         graph: Optional[bool] = None, host: Optional[_Path] = None, gpu_dir: Optional[_Path] = None,
-         allow_unmodelled: bool = False) -> Ranking: ...
+         **options: Unpack[ExecutionOptions]) -> Ranking: ...
 # The CLI's text of advise, check and rank, as analyze_text is analyze's.
-def advise_text(path: _Path, *, batch: Optional[int] = None, format: str = "table", gpu: _Path = "h200",
-                input: Optional[Dict[str, List[int]]] = None, runtime: str = "eager", dtype: str = "fp16",
-                attention: str = "fused", layout: Optional[str] = None, amp: Optional[bool] = None,
-                graph: Optional[bool] = None, host: Optional[_Path] = None, gpu_dir: Optional[_Path] = None,
-                allow_unmodelled: bool = False) -> str: ...
+def advise_text(path: _Path, *, batch: Optional[int] = None, format: str = "table",
+                **options: Unpack[ExecutionOptions]) -> str: ...
 def check_text(path: _Path, trace: _Path, *, batch: Optional[int] = None, format: str = "table", top: int = 15,
-               gpu: _Path = "h200", input: Optional[Dict[str, List[int]]] = None, runtime: str = "eager",
-               dtype: str = "fp16", attention: str = "fused", layout: Optional[str] = None,
-               amp: Optional[bool] = None, graph: Optional[bool] = None, host: Optional[_Path] = None,
-               gpu_dir: Optional[_Path] = None, allow_unmodelled: bool = False) -> str: ...
+               **options: Unpack[ExecutionOptions]) -> str: ...
 def rank_text(paths: Sequence[_Path], *, batch: int = 1, threads: Optional[int] = None, format: str = "table",
-              keep_going: bool = False,
-              gpu: _Path = "h200", input: Optional[Dict[str, List[int]]] = None, runtime: str = "eager",
-              dtype: str = "fp16", attention: str = "fused", layout: Optional[str] = None,
-              amp: Optional[bool] = None, graph: Optional[bool] = None, host: Optional[_Path] = None,
-              gpu_dir: Optional[_Path] = None, allow_unmodelled: bool = False) -> str: ...
+              keep_going: bool = False, **options: Unpack[ExecutionOptions]) -> str: ...
 def report(path: _Path, output: _Path, *, batch: Optional[int] = None, vs: Optional[_Path] = None,
-           compare: List[str] = ..., batches: List[int] = ..., gpu: _Path = "h200",
-           input: Optional[Dict[str, List[int]]] = None, runtime: str = "eager", dtype: str = "fp16",
-           attention: str = "fused", layout: Optional[str] = None, amp: Optional[bool] = None,
-           graph: Optional[bool] = None, host: Optional[_Path] = None, gpu_dir: Optional[_Path] = None,
-           allow_unmodelled: bool = False) -> None: ...
-def annotate(path: _Path, output: _Path, *, batch: Optional[int] = None, gpu: _Path = "h200",
-             input: Optional[Dict[str, List[int]]] = None, runtime: str = "eager", dtype: str = "fp16",
-             attention: str = "fused", layout: Optional[str] = None, amp: Optional[bool] = None,
-             graph: Optional[bool] = None, host: Optional[_Path] = None, gpu_dir: Optional[_Path] = None,
-             allow_unmodelled: bool = False) -> None: ...
-def analyze_layers(layers: Any, *, input: List[int] = ..., gpu: _Path = "h200", batch: int = 1, runtime: str = "eager",
-                   dtype: str = "fp16", gpu_dir: Optional[_Path] = None, layout: Optional[str] = None,
-                   amp: Optional[bool] = None, graph: Optional[bool] = None, host: Optional[_Path] = None) -> Dict[str, Any]: ...
+           compare: List[str] = ..., batches: List[int] = ..., **options: Unpack[ExecutionOptions]) -> None: ...
+def annotate(path: _Path, output: _Path, *, batch: Optional[int] = None,
+             **options: Unpack[ExecutionOptions]) -> None: ...
+def analyze_layers(layers: Any, *, input: List[int] = ..., batch: int = 1,
+                   **options: Unpack[ListOptions]) -> Dict[str, Any]: ...
+def execution_options() -> List[Dict[str, Any]]: ...
 def layers_to_onnx(layers: Any, path: _Path, *, input: List[int] = ..., batch: int = 1) -> int: ...
 def predict_layers(layers: Any, *, gpu: _Path = "h200", gpu_dir: Optional[_Path] = None) -> Any: ...
 def gpus(gpu_dir: Optional[_Path] = None) -> List[str]: ...
@@ -384,7 +374,5 @@ class Space:
     def sample(self, seed: int, index: int, *, unique: bool = False) -> str: ...
     def samples(self, n: int, *, seed: int = 1, unique: bool = False) -> List[str]: ...
     def enumerate(self) -> List[str]: ...
-    def scorer(self, *, gpu: _Path = "h200", batch: int = 1, runtime: str = "eager", dtype: str = "fp16",
-               gpu_dir: Optional[_Path] = None, layout: Optional[str] = None, amp: Optional[bool] = None,
-               graph: Optional[bool] = None, host: Optional[_Path] = None) -> Scorer: ...
+    def scorer(self, *, batch: int = 1, **options: Unpack[ListOptions]) -> Scorer: ...
     def export_onnx(self, encoding: str, path: _Path, *, batch: int = 1) -> None: ...

@@ -126,9 +126,9 @@ def report_splits(runs):
 
 
 def report_findings(runs):
-    """docs/report.md: the findings of `tilewave compare onnx_models/resnet50.onnx onnx_models/efficientnet_b0.onnx --gpu h200 --batch 16 --layout nhwc --no-amp --launch graph`."""
+    """docs/report.md: the findings of `tilewave compare onnx_models/resnet50.onnx onnx_models/efficientnet_b0.onnx --gpu h200 --batch 16 --layout nhwc --no-amp --graph`."""
     out = runs.text("compare", "onnx_models/resnet50.onnx", "onnx_models/efficientnet_b0.onnx", "--gpu", "h200",
-                    "--batch", "16", "--layout", "nhwc", "--no-amp", "--launch", "graph")
+                    "--batch", "16", "--layout", "nhwc", "--no-amp", "--graph")
     return [FENCE, *out[out.index("Which is faster"):].rstrip("\n").split("\n"), FENCE]
 
 
@@ -144,9 +144,9 @@ def report_host_bound(runs):
 
 
 def report_compare_gpus(runs):
-    """docs/report.md: `tilewave compare onnx_models/resnet50.onnx --gpu h200,a100,l4 --batch 16 --layout nhwc --no-amp --launch graph`."""
+    """docs/report.md: `tilewave compare onnx_models/resnet50.onnx --gpu h200,a100,l4 --batch 16 --layout nhwc --no-amp --graph`."""
     out = runs.text("compare", "onnx_models/resnet50.onnx", "--gpu", "h200,a100,l4", "--batch", "16",
-                    "--layout", "nhwc", "--no-amp", "--launch", "graph")
+                    "--layout", "nhwc", "--no-amp", "--graph")
     return [FENCE, *out.rstrip("\n").split("\n"), FENCE]
 
 

@@ -47,13 +47,24 @@ struct RunOptions {
 GpuModel gpu_of(const RunOptions& o);
 // The execution configuration (InputError naming the option on a bad value).
 ExecutionConfig execution_of(const RunOptions& o);
-// The host a plain loop is scheduled on: `host`, else default_host_id(); null for graph replay.
-std::shared_ptr<const HostModel> host_of(const RunOptions& o);
+// The host a plain loop under `exec` is scheduled on: `host`, else
+// default_host_id(); null for graph replay without a --host.
+std::shared_ptr<const HostModel> host_of(const RunOptions& o, const ExecutionConfig& exec);
 // The host `o` names (--host / host=), else the default host, whatever the
 // launch: for callers that issue a loop themselves (calibrate from-benchmark).
 HostModel host_named(const RunOptions& o);
-// Everything analyze_file / ModelFile::analyze read.
+// Everything analyze_file / ModelFile::analyze read: the configuration
+// checked once, the host loaded when one issues the step, batch and inputs.
 AnalyzeOptions analyze_options(const RunOptions& o);
+// The options resolved once into what an analysis runs on: the GPU file
+// parsed once, with analyze_options(). Every command and Python call that
+// analyses one model on one GPU takes this.
+struct Target {
+  GpuModel gpu;
+  AnalyzeOptions options;
+};
+Target resolve_target(const RunOptions& o);
+inline Analysis analyze_file(const std::string& path, const Target& t) { return analyze_file(path, t.gpu, t.options); }
 // "NAME=1x3x224x224" as the name and its dims; InputError naming --input otherwise.
 std::pair<std::string, std::vector<int64_t>> parse_input_spec(const std::string& spec);
 // An error when the totals cannot stand for the model (incomplete_reason)
@@ -66,12 +77,13 @@ std::vector<int64_t> default_sweep_batches();
 std::vector<Analysis> analyze_batches(const ModelFile& model, const RunOptions& o, const std::vector<int64_t>& batches);
 
 // `compare`'s axes: every combination, GPUs outermost, batches innermost.
-// An empty layouts, launches or batches list: each runtime's default, the file's batch.
+// An empty layouts or batches list: each runtime's default, the file's
+// batch. The launch is one for every combination (--graph/--no-graph).
 struct CompareAxes {
   std::vector<std::string> gpus{"h200", "a100", "l4"};
   std::vector<std::string> runtimes{"eager"};
   std::vector<std::string> dtypes{"fp16"};
-  std::vector<std::string> layouts, launches;
+  std::vector<std::string> layouts;
   std::vector<int64_t> batches;
 };
 // `each` sees every analysis as it is made (the CLI checks and notes there).

@@ -363,7 +363,7 @@ std::vector<int64_t> shape_signature(const KernelResult& r) {
 
 CheckRun check_file(const std::string& model_path, const std::string& trace_path, const RunOptions& o,
                     const std::function<void(const Analysis&)>& on_analysis) {
-  CheckRun run{read_trace(trace_path), analyze_file(model_path, gpu_of(o), analyze_options(o)), {}};
+  CheckRun run{read_trace(trace_path), analyze_file(model_path, resolve_target(o)), {}};
   if (on_analysis) on_analysis(run.analysis);
   run.check = check_against_trace(run.analysis, run.trace);
   return run;

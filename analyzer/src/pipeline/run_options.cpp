@@ -27,8 +27,8 @@ std::string option(const RunOptions& o, const char* name) { return o.option_pref
 GpuModel gpu_of(const RunOptions& o) { return load_gpu(o.gpu, o.gpu_dir.empty() ? default_gpu_dir() : o.gpu_dir); }
 
 ExecutionConfig execution_of(const RunOptions& o) {
-  if (o.attention != "fused" && o.attention != "unfused")
-    throw InputError(option(o, "attention"), fmt::format("attention is fused or unfused, not '{}'", o.attention));
+  // The front ends checked each value against the option table (set_option);
+  // execution_from_json checks what a caller of the library set by hand.
   nlohmann::json j = o.execution;
   j["runtime"] = runtime_named(o.runtime, option(o, "runtime")).name();
   j["dtype"] = dtype_name(dtype_named(o.dtype, option(o, "dtype")));
@@ -40,16 +40,16 @@ HostModel host_named(const RunOptions& o) {
   return load_host(o.host.empty() ? default_host_id() : o.host, o.gpu_dir.empty() ? default_gpu_dir() : o.gpu_dir);
 }
 
-std::shared_ptr<const HostModel> host_of(const RunOptions& o) {
+std::shared_ptr<const HostModel> host_of(const RunOptions& o, const ExecutionConfig& exec) {
   // Graph replay needs no host.
-  if (o.host.empty() && execution_of(o).launch != Launch::loop) return nullptr;
+  if (o.host.empty() && exec.launch != Launch::loop) return nullptr;
   return std::make_shared<const HostModel>(host_named(o));
 }
 
 AnalyzeOptions analyze_options(const RunOptions& o) {
   AnalyzeOptions a;
   a.exec = execution_of(o);
-  a.host = host_of(o);
+  a.host = host_of(o, a.exec);
   if (o.batch > 0) a.load.batch = o.batch;
   else if (o.batch < 0) throw InputError(option(o, "batch"), fmt::format("batch must be positive, not {}", o.batch));
   for (const auto& [name, dims] : o.input_shapes) {
@@ -60,6 +60,8 @@ AnalyzeOptions analyze_options(const RunOptions& o) {
   a.load.input_shapes = o.input_shapes;
   return a;
 }
+
+Target resolve_target(const RunOptions& o) { return {gpu_of(o), analyze_options(o)}; }
 
 std::pair<std::string, std::vector<int64_t>> parse_input_spec(const std::string& spec) {
   const auto eq = spec.find('=');
@@ -103,15 +105,14 @@ std::vector<Analysis> analyze_combinations(const ModelFile& model, const RunOpti
     for (const auto& runtime : axes.runtimes)
       for (const auto& dtype : axes.dtypes)
         for (const auto& layout : or_default(axes.layouts))
-          for (const auto& launch : or_default(axes.launches))
-            for (int64_t b : batches) {
-              RunOptions oc = o;
-              oc.gpu = gpu_id, oc.runtime = runtime, oc.dtype = dtype, oc.batch = b;
-              if (!layout.empty()) oc.execution["layout"] = layout;
-              if (!launch.empty()) oc.execution["launch"] = launch;
-              out.push_back(model.analyze(gpu_of(oc), analyze_options(oc)));
-              if (each) each(out.back(), out.size() - 1);
-            }
+          for (int64_t b : batches) {
+            RunOptions oc = o;
+            oc.gpu = gpu_id, oc.runtime = runtime, oc.dtype = dtype, oc.batch = b;
+            if (!layout.empty()) oc.execution["layout"] = layout;
+            const Target t = resolve_target(oc);
+            out.push_back(model.analyze(t.gpu, t.options));
+            if (each) each(out.back(), out.size() - 1);
+          }
   if (out.empty()) throw InputError(model.path, "compare was given no GPU, runtime or dtype");
   return out;
 }

@@ -7,6 +7,7 @@
 #include <fmt/ostream.h>
 
 #include "tilewave/error.h"
+#include "tilewave/exec_options.h"
 #include "tilewave/json_input.h"
 #include "format.h"
 #include "tilewave/report.h"
@@ -18,9 +19,13 @@ namespace tilewave {
 
 namespace {
 
-// The CLI flag that sets a trace's setting (the Python keywords are the JSON's option and value).
+// The CLI flag that sets a trace's setting, as the option table spells it
+// (the Python keywords are the JSON's option and value).
 std::string flag_for(const TraceSetting& s) {
-  if (s.option == "amp") return s.value == "on" ? "--amp" : "--no-amp";
+  for (const ExecOption& e : execution_options())
+    if (e.keyword == s.option)
+      return e.kind == OptionKind::on_off ? (s.value == "on" ? cli_flag(e) : cli_off_flag(e))
+                                          : fmt::format("{} {}", cli_flag(e), s.value);
   return fmt::format("--{} {}", s.option, s.value);
 }
 
