@@ -555,7 +555,7 @@ expect 1 "differs from the first file" -- "$tw" nas-merge "$tmp/part0.csv" "$tmp
 echo '{"header": "yes", "shard": "0/1"}' > "$tmp/bad_header.jsonl"
 expect 1 "bad_header.jsonl: not a \`tilewave nas\` output" -- "$tw" nas-merge "$tmp/bad_header.jsonl"
 printf '{"header": true, "shard": "0/1"}\n{"index": 0, "latency_us": "x"}\n' > "$tmp/bad_row.jsonl"
-expect 1 "bad_row.jsonl:2: row is not" -- "$tw" nas-merge "$tmp/bad_row.jsonl"
+expect 1 "bad_row.jsonl:2: field .latency_us. is not a nas figure" -- "$tw" nas-merge "$tmp/bad_row.jsonl"
 expect 2 "" -- "$tw" nas "$sp" --shard 3/3
 expect 0 "" -- "$tw" nas "$sp" --samples 300 --seed 4 --pareto --min-utilization 0.0005 --layout nhwc --no-amp --graph --format json -o "$tmp/front.jsonl"
 python3 - "$tmp/front.jsonl" <<'PY' || { echo "FAIL: --pareto/--min-utilization rows"; fails=$((fails + 1)); }
