@@ -555,7 +555,7 @@ expect 1 "differs from the first file" -- "$tw" nas-merge "$tmp/part0.csv" "$tmp
 echo '{"header": "yes", "shard": "0/1"}' > "$tmp/bad_header.jsonl"
 expect 1 "bad_header.jsonl: not a \`tilewave nas\` output" -- "$tw" nas-merge "$tmp/bad_header.jsonl"
 printf '{"header": true, "shard": "0/1"}\n{"index": 0, "latency_us": "x"}\n' > "$tmp/bad_row.jsonl"
-expect 1 "bad_row.jsonl:2: row is not" -- "$tw" nas-merge "$tmp/bad_row.jsonl"
+expect 1 "bad_row.jsonl:2: field .latency_us. is not a nas figure" -- "$tw" nas-merge "$tmp/bad_row.jsonl"
 expect 2 "" -- "$tw" nas "$sp" --shard 3/3
 expect 0 "" -- "$tw" nas "$sp" --samples 300 --seed 4 --pareto --min-utilization 0.0005 --layout nhwc --no-amp --graph --format json -o "$tmp/front.jsonl"
 python3 - "$tmp/front.jsonl" <<'PY' || { echo "FAIL: --pareto/--min-utilization rows"; fails=$((fails + 1)); }
@@ -868,6 +868,15 @@ expect 0 "" -- timeout 120 "$tw" advise "$data/tiny_cnn.onnx" --batch 1000000
 sed '3s/,[0-9.]*,\([0-9.]*\),\([0-9.]*\),idle/,nan,\1,\2,idle/' "$tmp/part0.csv" >"$tmp/nan0.csv"
 cp "$tmp/part0.csv.meta.json" "$tmp/nan0.csv.meta.json"
 expect 1 "nan0.csv:3: time_us 'nan' is not a nas figure" -- "$tw" nas-merge "$tmp/nan0.csv" "$tmp/part1.csv" -o "$tmp/merged.csv"
+# The generator's findings (tests/fuzz/corpus/nas_merge, issue 32): a figure
+# out of range, a fraction where nas writes an integer, a number's type
+# wrong, or an escape sequence in a text cell, in CSV or JSON Lines: one
+# line naming the file and row, exit 1, no output written.
+for f in "$root"/tests/fuzz/corpus/nas_merge/*.csv "$root"/tests/fuzz/corpus/nas_merge/*.jsonl; do
+  rm -f "$tmp/corpus_merged"
+  expect 1 "$(basename "$f"):[0-9]*: .* is not a nas" -- "$tw" nas-merge "$f" -o "$tmp/corpus_merged"
+  [ ! -e "$tmp/corpus_merged" ] || { echo "FAIL: nas-merge of $f left its output"; fails=$((fails + 1)); }
+done
 expect 2 "usage error: .*--bogus" -- "$tw" ops --bogus
 
 # When the system refuses threads (here 1 GB stacks in a 3 GB address

@@ -32,6 +32,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <thread>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -55,6 +56,11 @@
 #include "tilewave/pipeline.h"
 #include "tilewave/report.h"
 #include "tilewave/run_options.h"
+#include "tilewave/output_file.h"
+#include "tilewave/search.h"
+#include "tilewave/search_space.h"
+#include "tilewave/json_input.h"
+#include "tilewave/text.h"
 #include "tilewave_onnx.pb.h"
 
 using namespace tilewave;
@@ -620,7 +626,7 @@ std::string run_case(const std::string& path, const GpuModel& gpu, const RunOpti
 // benchmark CSVs for calibrate from-benchmark and list files for rank, each
 // a real file made hostile and read through the library's reader as the
 // command calls it, held to the same contract.
-enum class FileKind { host, gpu, arch, measurements, benchmark_csv, list, external_data, count };
+enum class FileKind { host, gpu, arch, measurements, benchmark_csv, list, external_data, nas_outputs, nas_space, count };
 const char* file_kind_name(FileKind k) {
   switch (k) {
     case FileKind::host: return "host file (--host)";
@@ -630,6 +636,8 @@ const char* file_kind_name(FileKind k) {
     case FileKind::benchmark_csv: return "benchmark CSV (calibrate from-benchmark)";
     case FileKind::list: return "list file (rank)";
     case FileKind::external_data: return "external-data entries of a model (annotate -o)";
+    case FileKind::nas_outputs: return "nas outputs and their sidecars (nas-merge)";
+    case FileKind::nas_space: return "search space (nas on 1-4 threads and the default)";
     case FileKind::count: break;
   }
   return "?";
@@ -706,6 +714,87 @@ std::string mutate_text(Rng& rng, std::string s) {
     }
   }
   return s;
+}
+
+// A small `tilewave nas` run as cmd_nas makes it (docs/nas.md): the space
+// at `space_file` searched under the CLI's default configuration, its rows'
+// texts in `format` in index order. `threads` 0 is the CLI's default (the cores).
+struct NasRunOut {
+  nlohmann::json header;
+  std::vector<std::string> rows;
+  double repeats = 0;  // the samples nas warns are expected to repeat
+};
+NasRunOut run_nas(const std::string& space_file, const space::SearchOptions& opt_in, const std::string& format,
+                  int threads) {
+  const space::SearchSpace s = space::load_space(space_file);
+  RunOptions o;
+  o.gpu_dir = TILEWAVE_GPU_DIR;
+  const GpuModel g = gpu_of(o);
+  const ExecutionConfig exec = execution_of(o);
+  space::SearchOptions opt = opt_in;
+  opt.threads = threads > 0 ? threads : int(std::max(1u, std::thread::hardware_concurrency()));
+  const uint64_t total = space::sampling_total(s, opt);
+  NasRunOut out;
+  out.repeats = space::expected_repeats(s.size(), total);
+  const auto host = host_of(o);
+  space::Search search(s, g, exec, host, 1);
+  out.header = nas_header({s, space_file, opt, total, g, exec, 1, o.dtype, host ? host->id : ""});
+  space::SearchCallbacks cb;
+  cb.format = [&format](const space::SearchRow& r, std::string& text) { format_nas_row(r, format, text); };
+  cb.row = [&out](const space::SearchRow& r) {
+    fuzz::check_number("nas time_us", r.cost.time_us);
+    fuzz::check_number("nas flops", double(r.cost.flops));
+    fuzz::check_number("nas params", double(r.cost.params));
+    fuzz::check_number("nas throughput_per_s", r.cost.throughput_per_s);
+    fuzz::check_number("nas utilization", r.cost.utilization);
+    if (r.cost.utilization > 1 + 1e-9) fuzz::finding("nas utilization", r.cost.utilization);
+    if (!(r.cost.time_us > 0)) fuzz::finding("nas time_us not positive", r.cost.time_us);
+    out.rows.push_back(r.text);
+  };
+  const space::SearchResult result = search.run(opt, cb);
+  if (opt.pareto)
+    for (const auto& r : result.front) out.rows.push_back(r.text);
+  return out;
+}
+
+// A nas or nas-merge output's rows, read back as a user's script would:
+// every figure a finite number, none negative, no control characters.
+void check_nas_output(const std::string& path, const std::string& format) {
+  std::ifstream f(path, std::ios::binary);
+  std::string line;
+  bool first = true;
+  while (std::getline(f, line)) {
+    for (unsigned char ch : line)
+      if (ch < 0x20 || ch == 0x7f) fuzz::finding("a control character in a nas-merge output", ch);
+    if (format == "csv") {
+      if (line.empty() || line[0] == '#' || line.rfind("index,", 0) == 0) continue;
+      std::stringstream cells(line);
+      std::string cell;
+      for (size_t column = 0; std::getline(cells, cell, ','); ++column) {
+        if (column == 1 || column == 7 || column == 10) continue;  // encoding, main_loss, bound
+        char* end = nullptr;
+        const double v = std::strtod(cell.c_str(), &end);
+        if (cell.empty() || *end != '\0') fuzz::finding("a nas-merge CSV cell that is not a number", double(column));
+        fuzz::check_number("nas-merge figure", v);
+        if (column == 6 && v > 1) fuzz::finding("nas-merge utilization", v);
+      }
+    } else if (!first) {
+      const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+      if (!j.is_object()) fuzz::finding("a nas-merge JSON line that does not parse", 0);
+      for (const auto& [key, v] : j.items())
+        if (v.is_number()) fuzz::check_number(("nas-merge " + key).c_str(), v.get<double>());
+      if (j.value("utilization", 0.0) > 1) fuzz::finding("nas-merge utilization", j.value("utilization", 0.0));
+    }
+    first = false;
+  }
+}
+
+// The bytes of every file under `dir`, to see which a command changed.
+std::map<std::string, std::string> files_under(const std::string& dir) {
+  std::map<std::string, std::string> out;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir))
+    if (e.is_regular_file()) out[e.path().string()] = file_text(e.path().string());
+  return out;
 }
 
 struct FileCase {
@@ -843,6 +932,168 @@ FileCase make_file_case(uint64_t seed, uint64_t index, const std::string& dir, c
         const Analysis a = analyze_file(path, gpu, analyze_options(o));
         fuzz::check_analysis(a);
         if (annotated_onnx(path, a, output).empty()) fuzz::finding("an empty annotated model", 0);
+      };
+      break;
+    }
+    case FileKind::nas_outputs: {
+      // The shards of a small nas run (CSV with FILE.meta.json, or JSON
+      // Lines), made hostile: edited text in a row, the header or a sidecar,
+      // columns dropped or reordered, a part named twice or a sidecar given
+      // as a part, and -o naming a part, a sidecar or a new file. As
+      // `tilewave nas-merge` (cmd_nas_merge under main's OutputScope): one
+      // line and no file changed, or rows that hold the contract.
+      const std::string format = chance(rng, 0.6) ? "csv" : "json";
+      const uint64_t shards = uint64_t(between(rng, 1, 3));
+      space::SearchOptions opt;
+      opt.samples = uint64_t(between(rng, 1, 6));
+      opt.seed = uint64_t(between(rng, 1, 1000));
+      opt.pareto = chance(rng, 0.2);
+      opt.shards = shards;
+      std::vector<std::string> parts;
+      for (uint64_t i = 0; i < shards; ++i) {
+        opt.shard = i;
+        const NasRunOut run = run_nas(TILEWAVE_NAS_SPACE, opt, format, 1);
+        const std::string path = fmt::format("{}/part{}{}.{}", dir, i, odd, format == "csv" ? "csv" : "jsonl");
+        std::ostringstream text;
+        write_nas_rows(text, run.header, {}, format);
+        for (const auto& r : run.rows) text << r << "\n";
+        write(path, text.str());
+        if (format == "csv") write(nas_meta_path(path), json_text(run.header, 2) + "\n");
+        parts.push_back(path);
+      }
+      // Hostile edits, one to three.
+      for (int64_t e = between(rng, 1, 3); e > 0; --e) {
+        const std::string& part = pick(rng, parts);
+        const bool sidecar = format == "csv" && chance(rng, 0.3);
+        const std::string target = sidecar ? nas_meta_path(part) : part;
+        std::string text = file_text(target);
+        switch (between(rng, 0, 5)) {
+          case 0: case 1: text = mutate_text(rng, text); break;
+          case 2: {  // the CSV's columns reordered (rows too, or the names alone), or one dropped
+            if (format != "csv" || sidecar) { text = mutate_text(rng, text); break; }
+            std::vector<std::string> lines;
+            std::stringstream ls(text);
+            for (std::string l; std::getline(ls, l);) lines.push_back(l);
+            const size_t width = nas_columns().size();
+            std::vector<size_t> order(width);
+            for (size_t k = 0; k < width; ++k) order[k] = k;
+            std::shuffle(order.begin(), order.end(), rng);
+            const bool drop = chance(rng, 0.3), names_only = chance(rng, 0.3);
+            if (drop) order.pop_back();
+            text.clear();
+            for (size_t k = 0; k < lines.size(); ++k) {
+              std::vector<std::string> cells;
+              std::stringstream cs(lines[k]);
+              for (std::string cell; std::getline(cs, cell, ',');) cells.push_back(cell);
+              if (!lines[k].empty() && lines[k].back() == ',') cells.push_back("");
+              const bool names = lines[k].rfind("index,", 0) == 0;
+              if (cells.size() != width || (names_only && !names)) {
+                text += lines[k] + "\n";
+                continue;
+              }
+              for (size_t m = 0; m < order.size(); ++m) text += (m ? "," : "") + cells[order[m]];
+              text += "\n";
+            }
+            break;
+          }
+          case 3: {  // a row with a hostile figure or text in one field
+            const std::vector<std::string> values = {"nan", "-1", "1e400", "1e30", "0.5", "-0", "inf", "", "\x1b[31m",
+                                                     "a\rb", "\xff\xfe", "18446744073709551616", "9223372036854775807"};
+            const std::string v = pick(rng, values);
+            const std::string column = pick(rng, nas_columns());
+            if (format == "csv") {
+              const size_t at = text.rfind('\n', text.size() - 2);
+              if (at == std::string::npos || sidecar) break;
+              std::string row = text.substr(at + 1);
+              std::vector<std::string> cells;
+              std::stringstream cs(row.substr(0, row.size() - 1));
+              for (std::string cell; std::getline(cs, cell, ',');) cells.push_back(cell);
+              if (cells.empty()) break;
+              cells[NasCsvColumns::today(column) % cells.size()] = v;
+              text.resize(at + 1);
+              text += NasCsvColumns::text(cells) + "\n";
+            } else {
+              const size_t at = text.rfind('\n', text.size() - 2);
+              if (at == std::string::npos) break;
+              nlohmann::json row = nlohmann::json::parse(text.substr(at + 1), nullptr, false);
+              if (!row.is_object()) break;
+              text.resize(at + 1);
+              // A number where one parses, else the text as a string.
+              const nlohmann::json value = nlohmann::json::parse(v, nullptr, false);
+              row[column] = value.is_discarded() ? nlohmann::json(v) : value;
+              text += row.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+            }
+            break;
+          }
+          case 4: text.clear(); break;
+          case 5: if (sidecar) std::filesystem::remove(target); else text = mutate_text(rng, text); break;
+        }
+        if (std::filesystem::exists(target)) write(target, text);
+      }
+      std::vector<std::string> files = parts;
+      if (chance(rng, 0.1)) files.push_back(parts.front());
+      if (format == "csv" && chance(rng, 0.1)) files.push_back(nas_meta_path(parts.back()));
+      std::shuffle(files.begin(), files.end(), rng);
+      const std::string output = chance(rng, 0.3) ? pick(rng, files)
+                                 : format == "csv" && chance(rng, 0.1) ? nas_meta_path(pick(rng, parts))
+                                                                        : dir + "/merged" + odd + (format == "csv" ? ".csv" : ".jsonl");
+      c.description += fmt::format(" ({}, {} shards, -o {}){}", format, shards, printable(output),
+                                   odd.empty() ? "" : " (its name not UTF-8)");
+      // held_to_contract: no output after a refusal, no input changed ever.
+      c.run = [dir, files, output](bool& refused) {
+        const auto before = files_under(dir);
+        const bool output_existed = before.count(output) > 0;
+        std::string merged_format;
+        std::string broken = held_to_contract(
+            [&] {
+              OutputScope scope;
+              const NasMerge merged = merge_nas_outputs(files);
+              merged_format = merged.format;
+              write_output(output, [&](std::ostream& os) {
+                write_nas_rows(os, merged.header, {}, merged.format);
+                for (const auto& text : merged.rows) os << text << "\n";
+              });
+              if (merged.format == "csv")
+                write_output(nas_meta_path(output), [&](std::ostream& os) { os << json_text(merged.header, 2) << "\n"; });
+              scope.commit();
+            },
+            refused);
+        if (!broken.empty()) return broken;
+        const auto after = files_under(dir);
+        for (const auto& [path, bytes] : before) {
+          const bool written = !refused && (path == output || path == nas_meta_path(output));
+          if (!written && (!after.count(path) || after.at(path) != bytes))
+            return fmt::format("nas-merge changed or removed its input {}", printable(path));
+        }
+        if (refused && !output_existed && after.count(output)) return std::string("a refused nas-merge left its output");
+        if (!refused) check_nas_output(output, merged_format);
+        return std::string();
+      };
+      return c;
+    }
+    case FileKind::nas_space: {
+      // A small space made hostile, searched with replacement or unique
+      // draws on the CLI's default threads (the cores) and on 1 to 4: the
+      // same rows, in the same order, from every thread count, every
+      // figure held to the contract, and the repeat estimate nas warns with
+      // a finite count no larger than the samples.
+      const std::string path = dir + "/space" + odd + ".json";
+      write(path, mutate_text(rng, file_text(TILEWAVE_NAS_SPACE)));
+      space::SearchOptions opt;
+      opt.samples = uint64_t(pick(rng, std::vector<int64_t>{1, 3, 8, 20}));
+      opt.seed = uint64_t(between(rng, 0, 1 << 20));
+      opt.sampling = chance(rng, 0.3) ? space::Sampling::unique : space::Sampling::replacement;
+      opt.pareto = chance(rng, 0.2);
+      opt.min_utilization = chance(rng, 0.2) ? 0.001 : 0;
+      const std::string format = chance(rng, 0.5) ? "csv" : "json";
+      c.description += fmt::format(" ({} samples, seed {}, {})", opt.samples, opt.seed, space::sampling_name(opt.sampling));
+      body = [=] {
+        const NasRunOut first = run_nas(path, opt, format, 0);
+        if (!std::isfinite(first.repeats) || first.repeats < 0 || first.repeats > double(opt.samples))
+          fuzz::finding("expected repeats", first.repeats);
+        for (int threads = 1; threads <= 4; ++threads)
+          if (run_nas(path, opt, format, threads).rows != first.rows)
+            fuzz::finding("nas rows that differ with the thread count", threads);
       };
       break;
     }
@@ -1061,7 +1312,7 @@ int main(int argc, char** argv) {
               elapsed, (unsigned long long)analysed, (unsigned long long)refused,
               (unsigned long long)(findings - file_findings));
   std::printf("adversarial_ops: %llu input-file cases over %d kinds (host, GPU, architecture, measurement, benchmark CSV, "
-              "list, external data): %llu read, %llu refused with one error line, %llu findings\n",
+              "list, external data, nas outputs, search space): %llu read, %llu refused with one error line, %llu findings\n",
               (unsigned long long)file_run, int(FileKind::count),
               (unsigned long long)(file_run - file_refused - file_findings), (unsigned long long)file_refused,
               (unsigned long long)file_findings);

@@ -124,6 +124,9 @@ const std::vector<std::string>& nas_columns();
 // today's nas_columns() order, the time in both time columns and an unknown
 // bound empty, every figure checked (a finite number, none negative, the
 // time positive); InputError naming `where` otherwise.
+// A cell of a nas row in `column` (views/nas.cpp says what passes);
+// InputError naming `where` otherwise. nas-merge holds CSV and JSON rows to it.
+void check_nas_cell(const std::string& column, const std::string& cell, const std::string& where);
 class NasCsvColumns {
  public:
   NasCsvColumns() = default;

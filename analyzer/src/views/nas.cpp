@@ -104,6 +104,40 @@ std::vector<std::string> split_cells(const std::string& line) {
 
 }  // namespace
 
+// A nas row's cell as nas writes it (nas_csv_row): integers where nas writes
+// integers, figures finite and not negative, the time positive, the
+// utilization at most 1, and text without control characters or bytes that
+// are not ASCII (an output's rows are re-written as they are read, so
+// nothing a terminal would act on may pass). A bound or main loss may be
+// empty (shards from before them). InputError naming `where` otherwise.
+void check_nas_cell(const std::string& column, const std::string& cell, const std::string& where) {
+  const char* const begin = cell.data();
+  const char* const end = begin + cell.size();
+  if (column == "encoding" || column == "main_loss" || column == "bound") {
+    const bool plain = std::all_of(cell.begin(), cell.end(), [](char ch) { return ch >= 0x20 && ch < 0x7f; });
+    if (!plain || (column == "encoding" && cell.empty()))
+      throw InputError(where, fmt::format("{} '{}' is not a nas {}", column, printable(cell),
+                                          cell.empty() ? "encoding" : "text (control characters or bytes not ASCII)"));
+    return;
+  }
+  bool ok = false;
+  if (column == "index") {
+    uint64_t v = 0;
+    const auto r = std::from_chars(begin, end, v);
+    ok = r.ec == std::errc() && r.ptr == end;
+  } else if (column == "flops" || column == "params" || column == "kernels") {
+    int64_t v = 0;
+    const auto r = std::from_chars(begin, end, v);
+    ok = r.ec == std::errc() && r.ptr == end && v >= 0;
+  } else {
+    double v = 0;
+    const auto r = std::from_chars(begin, end, v);
+    ok = r.ec == std::errc() && r.ptr == end && std::isfinite(v) && v >= 0 &&
+         ((column != "time_us" && column != "latency_us") || v > 0) && (column != "utilization" || v <= 1);
+  }
+  if (!ok) throw InputError(where, fmt::format("{} '{}' is not a nas figure", column, printable(cell)));
+}
+
 NasCsvColumns::NasCsvColumns(const std::string& names_line, const std::string& where) {
   const auto names = split_cells(names_line);
   for (size_t i = 0; i < names.size(); ++i)
@@ -128,13 +162,7 @@ std::vector<std::string> NasCsvColumns::row(const std::string& line, const std::
     auto it = at_.find(c);
     if (it == at_.end() && (c == "time_us" || c == "latency_us")) it = at_.find(c == "time_us" ? "latency_us" : "time_us");
     std::string cell = it == at_.end() ? "" : cells[it->second];
-    if (c != "encoding" && c != "main_loss" && c != "bound") {
-      double v = 0;
-      const auto r = std::from_chars(cell.data(), cell.data() + cell.size(), v);
-      if (r.ec != std::errc() || r.ptr != cell.data() + cell.size() || !std::isfinite(v) || v < 0 ||
-          ((c == "time_us" || c == "latency_us") && v <= 0))
-        throw InputError(where, fmt::format("{} '{}' is not a nas figure", c, printable(cell)));
-    }
+    check_nas_cell(c, cell, where);
     out.push_back(std::move(cell));
   }
   return out;
@@ -220,12 +248,19 @@ NasMerge merge_nas_outputs(const std::vector<std::string>& files) {
         if (!j.contains("index") || !j["index"].is_number_unsigned())
           throw InputError(fmt::format("{}:{}", path, number), "row without an index");
         index = j["index"].get<uint64_t>();
+        if (!j.contains("time_us") && !j.contains("latency_us")) throw InputError(where, "row without a time_us");
+        // Every nas field the row has is held to what nas writes, as a CSV's cells are.
+        for (const auto& c : nas_columns())
+          if (const auto it = j.find(c); it != j.end()) {
+            const bool text = c == "encoding" || c == "main_loss" || c == "bound";
+            if (text ? !it->is_string() : !it->is_number())
+              throw InputError(where, fmt::format("field '{}' is not a nas {}", c, text ? "text" : "figure"));
+            check_nas_cell(c, text ? it->get<std::string>() : it->dump(), where);
+          }
         space::SearchRow r;
         r.index = index;
         r.cost.time_us = j.contains("time_us") ? j.value("time_us", 0.0) : j.value("latency_us", 0.0);
         r.cost.flops = j.value("flops", int64_t(0));
-        if (!(r.cost.time_us > 0) || !std::isfinite(r.cost.time_us) || r.cost.flops < 0)
-          throw InputError(where, "time_us or flops is not a nas figure (a positive time, FLOPs not negative)");
         rows[index] = r;
         // A row from before time_us (docs/report.md "Field names") gets it, merged.
         if (!j.contains("time_us") && j.contains("latency_us"))
