@@ -184,8 +184,11 @@ Analysis analyze_model(const Model& model, const GpuModel& base_gpu, const Analy
     a.total.losses = totals.losses();
   }
   a.nodes_fate.resize(model.nodes.size());
-  for (size_t i = 0; i < model.nodes.size(); ++i)
-    a.nodes_fate[i] = {model.nodes[i].name, model.nodes[i].op_type, Fate::free, {}};
+  for (size_t i = 0; i < model.nodes.size(); ++i) {
+    // By name: the other fields keep their defaults.
+    a.nodes_fate[i].name = model.nodes[i].name;
+    a.nodes_fate[i].op = model.nodes[i].op_type;
+  }
   for (size_t k = 0; k < a.kernels.size(); ++k) {
     const Kernel& kernel = a.kernels[k].kernel;
     for (size_t j = 0; j < kernel.nodes.size(); ++j) {
