@@ -316,6 +316,33 @@ TEST_CASE("node facts: parameters, weight and activation bytes, the peak of live
   }
 }
 
+TEST_CASE("one weight-byte rule (docs/model.md \"Node facts\"): each weight a node reads, once, as stored") {
+  B b(13);
+  b.input("x", {1, 8});
+  b.weight("w", {8, 8});
+  b.weight("idx", {2}, tilewave::onnx::TensorProto::INT64);
+  b.weight("unread", {1000});
+  b.node("MatMul", {"x", "w"}, {"h"});
+  b.node("MatMul", {"h", "w"}, {"g"});  // w read twice, stored once
+  B::attr(b.node("Gather", {"g", "idx"}, {"y"}), "axis", int64_t(1));
+  b.output("y");
+  const Model m = b.load_batch(1);
+  for (bool amp : {true, false}) {
+    CAPTURE(amp);
+    AnalyzeOptions o;
+    o.exec.amp = amp;
+    const Analysis a = analyze_model(m, test::gpu("h200"), o);
+    const int64_t real = amp ? 4 : 2;  // fp32 under autocast, else as .half() stores them
+    CHECK(a.memory.params == 64 + 2);
+    // The int64 indices at their own size, `unread` not at all; the memory note adds these bytes.
+    CHECK(a.memory.weight_bytes == 64 * real + 2 * 8);
+    REQUIRE(a.nodes_fate.size() == 3);
+    CHECK(a.nodes_fate[0].weight_bytes == 64 * real);
+    CHECK(a.nodes_fate[1].weight_bytes == 64 * real);
+    CHECK(a.nodes_fate[2].weight_bytes == 2 * 8);
+  }
+}
+
 // ---- issue 32: a second hostile-input campaign ----
 
 namespace {

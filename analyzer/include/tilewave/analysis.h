@@ -167,9 +167,9 @@ GpuModel gpu_for(const GpuModel& gpu, const ExecutionConfig& exec);
 // calibration loops that cost the same kernels under many parameter sets.
 double network_time_us(const KernelGraph& lowered, const GpuModel& gpu);
 // A note when the weights and one kernel's activations exceed the GPU's
-// memory (GPU files with memory_gb); nullopt when they fit.
-std::optional<std::string> memory_fit_note(const Model& model, const KernelGraph& lowered, const GpuModel& gpu,
-                                           const ExecutionConfig& exec);
+// memory (GPU files with memory_gb); nullopt when they fit. weight_bytes:
+// MemoryFacts::weight_bytes (docs/model.md "Node facts").
+std::optional<std::string> memory_fit_note(int64_t weight_bytes, const KernelGraph& lowered, const GpuModel& gpu);
 // Why the totals cannot stand for the model: a compute kernel (conv, GEMM,
 // attention) is unmodelled, or more than kMaxUnmodelledKernels are; nullopt if
 // they can. The message names the first such node, its op and the reason.

@@ -137,7 +137,8 @@ Analysis analyze_model(const Model& model, const GpuModel& base_gpu, const Analy
   a.launch_gap_us = std::max(0.0, gpu.param("launch_gap_us"));
   a.nodes = int(model.nodes.size());
   a.notes = model.notes;
-  if (auto why = memory_fit_note(model, lowered, gpu, exec)) {
+  a.memory = network_weights(model, exec);
+  if (auto why = memory_fit_note(a.memory.weight_bytes, lowered, gpu)) {
     a.notes.push_back(*why);
     a.over_memory = true;
   }
@@ -184,8 +185,11 @@ Analysis analyze_model(const Model& model, const GpuModel& base_gpu, const Analy
     a.total.losses = totals.losses();
   }
   a.nodes_fate.resize(model.nodes.size());
-  for (size_t i = 0; i < model.nodes.size(); ++i)
-    a.nodes_fate[i] = {model.nodes[i].name, model.nodes[i].op_type, Fate::free, {}};
+  for (size_t i = 0; i < model.nodes.size(); ++i) {
+    // By name: the other fields keep their defaults.
+    a.nodes_fate[i].name = model.nodes[i].name;
+    a.nodes_fate[i].op = model.nodes[i].op_type;
+  }
   for (size_t k = 0; k < a.kernels.size(); ++k) {
     const Kernel& kernel = a.kernels[k].kernel;
     for (size_t j = 0; j < kernel.nodes.size(); ++j) {
@@ -216,14 +220,10 @@ Analysis analyze_model(const Model& model, const GpuModel& base_gpu, const Analy
   return a;
 }
 
-std::optional<std::string> memory_fit_note(const Model& model, const KernelGraph& lowered, const GpuModel& gpu,
-                                           const ExecutionConfig& exec) {
+std::optional<std::string> memory_fit_note(int64_t weight_bytes, const KernelGraph& lowered, const GpuModel& gpu) {
   if (gpu.memory_gb <= 0) return std::nullopt;
   const double capacity = gpu.memory_gb * 1e9;
-  double weights = 0;
-  for (const auto& name : model.initializers) weights += double(std::max<int64_t>(model.numel(name), 0));
-  // fp32 weights under autocast, plus their casts (held while the op runs).
-  weights *= exec.amp ? 4 : dtype_bytes(exec.dtype);
+  const double weights = double(weight_bytes);
   double largest_tensor = 0, largest_kernel = 0;
   for (const auto& k : lowered.kernels) {
     double moved = 0;

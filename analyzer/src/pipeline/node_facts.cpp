@@ -29,18 +29,37 @@ int64_t checked_sum(int64_t a, int64_t b) {
   return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
 }
 
+// A tensor's bytes as the configuration holds it (docs/model.md "Node
+// facts"): a real weight as it is stored (fp32 under autocast), a real
+// activation at the activation precision, any other type at its own size.
+int64_t stored_bytes(const Model& model, const ExecutionConfig& exec, const std::string& name, bool as_weight) {
+  const TensorInfo* t = model.tensor(name);
+  const int64_t n = model.numel(name);
+  if (!t || n < 0) return 0;
+  const int weight = exec.amp ? 4 : dtype_bytes(exec.dtype);
+  const int per = is_real(t->elem_type) ? (as_weight ? weight : dtype_bytes(exec.activation_dtype()))
+                                        : element_bytes(t->elem_type);
+  return saturating_mul(n, per);
+}
+
 }  // namespace
 
+MemoryFacts network_weights(const Model& model, const ExecutionConfig& exec) {
+  MemoryFacts m;
+  std::unordered_map<std::string, bool> counted;
+  for (const Node& n : model.nodes)
+    for (const auto& in : n.inputs)
+      if (!in.empty() && model.initializers.count(in) && !counted[in]) {  // a weight read by several nodes is stored once
+        counted[in] = true;
+        m.params = checked_sum(m.params, std::max<int64_t>(model.numel(in), 0));
+        m.weight_bytes = checked_sum(m.weight_bytes, stored_bytes(model, exec, in, true));
+      }
+  return m;
+}
+
 void fill_node_facts(const Model& model, const NodeGraph& graph, const ExecutionConfig& exec, Analysis& a) {
-  const int activation = dtype_bytes(exec.activation_dtype());
-  // Weights stay as the configuration stores them: fp32 under autocast.
-  const int weight = exec.amp ? 4 : dtype_bytes(exec.dtype);
-  auto bytes_of = [&](const std::string& name, bool as_weight) -> int64_t {
-    const TensorInfo* t = model.tensor(name);
-    const int64_t n = model.numel(name);
-    if (!t || n < 0) return 0;
-    const int per = is_real(t->elem_type) ? (as_weight ? weight : activation) : element_bytes(t->elem_type);
-    return saturating_mul(n, per);
+  auto bytes_of = [&](const std::string& name, bool as_weight) {
+    return stored_bytes(model, exec, name, as_weight);
   };
   auto is_activation = [&](const std::string& name) {
     return !name.empty() && !model.static_tensors.count(name) && !model.initializers.count(name);
@@ -49,7 +68,6 @@ void fill_node_facts(const Model& model, const NodeGraph& graph, const Execution
   double busy = 0;
   for (const auto& k : a.kernels)
     if (k.cost) busy += k.cost->time_us;
-  std::unordered_map<std::string, bool> weight_counted;
   for (size_t i = 0; i < model.nodes.size() && i < a.nodes_fate.size(); ++i) {
     const Node& n = model.nodes[i];
     NodeFate& f = a.nodes_fate[i];
@@ -58,11 +76,6 @@ void fill_node_facts(const Model& model, const NodeGraph& graph, const Execution
       if (model.initializers.count(in)) {
         f.params = checked_sum(f.params, std::max<int64_t>(model.numel(in), 0));
         f.weight_bytes = checked_sum(f.weight_bytes, bytes_of(in, true));
-        if (!weight_counted[in]) {  // a weight read by several nodes is stored once
-          weight_counted[in] = true;
-          a.memory.params = checked_sum(a.memory.params, std::max<int64_t>(model.numel(in), 0));
-          a.memory.weight_bytes = checked_sum(a.memory.weight_bytes, bytes_of(in, true));
-        }
       } else if (is_activation(in)) {
         f.activation_read_bytes = checked_sum(f.activation_read_bytes, bytes_of(in, false));
       }

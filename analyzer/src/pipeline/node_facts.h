@@ -6,7 +6,12 @@
 
 namespace tilewave {
 
-// Fills each NodeFate's facts (its kernels already listed) and a.memory.
+// The network's weights: each initializer a node reads, once, as the
+// configuration stores it (params and weight_bytes of MemoryFacts). The one
+// weight-byte rule: the memory note and the node facts both use it.
+MemoryFacts network_weights(const Model& model, const ExecutionConfig& exec);
+// Fills each NodeFate's facts (its kernels already listed) and a.memory's
+// peak activations.
 void fill_node_facts(const Model& model, const NodeGraph& graph, const ExecutionConfig& exec, Analysis& a);
 
 }  // namespace tilewave
