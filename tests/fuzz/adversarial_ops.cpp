@@ -736,7 +736,7 @@ NasRunOut run_nas(const std::string& space_file, const space::SearchOptions& opt
   const uint64_t total = space::sampling_total(s, opt);
   NasRunOut out;
   out.repeats = space::expected_repeats(s.size(), total);
-  const auto host = host_of(o);
+  const auto host = host_of(o, exec);
   space::Search search(s, g, exec, host, 1);
   out.header = nas_header({s, space_file, opt, total, g, exec, 1, o.dtype, host ? host->id : ""});
   space::SearchCallbacks cb;
