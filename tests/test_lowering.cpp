@@ -3,8 +3,10 @@
 
 #include <filesystem>
 
+#include "onnx_builder.h"
 #include "test_helpers.h"
 #include "tilewave/analysis.h"
+#include "tilewave/kernel_cost.h"
 #include "tilewave/op_registry.h"
 #include "tilewave/passes.h"
 #include "tilewave/pipeline.h"
@@ -436,4 +438,38 @@ TEST_CASE("inside a network, an input the previous kernel just wrote is read fro
   for (const auto& k : without.kernels) CHECK(k.cost->l2_hit_bytes == 0);
   // The kernels' device time: at batch 2 the step itself is the host's.
   CHECK(without.total.gpu_busy_us > with_l2.total.gpu_busy_us);
+}
+
+TEST_CASE("a reduction knows whether it runs over contiguous rows (docs/model.md \"Memory-bound kernels\")") {
+  test::OnnxBuilder b(13);
+  b.input("x", {2, 16, 7, 7});
+  b.node("GlobalAveragePool", {"x"}, {"y"});
+  b.output("y");
+  const Model m = b.load_batch(2);
+  auto kept_inside = [&](Layout layout) {
+    ExecutionConfig e = default_execution(*find_runtime("eager"));
+    e.layout = layout;
+    const KernelGraph g = lower_model(m, build_node_graph(m), e);
+    for (const Kernel& k : g.kernels)
+      if (auto* p = k.layer ? std::get_if<MemoryProblem>(&k.layer->problem) : nullptr)
+        if (p->op == MemoryOp::reduce) return p->kept_inside;
+    FAIL("no reduction");
+    return int64_t(0);
+  };
+  CHECK(kept_inside(Layout::nchw) == 1);    // H*W contiguous: a row per output
+  CHECK(kept_inside(Layout::nhwc) == 16);   // N,H,W,C: the channels lie inside
+
+  GpuModel g = test::gpu("h200");
+  g.params["reduce_row_ns"] = 1.0;
+  MemoryProblem rows;
+  rows.op = MemoryOp::reduce;
+  rows.outer = 100000;
+  rows.inner = 49;
+  Layer l;
+  l.problem = rows;
+  const double with_rows = cost_layer(l, g).memory_us;
+  rows.kept_inside = 16;
+  l.problem = rows;
+  const double across = cost_layer(l, g).memory_us;
+  CHECK(with_rows - across == doctest::Approx(100.0));  // 100,000 rows at 1 ns
 }
