@@ -124,15 +124,14 @@ def fit_sets(tilewave, runs, gpu_file, pmap=map, out=print):
             if kernel_class(name, "pairing") == "reduction":
                 reduce_cells[r["layout"]][r["batch"]][2] += us
         for layer in pred["layers"]:
+            if "time_us" not in layer:
+                continue
             problem = layer.get("layer", {})
-            if "time_us" in layer and problem.get("op") == "reduce":
+            if problem.get("op") == "reduce":
                 cell = reduce_cells[r["layout"]][r["batch"]]
                 cell[0] += 1
                 cell[1] += problem["outer"] if problem.get("kept_inside", 1) == 1 else 0
                 cell[3] += layer["time_us"] - layer["fixed_us"] + p["fixed_us_memory"]
-        for layer in pred["layers"]:
-            if "time_us" not in layer:
-                continue
             cls = predicted_class(layer)
             cell = cells[(r["layout"], cls)][r["batch"]]
             cell[0] += 1
