@@ -2,6 +2,7 @@
 // the opset forms it reads, and the load-time evaluation of shape arithmetic.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <functional>
 #include <map>

@@ -2,6 +2,7 @@
 
 #include <unordered_map>
 
+#include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/strong_components.hpp>
 #include <fmt/format.h>
 
@@ -9,16 +10,12 @@
 
 namespace tilewave {
 
-std::vector<int> NodeGraph::consumers_of(int node) const {
-  std::vector<int> out;
-  for (auto [e, end] = boost::out_edges(node, graph); e != end; ++e) out.push_back(int(boost::target(*e, graph)));
-  return out;
-}
-
 namespace {
 
+using BoostGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS>;
+
 // Names a few nodes on a cycle so the user can find it.
-std::string describe_cycle(const Model& model, const NodeGraph::Graph& g) {
+std::string describe_cycle(const Model& model, const BoostGraph& g) {
   std::vector<int> component(boost::num_vertices(g));
   boost::strong_components(g, boost::make_iterator_property_map(component.begin(),
                                                                  boost::get(boost::vertex_index, g)));
@@ -40,7 +37,8 @@ std::string describe_cycle(const Model& model, const NodeGraph::Graph& g) {
 NodeGraph build_node_graph(const Model& model) {
   NodeGraph lg;
   const int n = int(model.nodes.size());
-  lg.graph = NodeGraph::Graph(n);
+  BoostGraph graph(n);  // vertex i is model.nodes[i]; edge producer -> consumer
+  lg.consumers.resize(n);
   std::unordered_map<std::string, int> producer;
   for (const auto& node : model.nodes)
     for (const auto& out : node.outputs) {
@@ -56,7 +54,8 @@ NodeGraph build_node_graph(const Model& model) {
       if (in.empty()) continue;
       auto it = producer.find(in);
       if (it != producer.end()) {
-        boost::add_edge(it->second, node.index, lg.graph);
+        boost::add_edge(it->second, node.index, graph);
+        lg.consumers[it->second].push_back(node.index);
       } else if (!model.initializers.count(in) && !graph_inputs.count(in)) {
         throw InputError(model.path, fmt::format("node '{}' ({}) reads tensor '{}', which no node, initializer or "
                                                  "graph input produces",
@@ -68,9 +67,9 @@ NodeGraph build_node_graph(const Model& model) {
   lg.topo_order = topological_order(model);
   lg.topo_rank.resize(n);
   for (int i = 0; i < n; ++i) lg.topo_rank[lg.topo_order[i]] = i;
-  for (auto [e, end] = boost::edges(lg.graph); e != end; ++e)
-    if (lg.topo_rank[boost::source(*e, lg.graph)] >= lg.topo_rank[boost::target(*e, lg.graph)])
-      throw InputError(model.path, "the graph has a cycle: " + describe_cycle(model, lg.graph));
+  for (auto [e, end] = boost::edges(graph); e != end; ++e)
+    if (lg.topo_rank[boost::source(*e, graph)] >= lg.topo_rank[boost::target(*e, graph)])
+      throw InputError(model.path, "the graph has a cycle: " + describe_cycle(model, graph));
   return lg;
 }
 
