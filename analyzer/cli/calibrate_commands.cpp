@@ -23,6 +23,7 @@
 #include "tilewave/json_input.h"
 #include "tilewave/error.h"
 #include "tilewave/report.h"
+#include "tilewave/view_registry.h"
 #include "tilewave/version.h"
 
 using nlohmann::json;
@@ -253,7 +254,8 @@ int cmd_calibrate_validate(const CommonOptions& o, const std::vector<std::string
       }
     });
   write_output(o.output, [&](std::ostream& os) {
-    write_validation(os, o.format, {gpu, measured, dtype, holdout, seed, subset.size()}, stats);
+    const ValidationRun run{gpu, measured, dtype, holdout, seed, subset.size()};
+    ViewRegistry::global().write(os, "calibrate validate", o.format, ValidationViewInput{run, stats});
   });
   return 0;
 }

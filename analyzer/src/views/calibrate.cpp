@@ -31,18 +31,15 @@ json error_stats_json(const std::vector<ErrorStats>& stats) {
   return rows;
 }
 
-void write_validation(std::ostream& os, const std::string& format, const ValidationRun& run,
-                      const std::vector<ErrorStats>& stats) {
-  if (format == "json") {
-    os << json_text(views::versioned({{"gpu", run.gpu.id},
-                                      {"data", run.files},
-                                      {"holdout", run.holdout},
-                                      {"seed", run.seed},
-                                      {"stats", error_stats_json(stats)}}),
-                    2)
-       << "\n";
-    return;
-  }
+json validation_to_json(const ValidationRun& run, const std::vector<ErrorStats>& stats) {
+  return views::versioned({{"gpu", run.gpu.id},
+                           {"data", run.files},
+                           {"holdout", run.holdout},
+                           {"seed", run.seed},
+                           {"stats", error_stats_json(stats)}});
+}
+
+void write_validation_table(std::ostream& os, const ValidationRun& run, const std::vector<ErrorStats>& stats) {
   std::string files;
   for (const auto& p : run.files) files += (files.empty() ? "" : " ") + p;
   fmt::print(os, "{} on {} measured {} layers from {} ({}; GPU file trust: {})\n", run.gpu.id, run.layers, run.dtype,
