@@ -1,7 +1,8 @@
 // The formats every command writes its result in, one registry for all of
 // them (docs/cli.md "Formats"): a command's `--format` looks
 // the name up here, its help and its error line list the names from here,
-// and Python's *_text functions take the same names. A view is one entry:
+// and Python's *_text functions take the same names. A view is one entry
+// (docs/model.md "Extending tilewave"):
 // the command, the format's name, what it shows, and the function that
 // writes the result computed before it. Only the view asked for is written.
 #pragma once
