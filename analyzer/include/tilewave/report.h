@@ -93,6 +93,11 @@ struct ValidationRun {
 void write_validation_table(std::ostream& os, const ValidationRun& run, const std::vector<ErrorStats>& stats);
 nlohmann::json validation_to_json(const ValidationRun& run, const std::vector<ErrorStats>& stats);
 void write_benchmark_errors(std::ostream& os, const std::vector<BenchmarkError>& rows, const std::string& title);
+// calibrate fit-networks' median errors per batch of one stage ("before" or
+// "after" the fit), and fit-runtime's losses, errors per batch and
+// parameters (`runs`: the runs read), as the fits print them on stderr.
+void write_network_fit_errors(std::ostream& os, const NetworkFit& fit, const std::string& stage);
+void write_runtime_fit(std::ostream& os, const RuntimeFit& r, size_t runs);
 
 // Several models side by side (`tilewave rank`); `failed` lists the models
 // that could not be analysed, as (file, reason), shown after the ranking.

@@ -60,4 +60,21 @@ void write_benchmark_errors(std::ostream& os, const std::vector<BenchmarkError>&
                100 * e.p90, e.median_ratio, e.tau, e.tau_gmacs);
 }
 
+void write_network_fit_errors(std::ostream& os, const NetworkFit& fit, const std::string& stage) {
+  for (const auto& e : fit.errors)
+    if (e.stage == stage)
+      fmt::print(os, "  {:<7} {:<9} batch {:>4}: {:>2} networks, median |error| {:5.1f}%\n", e.stage, e.subset, e.batch,
+                 e.n, 100 * e.median);
+}
+
+void write_runtime_fit(std::ostream& os, const RuntimeFit& r, size_t runs) {
+  for (const auto& [c, loss] : r.class_loss) fmt::print(os, "  class {:<9} train loss {:.4f}\n", c, loss);
+  fmt::print(os, "  network stage: {} of {} runs (kernel count within 10% of the profile's)\n", r.network_runs_fitted,
+             runs);
+  for (const auto& [b, e] : r.median_error_by_batch)
+    fmt::print(os, "  batch {:>4}: median |error| {:5.1f}% before, {:5.1f}% after\n", b, 100 * e.first,
+               100 * e.second);
+  for (const auto& [k, v] : r.fit.params) fmt::print(os, "  {} = {:.5g}\n", k, v);
+}
+
 }  // namespace tilewave
