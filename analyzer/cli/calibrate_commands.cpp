@@ -23,6 +23,7 @@
 #include "tilewave/json_input.h"
 #include "tilewave/error.h"
 #include "tilewave/report.h"
+#include "tilewave/view_registry.h"
 #include "tilewave/version.h"
 
 using nlohmann::json;
@@ -163,20 +164,14 @@ int cmd_calibrate_fit_networks(const CommonOptions& o, const std::string& netben
                joined(fit.mismatched));
   fmt::print(std::cerr, "fitting network-scope parameters on {} measurements of {} networks ({} networks held out)\n",
              fit.runs_fitted, fit.networks_fitted, fit.held_out.size());
-  auto report = [&](const std::string& stage) {
-    for (const auto& e : fit.errors)
-      if (e.stage == stage)
-        fmt::print(std::cerr, "  {:<7} {:<9} batch {:>4}: {:>2} networks, median |error| {:5.1f}%\n", e.stage, e.subset,
-                   e.batch, e.n, 100 * e.median);
-  };
-  report("before");
+  write_network_fit_errors(std::cerr, fit, "before");
   json kernel_stage = nullptr;
   if (fit.kernel_stage) {
     fmt::print(std::cerr, "fitting the L2 terms on {} kernels timed inside the fitted networks\n", fit.kernels_fitted);
     kernel_stage = {{"data", kernel_times}, {"kernels_fitted", fit.kernels_fitted},
                     {"train_loss", fit.kernel_stage->train_loss}};
   }
-  report("after");
+  write_network_fit_errors(std::cerr, fit, "after");
   GpuModel out = gpu;
   for (const auto& [k, v] : fit.params) out.params[k] = v;
   write_calibrated_gpu(out, fit.params, "network_calibration",
@@ -209,13 +204,7 @@ int cmd_calibrate_fit_runtime(const CommonOptions& o, const std::string& measure
   Progress progress("tilewave calibrate fit-runtime");
   const RuntimeFit r = fit_runtime(gpu, runtime, runs, class_times, params, progress.callback());
   progress.finish();
-  for (const auto& [c, loss] : r.class_loss) fmt::print(std::cerr, "  class {:<9} train loss {:.4f}\n", c, loss);
-  fmt::print(std::cerr, "  network stage: {} of {} runs (kernel count within 10% of the profile's)\n",
-             r.network_runs_fitted, runs.size());
-  for (const auto& [b, e] : r.median_error_by_batch)
-    fmt::print(std::cerr, "  batch {:>4}: median |error| {:5.1f}% before, {:5.1f}% after\n", b, 100 * e.first,
-               100 * e.second);
-  for (const auto& [k, v] : r.fit.params) fmt::print(std::cerr, "  {} = {:.5g}\n", k, v);
+  write_runtime_fit(std::cerr, r, runs.size());
   json j = read_json_file(gpu.source_file, "GPU file");
   json set = {{"params", json::object()}};
   for (const auto& [k, v] : r.fit.params) set["params"][k] = stored_param(v);
@@ -253,7 +242,8 @@ int cmd_calibrate_validate(const CommonOptions& o, const std::vector<std::string
       }
     });
   write_output(o.output, [&](std::ostream& os) {
-    write_validation(os, o.format, {gpu, measured, dtype, holdout, seed, subset.size()}, stats);
+    const ValidationRun run{gpu, measured, dtype, holdout, seed, subset.size()};
+    ViewRegistry::global().write(os, "calibrate validate", o.format, ValidationViewInput{run, stats});
   });
   return 0;
 }

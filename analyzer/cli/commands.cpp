@@ -24,6 +24,7 @@
 #include "tilewave/report.h"
 #include "tilewave/text.h"
 #include "tilewave/pipeline.h"
+#include "tilewave/view_registry.h"
 
 using nlohmann::json;
 
@@ -92,18 +93,22 @@ std::vector<int64_t> parse_batches(const std::string& s) {
 int cmd_analyze(const CommonOptions& o, const std::string& model, int worst, const std::string& by) {
   const Analysis a = analyze_file(model, resolve_target(o));
   warn_unmodelled(a, o);
-  const AnalysisView* view = find_analysis_view(o.format);
-  if (!view) throw InputError("--format", fmt::format("unknown format '{}'", o.format));
+  const ViewRegistry& views = ViewRegistry::global();
+  views.find("analyze", o.format);
   // The trace first: a reader of stdout that stops early (`| head`) cannot cost it.
   if (!o.trace_out.empty()) write_output(o.trace_out, [&](std::ostream& os) { write_chrome_trace(os, a); });
-  write_output(o.output, [&](std::ostream& os) { view->write(os, a, ViewOptions{worst, by}); });
+  write_output(o.output, [&](std::ostream& os) {
+    views.write(os, "analyze", o.format, AnalysisViewInput{a, ViewOptions{worst, by}});
+  });
   return 0;
 }
 
 int cmd_layers(const CommonOptions& o, const std::string& path) {
   const GpuModel gpu = gpu_of(o);
   const CostModel cost_model(gpu);
-  write_output(o.output, [&](std::ostream& os) { write_layer_predictions(os, path, cost_model, o.format); });
+  write_output(o.output, [&](std::ostream& os) {
+    ViewRegistry::global().write(os, "layers", o.format, LayersViewInput{path, cost_model});
+  });
   return 0;
 }
 
@@ -135,7 +140,9 @@ int cmd_rank(const CommonOptions& o, const std::vector<std::string>& args, int t
   }
   for (const auto& a : run.analyses) warn_unmodelled(a, o);
   const Ranking ranking = rank_models(run.analyses);
-  write_output(o.output, [&](std::ostream& os) { write_rank(os, o.format, run.analyses, ranking, run.failed); });
+  write_output(o.output, [&](std::ostream& os) {
+    ViewRegistry::global().write(os, "rank", o.format, RankViewInput{run.analyses, ranking, run.failed});
+  });
   if (o.format == "csv")
     if (auto n = host_bound_note(ranking.host_bound, run.analyses.size(), "models")) note(*n);
   return 0;
@@ -144,11 +151,8 @@ int cmd_rank(const CommonOptions& o, const std::vector<std::string>& args, int t
 int cmd_sweep(const CommonOptions& o, const std::string& model_path, const std::string& batches) {
   const std::vector<Analysis> as = analyze_batches(ModelFile(model_path), o, parse_batches(batches));
   for (size_t i = 0; i < as.size(); ++i) warn_unmodelled(as[i], o, i == 0);  // the same causes at every batch
-  write_output(o.output, [&](std::ostream& os) {
-    if (o.format == "json") os << json_text(sweep_to_json(as), 2) << "\n";
-    else if (o.format == "csv") write_totals_csv(os, as);
-    else write_sweep_table(os, as);
-  });
+  write_output(o.output,
+               [&](std::ostream& os) { ViewRegistry::global().write(os, "sweep", o.format, SweepViewInput{as}); });
   if (o.format == "csv")
     for (const auto& n : notes_json(as, "batches")) note(n.get<std::string>());
   return 0;
@@ -172,18 +176,16 @@ int cmd_compare(const CommonOptions& o, const std::vector<std::string>& model_pa
   const std::vector<Analysis>& as = run.analyses;
   const std::optional<NetworkComparison>& networks = run.networks;
   write_output(o.output, [&](std::ostream& os) {
-    if (o.format == "json") os << json_text(compare_to_json(as, networks ? &*networks : nullptr), 2) << "\n";
-    else if (o.format == "csv") write_totals_csv(os, as);
-    else write_compare_table(os, as, networks ? &*networks : nullptr);
+    ViewRegistry::global().write(os, "compare", o.format, CompareViewInput{as, networks ? &*networks : nullptr});
   });
   if (o.format == "csv")
     for (const auto& n : notes_json(as, "rows")) note(n.get<std::string>());
   return 0;
 }
 
-int cmd_options(const CommonOptions& o, const std::string& format) {
-  const std::string text = options_text(format);
-  write_output(o.output, [&](std::ostream& os) { os << text; });
+int cmd_options(const CommonOptions& o) {
+  write_output(o.output,
+               [&](std::ostream& os) { ViewRegistry::global().write(os, "options", o.format, TablesViewInput{}); });
   return 0;
 }
 
@@ -197,39 +199,37 @@ int cmd_annotate(const CommonOptions& o, const std::string& model_path) {
 
 int cmd_check(const CommonOptions& o, const std::string& model_path, const std::string& trace, int rows) {
   const CheckRun run = check_file(model_path, trace, o, [&](const Analysis& a) { warn_unmodelled(a, o); });
-  write_output(o.output, [&](std::ostream& os) { write_check(os, o.format, run.analysis, run.trace, run.check, rows); });
+  write_output(o.output, [&](std::ostream& os) {
+    ViewRegistry::global().write(os, "check", o.format, CheckViewInput{run.analysis, run.trace, run.check, rows});
+  });
   return 0;
 }
 
 int cmd_advise(const CommonOptions& o, const std::string& model_path) {
   const AdviseRun run = advise_file(model_path, o, [&](const Analysis& a) { warn_unmodelled(a, o); });
-  write_output(o.output, [&](std::ostream& os) { write_advice(os, o.format, run.analysis, run.advice); });
+  write_output(o.output, [&](std::ostream& os) {
+    ViewRegistry::global().write(os, "advise", o.format, AdviceViewInput{run.analysis, run.advice});
+  });
   return 0;
 }
 
 int cmd_gpus(const CommonOptions& o) {
   write_output(o.output, [&](std::ostream& os) {
     const std::vector<GpuModel> gpus = load_gpu_database(o.gpu_dir.empty() ? default_gpu_dir() : o.gpu_dir);
-    if (o.format == "json") os << json_text(gpus_to_json(gpus), 2) << "\n";
-    else write_gpus_table(os, gpus);
+    ViewRegistry::global().write(os, "gpus", o.format, GpusViewInput{gpus});
   });
   return 0;
 }
 
 int cmd_params(const CommonOptions& o) {
-  write_output(o.output, [&](std::ostream& os) {
-    if (o.format == "json") os << json_text(params_to_json(), 2) << "\n";
-    else write_params_table(os);
-  });
+  write_output(o.output,
+               [&](std::ostream& os) { ViewRegistry::global().write(os, "params", o.format, TablesViewInput{}); });
   return 0;
 }
 
 int cmd_ops(const CommonOptions& o) {
   write_output(o.output, [&](std::ostream& os) {
-    const OpRegistry& registry = OpRegistry::builtin();
-    if (o.format == "json") os << json_text(ops_to_json(registry), 2) << "\n";
-    else if (o.format == "md") write_ops_markdown(os, registry);
-    else write_ops_table(os, registry);
+    ViewRegistry::global().write(os, "ops", o.format, OpsViewInput{OpRegistry::builtin()});
   });
   return 0;
 }

@@ -21,7 +21,7 @@ void print_notes();
 // The analysing options (RunOptions, shared with the Python module) and the CLI's own.
 struct CommonOptions : RunOptions {
   std::string fusion;           // deprecated alias of --runtime (none: eager, trt: tensorrt)
-  std::string format = "table";
+  std::string format = "table";  // a --format the command's views have (view_registry.h)
   std::string output = "-";
   std::string trace_out;  // --trace-out: the predicted timeline as a Chrome trace
   // The option table's flags as given (exec_options.h), keyword -> value:
@@ -74,8 +74,8 @@ int cmd_nas(const CommonOptions& o, const NasOptions& n);
 int cmd_nas_merge(const CommonOptions& o, const std::vector<std::string>& files);
 int cmd_ops(const CommonOptions& o);
 int cmd_params(const CommonOptions& o);
-// The option table (exec_options.h) as md, pyi or json.
-int cmd_options(const CommonOptions& o, const std::string& format);
+// The option table (exec_options.h) in o.format (md, pyi or json).
+int cmd_options(const CommonOptions& o);
 int cmd_calibrate_fit(const CommonOptions& o, const std::vector<std::string>& measured, const std::string& dtype, int seed,
                       double holdout);
 int cmd_calibrate_fit_networks(const CommonOptions& o, const std::string& netbench, const std::string& models_dir,

@@ -15,6 +15,7 @@
 #include "tilewave/output_file.h"
 #include "tilewave/progress.h"
 #include "tilewave/report.h"
+#include "tilewave/view_registry.h"
 #include "tilewave/search.h"
 #include "tilewave/text.h"
 
@@ -85,7 +86,8 @@ int cmd_nas(const CommonOptions& o, const NasOptions& n) {
   space::SearchResult result;
   Progress progress("tilewave nas");
   write_output(o.output, [&](std::ostream& os) {
-    write_nas_rows(os, header, {}, o.format);
+    const ViewRegistry& views = ViewRegistry::global();
+    views.write(os, "nas", o.format, NasRowsViewInput{&header, {}});
     space::SearchCallbacks cb;
     cb.format = [&o](const space::SearchRow& r, std::string& out) { format_nas_row(r, o.format, out); };
     cb.row = [&os](const space::SearchRow& r) { os << r.text << '\n'; };
@@ -93,7 +95,7 @@ int cmd_nas(const CommonOptions& o, const NasOptions& n) {
     result = search.run(opt, cb);
     if (result.invalid)
       note(fmt::format("{} (and {} other candidates not buildable)", result.first_error, result.invalid - 1));
-    if (n.pareto) write_nas_rows(os, nullptr, result.front, o.format);
+    if (n.pareto) views.write(os, "nas", o.format, NasRowsViewInput{nullptr, result.front});
   });
   progress.finish();
   if (o.format == "csv") write_csv_header(o.output, header);
@@ -123,7 +125,7 @@ int cmd_nas(const CommonOptions& o, const NasOptions& n) {
 int cmd_nas_merge(const CommonOptions& o, const std::vector<std::string>& files) {
   const NasMerge merged = merge_nas_outputs(files);
   write_output(o.output, [&](std::ostream& os) {
-    write_nas_rows(os, merged.header, {}, merged.format);
+    ViewRegistry::global().write(os, "nas", merged.format, NasRowsViewInput{&merged.header, {}});
     for (const auto& text : merged.rows) os << text << "\n";
   });
   if (merged.format == "csv") write_csv_header(o.output, merged.header);

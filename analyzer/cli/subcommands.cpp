@@ -19,6 +19,7 @@
 #include "tilewave/report.h"
 #include "tilewave/text.h"
 #include "tilewave/version.h"
+#include "tilewave/view_registry.h"
 
 namespace tilewave::cli {
 
@@ -92,6 +93,26 @@ void add_execution_options(CLI::App* cmd, CommonOptions& o, const std::string& c
   }
 }
 
+// --format for `command`: the names, their help and the error line from the
+// view registry (view_registry.h), as every command's are.
+CLI::Option* add_format_option(CLI::App* cmd, std::string& format, const std::string& command,
+                               const std::vector<std::string>& aliases = {}) {
+  const ViewRegistry& views = ViewRegistry::global();
+  return cmd->add_option("--format", format, views.help(command))
+      ->check(CLI::Validator(
+          [&views, command, aliases](std::string& v) {
+            if (std::find(aliases.begin(), aliases.end(), v) != aliases.end()) return std::string();
+            try {
+              views.find(command, v, "");
+            } catch (const InputError& e) {
+              const std::string what = e.what();
+              return what.substr(what.find("unknown"));
+            }
+            return std::string();
+          },
+          "FORMAT"));
+}
+
 void add_model_options(CLI::App* cmd, CommonOptions& o, const std::string& command) {
   add_execution_options(cmd, o, command);
   cmd->add_option("--fusion", o.fusion, "deprecated alias of --runtime: none = eager, trt = tensorrt")
@@ -132,8 +153,8 @@ void setup_nas(CLI::App* nas, Args& a) {
   nas->add_flag("--pareto", nas_opt.pareto, "keep only the latency-vs-FLOPs front");
   nas->add_option("--export-onnx", nas_opt.export_dir, "write the fastest kept candidates as ONNX into this folder");
   nas->add_option("--export-top", nas_opt.top, "how many --export-onnx writes (the fastest kept)")->capture_default_str()->check(CLI::Range(1, 100000));
-  nas->add_option("--format", o.format, "csv or jsonl (JSON Lines; 'json' is its old name)")
-      ->check(CLI::IsMember({"csv", "jsonl", "json"}));
+  add_format_option(nas, o.format, "nas", {"json"})->description(ViewRegistry::global().help("nas") +
+                                                                 "; 'json' is jsonl's old name");
   nas->add_option("-o,--output", o.output, "output file (default: stdout)");
 }
 
@@ -225,7 +246,7 @@ std::vector<Subcommand> calibrate_subcommands() {
          add_gpu_options(c, a.o);
          c->add_option("--seed", a.seed, "random seed of the hold-out split")->capture_default_str();
          c->add_option("--holdout", a.holdout, "held-out fraction to report on (0: all layers)")->capture_default_str();
-         c->add_option("--format", a.o.format, "table or json")->check(CLI::IsMember({"table", "json"}));
+         add_format_option(c, a.o.format, "calibrate validate");
          c->add_option("--dtype", a.fit_dtype, "only layers of this precision, or 'all'")->capture_default_str();
          c->add_option("-o,--output", a.o.output, "output file (default: stdout)");
          c->add_option("--predictions", a.validate_predictions, "also write the evaluated layers with their predicted time_us (JSONL)");
@@ -246,9 +267,7 @@ const std::vector<Subcommand>& subcommands() {
          c->add_option("model", a.model, "ONNX file")->required();
          add_model_options(c, a.o, "analyze");
          c->add_option("--batch", a.o.batch, "batch size for every graph input (default: as in the file)");
-         std::vector<std::string> formats;
-         for (const auto& v : analysis_views()) formats.push_back(v.format);
-         c->add_option("--format", a.o.format, fmt::format("{}", fmt::join(formats, ", ")))->check(CLI::IsMember(formats));
+         add_format_option(c, a.o.format, "analyze");
          c->add_option("--top", a.worst, "layers shown in the table")->capture_default_str()->check(CLI::Range(0, 1000000000));
          c->add_option("--by", a.analyze_by, "the table's summary, and the CSV's rows: op (convolution kinds apart), name "
                                              "(what each kernel runs, as nsys sums kernels), node (ONNX nodes with parameters "
@@ -265,7 +284,7 @@ const std::vector<Subcommand>& subcommands() {
          c->add_option("--extract", a.extract, "write the kernels of this ONNX model as a layer set");
          add_model_options(c, a.o, "layers");
          c->add_option("--batch", a.o.batch, "batch size (with --extract)");
-         c->add_option("--format", a.o.format, "jsonl or table")->check(CLI::IsMember({"jsonl", "table"}));
+         add_format_option(c, a.o.format, "layers");
          c->add_option("-o,--output", a.o.output, "output file (default: stdout)");
        },
        [](CLI::App* c, Args& a) {
@@ -273,7 +292,7 @@ const std::vector<Subcommand>& subcommands() {
            std::cerr << "tilewave layers: give either a layer-set file or --extract MODEL.onnx\n";
            return 2;
          }
-         if (c->count("--format") == 0) a.o.format = "jsonl";
+         if (c->count("--format") == 0) a.o.format = ViewRegistry::global().formats("layers").front();
          return a.extract.empty() ? cmd_layers(a.o, a.layer_set) : cmd_extract(a.o, a.extract);
        }},
       {"rank", "order models by predicted latency, beside the FLOPs order",
@@ -286,7 +305,7 @@ const std::vector<Subcommand>& subcommands() {
          c->add_option("-o,--output", a.o.output, "output file (default: stdout)");
          add_model_options(c, a.o, "rank");
          c->add_option("--batch", a.o.batch, "batch size")->capture_default_str();
-         c->add_option("--format", a.o.format, "table, json or csv")->check(CLI::IsMember({"table", "json", "csv"}));
+         add_format_option(c, a.o.format, "rank");
        },
        [](CLI::App*, Args& a) { return cmd_rank(a.o, a.models, a.rank_threads, a.rank_keep_going); }},
       {"sweep", "utilization and throughput against batch size",
@@ -294,7 +313,7 @@ const std::vector<Subcommand>& subcommands() {
          c->add_option("model", a.model, "ONNX file")->required();
          add_model_options(c, a.o, "sweep");
          c->add_option("--batch", a.batches, "comma-separated batch sizes")->capture_default_str();
-         c->add_option("--format", a.o.format, "table, json or csv")->check(CLI::IsMember({"table", "json", "csv"}));
+         add_format_option(c, a.o.format, "sweep");
          c->add_option("-o,--output", a.o.output, "output file (default: stdout)");
        },
        [](CLI::App*, Args& a) { return cmd_sweep(a.o, a.model, a.batches); }},
@@ -328,7 +347,7 @@ const std::vector<Subcommand>& subcommands() {
              ->excludes(c->get_option("--graph"))
              ->excludes(c->get_option("--no-graph"));
          c->add_option("--batch", a.cmp_batches, "batch sizes, comma-separated (default: as in the file)");
-         c->add_option("--format", a.o.format, "table, json or csv")->check(CLI::IsMember({"table", "json", "csv"}));
+         add_format_option(c, a.o.format, "compare");
          c->add_option("-o,--output", a.o.output, "output file (default: stdout)");
        },
        [](CLI::App*, Args& a) {
@@ -347,7 +366,7 @@ const std::vector<Subcommand>& subcommands() {
          c->add_option("model", a.model, "ONNX file")->required();
          add_model_options(c, a.o, "advise");
          c->add_option("--batch", a.o.batch, "batch size (default: as in the file)");
-         c->add_option("--format", a.o.format, "table or json")->check(CLI::IsMember({"table", "json"}));
+         add_format_option(c, a.o.format, "advise");
          c->add_option("-o,--output", a.o.output, "output file (default: stdout)");
        },
        [](CLI::App*, Args& a) { return cmd_advise(a.o, a.model); }},
@@ -358,14 +377,17 @@ const std::vector<Subcommand>& subcommands() {
          add_model_options(c, a.o, "check");
          c->add_option("--batch", a.o.batch, "batch size the trace ran at (default: as in the file)");
          c->add_option("--top", a.worst, "pairs shown, furthest apart first")->capture_default_str()->check(CLI::Range(0, 1000000000));
-         c->add_option("--format", a.o.format, "table or json")->check(CLI::IsMember({"table", "json"}));
+         add_format_option(c, a.o.format, "check");
          c->add_option("-o,--output", a.o.output, "output file (default: stdout)");
        },
        [](CLI::App*, Args& a) { return cmd_check(a.o, a.model, a.trace, a.worst); }},
       {"nas", "sample a search space (onnx_models/spaces) and predict every candidate", setup_nas,
        [](CLI::App* c, Args& a) {
-         if (c->count("--format") == 0) a.o.format = "csv";
-         if (a.o.format == "json") note("nas --format json writes JSON Lines, which is spelled jsonl now (docs/cli.md)");
+         if (c->count("--format") == 0) a.o.format = ViewRegistry::global().formats("nas").front();
+         if (a.o.format == "json") {
+           note("nas --format json writes JSON Lines, which is spelled jsonl now (docs/cli.md)");
+           a.o.format = "jsonl";
+         }
          return cmd_nas(a.o, a.nas);
        }},
       {"nas-merge", "join the shards of a `nas` run, checking none is missing or doubled",
@@ -377,26 +399,28 @@ const std::vector<Subcommand>& subcommands() {
       {"gpus", "list the GPU database",
        [](CLI::App* c, Args& a) {
          c->add_option("--gpu-dir", a.o.gpu_dir, "GPU database directory");
-         c->add_option("--format", a.o.format, "table or json")->check(CLI::IsMember({"table", "json"}));
+         add_format_option(c, a.o.format, "gpus");
          c->add_option("-o,--output", a.o.output, "output file (default: stdout)");
        },
        [](CLI::App*, Args& a) { return cmd_gpus(a.o); }},
       {"options", "list the execution options every command and the Python module take (docs/cli.md)",
        [](CLI::App* c, Args& a) {
-         c->add_option("--format", a.o.format, "md (the docs' table), pyi (the type stub's ExecutionOptions) or json")
-             ->check(CLI::IsMember({"md", "pyi", "json"}));
+         add_format_option(c, a.o.format, "options");
          c->add_option("-o,--output", a.o.output, "output file (default: stdout)");
        },
-       [](CLI::App* c, Args& a) { return cmd_options(a.o, c->count("--format") ? a.o.format : "md"); }},
+       [](CLI::App* c, Args& a) {
+         if (c->count("--format") == 0) a.o.format = ViewRegistry::global().formats("options").front();
+         return cmd_options(a.o);
+       }},
       {"params", "list every parameter of a GPU file and of a host file: unit, default, bounds, scope, owner",
        [](CLI::App* c, Args& a) {
-         c->add_option("--format", a.o.format, "table or json")->check(CLI::IsMember({"table", "json"}));
+         add_format_option(c, a.o.format, "params");
          c->add_option("-o,--output", a.o.output, "output file (default: stdout)");
        },
        [](CLI::App*, Args& a) { return cmd_params(a.o); }},
       {"ops", "list the supported ONNX ops: opsets, fusion role, kernel per runtime",
        [](CLI::App* c, Args& a) {
-         c->add_option("--format", a.o.format, "table, md or json")->check(CLI::IsMember({"table", "md", "json"}));
+         add_format_option(c, a.o.format, "ops");
          c->add_option("-o,--output", a.o.output, "output file (default: stdout)");
        },
        [](CLI::App*, Args& a) { return cmd_ops(a.o); }},

@@ -1,5 +1,5 @@
 // The table of `tilewave`'s subcommands (subcommands.cpp): each entry's
-// name, help, options (setup) and handler (run); main.cpp adds them to
+// name, help, options (setup) and handler (run); driver.cpp adds them to
 // CLI11 and runs the one parsed. A new subcommand is one entry.
 #pragma once
 #include <string>

@@ -193,7 +193,7 @@ void def_model_function(py::module_& m, const char* name, const char* command, F
       doc, py::arg("path"), py::kw_only(), extra_keywords...);
 }
 
-// As the CLI refuses an -o naming one of its arguments (main.cpp): the
+// As the CLI refuses an -o naming one of its arguments (cli/driver.cpp): the
 // files a call reads, its options' included.
 void refuse_over_inputs(const std::string& output, std::vector<std::string> inputs, const RunOptions& o) {
   inputs.push_back(o.gpu);
@@ -201,11 +201,10 @@ void refuse_over_inputs(const std::string& output, std::vector<std::string> inpu
   refuse_output_over_input(output, inputs);
 }
 
-// A *_text function's format, refused before any work as the CLI's parser refuses it.
-void require_format(const std::string& format, std::initializer_list<const char*> formats) {
-  for (const char* f : formats)
-    if (format == f) return;
-  throw InputError("format", fmt::format("unknown format '{}' ({})", format, fmt::join(formats, ", ")));
+// A *_text function's format, refused before any work as the CLI's parser
+// refuses it: the command's views (view_registry.h) name the formats.
+void require_format(const std::string& command, const std::string& format) {
+  ViewRegistry::global().find(command, format, "format");
 }
 
 // rank's models analysed, threads checked as the CLI checks them; the dict and the text forms share it.
@@ -471,12 +470,7 @@ PYBIND11_MODULE(tilewave, m) {
       [](const std::string& path, RunOptions o, std::optional<int64_t> batch, const std::string& format, int top,
          const std::string& by) {
         o.batch = batch_of(batch);
-        const AnalysisView* view = find_analysis_view(format);
-        if (!view) {
-          std::vector<std::string> formats;
-          for (const auto& v : analysis_views()) formats.push_back(v.format);
-          throw InputError("format", fmt::format("unknown format '{}' ({})", format, fmt::join(formats, ", ")));
-        }
+        require_format("analyze", format);
         // The CLI's --top and --by, checked as its parser checks them.
         if (top < 0) throw InputError("top", fmt::format("top counts table rows: 0 or more, not {}", top));
         const auto& kinds = table_summaries();
@@ -487,7 +481,7 @@ PYBIND11_MODULE(tilewave, m) {
           py::gil_scoped_release release;
           const Analysis a = analyze_file(path, resolve_target(o));
           require_complete(a, o);
-          view->write(text, a, ViewOptions{top, by});
+          ViewRegistry::global().write(text, "analyze", format, AnalysisViewInput{a, ViewOptions{top, by}});
         }
         return text.str();
       },
@@ -603,10 +597,10 @@ PYBIND11_MODULE(tilewave, m) {
       m, "advise_text", "advise",
       [](const std::string& path, RunOptions o, std::optional<int64_t> batch, const std::string& format) {
         o.batch = batch_of(batch);
-        require_format(format, {"table", "json"});
+        require_format("advise", format);
         return text_of([&](std::ostream& os) {
           const AdviseRun run = advise_file(path, o, [&](const Analysis& a) { require_complete(a, o); });
-          write_advice(os, format, run.analysis, run.advice);
+          ViewRegistry::global().write(os, "advise", format, AdviceViewInput{run.analysis, run.advice});
         });
       },
       "The text `tilewave advise PATH --format FORMAT` prints (table or json).", py::arg("batch") = py::none(),
@@ -617,11 +611,11 @@ PYBIND11_MODULE(tilewave, m) {
       [](const PathArg& path, RunOptions o, const PathArg& trace, std::optional<int64_t> batch,
          const std::string& format, int top) {
         o.batch = batch_of(batch);
-        require_format(format, {"table", "json"});
+        require_format("check", format);
         if (top < 0) throw InputError("top", fmt::format("top counts table rows: 0 or more, not {}", top));
         return text_of([&](std::ostream& os) {
           const CheckRun run = check_file(path.string(), trace.string(), o, [&](const Analysis& a) { require_complete(a, o); });
-          write_check(os, format, run.analysis, run.trace, run.check, top);
+          ViewRegistry::global().write(os, "check", format, CheckViewInput{run.analysis, run.trace, run.check, top});
         });
       },
       "The text `tilewave check PATH --trace TRACE --format FORMAT --top TOP` prints (table or json; top: the pairs "
@@ -634,10 +628,11 @@ PYBIND11_MODULE(tilewave, m) {
       [](const std::vector<PathArg>& paths, RunOptions o, int64_t batch, std::optional<int> threads,
          const std::string& format, bool keep_going) {
         o.batch = batch_of(batch);
-        require_format(format, {"table", "json", "csv"});
+        require_format("rank", format);
         return text_of([&](std::ostream& os) {
           const RankRun run = run_rank(paths, o, threads, keep_going);
-          write_rank(os, format, run.analyses, rank_models(run.analyses), run.failed);
+          const Ranking ranking = rank_models(run.analyses);
+          ViewRegistry::global().write(os, "rank", format, RankViewInput{run.analyses, ranking, run.failed});
         });
       },
       "The text `tilewave rank PATHS... --format FORMAT [--keep-going]` prints (table, json or csv).",

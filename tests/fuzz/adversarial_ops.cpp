@@ -606,7 +606,7 @@ std::string run_case(const std::string& path, const GpuModel& gpu, const RunOpti
         const Analysis a = analyze_file(path, gpu, analyze_options(o));
         (void)incomplete_reason(a);
         std::ostringstream view;
-        find_analysis_view("table")->write(view, a, ViewOptions{});
+        ViewRegistry::global().write(view, "analyze", "table", AnalysisViewInput{a, ViewOptions{}});
         took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         fuzz::check_analysis(a);  // aborts on a non-finite or negative figure
         if (!advise_too) return;

@@ -56,12 +56,13 @@ inline void check_analysis(const Analysis& a) {
   auto parses = [](const std::string& json) {
     if (!nlohmann::json::accept(json)) finding("JSON output that does not parse (bytes not UTF-8?)", 0);
   };
-  for (const AnalysisView& view : analysis_views()) {
-    const bool table = std::string(view.format) == "table";
+  const ViewRegistry& views = ViewRegistry::global();
+  for (const std::string& format : views.formats("analyze")) {
+    const bool table = format == "table";
     for (const std::string& by : table ? table_summaries() : std::vector<std::string>{"op"}) {
       std::ostringstream out;
-      view.write(out, a, ViewOptions{15, by});
-      if (std::string(view.format) == "json") parses(out.str());
+      views.write(out, "analyze", format, AnalysisViewInput{a, ViewOptions{15, by}});
+      if (format == "json") parses(out.str());
     }
   }
   std::ostringstream out;

@@ -6,6 +6,7 @@
 // (`tilewave options --format pyi|md`) are all built from it: a new option
 // is one entry here plus the code that reads it.
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -40,10 +41,20 @@ struct ExecOption {
   // this keyword in Python (`gpus=[...]`); empty: one value there too.
   std::string compare_keyword;
   std::string python_type;  // as the type stub writes it
+  // An option kept outside RunOptions' fields and the execution
+  // configuration sets its value itself, once the table's checks (type,
+  // choices) have passed; null for the shipped ones, which set_option routes.
+  std::function<void(RunOptions&, const nlohmann::json&)> apply = {};
 };
 
-// The table, in the order --help and the docs list them.
+// The table, in the order --help and the docs list them: the shipped
+// options, then any added.
 const std::vector<ExecOption>& execution_options();
+// Adds an option after the shipped ones (docs/model.md "Extending
+// tilewave"), at start-up, before any command or Python call reads the
+// table: its flag, keyword, stub line and docs row follow. A keyword the
+// table has already is a logic_error.
+void add_execution_option(ExecOption option);
 // The commands that analyse a model (the CLI's names; Python's functions say which they are).
 const std::vector<std::string>& analysing_commands();
 bool takes_option(const ExecOption& e, const std::string& command);

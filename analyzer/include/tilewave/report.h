@@ -19,6 +19,7 @@
 #include "tilewave/op_registry.h"
 #include "tilewave/search.h"
 #include "tilewave/trace_check.h"
+#include "tilewave/view_registry.h"
 
 namespace tilewave {
 
@@ -34,7 +35,7 @@ std::string shape_text(const Kernel& k);
 const char* trust_mark(Trust trust);
 std::string trust_legend(Trust trust);
 
-// The formats of one analysis (table, json, csv), looked up by name.
+// How `analyze`'s table and CSV are cut (--top, --by).
 struct ViewOptions {
   int worst_layers = 15;  // the table's slowest kernels
   // The table's summary (--by): op (head op, convolution kinds apart), name
@@ -46,13 +47,11 @@ struct ViewOptions {
 };
 // The table's summaries (--by, Python's by=), the table's default first.
 const std::vector<std::string>& table_summaries();
-struct AnalysisView {
-  const char* format;
-  const char* summary;
-  void (*write)(std::ostream& os, const Analysis& a, const ViewOptions& options);
+// What `analyze`'s formats are written from (ViewRegistry, view_registry.h).
+struct AnalysisViewInput {
+  const Analysis& analysis;
+  ViewOptions options;
 };
-const std::vector<AnalysisView>& analysis_views();
-const AnalysisView* find_analysis_view(const std::string& format);  // nullptr if unknown
 
 // The JSON document of `analyze`; with_layers false: without its per-kernel
 // rows (write_json streams them).
@@ -74,8 +73,7 @@ void write_table(std::ostream& os, const Analysis& a, int worst_layers = 15, con
 // set at `path` costed alone, as the table or (jsonl) its line with the cost
 // fields appended; and `--extract`: the costed kernels of a lowered model as
 // a layer set, `unmodelled` told of each kernel left out.
-void write_layer_predictions(std::ostream& os, const std::string& path, const CostModel& cost_model,
-                             const std::string& format);
+void write_layer_predictions(std::ostream& os, const std::string& path, const CostModel& cost_model, bool table);
 void write_extracted_layers(std::ostream& os, const Model& model, const KernelGraph& lowered, const std::string& stem,
                             const std::function<void(const Kernel&)>& unmodelled);
 
@@ -92,9 +90,14 @@ struct ValidationRun {
   int seed;
   size_t layers;  // the layers the statistics are over
 };
-void write_validation(std::ostream& os, const std::string& format, const ValidationRun& run,
-                      const std::vector<ErrorStats>& stats);
+void write_validation_table(std::ostream& os, const ValidationRun& run, const std::vector<ErrorStats>& stats);
+nlohmann::json validation_to_json(const ValidationRun& run, const std::vector<ErrorStats>& stats);
 void write_benchmark_errors(std::ostream& os, const std::vector<BenchmarkError>& rows, const std::string& title);
+// calibrate fit-networks' median errors per batch of one stage ("before" or
+// "after" the fit), and fit-runtime's losses, errors per batch and
+// parameters (`runs`: the runs read), as the fits print them on stderr.
+void write_network_fit_errors(std::ostream& os, const NetworkFit& fit, const std::string& stage);
+void write_runtime_fit(std::ostream& os, const RuntimeFit& r, size_t runs);
 
 // Several models side by side (`tilewave rank`); `failed` lists the models
 // that could not be analysed, as (file, reason), shown after the ranking.
@@ -168,7 +171,7 @@ std::string nas_meta_path(const std::string& csv_path);
 // over all parts; `header` the merged run's ("shard": "0/1").
 struct NasMerge {
   nlohmann::json header;
-  std::string format;  // "csv" or "json" (JSON Lines)
+  std::string format;  // "csv" or "jsonl" (JSON Lines), nas's format names
   uint64_t shards = 0;
   size_t candidates = 0;  // rows read, before the front is taken
   std::vector<std::string> rows;
@@ -209,19 +212,54 @@ nlohmann::json check_to_json(const Analysis& a, const MeasuredTrace& t, const Tr
 // `tilewave advise`: the suggestions, best first, with their predicted gains.
 void write_advice_table(std::ostream& os, const Analysis& a, const std::vector<Advice>& advice);
 nlohmann::json advice_to_json(const Analysis& a, const std::vector<Advice>& advice);
-// `rank`, `check` and `advise` in a format by name, as the CLI's --format
-// writes them and the Python module's *_text functions return them: rank
-// table, json or csv; check and advise table or json. Another name throws
-// InputError naming the format.
-void write_rank(std::ostream& os, const std::string& format, const std::vector<Analysis>& analyses,
-                const Ranking& ranking, const std::vector<RankFailure>& failed = {});
-void write_check(std::ostream& os, const std::string& format, const Analysis& a, const MeasuredTrace& t,
-                 const TraceCheck& c, int rows);
-void write_advice(std::ostream& os, const std::string& format, const Analysis& a, const std::vector<Advice>& advice);
 // One model over batch sizes (`tilewave sweep`).
 void write_sweep_table(std::ostream& os, const std::vector<Analysis>& analyses);
 nlohmann::json sweep_to_json(const std::vector<Analysis>& analyses);
 // One row of totals per analysis, for `sweep` and `compare` (docs/cli.md "Formats").
 void write_totals_csv(std::ostream& os, const std::vector<Analysis>& analyses);
+
+// What the other commands' formats are written from (ViewRegistry,
+// view_registry.h; views/registry.cpp registers the shipped ones).
+struct RankViewInput {
+  const std::vector<Analysis>& analyses;
+  const Ranking& ranking;
+  const std::vector<RankFailure>& failed;
+};
+struct SweepViewInput {
+  const std::vector<Analysis>& analyses;  // one per batch
+};
+struct CompareViewInput {
+  const std::vector<Analysis>& analyses;
+  const NetworkComparison* networks;  // two models' comparison, or null
+};
+struct CheckViewInput {
+  const Analysis& analysis;
+  const MeasuredTrace& trace;
+  const TraceCheck& check;
+  int rows;  // the pairs the table shows
+};
+struct AdviceViewInput {
+  const Analysis& analysis;
+  const std::vector<Advice>& advice;
+};
+struct LayersViewInput {
+  const std::string& path;  // the layer set
+  const CostModel& cost_model;
+};
+struct ValidationViewInput {
+  const ValidationRun& run;
+  const std::vector<ErrorStats>& stats;
+};
+struct NasRowsViewInput {
+  const nlohmann::json* header;  // null: the rows alone (--pareto's front after the rows)
+  const std::vector<space::SearchRow>& rows;
+};
+struct GpusViewInput {
+  const std::vector<GpuModel>& gpus;
+};
+struct OpsViewInput {
+  const OpRegistry& registry;
+};
+struct TablesViewInput {};  // params and options: tables of the program itself
 
 }  // namespace tilewave

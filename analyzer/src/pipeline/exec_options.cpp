@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <sstream>
+#include <stdexcept>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -104,9 +105,24 @@ std::vector<std::string> axis_values(const RunOptions& o, const ExecOption& e, c
 
 }  // namespace
 
-const std::vector<ExecOption>& execution_options() {
-  static const std::vector<ExecOption> table = build_table();
+namespace {
+std::vector<ExecOption>& table_of_options() {
+  static std::vector<ExecOption> table = build_table();
   return table;
+}
+}  // namespace
+
+const std::vector<ExecOption>& execution_options() { return table_of_options(); }
+
+void add_execution_option(ExecOption option) {
+  std::vector<ExecOption>& table = table_of_options();
+  for (const ExecOption& e : table)
+    if (e.keyword == option.keyword) throw std::logic_error("execution option '" + option.keyword + "' exists already");
+  if (option.kind == OptionKind::shapes || !option.compare_keyword.empty())
+    throw std::logic_error("execution option '" + option.keyword + "': an added option is one value, not shapes or an axis");
+  if (!option.apply && option.execution_key.empty())
+    throw std::logic_error("execution option '" + option.keyword + "' sets nothing (no apply, no execution_key)");
+  table.push_back(std::move(option));
 }
 
 const std::vector<std::string>& analysing_commands() {
@@ -149,7 +165,8 @@ void set_option(RunOptions& o, const ExecOption& e, const nlohmann::json& v) {
     case OptionKind::text:
     case OptionKind::choice: {
       const std::string s = text_value(o, e, v);
-      if (k == "gpu") o.gpu = s;
+      if (e.apply) e.apply(o, s);
+      else if (k == "gpu") o.gpu = s;
       else if (k == "gpu_dir") o.gpu_dir = s;
       else if (k == "host") o.host = s;
       else if (k == "runtime") o.runtime = s;
@@ -162,7 +179,8 @@ void set_option(RunOptions& o, const ExecOption& e, const nlohmann::json& v) {
     case OptionKind::flag: {
       if (!v.is_boolean()) throw InputError(spelled(o, e), fmt::format("True or False is expected, not {}", v.dump()));
       const bool on = v.get<bool>();
-      if (k == "allow_unmodelled") o.allow_unmodelled = on;
+      if (e.apply) e.apply(o, on);
+      else if (k == "allow_unmodelled") o.allow_unmodelled = on;
       else if (e.execution_key == "launch") o.execution["launch"] = on ? "graph" : "loop";
       else o.execution[e.execution_key] = on;
       return;

@@ -44,10 +44,4 @@ json advice_to_json(const Analysis& a, const std::vector<Advice>& advice) {
           {"runtime", a.runtime}, {"execution", a.exec.to_json()}, {"advice", rows}});
 }
 
-void write_advice(std::ostream& os, const std::string& format, const Analysis& a, const std::vector<Advice>& advice) {
-  if (format == "json") os << json_text(advice_to_json(a, advice), 2) << "\n";
-  else if (format == "table") write_advice_table(os, a, advice);
-  else throw InputError("format", fmt::format("unknown format '{}' (table or json)", format));
-}
-
 }  // namespace tilewave

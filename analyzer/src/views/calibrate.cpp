@@ -31,18 +31,15 @@ json error_stats_json(const std::vector<ErrorStats>& stats) {
   return rows;
 }
 
-void write_validation(std::ostream& os, const std::string& format, const ValidationRun& run,
-                      const std::vector<ErrorStats>& stats) {
-  if (format == "json") {
-    os << json_text(views::versioned({{"gpu", run.gpu.id},
-                                      {"data", run.files},
-                                      {"holdout", run.holdout},
-                                      {"seed", run.seed},
-                                      {"stats", error_stats_json(stats)}}),
-                    2)
-       << "\n";
-    return;
-  }
+json validation_to_json(const ValidationRun& run, const std::vector<ErrorStats>& stats) {
+  return views::versioned({{"gpu", run.gpu.id},
+                           {"data", run.files},
+                           {"holdout", run.holdout},
+                           {"seed", run.seed},
+                           {"stats", error_stats_json(stats)}});
+}
+
+void write_validation_table(std::ostream& os, const ValidationRun& run, const std::vector<ErrorStats>& stats) {
   std::string files;
   for (const auto& p : run.files) files += (files.empty() ? "" : " ") + p;
   fmt::print(os, "{} on {} measured {} layers from {} ({}; GPU file trust: {})\n", run.gpu.id, run.layers, run.dtype,
@@ -61,6 +58,23 @@ void write_benchmark_errors(std::ostream& os, const std::vector<BenchmarkError>&
     fmt::print(os, "  {:<58} {:<8} {:<7} {:>4} {:>6.1f}% {:>6.1f}% {:>6.2f} {:>6.2f} {:>6.2f}\n",
                std::filesystem::path(e.source).filename().string(), e.subset, e.kind, e.n, 100 * e.median,
                100 * e.p90, e.median_ratio, e.tau, e.tau_gmacs);
+}
+
+void write_network_fit_errors(std::ostream& os, const NetworkFit& fit, const std::string& stage) {
+  for (const auto& e : fit.errors)
+    if (e.stage == stage)
+      fmt::print(os, "  {:<7} {:<9} batch {:>4}: {:>2} networks, median |error| {:5.1f}%\n", e.stage, e.subset, e.batch,
+                 e.n, 100 * e.median);
+}
+
+void write_runtime_fit(std::ostream& os, const RuntimeFit& r, size_t runs) {
+  for (const auto& [c, loss] : r.class_loss) fmt::print(os, "  class {:<9} train loss {:.4f}\n", c, loss);
+  fmt::print(os, "  network stage: {} of {} runs (kernel count within 10% of the profile's)\n", r.network_runs_fitted,
+             runs);
+  for (const auto& [b, e] : r.median_error_by_batch)
+    fmt::print(os, "  batch {:>4}: median |error| {:5.1f}% before, {:5.1f}% after\n", b, 100 * e.first,
+               100 * e.second);
+  for (const auto& [k, v] : r.fit.params) fmt::print(os, "  {} = {:.5g}\n", k, v);
 }
 
 }  // namespace tilewave

@@ -169,11 +169,4 @@ json check_to_json(const Analysis& a, const MeasuredTrace& t, const TraceCheck& 
           {"pairs", std::move(pairs)}});
 }
 
-void write_check(std::ostream& os, const std::string& format, const Analysis& a, const MeasuredTrace& t,
-                 const TraceCheck& c, int rows) {
-  if (format == "json") os << json_text(check_to_json(a, t, c), 2) << "\n";
-  else if (format == "table") write_check_table(os, a, t, c, rows);
-  else throw InputError("format", fmt::format("unknown format '{}' (table or json)", format));
-}
-
 }  // namespace tilewave

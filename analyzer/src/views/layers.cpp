@@ -13,9 +13,7 @@ using nlohmann::json;
 
 namespace tilewave {
 
-void write_layer_predictions(std::ostream& os, const std::string& path, const CostModel& cost_model,
-                             const std::string& format) {
-  const bool table = format == "table";
+void write_layer_predictions(std::ostream& os, const std::string& path, const CostModel& cost_model, bool table) {
   if (table)
     fmt::print(os, "{:>5} {:<14} {:<6} {:>11} {:>7} {:>9} {:>6} {:>6}  {}\n", "line", "op", "dtype", "time_us", "util",
                "bound", "tile", "wave", "kernel");

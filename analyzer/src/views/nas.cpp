@@ -220,8 +220,8 @@ NasMerge merge_nas_outputs(const std::vector<std::string>& files) {
     json comparable = header;
     comparable.erase("shard");
     if (first_header.is_null()) {
-      first_header = comparable, shard_count = n, format = csv ? "csv" : "json";
-    } else if (comparable != first_header || n != shard_count || (csv ? "csv" : "json") != format) {
+      first_header = comparable, shard_count = n, format = csv ? "csv" : "jsonl";
+    } else if (comparable != first_header || n != shard_count || (csv ? "csv" : "jsonl") != format) {
       throw InputError(path, "its run differs from the first file's (space, seed, samples, sampling, GPU, batch, dtype, "
                              "runtime, filters, shard count, format or tilewave version)");
     }

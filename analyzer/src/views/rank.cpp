@@ -108,12 +108,4 @@ void write_rank_csv(std::ostream& os, const std::vector<Analysis>& as, const Ran
     fmt::print(os, ",,{},,,,,,,,,,,{},,,,,\n", views::csv_field(f.model_path), views::csv_field(f.reason));
 }
 
-void write_rank(std::ostream& os, const std::string& format, const std::vector<Analysis>& as, const Ranking& ranking,
-                const std::vector<RankFailure>& failed) {
-  if (format == "json") os << json_text(rank_to_json(as, ranking, failed), 2) << "\n";
-  else if (format == "csv") write_rank_csv(os, as, ranking, failed);
-  else if (format == "table") write_rank_table(os, as, ranking, failed);
-  else throw InputError("format", fmt::format("unknown format '{}' (table, json or csv)", format));
-}
-
 }  // namespace tilewave

@@ -1,0 +1,66 @@
+// The formats every command writes its result in, one registry for all of
+// them (docs/cli.md "Formats"): a command's `--format` looks
+// the name up here, its help and its error line list the names from here,
+// and Python's *_text functions take the same names. A view is one entry
+// (docs/model.md "Extending tilewave"):
+// the command, the format's name, what it shows, and the function that
+// writes the result computed before it. Only the view asked for is written.
+#pragma once
+#include <functional>
+#include <ostream>
+#include <string>
+#include <typeindex>
+#include <vector>
+
+namespace tilewave {
+
+struct ViewEntry {
+  std::string command;  // the subcommand ("analyze", "calibrate validate")
+  std::string format;   // its --format name
+  std::string summary;  // what it shows, for --help
+  std::type_index input;  // the result it is written from
+  std::function<void(std::ostream&, const void*)> write;
+};
+
+class ViewRegistry {
+ public:
+  // The shipped views (views/registry.cpp) and any added since. Views are
+  // added before a command runs (at start-up), never while one does.
+  static ViewRegistry& global();
+
+  // A new format of `command`, written from an `Input` (report.h's *ViewInput
+  // structs). A format a command already has is a logic_error.
+  template <class Input>
+  void add(const std::string& command, const std::string& format, const std::string& summary,
+           std::function<void(std::ostream&, const Input&)> write) {
+    add_entry({command, format, summary, std::type_index(typeid(Input)),
+               [write](std::ostream& os, const void* input) { write(os, *static_cast<const Input*>(input)); }});
+  }
+
+  // The command's formats, in the order they were added (the first is the
+  // default where the command has none of its own).
+  std::vector<std::string> formats(const std::string& command) const;
+  // Every command's formats, each once, in the order first added (the CLI's conventions line).
+  std::vector<std::string> formats() const;
+  // --format's help: "table (a person's view…), json (…)".
+  std::string help(const std::string& command) const;
+  // The entry; an InputError on `option` naming the formats the command has otherwise.
+  const ViewEntry& find(const std::string& command, const std::string& format,
+                        const std::string& option = "--format") const;
+
+  // Writes `input` in the command's `format` (find's error otherwise).
+  template <class Input>
+  void write(std::ostream& os, const std::string& command, const std::string& format, const Input& input) const {
+    const ViewEntry& view = find(command, format);
+    check_input(view, std::type_index(typeid(Input)));
+    view.write(os, &input);
+  }
+
+ private:
+  ViewRegistry() = default;
+  void add_entry(ViewEntry entry);
+  static void check_input(const ViewEntry& view, std::type_index given);
+  std::vector<ViewEntry> entries_;
+};
+
+}  // namespace tilewave
