@@ -243,6 +243,27 @@ TEST_CASE("check: a kernel list (run.py's kernels.jsonl row) is a trace, and eve
   CHECK(measured_us == doctest::Approx(c.measured_device_us));
   CHECK(share == doctest::Approx(1.0));
   CHECK(c.by_class.front().kernel_class == "conv");  // ResNet-18's time is in its convolutions
+  // Same-class pairs, recounted from the pairs: a measured kernel whose
+  // partner was predicted in its own class (a cast beside a cast, not beside
+  // a transform the runtime launched in the other order).
+  std::map<std::string, std::pair<int, double>> same;
+  for (const auto& p : c.pairs)
+    if (p.measured >= 0 && p.predicted >= 0) {
+      const std::string cls = pairing_class(t.kernels[size_t(p.measured)].name);
+      if (cls == pairing_class(a.kernels[size_t(p.predicted)])) ++same[cls].first, same[cls].second += p.predicted_us;
+    }
+  int same_pairs = 0;
+  for (const auto& r : c.by_class) {
+    CHECK(r.same_class_paired <= r.paired);
+    CHECK(r.same_class_measured_us <= r.paired_measured_us + 1e-9);
+    CHECK(r.same_class_paired == same[r.kernel_class].first);
+    CHECK(r.same_class_predicted_us == doctest::Approx(same[r.kernel_class].second));
+    if (r.same_class_paired > 0)
+      CHECK(r.same_class_error == doctest::Approx(r.same_class_predicted_us / r.same_class_measured_us - 1));
+    same_pairs += r.same_class_paired;
+  }
+  CHECK(same_pairs > c.paired / 2);
+  CHECK(c.by_class.front().same_class_paired > 0);
   CHECK(pairing_class("sm90_xmma_fprop_implicit_gemm_f16f16") == std::string("conv"));
   CHECK(pairing_class("void cudnn::winograd_nonfused::winogradForwardData4x4") == std::string("conv_winograd"));
   CHECK(pairing_class("nvjet_sm90_hsh_192x192_64x4_1x2_h_bz_coopB_TNN") == std::string("gemm"));

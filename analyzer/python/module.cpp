@@ -567,7 +567,8 @@ PYBIND11_MODULE(tilewave, m) {
       "'kernels_in_trace', 'measured_kernel_us', 'predicted_kernel_us', 'paired', 'median_abs_error', "
       "'shape_compared', 'shape_matched', 'by_kind': [{'kind', 'pairs', 'predicted_us', 'measured_us'}, ...], "
       "'by_class': [{'class', 'measured', 'measured_us', 'measured_share', 'predicted', 'predicted_us', 'paired', "
-      "'paired_measured_us', 'paired_predicted_us', 'paired_error', 'missing', 'missing_us', 'extra', 'extra_us'}, "
+      "'paired_measured_us', 'paired_predicted_us', 'paired_error', 'same_class_paired', 'same_class_measured_us', "
+      "'same_class_predicted_us', 'same_class_error', 'missing', 'missing_us', 'extra', 'extra_us'}, "
       "...], 'pairs': [{'predicted_us', 'measured_us', and where known 'shape_match', 'predicted', 'predicted_op', "
       "'predicted_kind', 'predicted_class', 'measured', 'measured_kind', 'measured_class'}, ...]}. The trace may "
       "also be a kernel list, {'list': [[name, us], ...]} (a calibrate/measure/run.py kernels.jsonl row).",

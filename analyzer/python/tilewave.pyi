@@ -214,7 +214,9 @@ class KindError(TypedDict):
 ClassRow = TypedDict("ClassRow", {
     "class": str, "measured": int, "measured_us": float, "measured_share": float, "predicted": int,
     "predicted_us": float, "paired": int, "paired_measured_us": float, "paired_predicted_us": float,
-    "paired_error": float, "missing": int, "missing_us": float, "extra": int, "extra_us": float})
+    "paired_error": float, "same_class_paired": int, "same_class_measured_us": float,
+    "same_class_predicted_us": float, "same_class_error": float, "missing": int, "missing_us": float, "extra": int,
+    "extra_us": float})
 
 # One pair of `check`; an unpaired kernel lacks its partner's fields, and
 # shape_match is there only where the trace recorded the launching op's shapes.

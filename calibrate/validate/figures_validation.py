@@ -11,7 +11,7 @@ def validation_kernel_classes(runs):
     if "kernel_classes" not in runs.cache:
         runs.cache["kernel_classes"] = kernel_classes.classes(runs.tw, RUN_FOLDERS)
     results, failed = runs.cache["kernel_classes"]
-    return kernel_classes.lines_of(results, failed, "harness") + ["  left out: " + f for f in failed]
+    return kernel_classes.lines_of(results, failed, "harness") + kernel_classes.left_out_lines(failed)
 
 
 FIGURES = {"validation-kernel-classes": validation_kernel_classes}

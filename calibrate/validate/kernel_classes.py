@@ -17,6 +17,10 @@ forwards, per class:
                launch gap is the schedule's)
   paired err   sum predicted / sum measured - 1 over the kernels paired
                with a predicted one (by the measured kernel's class)
+  same class   the same over the pairs whose predicted kernel has the
+               class too: a kernel the runtime launches in another order
+               than the prediction pairs with an unlike neighbour, and
+               only like pairs say how well the class is costed
   missing      measured time no predicted kernel paired with, share of the
                class's measured time: what tilewave does not predict
   extra        predicted time no measured kernel paired with, ms
@@ -120,8 +124,10 @@ def checks(tilewave, rows, onnx, gpu, tmp):
         done = subprocess.run(cmd, capture_output=True, text=True)
         os.remove(trace)
         if done.returncode != 0:  # tilewave's one-line error: a network it cannot analyse
-            return r, None, "%s b%d: %s" % (r["model"], r["batch"], (done.stderr.strip() or "exit %d"
-                                                                       % done.returncode).splitlines()[-1])
+            # named by the file's name, not the temporary folder's path, so that the doc's figure repeats
+            error = (done.stderr.strip() or "exit %d" % done.returncode).splitlines()[-1]
+            return r, None, "%s b%d: %s" % (r["model"], r["batch"],
+                                            error.replace(onnx[r["model"]], os.path.basename(onnx[r["model"]])))
         return r, json.loads(done.stdout), None
     with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         results = list(pool.map(one, range(len(rows))))
@@ -138,7 +144,7 @@ def table(results, group):
         for row in c["by_class"]:
             s = sums[key][row["class"]]
             for field in ("measured", "measured_us", "predicted_us", "paired_measured_us", "paired_predicted_us",
-                          "missing_us", "extra_us"):
+                          "same_class_measured_us", "same_class_predicted_us", "missing_us", "extra_us"):
                 s[field] += row[field]
     return sums, totals
 
@@ -152,16 +158,23 @@ def lines_of(results, failed, group_name="harness"):
         "; %d left out (tilewave could not analyse them)" % len(failed) if failed else "")]
     for key in sorted(sums):
         out += ["", "%s (%.1f ms of measured kernel time):" % (key, totals[key] / 1e3), "",
-                "| class | share | measured, ms (kernels) | predicted, ms | paired err | missing | extra, ms |",
-                "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+                "| class | share | measured, ms (kernels) | predicted, ms | paired err | same class | missing | extra, ms |",
+                "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
         for cls, s in sorted(sums[key].items(), key=lambda kv: (-kv[1]["measured_us"], -kv[1]["predicted_us"])):
-            err = ("%+.0f%%" % (100 * (s["paired_predicted_us"] / s["paired_measured_us"] - 1))
-                   if s["paired_measured_us"] > 0 else "-")
+            def err(prefix):
+                return ("%+.0f%%" % (100 * (s[prefix + "_predicted_us"] / s[prefix + "_measured_us"] - 1))
+                        if s[prefix + "_measured_us"] > 0 else "-")
             missing = "%.0f%%" % (100 * s["missing_us"] / s["measured_us"]) if s["measured_us"] > 0 else "-"
-            out.append("| %s | %.1f%% | %.1f (%d) | %.1f | %s | %s | %.1f |" % (
+            out.append("| %s | %.1f%% | %.1f (%d) | %.1f | %s | %s | %s | %.1f |" % (
                 cls, 100 * s["measured_us"] / totals[key] if totals[key] else 0, s["measured_us"] / 1e3,
-                s["measured"], s["predicted_us"] / 1e3, err, missing, s["extra_us"] / 1e3))
+                s["measured"], s["predicted_us"] / 1e3, err("paired"), err("same_class"), missing, s["extra_us"] / 1e3))
     return out
+
+
+def left_out_lines(failed):
+    """One line per network tilewave could not analyse, with how many of its forwards that left out."""
+    counts = collections.Counter(f.split(" b", 1)[0] + ":" + f.split(":", 1)[1] for f in failed)
+    return ["  left out (%d forwards): %s" % (n, line) for line, n in counts.items()]
 
 
 def in_families(rows, which):
@@ -202,9 +215,7 @@ def main():
     except InputError as e:
         print("kernel_classes.py: %s" % e, file=sys.stderr)
         return 1
-    print("\n".join(lines_of(results, failed, a.by)))
-    for f in failed:
-        print("  left out: " + f)
+    print("\n".join(lines_of(results, failed, a.by) + left_out_lines(failed)))
     return 0
 
 

@@ -91,14 +91,20 @@ struct KindError {
 // class and the predicted ones, those paired (by the measured kernel's
 // class) and those left without a partner: measured time the prediction
 // lacks (`missing`), predicted time nothing measured matches (`extra`).
+// The same-class pairs are those whose predicted kernel has the class too:
+// where the runtime launches kernels in another order than the prediction,
+// the alignment pairs unlike neighbours (a cast with a layout transform),
+// and only these say how well the class itself is costed.
 struct ClassRow {
   std::string kernel_class;
-  int measured = 0, predicted = 0, paired = 0, missing = 0, extra = 0;
+  int measured = 0, predicted = 0, paired = 0, missing = 0, extra = 0, same_class_paired = 0;
   double measured_us = 0, predicted_us = 0;
   double paired_measured_us = 0, paired_predicted_us = 0;
+  double same_class_measured_us = 0, same_class_predicted_us = 0;
   double missing_us = 0, extra_us = 0;
-  double measured_share = 0;  // of all measured kernel time
-  double paired_error = 0;    // paired_predicted_us / paired_measured_us - 1 (0 without pairs)
+  double measured_share = 0;      // of all measured kernel time
+  double paired_error = 0;        // paired_predicted_us / paired_measured_us - 1 (0 without pairs)
+  double same_class_error = 0;    // the same over the same-class pairs (0 without any)
 };
 
 // An axis where the trace ran otherwise than the prediction assumed.

@@ -470,10 +470,17 @@ TraceCheck check_against_trace(const Analysis& a, const MeasuredTrace& t) {
   };
   for (const auto& p : c.pairs) {
     if (p.measured >= 0) {
-      ClassRow& r = row(pairing_class(t.kernels[size_t(p.measured)].name));
+      const char* cls = pairing_class(t.kernels[size_t(p.measured)].name);
+      ClassRow& r = row(cls);
       ++r.measured, r.measured_us += p.measured_us;
-      if (p.predicted >= 0) ++r.paired, r.paired_measured_us += p.measured_us, r.paired_predicted_us += p.predicted_us;
-      else ++r.missing, r.missing_us += p.measured_us;
+      if (p.predicted >= 0) {
+        ++r.paired, r.paired_measured_us += p.measured_us, r.paired_predicted_us += p.predicted_us;
+        if (std::strcmp(cls, pairing_class(a.kernels[size_t(p.predicted)])) == 0)
+          ++r.same_class_paired, r.same_class_measured_us += p.measured_us,
+              r.same_class_predicted_us += p.predicted_us;
+      } else {
+        ++r.missing, r.missing_us += p.measured_us;
+      }
     }
     if (p.predicted >= 0) {
       ClassRow& r = row(pairing_class(a.kernels[size_t(p.predicted)]));
@@ -484,6 +491,8 @@ TraceCheck check_against_trace(const Analysis& a, const MeasuredTrace& t) {
   for (ClassRow& r : c.by_class) {
     r.measured_share = c.measured_device_us > 0 ? r.measured_us / c.measured_device_us : 0;
     r.paired_error = r.paired_measured_us > 0 ? r.paired_predicted_us / r.paired_measured_us - 1 : 0;
+    r.same_class_error =
+        r.same_class_measured_us > 0 ? r.same_class_predicted_us / r.same_class_measured_us - 1 : 0;
   }
   std::stable_sort(c.by_class.begin(), c.by_class.end(), [](const ClassRow& x, const ClassRow& y) {
     return x.measured_us != y.measured_us ? x.measured_us > y.measured_us : x.predicted_us > y.predicted_us;

@@ -65,16 +65,17 @@ void write_check_table(std::ostream& os, const Analysis& a, const MeasuredTrace&
                  k.measured_us > 0 ? 100 * (k.predicted_us / k.measured_us - 1) : 0.0);
   }
   if (!c.by_class.empty()) {
-    fmt::print(os, "\nKernel classes (error: of the pairs, by the measured kernel's class; missing:\n"
-                   "measured time nothing predicted pairs with; extra: the reverse):\n");
+    fmt::print(os, "\nKernel classes (error: of the pairs, by the measured kernel's class; same: of\n"
+                   "the pairs whose predicted kernel has the class too; missing: measured time\n"
+                   "nothing predicted pairs with; extra: the reverse):\n");
     // measured_share: of the measured kernel time, as the JSON names it (docs/report.md "Shares").
-    fmt::print(os, "  {:<13} {:>14} {:>11} {:>12} {:>7} {:>10} {:>8}\n", "class", "measured_share", "measured_us",
-               "predicted_us", "error", "missing_us", "extra_us");
+    fmt::print(os, "  {:<12} {:>14} {:>11} {:>12} {:>6} {:>6} {:>10} {:>8}\n", "class", "measured_share",
+               "measured_us", "predicted_us", "error", "same", "missing_us", "extra_us");
+    auto error = [](int pairs, double e) { return pairs > 0 ? fmt::format("{:+.0f}%", 100 * e) : std::string("-"); };
     for (const auto& r : c.by_class)
-      fmt::print(os, "  {:<13} {:>13.1f}% {:>11.1f} {:>12.1f} {:>7} {:>10.1f} {:>8.1f}\n", r.kernel_class,
-                 100 * r.measured_share, r.measured_us, r.predicted_us,
-                 r.paired > 0 ? fmt::format("{:+.0f}%", 100 * r.paired_error) : std::string("-"), r.missing_us,
-                 r.extra_us);
+      fmt::print(os, "  {:<12} {:>13.1f}% {:>11.1f} {:>12.1f} {:>6} {:>6} {:>10.1f} {:>8.1f}\n", r.kernel_class,
+                 100 * r.measured_share, r.measured_us, r.predicted_us, error(r.paired, r.paired_error),
+                 error(r.same_class_paired, r.same_class_error), r.missing_us, r.extra_us);
   }
   std::vector<const TracePair*> paired, pred_only, meas_only;
   for (const auto& p : c.pairs)
@@ -123,7 +124,10 @@ json check_to_json(const Analysis& a, const MeasuredTrace& t, const TraceCheck& 
                         {"measured_share", r.measured_share}, {"predicted", r.predicted},
                         {"predicted_us", r.predicted_us}, {"paired", r.paired},
                         {"paired_measured_us", r.paired_measured_us}, {"paired_predicted_us", r.paired_predicted_us},
-                        {"paired_error", r.paired_error}, {"missing", r.missing}, {"missing_us", r.missing_us},
+                        {"paired_error", r.paired_error}, {"same_class_paired", r.same_class_paired},
+                        {"same_class_measured_us", r.same_class_measured_us},
+                        {"same_class_predicted_us", r.same_class_predicted_us},
+                        {"same_class_error", r.same_class_error}, {"missing", r.missing}, {"missing_us", r.missing_us},
                         {"extra", r.extra}, {"extra_us", r.extra_us}});
   json configuration = json::array(), mismatches = json::array();
   for (const auto& s : t.configuration)
