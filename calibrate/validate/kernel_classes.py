@@ -5,8 +5,9 @@ calibrate/measure/run.py folders (issue 31 item 2; docs/validation.md
 
 Every profiled forward of the folders' kernels.jsonl is held against
 tilewave's prediction of the same network, batch, layout and precision by
-the library's one pairing step, `tilewave check --format json` (a
-kernels.jsonl row is a trace it reads). The classes are the "pairing" vocabulary of
+the library's one pairing step, `tilewave check --format json`, called in
+process as the Python module's check() (a kernels.jsonl row is a trace it
+reads). The classes are the "pairing" vocabulary of
 analyzer/data/kernel_names.json; `check` puts every measured kernel in one
 by its name and every predicted kernel by its problem. Summed over the
 forwards, per class:
@@ -37,12 +38,12 @@ import collections
 import concurrent.futures
 import json
 import os
-import subprocess
 import sys
 import tarfile
 import tempfile
 
 from calibrate import harness_flags, jsonl
+from calibrate.module import tilewave_module
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
@@ -112,23 +113,25 @@ def onnx_files(models, tmp):
 
 
 def checks(tilewave, rows, onnx, gpu, tmp):
-    """(row, check result) per profiled forward, by `tilewave check --format json` (the CLI: the sanitizer
-    builds have no Python module); a forward tilewave cannot analyse is left out and counted."""
+    """(results, failed): (row, check result) per profiled forward, by the in-process module's check()
+    (`tilewave check --format json`'s library step, without a process and a JSON text per forward), and
+    (model, batch, error) per forward tilewave cannot analyse, left out and counted."""
+    module = tilewave_module(tilewave)
+
     def one(i):
         r = rows[i]
         trace = os.path.join(tmp, "forward%d.json" % i)
         with open(trace, "w") as f:
             json.dump({"list": r["list"]}, f)
-        cmd = [tilewave, "check", onnx[r["model"]], "--trace", trace, "--batch", str(r["batch"]), "--gpu", gpu,
-               *harness_flags.flags(harness_flags.timm_row(r)), "--format", "json"]
-        done = subprocess.run(cmd, capture_output=True, text=True)
-        os.remove(trace)
-        if done.returncode != 0:  # tilewave's one-line error: a network it cannot analyse
+        try:  # the module releases the GIL while it analyses and pairs, so the threads share the cores
+            return r, module.check(onnx[r["model"]], trace, batch=r["batch"], gpu=gpu,
+                                   **harness_flags.timm_row(r)), None
+        except module.InputError as e:
             # named by the file's name, not the temporary folder's path, so that the doc's figure repeats
-            error = (done.stderr.strip() or "exit %d" % done.returncode).splitlines()[-1]
-            return r, None, "%s b%d: %s" % (r["model"], r["batch"],
-                                            error.replace(onnx[r["model"]], os.path.basename(onnx[r["model"]])))
-        return r, json.loads(done.stdout), None
+            error = str(e).replace(onnx[r["model"]], os.path.basename(onnx[r["model"]]))
+            return r, None, (r["model"], r["batch"], error)
+        finally:
+            os.remove(trace)
     with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         results = list(pool.map(one, range(len(rows))))
     return [(r, c) for r, c, _ in results if c is not None], [e for _, _, e in results if e]
@@ -172,9 +175,9 @@ def lines_of(results, failed, group_name="harness"):
 
 
 def left_out_lines(failed):
-    """One line per network tilewave could not analyse, with how many of its forwards that left out."""
-    counts = collections.Counter(f.split(" b", 1)[0] + ":" + f.split(":", 1)[1] for f in failed)
-    return ["  left out (%d forwards): %s" % (n, line) for line, n in counts.items()]
+    """One line per network and error tilewave could not analyse, with how many forwards that left out."""
+    counts = collections.Counter((model, error) for model, _, error in failed)
+    return ["  left out (%d forwards): %s: %s" % (n, model, error) for (model, error), n in counts.items()]
 
 
 def in_families(rows, which):
@@ -203,16 +206,15 @@ def classes(tilewave, folders, gpu="h200", families="all"):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("run_dirs", nargs="+", help="calibrate/measure/run.py folders")
-    ap.add_argument("--tilewave", default=os.path.join("build", "analyzer", "tilewave"))
+    ap.add_argument("--tilewave", default=os.path.join("build", "analyzer", "tilewave"),
+                    help="the CLI whose build holds the Python module (where `import tilewave` finds none)")
     ap.add_argument("--gpu", default="h200")
     ap.add_argument("--by", default="harness", choices=("harness", "batch", "none"))
     ap.add_argument("--families", default="all", choices=("fit", "held_out", "all"))
     a = ap.parse_args()
-    if not os.access(a.tilewave, os.X_OK):
-        ap.error("%s: not an executable tilewave (build it, or pass --tilewave)" % a.tilewave)
     try:
         results, failed = classes(a.tilewave, a.run_dirs, a.gpu, a.families)
-    except InputError as e:
+    except (InputError, ImportError) as e:
         print("kernel_classes.py: %s" % e, file=sys.stderr)
         return 1
     print("\n".join(lines_of(results, failed, a.by) + left_out_lines(failed)))

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -388,12 +387,24 @@ TraceCheck check_against_trace(const Analysis& a, const MeasuredTrace& t) {
   for (size_t i = 0; i < a.kernels.size(); ++i)
     if (a.kernels[i].cost) pred.push_back(int(i));
   const size_t n = pred.size(), m = t.kernels.size();
-  std::vector<std::string> pk(n), mk(m);
-  for (size_t i = 0; i < n; ++i) pk[i] = kernel_kind(a.kernels[size_t(pred[i])]);
-  for (size_t j = 0; j < m; ++j) mk[j] = t.kernels[j].kind.empty() ? kernel_kind(t.kernels[j].name) : t.kernels[j].kind.c_str();
-  std::vector<const char*> pc(n), mc(m);  // pairing classes: one more point for a pair of one class
-  for (size_t i = 0; i < n; ++i) pc[i] = pairing_class(a.kernels[size_t(pred[i])]);
-  for (size_t j = 0; j < m; ++j) mc[j] = pairing_class(t.kernels[j].name);
+  // Kinds and pairing classes as small integers: the alignment compares them (n+1)(m+1) times.
+  std::vector<std::string> labels;
+  auto label_id = [&](const std::string& s) {
+    const auto it = std::find(labels.begin(), labels.end(), s);
+    if (it != labels.end()) return int(it - labels.begin());
+    labels.push_back(s);
+    return int(labels.size()) - 1;
+  };
+  const int compute = label_id("compute");
+  std::vector<int> pk(n), mk(m), pc(n), mc(m);  // pairing classes: one more point for a pair of one class
+  for (size_t i = 0; i < n; ++i) {
+    pk[i] = label_id(kernel_kind(a.kernels[size_t(pred[i])]));
+    pc[i] = label_id(pairing_class(a.kernels[size_t(pred[i])]));
+  }
+  for (size_t j = 0; j < m; ++j) {
+    mk[j] = label_id(t.kernels[j].kind.empty() ? kernel_kind(t.kernels[j].name) : t.kernels[j].kind.c_str());
+    mc[j] = label_id(pairing_class(t.kernels[j].name));
+  }
   std::vector<std::vector<int64_t>> signature(n);
   for (size_t i = 0; i < n; ++i) signature[i] = shape_signature(a.kernels[size_t(pred[i])]);
   // -1: not comparable; else whether every predicted size is among the launching op's.
@@ -406,12 +417,12 @@ TraceCheck check_against_trace(const Analysis& a, const MeasuredTrace& t) {
   // kinds 1, compute with memory never, one more for one pairing class; a
   // gap costs 1.
   auto score = [&](size_t i, size_t j) {
-    const int same_class = std::strcmp(pc[i], mc[j]) == 0;
+    const int same_class = pc[i] == mc[j];
     if (pk[i] == mk[j]) {
       const int fit = shape_fit(i, j);
       return (fit < 0 ? 3 : fit ? 5 : 2) + same_class;
     }
-    if (pk[i] == std::string("compute") || mk[j] == std::string("compute")) return -1000;
+    if (pk[i] == compute || mk[j] == compute) return -1000;
     return 1 + same_class;
   };
   // The table has (n+1)(m+1) cells: one forward of a CNN is far below the
@@ -430,6 +441,8 @@ TraceCheck check_against_trace(const Analysis& a, const MeasuredTrace& t) {
   TraceCheck c;
   // A kernel's cost is its device time alone; the launch gap is the schedule's.
   auto device_us = [&](size_t i) { return std::max(0.0, a.kernels[size_t(pred[i])].cost->time_us); };
+  std::vector<size_t> position(a.kernels.size());  // a costed kernel's index among pred
+  for (size_t i = 0; i < n; ++i) position[size_t(pred[i])] = i;
   std::vector<TracePair> reversed;
   for (size_t i = n, j = m; i > 0 || j > 0;) {
     if (i > 0 && j > 0 && at(i, j) == at(i - 1, j - 1) + score(i - 1, j - 1)) {
@@ -454,7 +467,7 @@ TraceCheck check_against_trace(const Analysis& a, const MeasuredTrace& t) {
       c.paired_predicted_us += p.predicted_us, c.paired_measured_us += p.measured_us;
       c.shape_compared += p.shape_match >= 0;
       c.shape_matched += p.shape_match == 1;
-      const std::string kind = kernel_kind(a.kernels[size_t(p.predicted)]);
+      const std::string& kind = labels[size_t(pk[position[size_t(p.predicted)]])];
       auto k = std::find_if(c.by_kind.begin(), c.by_kind.end(), [&](const KindError& e) { return e.kind == kind; });
       if (k == c.by_kind.end()) k = c.by_kind.insert(c.by_kind.end(), KindError{kind});
       ++k->pairs;
@@ -470,12 +483,12 @@ TraceCheck check_against_trace(const Analysis& a, const MeasuredTrace& t) {
   };
   for (const auto& p : c.pairs) {
     if (p.measured >= 0) {
-      const char* cls = pairing_class(t.kernels[size_t(p.measured)].name);
-      ClassRow& r = row(cls);
+      const int cls = mc[size_t(p.measured)];
+      ClassRow& r = row(labels[size_t(cls)]);
       ++r.measured, r.measured_us += p.measured_us;
       if (p.predicted >= 0) {
         ++r.paired, r.paired_measured_us += p.measured_us, r.paired_predicted_us += p.predicted_us;
-        if (std::strcmp(cls, pairing_class(a.kernels[size_t(p.predicted)])) == 0)
+        if (cls == pc[position[size_t(p.predicted)]])
           ++r.same_class_paired, r.same_class_measured_us += p.measured_us,
               r.same_class_predicted_us += p.predicted_us;
       } else {
@@ -483,7 +496,7 @@ TraceCheck check_against_trace(const Analysis& a, const MeasuredTrace& t) {
       }
     }
     if (p.predicted >= 0) {
-      ClassRow& r = row(pairing_class(a.kernels[size_t(p.predicted)]));
+      ClassRow& r = row(labels[size_t(pc[position[size_t(p.predicted)]])]);
       ++r.predicted, r.predicted_us += p.predicted_us;
       if (p.measured < 0) ++r.extra, r.extra_us += p.predicted_us;
     }

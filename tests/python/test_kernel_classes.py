@@ -1,0 +1,51 @@
+"""calibrate/validate/kernel_classes.py: profiled forwards paired in process, class sums that
+add up to the measured kernels, and forwards tilewave cannot analyse left out by name."""
+import gzip
+import json
+import os
+
+import pytest
+
+from calibrate.validate import kernel_classes
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MEASURE_RUN = os.path.join(ROOT, "calibrate", "data", "h200", "measure_run", "kernels.jsonl.gz")
+
+
+def forwards(model, n):
+    with gzip.open(MEASURE_RUN, "rt") as f:
+        rows = [json.loads(line) for line in f]
+    return [r for r in rows if r["model"] == model][:n]
+
+
+def test_pairs_every_measured_kernel_into_one_class(tmp_path):
+    rows = forwards("convnext_tiny", 3)
+    assert len(rows) == 3
+    onnx = {"convnext_tiny": os.path.join(ROOT, "onnx_models", "runtime", "convnext_tiny.onnx")}
+    results, failed = kernel_classes.checks(os.environ.get("TILEWAVE_CLI"), rows, onnx, "h200", str(tmp_path))
+    assert failed == [] and len(results) == 3
+    for row, check in results:
+        measured = sum(us for _, us in row["list"])
+        assert sum(c["measured_us"] for c in check["by_class"]) == pytest.approx(measured, rel=1e-9)
+        assert sum(c["measured"] for c in check["by_class"]) == len(row["list"])
+        assert check["batch"] == row["batch"]
+    assert os.listdir(tmp_path) == []  # the per-forward traces are removed
+    lines = kernel_classes.lines_of(results, failed, "none")
+    assert lines[0] == "3 profiled forwards of 1 networks paired by `tilewave check`"
+
+
+def test_forwards_tilewave_cannot_analyse_are_left_out_by_file_name(tmp_path):
+    rows = forwards("convnext_tiny", 2)
+    bad = tmp_path / "onnx" / "convnext_tiny.onnx"
+    bad.parent.mkdir()
+    bad.write_bytes(b"not a protobuf")
+    results, failed = kernel_classes.checks(os.environ.get("TILEWAVE_CLI"), rows, {"convnext_tiny": str(bad)}, "h200",
+                                            str(tmp_path))
+    assert results == [] and len(failed) == 2
+    for (model, batch, error), row in zip(failed, rows):
+        assert (model, batch) == ("convnext_tiny", row["batch"])
+        assert error.startswith("convnext_tiny.onnx: ") and str(tmp_path) not in error
+    lines = kernel_classes.left_out_lines(failed)
+    assert len(lines) == 1 and lines[0].startswith("  left out (2 forwards): convnext_tiny: convnext_tiny.onnx: ")
+    assert kernel_classes.lines_of(results, failed, "none")[0].endswith(
+        "; 2 left out (tilewave could not analyse them)")
