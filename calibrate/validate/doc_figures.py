@@ -4,12 +4,14 @@ quote from `tilewave` commands (and from the committed measured data), and
 checks the docs against them.
 
 usage: python3 -m calibrate.validate.doc_figures [--tilewave PATH] [NAME ...]
-       python3 -m calibrate.validate.doc_figures [--tilewave PATH] --check FILE ...
+       python3 -m calibrate.validate.doc_figures [--tilewave PATH] --check [--figures all|short|long] FILE ...
 
 A figure in a doc sits between `<!-- doc_figures.py NAME -->` and
 `<!-- /doc_figures.py -->`; the lines between are exactly what this script
 prints for NAME. --check exits 1 naming each block that differs (ctest
-`doc_figures`). Runs from the repository root, CPU only, in seconds.
+`doc_figures`, and `doc_figures_corpus` for the figures over the whole
+measured corpus, labelled long: they take a minute and grow with the
+corpus). Runs from the repository root, CPU only.
 """
 import argparse
 import json
@@ -293,7 +295,9 @@ for _module in (figures_readme, figures_calibration, figures_validation):
 BLOCK = re.compile(r"^<!-- doc_figures\.py (\S+) -->\n(.*?)^<!-- /doc_figures\.py -->$", re.M | re.S)
 
 
-def check(files, runs):
+def check(files, runs, which="all"):
+    """Exit status 1 naming each block of the files that differs from its figure; `which` keeps the
+    figures over the whole corpus ("long", figures_validation.LONG), the others ("short") or all."""
     bad = 0
     for path in files:
         text = open(path).read()
@@ -305,6 +309,8 @@ def check(files, runs):
             if name not in FIGURES:
                 print(f"{path}: unknown figure '{name}'")
                 bad += 1
+                continue
+            if which != "all" and (name in figures_validation.LONG) != (which == "long"):
                 continue
             if "<!-- doc_figures.py" in body:
                 print(f"{path}: figure '{name}' has no end line of its own (<!-- /doc_figures.py -->)")
@@ -327,12 +333,14 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--tilewave", default="build/analyzer/tilewave")
     ap.add_argument("--check", action="store_true", help="compare the blocks of the given docs")
+    ap.add_argument("--figures", choices=("all", "short", "long"), default="all",
+                    help="with --check: only the figures over the whole measured corpus (long) or the others (short)")
     ap.add_argument("names", nargs="*", help="figures to print (default: all), or docs with --check")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         runs = Runs(a.tilewave, tmp)
         if a.check:
-            return check(a.names, runs)
+            return check(a.names, runs, a.figures)
         for name in a.names or FIGURES:
             if name not in FIGURES:
                 print(f"doc_figures.py: unknown figure '{name}'; known: {', '.join(FIGURES)}", file=sys.stderr)

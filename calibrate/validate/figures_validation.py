@@ -1,4 +1,5 @@
 """The figures docs/validation.md quotes (calibrate/validate/doc_figures.py)."""
+from calibrate.validate import corpus_networks  # (calibrate/validate/corpus_networks.py)
 from calibrate.validate import kernel_classes  # (calibrate/validate/kernel_classes.py)
 from calibrate.validate.figures_common import DATA
 
@@ -14,4 +15,13 @@ def validation_kernel_classes(runs):
     return kernel_classes.lines_of(results, failed, "harness") + kernel_classes.left_out_lines(failed)
 
 
-FIGURES = {"validation-kernel-classes": validation_kernel_classes}
+def validation_corpus_networks(runs):
+    """docs/validation.md: `python3 -m calibrate.validate.corpus_networks calibrate/data/h200/corpus/run --misses 6`."""
+    return corpus_networks.lines_of(DATA + "/corpus/run", runs.tw, misses=6)
+
+
+FIGURES = {"validation-kernel-classes": validation_kernel_classes,
+           "validation-corpus-networks": validation_corpus_networks}
+# Figures over the whole measured corpus: their time grows with each device call's networks, so the
+# default test run leaves them to ctest's `long` label (doc_figures.py --figures).
+LONG = {"validation-kernel-classes", "validation-corpus-networks"}

@@ -1,5 +1,5 @@
-"""calibrate/validate/kernel_classes.py: profiled forwards paired in process, class sums that
-add up to the measured kernels, and forwards tilewave cannot analyse left out by name."""
+"""calibrate/validate/kernel_classes.py and corpus_networks.py: profiled forwards paired in process, class sums
+that add up to the measured kernels, forwards tilewave cannot analyse left out by name, and the per-split table."""
 import gzip
 import json
 import os
@@ -49,3 +49,26 @@ def test_forwards_tilewave_cannot_analyse_are_left_out_by_file_name(tmp_path):
     assert len(lines) == 1 and lines[0].startswith("  left out (2 forwards): convnext_tiny: convnext_tiny.onnx: ")
     assert kernel_classes.lines_of(results, failed, "none")[0].endswith(
         "; 2 left out (tilewave could not analyse them)")
+
+
+def test_corpus_networks_table_reads_step_gpu_and_host_per_split():
+    from calibrate.validate import corpus_networks
+    rows, predicted = [], {}
+    for i, (measured_ms, predicted_us) in enumerate([(1.0, 900.0), (2.0, 2400.0), (4.0, 4000.0)]):
+        r = {"model": "m%d" % i, "precision": "amp_fp16", "layout": "nchw", "batch": 16,
+             "step_ms_median": measured_ms, "graph_ms": measured_ms / 2, "host_ms": measured_ms}
+        rows.append(r)
+        predicted[(r["model"], "amp_fp16", "nchw", 16)] = (
+            {"time_us": predicted_us, "flops": 10 - i, "host_busy_us": predicted_us / 2},
+            {"time_us": measured_ms * 500})
+    body, misses = corpus_networks.table(rows, predicted, {"m0": "held_out", "m1": "held_out", "m2": "held_out"})
+    assert body == [["held_out", "AMP NCHW", "16", "3", "10.0%", "18.0%", "1.00", "1.00 (-1.00)", "0.0%", "1.00",
+                     "1.00", "0.50"]]
+    assert sorted(round(e, 2) for e, *_ in misses) == [-0.1, 0.0, 0.2]
+
+
+def test_corpus_networks_rejects_a_row_that_is_not_a_network_row(tmp_path):
+    from calibrate.validate import corpus_networks
+    (tmp_path / "bench_median.jsonl").write_text('{"model": "m", "batch": "16"}\n')
+    with pytest.raises(kernel_classes.InputError, match="row 1 is not a run.py network row"):
+        corpus_networks.measured_rows(str(tmp_path))

@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""The H200 corpus network by network (issue 31 item 6; docs/validation.md
+"The corpus, network by network"): every network of a calibrate/measure/run.py
+folder held against tilewave's prediction of the same harness setting, one
+row per (split, configuration, batch):
+
+  n             networks measured in the setting (and tilewave could analyse)
+  median, p90   of |predicted - measured| / measured step (step_ms_median:
+                the median of the passes)
+  ratio         median of predicted / measured step
+  tau (FLOPs)   Kendall tau-b of the predicted order of the steps against the
+                measured one, beside the FLOPs' order's
+  GPU median, GPU ratio  the same forward replayed in a CUDA graph
+                (graph_ms) against tilewave's prediction with a CUDA graph
+  GPU tau       tau of the GPU times
+  host ratio    median of tilewave's host issue time of one forward over the
+                measured forward call alone (host_ms): where the small
+                batches' steps miss, whether the host is why
+
+Splits are the corpus's (calibrate/data/h200/corpus/networks.json): whole
+families, fixed before anything was fitted. The issue's targets are read on
+held_out (and on the fresh set, measured after the model is frozen).
+
+usage: python3 -m calibrate.validate.corpus_networks RUN_DIR [--tilewave build/analyzer/tilewave]
+       [--gpu h200] [--misses N]
+Predicted in process by the Python module's analyze(), the calls spread over
+the cores; ONNX files as calibrate/validate/kernel_classes.py finds them.
+"""
+import argparse
+import concurrent.futures
+import json
+import os
+import statistics
+import sys
+import tempfile
+
+import numpy
+
+from calibrate import harness_flags, jsonl
+from calibrate.module import tilewave_module
+from calibrate.stats import kendall_tau
+from calibrate.validate.kernel_classes import CORPUS, InputError, onnx_files
+
+BATCHES = (1, 16, 64, 256)
+
+
+def measured_rows(folder):
+    """bench_median.jsonl's rows that ran (status ok, a step and a CUDA-graph time)."""
+    path = os.path.join(folder, "bench_median.jsonl")
+    try:
+        rows = jsonl.read(path)
+    except (OSError, ValueError, EOFError, UnicodeDecodeError) as e:
+        raise InputError("%s: not a readable JSON-lines file (%s)" % (path, e))
+    out = []
+    for i, r in enumerate(rows, 1):
+        if not isinstance(r, dict) or r.get("header"):
+            continue
+        if not (isinstance(r.get("model"), str) and isinstance(r.get("batch"), int)
+                and (r.get("precision"), r.get("layout")) in harness_flags.CONFIGURATIONS):
+            raise InputError("%s: row %d is not a run.py network row (model, batch, precision, layout)" % (path, i))
+        if r.get("status") == "ok" and r.get("step_ms_median", 0) > 0:
+            out.append(r)
+    return out
+
+
+def predictions(tilewave, rows, onnx, gpu):
+    """{(model, precision, layout, batch): (loop prediction, CUDA-graph prediction)} and the networks left out
+    as {model: error}."""
+    module = tilewave_module(tilewave)
+
+    def one(r):
+        keywords = harness_flags.timm_row(r)
+        try:
+            loop = module.analyze(onnx[r["model"]], batch=r["batch"], gpu=gpu, **keywords)
+            graph = module.analyze(onnx[r["model"]], batch=r["batch"], gpu=gpu, **dict(keywords, graph=True))
+        except module.InputError as e:
+            return r, None, str(e).replace(onnx[r["model"]], os.path.basename(onnx[r["model"]]))
+        return r, (loop["total"], graph["total"]), None
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        done = list(pool.map(one, rows))
+    predicted = {(r["model"], r["precision"], r["layout"], r["batch"]): p for r, p, _ in done if p}
+    return predicted, {r["model"]: e for r, p, e in done if e}
+
+
+def p90(values):
+    """The 90th percentile, linear between ranks (numpy's default)."""
+    return float(numpy.percentile(values, 90))
+
+
+def table(rows, predicted, split):
+    """The table's rows: (split, configuration, batch, cells), and every network's step error."""
+    groups = {}
+    for r in rows:
+        p = predicted.get((r["model"], r["precision"], r["layout"], r["batch"]))
+        s = split.get(r["model"])
+        if p is None or s is None:
+            continue
+        groups.setdefault((s, harness_flags.CONFIGURATIONS[(r["precision"], r["layout"])], r["batch"]), []).append(
+            (r, p))
+    out, misses = [], []
+    for (s, config, batch) in sorted(groups, key=lambda k: (k[0] != "fit", k[1], k[2])):
+        g = groups[(s, config, batch)]
+        step = [(p[0]["time_us"], r["step_ms_median"] * 1e3) for r, p in g]
+        gpu = [(p[1]["time_us"], r["graph_ms"] * 1e3) for r, p in g if r.get("graph_ms", 0) > 0]
+        err = [abs(a - b) / b for a, b in step]
+        gerr = [abs(a - b) / b for a, b in gpu]
+        misses += [(a / b - 1, r["model"], config, batch, s) for (a, b), (r, _) in zip(step, g)]
+        out.append([s, config, str(batch), str(len(g)), "%.1f%%" % (100 * statistics.median(err)),
+                    "%.1f%%" % (100 * p90(err)), "%.2f" % statistics.median(a / b for a, b in step),
+                    "%.2f (%.2f)" % (kendall_tau([a for a, _ in step], [b for _, b in step]),
+                                     kendall_tau([p[0]["flops"] for _, p in g], [b for _, b in step])),
+                    "%.1f%%" % (100 * statistics.median(gerr)) if gerr else "-",
+                    "%.2f" % statistics.median(a / b for a, b in gpu) if gpu else "-",
+                    "%.2f" % kendall_tau([a for a, _ in gpu], [b for _, b in gpu]) if gpu else "-",
+                    "%.2f" % statistics.median(p[0]["host_busy_us"] / (r["host_ms"] * 1e3) for r, p in g)])
+    return out, misses
+
+
+HEAD = ["split", "configuration", "batch", "n", "median", "p90", "ratio", "tau (FLOPs)", "GPU median", "GPU ratio",
+        "GPU tau", "host ratio"]
+
+
+def lines_of(folder, tilewave, gpu="h200", misses=0):
+    rows = measured_rows(folder)
+    split = {n["name"]: n["split"] for n in json.load(open(CORPUS))["networks"]}
+    rows = [r for r in rows if r["model"] in split]
+    with tempfile.TemporaryDirectory() as tmp:
+        onnx = onnx_files(sorted({r["model"] for r in rows}), tmp)
+        predicted, failed = predictions(tilewave, rows, onnx, gpu)
+    body, worst = table(rows, predicted, split)
+    networks = {r["model"] for r in rows if r["model"] not in failed}
+    out = ["%d networks of the corpus (%d fit, %d held_out), %d settings measured and predicted%s" % (
+        len(networks), sum(split[m] == "fit" for m in networks), sum(split[m] == "held_out" for m in networks),
+        len(predicted), "; %d networks left out (tilewave could not analyse them)" % len(failed) if failed else ""),
+        "", "| " + " | ".join(HEAD) + " |", "|" + " --- |" * len(HEAD)]
+    out += ["| " + " | ".join(cells) + " |" for cells in body]
+    out += ["  left out: %s: %s" % (m, e) for m, e in sorted(failed.items())]
+    if misses:
+        out.append("largest step misses (predicted / measured - 1):")
+        for s in ("fit", "held_out"):
+            w = sorted((x for x in worst if x[4] == s), key=lambda x: -abs(x[0]))[:misses]
+            out.append("  %s: " % s + ", ".join("%s %s b%d %+.0f%%" % (m, c, b, 100 * e) for e, m, c, b, _ in w))
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("run_dir", help="a calibrate/measure/run.py folder of the corpus (calibrate/data/h200/corpus/run)")
+    ap.add_argument("--tilewave", default=os.path.join("build", "analyzer", "tilewave"),
+                    help="the CLI whose build holds the Python module (where `import tilewave` finds none)")
+    ap.add_argument("--gpu", default="h200")
+    ap.add_argument("--misses", type=int, default=0, help="also list each split's N largest step misses")
+    a = ap.parse_args()
+    if a.misses < 0:
+        ap.error("--misses: %d is negative" % a.misses)
+    try:
+        print("\n".join(lines_of(a.run_dir, a.tilewave, a.gpu, a.misses)))
+    except (InputError, ImportError) as e:
+        print("corpus_networks.py: %s" % e, file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
