@@ -21,12 +21,12 @@ usage: python3 -m calibrate.pair.kernel_pairs RUNS.jsonl --kernels K1.jsonl.gz[,
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
 from calibrate import harness_flags
 from calibrate import jsonl
+from calibrate.module import tilewave_module
 
 
 def kernel_lists(paths):
@@ -42,17 +42,11 @@ def onnx_of(model):
     return os.path.join("onnx_models", "runtime", model.replace("timm/", "timm_") + ".onnx")
 
 
-def tilewave_json(cmd):
-    done = subprocess.run(cmd, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise RuntimeError(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "exit %d" % done.returncode)
-    return json.loads(done.stdout)
-
-
 def pairs(runs, lists, tilewave="build/analyzer/tilewave", gpu="h200", op=None, skipped=None, with_bytes=True):
     """Yields one dict per paired kernel of the runs (see the module doc);
     appends to `skipped` a line for each run it could not pair. Without
     with_bytes, bytes and l2_hit_bytes are 0 (no `analyze` run)."""
+    module = tilewave_module(tilewave)
     with tempfile.TemporaryDirectory() as tmp:
         trace = os.path.join(tmp, "trace.json")
         for r in runs:
@@ -68,12 +62,11 @@ def pairs(runs, lists, tilewave="build/analyzer/tilewave", gpu="h200", op=None, 
                 ts += us
             with open(trace, "w") as f:
                 json.dump({"traceEvents": events}, f)
-            common = [onnx, "--gpu", gpu, "--runtime", r["runtime"], "--batch", str(r["batch"]), "--format", "json",
-                      *harness_flags.flags(harness_flags.CUDA_GRAPH)]
+            keywords = dict(harness_flags.CUDA_GRAPH, gpu=gpu, runtime=r["runtime"], batch=r["batch"])
             try:
-                check = tilewave_json([tilewave, "check", *common, "--trace", trace])
-                analysis = tilewave_json([tilewave, "analyze", *common]) if with_bytes else {"layers": []}
-            except (RuntimeError, json.JSONDecodeError) as e:
+                check = module.check(onnx, trace, **keywords)
+                analysis = module.analyze(onnx, **keywords) if with_bytes else {"layers": []}
+            except module.InputError as e:
                 if skipped is not None:
                     skipped.append("%s %s b%d: %s" % (*key, e))
                 continue
@@ -99,7 +92,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("runs")
     ap.add_argument("--kernels", required=True, help="comma-separated kernels.jsonl[.gz] files")
-    ap.add_argument("--tilewave", default="build/analyzer/tilewave")
+    ap.add_argument("--tilewave", default="build/analyzer/tilewave",
+                    help="the CLI whose build holds the Python module (where `import tilewave` finds none)")
     ap.add_argument("--gpu", default="h200")
     ap.add_argument("--op", help="keep pairs whose predicted op is this (e.g. bias: eager's BatchNorm pass)")
     ap.add_argument("-o", "--out")
