@@ -44,12 +44,39 @@ TEST_CASE("eager: a conv's bias is PyTorch's BatchNorm kernels; an RGB stem is p
   CHECK(bias.writes[0].name == l.kernels[6].reads[0].name);
   CHECK(conv.reads[0].name == l.kernels[0].writes[0].name);  // the padded input
   CHECK(std::get<MemoryProblem>(bias.layer->problem).elems == 2 * 16 * 32 * 32);
+  CHECK(std::get<MemoryProblem>(bias.layer->problem).outer == 2 * 16);  // (image, channel) planes
 }
 
 TEST_CASE("eager: an unfolded BatchNormalization node also runs its two channel kernels first") {
   const auto names = ops(lower(test::zoo("densenet121.onnx"), "eager", 1));
   CHECK(count(names, "BatchNormalization") == 62);
   CHECK(count(names, "bn_prep") == 2 * (62 + 59));  // 59 convs carry a folded BN
+  // Each BatchNorm pass knows its (image, channel) planes: densenet121's 1,024 channels at 7x7 the last.
+  const KernelGraph l = lower(test::zoo("densenet121.onnx"), "eager", 2);
+  int64_t last_planes = 0, last_elems = 0;
+  for (const Kernel& k : l.kernels)
+    if (auto* p = k.layer ? std::get_if<MemoryProblem>(&k.layer->problem) : nullptr)
+      if (p->op == MemoryOp::norm) {
+        CHECK(p->outer > 0);
+        CHECK(p->elems % p->outer == 0);
+        last_planes = p->outer, last_elems = p->elems;
+      }
+  CHECK(last_planes == 2 * 1024);
+  CHECK(last_elems == 2 * 1024 * 7 * 7);
+}
+
+TEST_CASE("a BatchNorm pass pays norm_plane_ns per (image, channel) plane (docs/model.md \"Memory-bound kernels\")") {
+  GpuModel g = test::gpu("h200");
+  MemoryProblem bn;
+  bn.op = MemoryOp::norm;
+  bn.elems = 256 * 512 * 49;
+  bn.outer = 256 * 512;
+  Layer l;
+  l.problem = bn;
+  g.params["norm_plane_ns"] = 0.0;
+  const double without = cost_layer(l, g).memory_us;
+  g.params["norm_plane_ns"] = 1.0;
+  CHECK(cost_layer(l, g).memory_us - without == doctest::Approx(131.072));  // 131,072 planes at 1 ns
 }
 
 TEST_CASE("every runtime: a grouped conv without a native NHWC kernel runs between layout transforms") {

@@ -115,6 +115,10 @@ inline constexpr ParamInfo kGpuParams[] = {
     {"fixed_us_norm_extra", 0.00, 0.00, 20.0, "us",
      "fixed cost of a BatchNorm pass kernel (PyTorch eager's) beyond fixed_us_memory",
      ParamScope::runtime, ParamOwner::launch},
+    {"norm_plane_ns", 0.00, 0.00, 10.0, "ns",
+     "GPU time per (image, channel) plane of a BatchNorm pass in NCHW (cuDNN's bn_fw_inf_1C11_kernel_NCHW "
+     "walks the tensor plane by plane, so many small planes are bound by the plane rate, not by bandwidth); "
+     "0 outside the sets that fit it", ParamScope::runtime, ParamOwner::launch, ParamScale::inverse_sm_clock},
     {"norm_max_bw_efficiency", 5.00, 0.05, 5.00, "fraction",
      "rate of a BatchNorm pass kernel's own per-element work, as a fraction of DRAM bandwidth: it moves no "
      "byte faster, not even one served by L2", ParamScope::runtime, ParamOwner::memory_system, ParamScale::sm_limited_rate},

@@ -54,7 +54,7 @@ struct MemoryProblem {
   MemoryOp op = MemoryOp::eltwise;
   int64_t elems = 0;       // eltwise: outputs
   int64_t inputs = 1;      // eltwise: full-size inputs read
-  int64_t outer = 0, inner = 0;             // reduce, row_norm
+  int64_t outer = 0, inner = 0;             // reduce, row_norm; norm: outer = N x C planes
   // reduce: kept elements between two consecutive reduced ones in memory;
   // 1 when each output reduces one contiguous row (a pool over H*W in NCHW,
   // a mean over the last axis), which frameworks give a warp each

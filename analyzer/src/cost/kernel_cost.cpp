@@ -320,6 +320,7 @@ KernelCost cost_memory(const MemoryProblem& p, int64_t bytes, DType dtype, const
   c.memory_us = std::max(c.memory_us,
                          double(bytes) / (bandwidth_bytes_per_us(m) * m.memory_max_bw_efficiency[int(p.op)]));
   if (p.op == MemoryOp::row_norm) c.memory_us += double(p.outer) * m.get<param_index("row_ns")>() * 1e-3;
+  if (p.op == MemoryOp::norm) c.memory_us += double(p.outer) * m.get<param_index("norm_plane_ns")>() * 1e-3;
   if (p.op == MemoryOp::reduce && p.kept_inside == 1)
     c.memory_us += double(p.outer) * m.get<param_index("reduce_row_ns")>() * 1e-3;
   c.fixed_us = m.memory_fixed_us[int(p.op)];

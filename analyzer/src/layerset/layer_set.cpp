@@ -119,6 +119,7 @@ Layer layer_from_json(const json& j) {
       m.op = op == "eltwise" ? MemoryOp::eltwise : MemoryOp::norm;
       m.elems = positive_int(j, "elems");
       m.inputs = positive_int(j, "inputs", 1);
+      if (m.op == MemoryOp::norm && j.contains("planes")) m.outer = positive_int(j, "planes");
     } else if (op == "pool") {
       m.op = MemoryOp::pool;
       m.window = conv_from_json(j, false);
@@ -186,8 +187,12 @@ json layer_to_json(const Layer& l) {
   } else {
     const auto& m = std::get<MemoryProblem>(l.problem);
     switch (m.op) {
-      case MemoryOp::eltwise:
-      case MemoryOp::norm: j["elems"] = m.elems; j["inputs"] = m.inputs; break;
+      case MemoryOp::eltwise: j["elems"] = m.elems; j["inputs"] = m.inputs; break;
+      case MemoryOp::norm:
+        j["elems"] = m.elems;
+        j["inputs"] = m.inputs;
+        if (m.outer > 0) j["planes"] = m.outer;  // (image, channel) planes
+        break;
       case MemoryOp::pool: conv_fields(m.window, false); j["mode"] = m.max_pool ? "max" : "avg"; break;
       case MemoryOp::reduce:
       case MemoryOp::row_norm:

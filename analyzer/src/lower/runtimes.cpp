@@ -28,6 +28,15 @@ int64_t channels_of(const LowerInput& in, const Node& bn) {
   return x && x->dims.size() > 1 && x->dims[1] > 0 ? x->dims[1] : 1;
 }
 
+// Elements of one (image, channel) plane of a BatchNorm's input: H x W.
+int64_t spatial_of(const LowerInput& in, const Node& bn) {
+  const TensorInfo* x = in.model.tensor(bn.inputs[0]);
+  int64_t n = 1;
+  if (x)
+    for (size_t i = 2; i < x->dims.size(); ++i) n *= std::max<int64_t>(1, x->dims[i]);
+  return n;
+}
+
 // A library convolution with cuDNN's channel padding before it, then its
 // bias applied as PyTorch eager does.
 void append_eager_conv(const LowerInput& in, const KernelEdges& edges, Kernel conv, int bias_aux,
@@ -70,7 +79,10 @@ class EagerRuntime : public RuntimeProfile {
       if (head.op_type == "BatchNormalization" && k.layer) {
         for (auto& aux : batchnorm_aux_kernels(in, k, channels_of(in, head), bn_aux))
           out.kernels.push_back(std::move(aux));
-        if (auto* m = std::get_if<MemoryProblem>(&k.layer->problem)) m->op = MemoryOp::norm;
+        if (auto* m = std::get_if<MemoryProblem>(&k.layer->problem)) {
+          m->op = MemoryOp::norm;
+          m->outer = m->elems / std::max<int64_t>(1, spatial_of(in, head));  // (image, channel) planes
+        }
       }
       const bool conv = k.layer && std::holds_alternative<ConvProblem>(k.layer->problem);
       if (!conv) {
