@@ -103,6 +103,16 @@ struct MemoryFacts {
   std::string peak_at;  // the node that runs when the peak is reached
 };
 
+// The parts of the result that only some views read, built when a caller
+// asks for them (docs/model.md "Result parts"). The totals, the kernels with
+// their costs, the schedule, the notes and the network's weights are always
+// built; `rank` and calibration's network fits read nothing more.
+struct ResultParts {
+  bool node_facts = true;  // Analysis::nodes_fate and memory's peak activations
+  bool groupings = true;   // each kernel's op_group and grouped_conv; by_op, by_name, by_bound
+};
+constexpr ResultParts kTotalsOnly{false, false};
+
 struct Analysis {
   std::string model_path;
   std::string model_name;  // file stem
@@ -144,6 +154,7 @@ struct Analysis {
   std::vector<KernelGroup> by_op;     // by head op, convolutions by kind (depthwise, grouped); longest first
   std::vector<KernelGroup> by_name;   // by what a kernel runs ("Conv+bias+Relu"), as nsys sums a kernel name
   std::vector<KernelGroup> by_bound;  // by kernel bound (bound_name), alphabetical
+  ResultParts parts;  // which of the parts above were built (AnalyzeOptions::parts)
 };
 
 // More unmodelled kernels than this (or any compute kernel) make a model's
@@ -155,6 +166,7 @@ struct AnalyzeOptions {
   ExecutionConfig exec;
   // The host that issues a plain loop's ops; null: builtin_host().
   std::shared_ptr<const HostModel> host;
+  ResultParts parts;  // every part unless the caller reads fewer (kTotalsOnly)
 };
 
 Analysis analyze_model(const Model& model, const GpuModel& gpu, const AnalyzeOptions& options);

@@ -97,6 +97,9 @@ struct KernelCost {
 // reference to the GpuModel, which must outlive it.
 struct CostModel {
   explicit CostModel(const GpuModel& gpu);
+  // How many this thread has built: tests hold one analysis to one
+  // (docs/model.md "Pipeline", stage 7).
+  static int64_t built_on_this_thread();
   const GpuModel& gpu;
   // Every parameter of kGpuParams (gpu_params.h), by its index there: the
   // code reads one as get<param_index("tc_efficiency")>(), so a new

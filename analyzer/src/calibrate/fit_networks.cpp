@@ -42,6 +42,7 @@ NetworkFit fit_networks(const GpuModel& start, const RuntimeProfile& runtime, co
   r.networks_fitted = names.size() - r.held_out.size();
   AnalyzeOptions opt;
   opt.exec = cuda_graph_harness(runtime, DType::fp16);  // the harness the network sets were timed with
+  opt.parts = kTotalsOnly;  // the fits read the totals and each kernel's time
   // The kernels each run lowers to; no parameter changes them.
   std::vector<std::set<std::string>> kernel_names(nets.size());
   std::vector<int> kernel_count(nets.size());

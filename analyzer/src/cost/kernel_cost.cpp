@@ -331,7 +331,14 @@ KernelCost cost_memory(const MemoryProblem& p, int64_t bytes, DType dtype, const
 
 }  // namespace
 
+namespace {
+thread_local int64_t cost_models_built = 0;  // CostModel::built_on_this_thread()
+}  // namespace
+
+int64_t CostModel::built_on_this_thread() { return cost_models_built; }
+
 CostModel::CostModel(const GpuModel& g) : gpu(g) {
+  ++cost_models_built;
   for (size_t i = 0; i < kGpuParamCount; ++i) values[i] = g.param(kGpuParams[i].name);
   const double fixed_us_memory = get<param_index("fixed_us_memory")>();
   for (MemoryOp op : {MemoryOp::eltwise, MemoryOp::pool, MemoryOp::reduce, MemoryOp::row_norm, MemoryOp::copy,

@@ -100,6 +100,46 @@ std::vector<KernelGroup> group_kernels(const Analysis& a, Key key) {
   return groups;
 }
 
+// What became of each node: the kernels that list it, and whether it heads
+// one, is fused into one or lands in an unmodelled one (docs/model.md "Node facts").
+void add_node_fates(const Model& model, Analysis& a) {
+  a.nodes_fate.resize(model.nodes.size());
+  for (size_t i = 0; i < model.nodes.size(); ++i) {
+    // By name: the other fields keep their defaults.
+    a.nodes_fate[i].name = model.nodes[i].name;
+    a.nodes_fate[i].op = model.nodes[i].op_type;
+  }
+  for (size_t k = 0; k < a.kernels.size(); ++k) {
+    const Kernel& kernel = a.kernels[k].kernel;
+    for (size_t j = 0; j < kernel.nodes.size(); ++j) {
+      if (kernel.nodes[j] < 0 || size_t(kernel.nodes[j]) >= a.nodes_fate.size()) continue;
+      NodeFate& f = a.nodes_fate[size_t(kernel.nodes[j])];
+      f.kernels.push_back(int(k));
+      const Fate fate = !a.kernels[k].cost ? Fate::unmodelled : j == 0 ? Fate::kernel : Fate::fused;
+      // A node that heads any kernel is a kernel node; unmodelled wins over fused.
+      if (f.fate == Fate::free || fate == Fate::kernel || (fate == Fate::unmodelled && f.fate == Fate::fused))
+        f.fate = fate;
+    }
+  }
+}
+
+void add_groupings(Analysis& a) {
+  // By head op, with convolutions by kind: depthwise and grouped ones run
+  // other kernels than dense ones and are EfficientNet's real cost.
+  for (auto& r : a.kernels) {
+    r.op_group = r.kernel.ops.head();
+    if (r.kernel.layer)
+      if (const auto* c = std::get_if<ConvProblem>(&r.kernel.layer->problem); c && c->groups > 1) {
+        r.grouped_conv = true;
+        r.op_group += is_depthwise(*c) ? " (depthwise)" : " (grouped)";
+      }
+  }
+  a.by_op = group_kernels(a, [](const KernelResult& r) { return r.op_group; });
+  a.by_name = group_kernels(a, [](const KernelResult& r) { return r.kernel.ops.text(); });
+  a.by_bound = group_kernels(a, [](const KernelResult& r) { return std::string(bound_name(r.cost->bound)); });
+  std::sort(a.by_bound.begin(), a.by_bound.end(), [](const auto& x, const auto& y) { return x.name < y.name; });
+}
+
 }  // namespace
 
 Analysis analyze_model(const Model& model, const GpuModel& base_gpu, const AnalyzeOptions& options) {
@@ -108,6 +148,8 @@ Analysis analyze_model(const Model& model, const GpuModel& base_gpu, const Analy
   const RuntimeProfile& runtime = exec.runtime_profile();
   const KernelGraph lowered = lower_model(model, graph, exec);
   const GpuModel gpu = gpu_for(base_gpu, exec);
+  // The GPU's parameters resolved once: the costs and the result's rates read this one.
+  const CostModel cost_model(gpu);
   static const HostModel no_host = builtin_host();
   const HostModel& host = options.host ? *options.host : no_host;
   Analysis a;
@@ -117,7 +159,7 @@ Analysis analyze_model(const Model& model, const GpuModel& base_gpu, const Analy
   a.gpu_name = gpu.name;
   a.peak_tflops = gpu.peak_flops(exec.dtype) / 1e12;
   a.dram_gbs = gpu.dram_bandwidth_gbs;
-  a.l2_gbs = gpu.dram_bandwidth_gbs * gpu.param("l2_bw_factor");
+  a.l2_gbs = gpu.dram_bandwidth_gbs * cost_model.get<param_index("l2_bw_factor")>();
   a.gpu_trust = gpu.trust;
   a.gpu_param_sources = param_sources(gpu);
   a.batch = model.batch;
@@ -134,7 +176,7 @@ Analysis analyze_model(const Model& model, const GpuModel& base_gpu, const Analy
   }
   a.runtime_calibrated = gpu.has_runtime_params(runtime.name());
   a.execution_calibrated = gpu.has_runtime_params(exec.params_key());
-  a.launch_gap_us = std::max(0.0, gpu.param("launch_gap_us"));
+  a.launch_gap_us = std::max(0.0, cost_model.get<param_index("launch_gap_us")>());
   a.nodes = int(model.nodes.size());
   a.notes = model.notes;
   a.memory = network_weights(model, exec);
@@ -145,7 +187,7 @@ Analysis analyze_model(const Model& model, const GpuModel& base_gpu, const Analy
   a.free_nodes = lowered.free_nodes;
   std::vector<std::optional<KernelCost>> costs;
   const NetworkTotals totals =
-      cost_network(lowered, CostModel(gpu), &costs, model.path, StepModel{exec.launch, &host}, &a.schedule);
+      cost_network(lowered, cost_model, &costs, model.path, StepModel{exec.launch, &host}, &a.schedule);
   for (size_t i = 0; i < lowered.kernels.size(); ++i) {
     const Kernel& k = lowered.kernels[i];
     if (!k.layer) {
@@ -184,39 +226,13 @@ Analysis analyze_model(const Model& model, const GpuModel& base_gpu, const Analy
         bandwidth_utilization(double(a.total.dram_bytes), double(a.total.l2_hit_bytes), t, a.dram_gbs, a.l2_gbs);
     a.total.losses = totals.losses();
   }
-  a.nodes_fate.resize(model.nodes.size());
-  for (size_t i = 0; i < model.nodes.size(); ++i) {
-    // By name: the other fields keep their defaults.
-    a.nodes_fate[i].name = model.nodes[i].name;
-    a.nodes_fate[i].op = model.nodes[i].op_type;
+  // The parts only some views read, when the caller asks for them (docs/model.md "Result parts").
+  a.parts = options.parts;
+  if (options.parts.node_facts) {
+    add_node_fates(model, a);
+    fill_node_facts(model, graph, exec, a);
   }
-  for (size_t k = 0; k < a.kernels.size(); ++k) {
-    const Kernel& kernel = a.kernels[k].kernel;
-    for (size_t j = 0; j < kernel.nodes.size(); ++j) {
-      if (kernel.nodes[j] < 0 || size_t(kernel.nodes[j]) >= a.nodes_fate.size()) continue;
-      NodeFate& f = a.nodes_fate[size_t(kernel.nodes[j])];
-      f.kernels.push_back(int(k));
-      const Fate fate = !a.kernels[k].cost ? Fate::unmodelled : j == 0 ? Fate::kernel : Fate::fused;
-      // A node that heads any kernel is a kernel node; unmodelled wins over fused.
-      if (f.fate == Fate::free || fate == Fate::kernel || (fate == Fate::unmodelled && f.fate == Fate::fused))
-        f.fate = fate;
-    }
-  }
-  fill_node_facts(model, graph, exec, a);
-  // By head op, with convolutions by kind: depthwise and grouped ones run
-  // other kernels than dense ones and are EfficientNet's real cost.
-  for (auto& r : a.kernels) {
-    r.op_group = r.kernel.ops.head();
-    if (r.kernel.layer)
-      if (const auto* c = std::get_if<ConvProblem>(&r.kernel.layer->problem); c && c->groups > 1) {
-        r.grouped_conv = true;
-        r.op_group += is_depthwise(*c) ? " (depthwise)" : " (grouped)";
-      }
-  }
-  a.by_op = group_kernels(a, [](const KernelResult& r) { return r.op_group; });
-  a.by_name = group_kernels(a, [](const KernelResult& r) { return r.kernel.ops.text(); });
-  a.by_bound = group_kernels(a, [](const KernelResult& r) { return std::string(bound_name(r.cost->bound)); });
-  std::sort(a.by_bound.begin(), a.by_bound.end(), [](const auto& x, const auto& y) { return x.name < y.name; });
+  if (options.parts.groupings) add_groupings(a);
   return a;
 }
 

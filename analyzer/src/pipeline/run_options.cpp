@@ -157,7 +157,8 @@ RankRun analyze_models(const std::vector<std::string>& args, const RunOptions& o
   const GpuModel gpu = gpu_of(o);
   RunOptions with_batch = o;
   if (with_batch.batch == 0) with_batch.batch = 1;
-  const AnalyzeOptions opt = analyze_options(with_batch);
+  AnalyzeOptions opt = analyze_options(with_batch);
+  opt.parts = kTotalsOnly;  // a ranking reads each model's totals (docs/model.md "Result parts")
   const std::vector<std::string> models = expand_model_args(args);
   // Each model on its own: a bad one becomes a failure row, never a stop.
   std::vector<std::optional<Analysis>> results(models.size());
