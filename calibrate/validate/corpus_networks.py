@@ -47,19 +47,23 @@ BATCHES = (1, 16, 64, 256)
 def measured_rows(folder):
     """bench_median.jsonl's rows that ran (status ok, a step and a CUDA-graph time)."""
     path = os.path.join(folder, "bench_median.jsonl")
+    if os.path.exists(path) and not os.path.isfile(path):  # a FIFO would block the read
+        raise InputError("%s: not a regular file" % path)
     try:
         rows = jsonl.read(path)
     except (OSError, ValueError, EOFError, UnicodeDecodeError) as e:
         raise InputError("%s: not a readable JSON-lines file (%s)" % (path, e))
     out = []
     for i, r in enumerate(rows, 1):
-        if not isinstance(r, dict) or r.get("header"):
+        if isinstance(r, dict) and r.get("header"):
             continue
-        if not (isinstance(r.get("model"), str) and isinstance(r.get("batch"), int)
+        if not (isinstance(r, dict) and isinstance(r.get("model"), str) and isinstance(r.get("batch"), int)
                 and (r.get("precision"), r.get("layout")) in harness_flags.CONFIGURATIONS):
             raise InputError("%s: row %d is not a run.py network row (model, batch, precision, layout)" % (path, i))
         if r.get("status") == "ok" and r.get("step_ms_median", 0) > 0:
             out.append(r)
+    if not out:
+        raise InputError("%s: no network row that ran (status ok, a step time)" % path)
     return out
 
 

@@ -72,3 +72,17 @@ def test_corpus_networks_rejects_a_row_that_is_not_a_network_row(tmp_path):
     (tmp_path / "bench_median.jsonl").write_text('{"model": "m", "batch": "16"}\n')
     with pytest.raises(kernel_classes.InputError, match="row 1 is not a run.py network row"):
         corpus_networks.measured_rows(str(tmp_path))
+
+
+@pytest.mark.parametrize("kind", ["empty", "fifo", "directory"])
+def test_corpus_networks_rejects_an_empty_or_special_bench_file(tmp_path, kind):
+    from calibrate.validate import corpus_networks
+    path = tmp_path / "bench_median.jsonl"
+    if kind == "empty":
+        path.write_text("")
+    elif kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.mkdir()
+    with pytest.raises(kernel_classes.InputError, match="no network row|not a regular file"):
+        corpus_networks.measured_rows(str(tmp_path))
