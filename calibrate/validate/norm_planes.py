@@ -31,7 +31,6 @@ import argparse
 import concurrent.futures
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -40,6 +39,7 @@ import pandas as pd
 from scipy.optimize import lsq_linear
 
 from calibrate import harness_flags
+from calibrate.module import tilewave_module
 from calibrate.validate import kernel_classes as kc
 
 PARAM = "norm_plane_ns"
@@ -58,22 +58,18 @@ def kernel_of(name):
 
 
 def norm_pairs(tilewave, rows, onnx, gpu, tmp):
-    """One dict per measured norm kernel paired with a predicted BatchNorm pass."""
-    def one(i):
-        r = rows[i]
-        trace = os.path.join(tmp, "forward%d.json" % i)
-        with open(trace, "w") as f:
-            json.dump({"list": r["list"]}, f)
-        common = [onnx[r["model"]], "--batch", str(r["batch"]), "--gpu", gpu,
-                  *harness_flags.flags(harness_flags.timm_row(r)), "--format", "json"]
-        check = subprocess.run([tilewave, "check", *common, "--trace", trace], capture_output=True, text=True)
-        analysis = subprocess.run([tilewave, "analyze", *common], capture_output=True, text=True)
-        os.remove(trace)
-        if check.returncode or analysis.returncode:  # a network tilewave cannot analyse: kernel_classes names it
-            return []
-        layers = {k["name"]: k for k in json.loads(analysis.stdout)["layers"]}
+    """One dict per measured norm kernel paired with a predicted BatchNorm pass: kernel_classes.checks()'s
+    pairs beside the module's analyze() of the same forward (a network tilewave cannot analyse is
+    left out there, and kernel_classes names it)."""
+    module = tilewave_module(tilewave)
+    results, _ = kc.checks(tilewave, rows, onnx, gpu, tmp)
+
+    def one(result):
+        r, check = result
+        analysis = module.analyze(onnx[r["model"]], batch=r["batch"], gpu=gpu, **harness_flags.timm_row(r))
+        layers = {k["name"]: k for k in analysis["layers"]}
         out = []
-        for p in json.loads(check.stdout)["pairs"]:
+        for p in check["pairs"]:
             if p.get("measured_class") != "norm" or p.get("predicted_class") != "norm":
                 continue
             problem = layers.get(p["predicted"], {}).get("layer", {})
@@ -85,7 +81,7 @@ def norm_pairs(tilewave, rows, onnx, gpu, tmp):
                         "predicted_us": p["predicted_us"], "elems": problem["elems"], "planes": problem["planes"]})
         return out
     with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        return [x for xs in pool.map(one, range(len(rows))) for x in xs]
+        return [x for xs in pool.map(one, results) for x in xs]
 
 
 def frame(tilewave, folders, gpu):
