@@ -500,3 +500,48 @@ TEST_CASE("a reduction knows whether it runs over contiguous rows (docs/model.md
   const double across = cost_layer(l, g).memory_us;
   CHECK(with_rows - across == doctest::Approx(100.0));  // 100,000 rows at 1 ns
 }
+
+TEST_CASE("a weight-only float subgraph runs on every forward in PyTorch, is folded by an engine; shape math is neither") {
+  // A weight-standardised conv (docs/model.md "Weight-only subgraphs"): the
+  // weight's mean is taken and subtracted before the conv reads it; a
+  // Shape -> Gather -> Unsqueeze -> Concat chain feeds a Reshape.
+  test::OnnxBuilder b(13);
+  b.input("x", {1, 4, 8, 8});
+  b.weight("w", {4, 4, 3, 3});
+  b.ints("axes", {1, 2, 3});
+  b.ints("zero", {0}, true);
+  b.ints("minus_one", {-1});
+  auto& mean = b.node("ReduceMean", {"w"}, {"w_mean"});
+  test::OnnxBuilder::attr(mean, "axes", std::vector<int64_t>{1, 2, 3});
+  b.node("Sub", {"w", "w_mean"}, {"w_std"});
+  b.node("Conv", {"x", "w_std"}, {"y"});
+  b.node("Shape", {"y"}, {"y_shape"});
+  b.node("Gather", {"y_shape", "zero"}, {"n"});
+  auto& unsq = b.node("Unsqueeze", {"n"}, {"n1"});
+  test::OnnxBuilder::attr(unsq, "axes", std::vector<int64_t>{0});
+  auto& cat = b.node("Concat", {"n1", "minus_one"}, {"flat_shape"});
+  test::OnnxBuilder::attr(cat, "axis", int64_t(0));
+  b.node("Reshape", {"y", "flat_shape"}, {"z"});
+  b.output("z");
+  const Model m = b.load_batch(1);
+  CHECK(m.weight_computed == std::unordered_set<std::string>{"w_mean", "w_std"});
+  auto launched = [&](const std::string& runtime) {
+    const KernelGraph g = lower_model(m, build_node_graph(m), default_execution(runtime_named(runtime, "test")));
+    std::vector<std::string> nodes;
+    for (const Kernel& k : g.kernels)
+      for (int i : k.nodes) nodes.push_back(m.nodes[size_t(i)].op_type);
+    return nodes;
+  };
+  for (const char* runtime : {"eager", "inductor"}) {
+    CAPTURE(runtime);
+    const auto nodes = launched(runtime);
+    CHECK(count(nodes, "ReduceMean") == 1);
+    CHECK(count(nodes, "Sub") == 1);
+    for (const char* shape_op : {"Shape", "Gather", "Unsqueeze", "Concat"}) CHECK(count(nodes, shape_op) == 0);
+  }
+  const auto engine = launched("tensorrt");
+  CHECK(count(engine, "ReduceMean") == 0);
+  CHECK(count(engine, "Sub") == 0);
+  CHECK(count(engine, "Conv") == 1);
+  for (const char* shape_op : {"Shape", "Gather", "Unsqueeze", "Concat"}) CHECK(count(engine, shape_op) == 0);
+}

@@ -28,6 +28,10 @@ struct LowerInput {
   // Each node lowered on its own, by node index, filled on first use: the
   // rules ask for the same node more than once (lower_node.cpp).
   std::vector<std::optional<std::optional<Kernel>>>* node_kernels = nullptr;
+  // Known before run time and computed by no kernel of this runtime: every
+  // static tensor, less those computed from weights where the runtime does
+  // not fold them (docs/model.md "Weight-only subgraphs").
+  bool folded(const std::string& tensor) const;
 };
 
 // How one runtime turns a model into kernels. Each profile composes small
@@ -52,6 +56,9 @@ class RuntimeProfile {
   virtual bool follows_layout() const { return false; }
   // It builds int8 engines (advise tries int8).
   virtual bool builds_int8() const { return false; }
+  // It computes weight-only subgraphs once, when it is built; a framework
+  // runs them on every forward (docs/model.md "Weight-only subgraphs").
+  virtual bool folds_weight_subgraphs() const { return false; }
 };
 
 // The built-in runtimes, the default (eager) first: the one list of them

@@ -26,6 +26,7 @@ struct TensorInfo {
   int32_t elem_type = 0;        // onnx::TensorProto::DataType
   bool fully_known() const;
   int64_t numel() const;        // -1 if not fully known
+  bool is_real() const;         // a floating-point element type
 };
 
 // A double from a file becomes an int64 only through this: NaN gives 0 and
@@ -104,6 +105,13 @@ struct Model {
   // Tensors whose value is known before run time (initializers, constants,
   // shape arithmetic): a runtime folds the nodes producing them.
   std::unordered_set<std::string> static_tensors;
+  // The static tensors a framework computes on every forward rather than
+  // folding once (docs/model.md "Weight-only subgraphs"): floating-point
+  // outputs of nodes that read a weight (a float initializer or constant of
+  // more than one element) or another such tensor, and whose value reaches a
+  // run-time node. Shape arithmetic stays out. A runtime that does not fold
+  // weights (RuntimeProfile::folds_weight_subgraphs) launches their nodes.
+  std::unordered_set<std::string> weight_computed;
   std::unordered_map<std::string, TensorValue> values;          // known at load time
   std::unordered_map<std::string, int> producer;                // tensor -> node index
   // tensor -> each node input that reads it, in file order (a node reading

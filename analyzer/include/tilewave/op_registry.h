@@ -110,6 +110,10 @@ enum : unsigned {
   // QuantizeLinear / DequantizeLinear: an int8 engine folds the pair into
   // its kernels (docs/model.md "Quantized graphs and other op families").
   quantize_boundary = 1u << 4,
+  // BatchNormalization: in training mode its inputs 3 and 4 (mean, var) feed
+  // only outputs 1 and 2, the running statistics; its normalised output
+  // computes its own (docs/model.md "Weight-only subgraphs").
+  running_stats_inputs = 1u << 5,
 };
 }  // namespace op_trait
 

@@ -31,6 +31,11 @@ int64_t TensorInfo::numel() const {
   return n;
 }
 
+bool TensorInfo::is_real() const {
+  using TP = onnx::TensorProto;
+  return elem_type == TP::FLOAT || elem_type == TP::FLOAT16 || elem_type == TP::BFLOAT16 || elem_type == TP::DOUBLE;
+}
+
 const TensorInfo* Model::tensor(const std::string& name) const {
   auto it = tensors.find(name);
   return it == tensors.end() ? nullptr : &it->second;

@@ -43,7 +43,7 @@ class Finder {
   // be read twice and only the last node's value may leave the group. A plain
   // chain of activations reads x once and stays one kernel per node.
   std::optional<FrameworkOp> activation_of(const std::string& x) const {
-    if (model_.static_tensors.count(x)) return std::nullopt;
+    if (in_.folded(x)) return std::nullopt;
     const int64_t size = model_.numel(x);
     if (size <= 0) return std::nullopt;
     // x must be read at least twice (below): a plain chain stops here, which
@@ -81,8 +81,7 @@ class Finder {
       const auto& readers = model_.readers_of(model_.nodes[tail].outputs[0]);
       if (readers.size() != 1 || !reach.count(readers[0].node)) break;
       const Node& c = model_.nodes[readers[0].node];
-      const bool scales = c.inputs.size() == 2 && (model_.static_tensors.count(c.inputs[0]) ||
-                                                   model_.static_tensors.count(c.inputs[1]));
+      const bool scales = c.inputs.size() == 2 && (in_.folded(c.inputs[0]) || in_.folded(c.inputs[1]));
       if (!scales || (c.op_type != "Mul" && c.op_type != "Div")) break;
       group.insert(c.index);
       tail = c.index;
@@ -122,7 +121,7 @@ class Finder {
   bool joins(const Node& c, const std::set<std::string>& inside, int64_t size) const {
     if (role_of(in_, c) != FusionRole::elementwise || c.outputs.size() != 1 || model_.numel(c.outputs[0]) != size) return false;
     return std::all_of(c.inputs.begin(), c.inputs.end(), [&](const std::string& in) {
-      return in.empty() || inside.count(in) || model_.static_tensors.count(in);
+      return in.empty() || inside.count(in) || in_.folded(in);
     });
   }
 

@@ -11,9 +11,14 @@
 
 namespace tilewave {
 
-bool produces_only_static(const Model& model, const Node& n) {
+bool LowerInput::folded(const std::string& tensor) const {
+  return model.static_tensors.count(tensor) &&
+         (exec.runtime_profile().folds_weight_subgraphs() || !model.weight_computed.count(tensor));
+}
+
+bool produces_only_folded(const LowerInput& in, const Node& n) {
   for (const auto& out : n.outputs)
-    if (!out.empty() && !model.static_tensors.count(out)) return false;
+    if (!out.empty() && !in.folded(out)) return false;
   return !n.outputs.empty();
 }
 
@@ -32,7 +37,7 @@ std::optional<Kernel> lower_node(const LowerInput& in, const Node& n) {
 }
 
 std::optional<Kernel> lower_node_uncached(const LowerInput& in, const Node& n) {
-  if (produces_only_static(in.model, n)) return std::nullopt;  // folded at load time
+  if (produces_only_folded(in, n)) return std::nullopt;  // folded at load or build time
   if (const AttentionChain* c = in.attention ? in.attention->chain_of(n.index) : nullptr) {
     // Launched where its P V product stands, after every operand (V may be
     // produced after the head); named after its head.
@@ -90,11 +95,11 @@ KernelEdges::KernelEdges(const LowerInput& in) : in_(in) {
   for (int idx : in.graph.topo_order) {
     const Node& n = m.nodes[idx];
     // A node that launches nothing (shape ops, layout-only permutes) relabels its input.
-    if (produces_only_static(m, n) || (role_of(in, n) != FusionRole::none && lower_node(in, n))) continue;
+    if (produces_only_folded(in, n) || (role_of(in, n) != FusionRole::none && lower_node(in, n))) continue;
     if (in.attention && in.attention->chain_of(n.index)) continue;  // inside a fused attention kernel, not a view
     std::string viewed;
     for (const auto& t : n.inputs)
-      if (!t.empty() && !m.static_tensors.count(t)) viewed = viewed.empty() ? t : "?";
+      if (!t.empty() && !in.folded(t)) viewed = viewed.empty() ? t : "?";
     if (viewed.empty() || viewed == "?") continue;
     for (const auto& out : n.outputs)
       if (!out.empty()) {
@@ -105,7 +110,7 @@ KernelEdges::KernelEdges(const LowerInput& in) : in_(in) {
 }
 
 std::string KernelEdges::source(const std::string& tensor) const {
-  if (in_.model.static_tensors.count(tensor)) return "";
+  if (in_.folded(tensor)) return "";
   std::string t = tensor;
   for (auto it = view_of_.find(t); it != view_of_.end(); it = view_of_.find(t)) t = it->second;
   return t;
@@ -161,7 +166,7 @@ void KernelEdges::derive(Kernel& k) const {
     }
   for (int i : k.nodes)
     for (const auto& out : m.nodes[i].outputs) {
-      if (out.empty() || m.static_tensors.count(out)) continue;
+      if (out.empty() || in_.folded(out)) continue;
       const auto rs = readers(out);
       const bool escapes = k.nodes.size() == 1 || is_graph_output(out) ||
                            std::any_of(rs.begin(), rs.end(), [&](int r) { return !member(r); });

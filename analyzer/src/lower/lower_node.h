@@ -9,8 +9,8 @@
 
 namespace tilewave {
 
-// True when every output of n is known before run time (a runtime folds it).
-bool produces_only_static(const Model& model, const Node& n);
+// True when the runtime folds every output of n (LowerInput::folded).
+bool produces_only_folded(const LowerInput& in, const Node& n);
 // The node's fusion role; opaque for an op without a rule.
 FusionRole role_of(const LowerInput& in, const Node& n);
 // One node as one kernel, or nullopt for a node with no GPU work.

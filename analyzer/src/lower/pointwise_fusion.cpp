@@ -121,7 +121,7 @@ class Fuser {
   void join(int n, bool reduction) {
     std::vector<int> candidates;
     for (const auto& t : m_.nodes[n].inputs) {
-      if (t.empty() || m_.static_tensors.count(t)) continue;
+      if (t.empty() || in_.folded(t)) continue;
       const int g = group_producing(t);
       if (g >= 0 && !groups_[g].has_reduction && std::find(candidates.begin(), candidates.end(), g) == candidates.end())
         candidates.push_back(g);
@@ -204,7 +204,7 @@ class Fuser {
       if (k.name.empty()) k.name = node.name;
       for (const auto& t : node.inputs) {
         if (t.empty() || produced.count(edges_.source(t))) continue;
-        if (m_.static_tensors.count(t)) static_bytes += std::max<int64_t>(0, m_.numel(t)) * e;
+        if (in_.folded(t)) static_bytes += std::max<int64_t>(0, m_.numel(t)) * e;
         else read(edges_.ref(t));
       }
     }

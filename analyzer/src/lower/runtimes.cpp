@@ -77,7 +77,11 @@ class EagerRuntime : public RuntimeProfile {
       edges.derive(k);
       const Node& head = in.model.nodes[k.nodes[0]];
       if (head.op_type == "BatchNormalization" && k.layer) {
-        for (auto& aux : batchnorm_aux_kernels(in, k, channels_of(in, head), bn_aux))
+        // One over parameters (weight standardisation, docs/model.md
+        // "Weight-only subgraphs") stays fp32 under autocast: PyTorch's kernels.
+        const bool over_parameters = in.model.static_tensors.count(head.inputs[0]) > 0;
+        for (auto& aux :
+             batchnorm_aux_kernels(in, k, channels_of(in, head), over_parameters ? kBatchNormAuxKernels : bn_aux))
           out.kernels.push_back(std::move(aux));
         if (auto* m = std::get_if<MemoryProblem>(&k.layer->problem)) {
           m->op = MemoryOp::norm;
@@ -140,6 +144,7 @@ class InductorRuntime : public RuntimeProfile {
 class TensorRtRuntime : public RuntimeProfile {
  public:
   bool builds_int8() const override { return true; }
+  bool folds_weight_subgraphs() const override { return true; }
   const char* name() const override { return "tensorrt"; }
   const char* summary() const override {
     return "TensorRT-like engine: epilogue fusion into convs and GEMMs, elementwise chains fused";

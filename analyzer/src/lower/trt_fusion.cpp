@@ -57,7 +57,7 @@ class TrtFuser {
       }
       if (consumers.size() != 1) return;
       const Node& next = model_.nodes[consumers[0]];
-      if (role_of(in_, next) != FusionRole::elementwise || produces_only_static(model_, next)) return;
+      if (role_of(in_, next) != FusionRole::elementwise || produces_only_folded(in_, next)) return;
       // Every other operand of `next` must exist before the head runs.
       const int64_t full = model_.numel(next.outputs.empty() ? "" : next.outputs[0]);
       int64_t extra = 0;
@@ -112,7 +112,7 @@ class TrtFuser {
   }
 
   bool ready_before(const std::string& tensor, int head) const {
-    if (model_.static_tensors.count(tensor)) return true;
+    if (in_.folded(tensor)) return true;
     auto it = model_.producer.find(tensor);
     if (it == model_.producer.end()) return true;  // a graph input
     return graph_.topo_rank[it->second] < graph_.topo_rank[head];

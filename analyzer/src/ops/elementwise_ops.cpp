@@ -273,7 +273,7 @@ void register_elementwise_ops(OpRegistry& r) {
   add("Where", shape_where).inputs(3, 3);
   add("Cast", shape_cast).inputs(1, 1);
   add("PRelu", shape_prelu).inputs(2, 2);
-  add("BatchNormalization", shape_batchnorm).inputs(5, 5).rank(0, 1, 8).traits(carries_channels);
+  add("BatchNormalization", shape_batchnorm).inputs(5, 5).rank(0, 1, 8).traits(carries_channels | running_stats_inputs);
   add("IsNaN", shape_bool_out).inputs(1, 1);
   add("IsInf", shape_bool_out).inputs(1, 1);
 }

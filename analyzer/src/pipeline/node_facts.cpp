@@ -11,10 +11,6 @@ namespace {
 
 using TP = onnx::TensorProto;
 
-bool is_real(int32_t t) {
-  return t == TP::FLOAT || t == TP::FLOAT16 || t == TP::BFLOAT16 || t == TP::DOUBLE;
-}
-
 int element_bytes(int32_t t) {
   switch (t) {
     case TP::DOUBLE: case TP::INT64: case TP::UINT64: return 8;
@@ -37,7 +33,7 @@ int64_t stored_bytes(const Model& model, const ExecutionConfig& exec, const std:
   const int64_t n = model.numel(name);
   if (!t || n < 0) return 0;
   const int weight = exec.amp ? 4 : dtype_bytes(exec.dtype);
-  const int per = is_real(t->elem_type) ? (as_weight ? weight : dtype_bytes(exec.activation_dtype()))
+  const int per = t->is_real() ? (as_weight ? weight : dtype_bytes(exec.activation_dtype()))
                                         : element_bytes(t->elem_type);
   return saturating_mul(n, per);
 }

@@ -55,7 +55,7 @@ int attribute_kind(const std::string& name) {
       {"scales", A::FLOATS},        {"split", A::INTS},          {"start", A::INT},
       {"starts", A::INTS},          {"strides", A::INTS},        {"to", A::INT},
       {"transA", A::INT},           {"transB", A::INT},          {"value", A::TENSOR},
-      {"mode", A::STRING},
+      {"mode", A::STRING},          {"training_mode", A::INT},
   };
   auto it = kinds.find(name);
   return it == kinds.end() ? 0 : it->second;

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <fmt/format.h>
 #include "tilewave_onnx.pb.h"
@@ -49,13 +50,80 @@ void mark_static(Model& model, const OpRegistry& registry) {
   }
 }
 
+// docs/model.md "Weight-only subgraphs": a framework computes these on every
+// forward. A weight is a float initializer or constant of more than one
+// element (a scalar is a Python number there); a node reading one, or a
+// tensor computed from one, computes its float outputs from weights, except
+// where it only moves elements (index_remap: expand, permute, slice are
+// views in PyTorch). Only those whose value reaches a run-time node count:
+// walked back from the run-time nodes, skipping the inputs an op does not
+// use for what is read.
+void mark_weight_computed(Model& model, const OpRegistry& registry, const std::vector<int>& order) {
+  auto real = [&](const std::string& t) {
+    const TensorInfo* info = model.tensor(t);
+    return info && info->is_real();
+  };
+  std::unordered_set<std::string> from_weights;
+  for (const auto& name : model.initializers)
+    if (real(name) && model.numel(name) > 1) from_weights.insert(name);
+  std::vector<bool> derived(model.nodes.size(), false), computes(model.nodes.size(), false);
+  for (int idx : order) {
+    const Node& n = model.nodes[size_t(idx)];
+    const bool all_static = std::all_of(n.outputs.begin(), n.outputs.end(), [&](const std::string& t) {
+      return t.empty() || model.static_tensors.count(t);
+    });
+    if (!all_static || n.op_type == "Shape" || n.op_type == "Size") continue;
+    if (n.inputs.empty()) {  // Constant
+      for (const auto& out : n.outputs)
+        if (real(out) && model.numel(out) > 1) from_weights.insert(out);
+      continue;
+    }
+    if (std::none_of(n.inputs.begin(), n.inputs.end(), [&](const std::string& t) { return from_weights.count(t); }))
+      continue;
+    const OpRule* rule = registry.find(n.domain, n.op_type);
+    derived[size_t(idx)] = true;
+    computes[size_t(idx)] = !(rule && rule->has(op_trait::index_remap));
+    for (const auto& out : n.outputs)
+      if (!out.empty() && real(out)) from_weights.insert(out);
+  }
+  // Tensors some run-time node (or the graph's output) needs.
+  std::unordered_set<std::string> needed(model.outputs.begin(), model.outputs.end());
+  auto inputs_used = [&](const Node& n, const std::vector<bool>& outputs_read) {
+    std::vector<std::string> used;
+    const OpRule* rule = registry.find(n.domain, n.op_type);
+    const bool stats_unused = rule && rule->has(op_trait::running_stats_inputs) &&
+                              attr_int(n, "training_mode", 0) != 0 &&
+                              !(outputs_read.size() > 1 && outputs_read[1]) && !(outputs_read.size() > 2 && outputs_read[2]);
+    for (size_t i = 0; i < n.inputs.size(); ++i)
+      if (!(stats_unused && (i == 3 || i == 4))) used.push_back(n.inputs[i]);
+    return used;
+  };
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const Node& n = model.nodes[size_t(*it)];
+    const bool run_time = std::any_of(n.outputs.begin(), n.outputs.end(), [&](const std::string& t) {
+      return !t.empty() && !model.static_tensors.count(t);
+    });
+    std::vector<bool> outputs_read;
+    for (const auto& out : n.outputs) outputs_read.push_back(!out.empty() && needed.count(out));
+    if (!run_time && !(derived[size_t(*it)] && std::count(outputs_read.begin(), outputs_read.end(), true)))
+      continue;
+    for (const auto& in : inputs_used(n, outputs_read))
+      if (!in.empty()) needed.insert(in);
+  }
+  for (size_t i = 0; i < model.nodes.size(); ++i)
+    if (computes[i])
+      for (const auto& out : model.nodes[i].outputs)
+        if (!out.empty() && needed.count(out) && real(out)) model.weight_computed.insert(out);
+}
+
 }  // namespace
 
 void infer_shapes(Model& model, const OpRegistry& registry) {
   for (const auto& t : model.proto->graph().initializer())
     if (auto v = tensor_value(t)) model.values[t.name()] = std::move(*v);
   ShapeInferenceState state;
-  for (int idx : topological_order(model)) {
+  const std::vector<int> order = topological_order(model);
+  for (int idx : order) {
     const Node& n = model.nodes[idx];
     const OpRule* rule = registry.find(n.domain, n.op_type);
     if (!rule || !rule->shape) {
@@ -96,6 +164,7 @@ void infer_shapes(Model& model, const OpRegistry& registry) {
     }
   }
   mark_static(model, registry);
+  mark_weight_computed(model, registry, order);
 }
 
 }  // namespace tilewave
