@@ -16,6 +16,7 @@ TEST_CASE("layer objects round-trip through JSON") {
       R"({"op":"eltwise","elems":1000,"inputs":2,"dtype":"fp32"})",
       R"({"op":"pool","N":1,"C":64,"H":112,"W":112,"R":3,"S":3,"stride":[2,2],"pad":[1,1],"mode":"max","dtype":"fp16"})",
       R"({"op":"reduce","outer":2048,"inner":49,"dtype":"fp16"})",
+      R"({"op":"softmax","outer":64,"inner":301056,"row_moments":true,"dtype":"fp32"})",
       R"({"op":"copy","elems_in":10,"elems_out":20,"dtype":"int8"})"};
   for (const char* text : lines) {
     CAPTURE(text);
@@ -24,6 +25,10 @@ TEST_CASE("layer objects round-trip through JSON") {
     CHECK(layer_to_json(again) == layer_to_json(l));
     CHECK(min_bytes(again) == min_bytes(l));
   }
+  // Row moments write a mean and a 1/std per row, not the row.
+  const Layer moments = layer_from_json(json::parse(lines[5]));
+  CHECK(layer_to_json(moments).at("row_moments") == true);
+  CHECK(min_bytes(moments) == 64 * 301056 * 4 + 2 * 64 * 4);
 }
 
 TEST_CASE("bad layer objects name the field") {
@@ -39,6 +44,7 @@ TEST_CASE("bad layer objects name the field") {
   CHECK(error(R"({"op":"gemm","M":-1,"N":1,"K":1})").find("'M'") != std::string::npos);
   CHECK(error(R"({"op":"gemm","M":1,"N":1,"K":1,"dtype":"fp8"})").find("fp8") != std::string::npos);
   CHECK(error(R"({"op":"softmaxx","outer":1,"inner":1})").find("unknown op") != std::string::npos);
+  CHECK(error(R"({"op":"softmax","outer":1,"inner":1,"row_moments":1})").find("'row_moments'") != std::string::npos);
   CHECK(error(R"({"op":"conv","N":1,"C":6,"H":4,"W":4,"K":6,"R":3,"S":3,"groups":4})").find("groups") !=
         std::string::npos);
   CHECK(error(R"({"op":"conv","N":1,"C":8,"H":2,"W":2,"K":8,"R":5,"S":5})").find("window") != std::string::npos);

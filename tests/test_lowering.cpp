@@ -545,3 +545,109 @@ TEST_CASE("a weight-only float subgraph runs on every forward in PyTorch, is fol
   CHECK(count(engine, "Conv") == 1);
   for (const char* shape_op : {"Shape", "Gather", "Unsqueeze", "Concat"}) CHECK(count(engine, shape_op) == 0);
 }
+
+namespace {
+// torch.onnx's GroupNorm of x [N, 8, 6, 6] in `groups` groups: Reshape,
+// InstanceNormalization, Reshape back, the affine Mul and Add.
+test::OnnxBuilder group_norm_model(int64_t groups) {
+  test::OnnxBuilder b(13);
+  b.input("x", {2, 8, 6, 6});
+  b.ints("rows_shape", {0, groups, -1});
+  b.ints("x_shape", {2, 8, 6, 6});
+  b.floats("ones", std::vector<float>(size_t(groups), 1.0f));
+  b.floats("zeros", std::vector<float>(size_t(groups), 0.0f));
+  b.weight("gamma", {8, 1, 1});
+  b.weight("beta", {8, 1, 1});
+  b.node("Reshape", {"x", "rows_shape"}, {"rows"});
+  b.node("InstanceNormalization", {"rows", "ones", "zeros"}, {"normed"});
+  b.node("Reshape", {"normed", "x_shape"}, {"back"});
+  b.node("Mul", {"back", "gamma"}, {"scaled"});
+  b.node("Add", {"scaled", "beta"}, {"y"});
+  b.node("Relu", {"y"}, {"out"});
+  b.output("out");
+  return b;
+}
+}  // namespace
+
+TEST_CASE("eager: an exported GroupNorm is PyTorch's three kernels: row moments, scale and shift, apply") {
+  const Model m = group_norm_model(2).load_batch(2);
+  ExecutionConfig e = cuda_graph_harness(*find_runtime("eager"), DType::fp16);
+  const KernelGraph l = lower_model(m, build_node_graph(m), e);
+  CHECK(ops(l) == std::vector<std::string>{"InstanceNormalization+Reshape+Mul+Add", "norm_params", "norm_apply",
+                                           "Relu"});
+  const auto& moments = std::get<MemoryProblem>(l.kernels[0].layer->problem);
+  CHECK(moments.row_moments);
+  CHECK(moments.outer == 2 * 2);        // (image, group) rows
+  CHECK(moments.inner == 4 * 6 * 6);    // 4 channels of 6x6 per group
+  CHECK(moments.elems_written() == 2 * 4);  // a mean and a 1/std per row
+  const auto& apply = std::get<MemoryProblem>(l.kernels[2].layer->problem);
+  CHECK(apply.elems == 2 * 8 * 6 * 6);
+  // The apply reads x and the scales, and writes what the Relu reads.
+  REQUIRE(l.kernels[2].writes.size() == 1);
+  CHECK(l.kernels[3].reads[0].name == l.kernels[2].writes[0].name);
+  CHECK(l.kernels[2].reads[0].name == "x");
+  CHECK(l.kernels[1].reads[0].name == l.kernels[0].writes[0].name);
+
+  // Under autocast the op runs in fp32: one cast in, the three kernels in fp32, one cast back.
+  e.amp = true;
+  const KernelGraph amp = lower_model(m, build_node_graph(m), e);
+  CHECK(ops(amp) == std::vector<std::string>{"cast", "InstanceNormalization+Reshape+Mul+Add", "norm_params",
+                                             "norm_apply", "cast", "Relu"});
+  for (int i : {1, 2, 3}) CHECK(amp.kernels[size_t(i)].layer->dtype == DType::fp32);
+  // The moments and the apply read the fp32 copy the cast wrote (so its L2 hits are theirs).
+  REQUIRE(amp.kernels[0].writes.size() == 1);
+  CHECK(amp.kernels[1].reads[0].name == amp.kernels[0].writes[0].name);
+  CHECK(amp.kernels[3].reads[0].name == amp.kernels[0].writes[0].name);
+  CHECK(amp.kernels[0].writes[0].bytes == 2 * 8 * 6 * 6 * 4);
+
+  // Other runtimes keep their own lowering of the nodes.
+  const KernelGraph trt = lower_model(m, build_node_graph(m), cuda_graph_harness(*find_runtime("tensorrt"), DType::fp16));
+  for (const Kernel& k : trt.kernels)
+    if (auto* p = k.layer ? std::get_if<MemoryProblem>(&k.layer->problem) : nullptr) CHECK_FALSE(p->row_moments);
+}
+
+TEST_CASE("eager: an InstanceNormalization that is not a GroupNorm's stays one kernel") {
+  test::OnnxBuilder b(13);
+  b.input("x", {2, 8, 36});
+  b.weight("scale", {8});
+  b.weight("bias", {8});
+  b.node("InstanceNormalization", {"x", "scale", "bias"}, {"y"});
+  b.output("y");
+  const Model m = b.load_batch(2);
+  const KernelGraph l = lower_model(m, build_node_graph(m), cuda_graph_harness(*find_runtime("eager"), DType::fp16));
+  CHECK(ops(l) == std::vector<std::string>{"InstanceNormalization"});
+  CHECK_FALSE(std::get<MemoryProblem>(l.kernels[0].layer->problem).row_moments);
+}
+
+TEST_CASE("row moments: rows run in waves of resident blocks, each walking its row at a latency-bound rate") {
+  GpuModel g = test::gpu("h200");
+  g.params["row_block_us"] = 2.0;
+  g.params["row_block_element_ns"] = 1.0;
+  g.params["row_block_l2_element_ns"] = 0.5;
+  g.params["row_blocks_per_sm"] = 4.0;
+  MemoryProblem rows;
+  rows.op = MemoryOp::row_norm;
+  rows.row_moments = true;
+  rows.outer = 1;
+  rows.inner = 300000;
+  Layer l;
+  l.problem = rows;
+  l.dtype = DType::fp32;
+  const KernelCost one = cost_layer(l, g);
+  CHECK(one.waves == 1);
+  CHECK(one.tiles == 1);
+  CHECK(one.memory_us == doctest::Approx(2.0 + 300.0));  // one block: 300,000 elements at 1 ns
+  // 132 SMs x 4 blocks: 528 rows are one wave, 529 two.
+  rows.outer = 528;
+  l.problem = rows;
+  CHECK(cost_layer(l, g).waves == 1);
+  rows.outer = 529;
+  l.problem = rows;
+  CHECK(cost_layer(l, g).waves == 2);
+  // Many short rows cost at least their bytes.
+  rows.outer = 1 << 20;
+  rows.inner = 64;
+  l.problem = rows;
+  const KernelCost many = cost_layer(l, g);
+  CHECK(many.memory_us >= double(many.bytes) / (g.dram_bandwidth_gbs * 1e3));
+}

@@ -1,4 +1,5 @@
 """The figures docs/validation.md quotes (calibrate/validate/doc_figures.py)."""
+from calibrate.fit import row_moments  # (calibrate/fit/row_moments.py)
 from calibrate.validate import corpus_networks  # (calibrate/validate/corpus_networks.py)
 from calibrate.validate import kernel_classes  # (calibrate/validate/kernel_classes.py)
 from calibrate.validate.figures_common import DATA
@@ -20,8 +21,16 @@ def validation_corpus_networks(runs):
     return corpus_networks.lines_of(DATA + "/corpus/run", runs.tw, misses=6)
 
 
+def validation_row_moments(runs):
+    """docs/validation.md: `python3 -m calibrate.fit.row_moments build/analyzer/tilewave`."""
+    lines = []
+    row_moments.fit(runs.tw, out=lines.append)
+    return lines
+
+
 FIGURES = {"validation-kernel-classes": validation_kernel_classes,
-           "validation-corpus-networks": validation_corpus_networks}
+           "validation-corpus-networks": validation_corpus_networks,
+           "validation-row-moments": validation_row_moments}
 # Figures over the whole measured corpus: their time grows with each device call's networks, so the
 # default test run leaves them to ctest's `long` label (doc_figures.py --figures).
 LONG = {"validation-kernel-classes", "validation-corpus-networks"}

@@ -92,6 +92,21 @@ inline constexpr ParamInfo kGpuParams[] = {
      "GPU time per row of a row-normalisation kernel (LayerNorm, softmax): frameworks give each row a warp "
      "or a block, so many short rows are bound by the row rate, not by bandwidth",
      ParamScope::layer, ParamOwner::launch, ParamScale::inverse_sm_clock},
+    {"row_block_element_ns", 1.05, 0.00, 20.0, "ns",
+     "GPU time per element, read from DRAM, of a row that one thread block reduces alone (PyTorch's GroupNorm "
+     "moments give each (image, group) row one block, whatever its length): each thread's loads wait on memory "
+     "latency, so few long rows are bound by it, not by bandwidth",
+     ParamScope::runtime, ParamOwner::memory_system},
+    {"row_block_l2_element_ns", 0.45, 0.00, 20.0, "ns",
+     "the same per element found in L2 (written by the kernel before): L2's shorter latency (defaults of the "
+     "three row_block terms: the H200's fit, rounded)",
+     ParamScope::runtime, ParamOwner::memory_system},
+    {"row_block_us", 2.50, 0.00, 20.0, "us",
+     "GPU time per thread block of a one-block-per-row kernel beside its elements (the block's reduction "
+     "across its threads and its start)", ParamScope::runtime, ParamOwner::launch, ParamScale::inverse_sm_clock},
+    {"row_blocks_per_sm", 4.00, 1.00, 32.0, "blocks",
+     "resident blocks per SM of a one-block-per-row kernel: 2,048 threads per SM over PyTorch's 512-thread "
+     "reduction blocks", ParamScope::layer, ParamOwner::architecture},
     {"reduce_row_ns", 0.00, 0.00, 10.0, "ns",
      "GPU time per output of a reduction over contiguous rows (a pool over H*W in NCHW, the means of "
      "squeeze-excitation): PyTorch's reduce_kernel gives each row a warp, so many short rows are bound by the "

@@ -60,6 +60,10 @@ struct MemoryProblem {
   // a mean over the last axis), which frameworks give a warp each
   // (docs/model.md "Memory-bound kernels").
   int64_t kept_inside = 1;
+  // row_norm: only each row's moments (mean, 1/std) are written, one thread
+  // block per row whatever its length, as PyTorch's GroupNorm runs them
+  // (docs/model.md "Memory-bound kernels").
+  bool row_moments = false;
   int64_t elems_in = 0, elems_out = 0;      // copy, fused
   ConvProblem window;      // pool: N,C,H,W,R,S,stride,pad
   bool max_pool = true;
@@ -89,6 +93,10 @@ struct Layer {
   // (scale, bias) and, after fusion, residual inputs read by an epilogue.
   int64_t extra_bytes = 0;
 };
+
+// An elementwise kernel over `elems` values of one full-size input, written
+// as `dtype` (a cast, a runtime's own pass).
+Layer elementwise_layer(int64_t elems, DType dtype, int64_t extra_bytes = 0);
 
 // The largest FLOP or byte count tilewave computes for one kernel (2^60):
 // every count is a 64-bit integer, and a network sums thousands of them.

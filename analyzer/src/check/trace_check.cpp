@@ -308,7 +308,9 @@ const char* kernel_kind(const KernelResult& r) {
   // The check vocabulary of docs/model.md "Kernel classes", as a spelling of the kernel's class.
   const KernelClass c = kernel_class(*r.kernel.layer);
   if (is_library(c)) return "compute";
-  if (r.kernel.ops.is(RuntimeStep::bn_prep) || r.kernel.ops.is(RuntimeStep::bias)) return "norm";
+  if (r.kernel.ops.is(RuntimeStep::bn_prep) || r.kernel.ops.is(RuntimeStep::bias) ||
+      r.kernel.ops.is(RuntimeStep::norm_params) || r.kernel.ops.is(RuntimeStep::norm_apply))
+    return "norm";
   switch (c) {
     case KernelClass::pool: return "pool";
     case KernelClass::reduce:
@@ -325,6 +327,7 @@ const char* pairing_class(const std::string& name) { return kernel_class_of_name
 const char* pairing_class(const KernelResult& r) {
   if (r.kernel.ops.is(RuntimeStep::cast)) return "cast";
   if (r.kernel.ops.is(RuntimeStep::layout_transform)) return "transform";
+  if (r.kernel.ops.is(RuntimeStep::norm_params) || r.kernel.ops.is(RuntimeStep::norm_apply)) return "norm";
   if (!r.kernel.layer) return r.kernel.compute ? "gemm" : "elementwise";
   const bool direct = r.cost && r.cost->path == CostPath::direct_conv;
   switch (kernel_class(*r.kernel.layer)) {

@@ -319,7 +319,20 @@ KernelCost cost_memory(const MemoryProblem& p, int64_t bytes, DType dtype, const
   c.ramp_us = ramp_time_us(double(bytes), hits, m);
   c.memory_us = std::max(c.memory_us,
                          double(bytes) / (bandwidth_bytes_per_us(m) * m.memory_max_bw_efficiency[int(p.op)]));
-  if (p.op == MemoryOp::row_norm) c.memory_us += double(p.outer) * m.get<param_index("row_ns")>() * 1e-3;
+  if (p.op == MemoryOp::row_norm && p.row_moments) {
+    // docs/model.md "Memory-bound kernels": a block per row walks its row
+    // alone; rows run in waves of the resident blocks.
+    const double resident = std::max(1.0, std::floor(m.gpu.sms * m.get<param_index("row_blocks_per_sm")>()));
+    c.tiles = p.outer;
+    c.waves = int64_t(std::ceil(double(p.outer) / resident));
+    const double hit = bytes > 0 ? std::min(1.0, hits / double(bytes)) : 0.0;
+    const double element_ns = (1 - hit) * m.get<param_index("row_block_element_ns")>() +
+                              hit * m.get<param_index("row_block_l2_element_ns")>();
+    const double block_us = m.get<param_index("row_block_us")>() + double(p.inner) * element_ns * 1e-3;
+    c.memory_us = std::max(c.memory_us, double(c.waves) * block_us);
+  } else if (p.op == MemoryOp::row_norm) {
+    c.memory_us += double(p.outer) * m.get<param_index("row_ns")>() * 1e-3;
+  }
   if (p.op == MemoryOp::norm) c.memory_us += double(p.outer) * m.get<param_index("norm_plane_ns")>() * 1e-3;
   if (p.op == MemoryOp::reduce && p.kept_inside == 1)
     c.memory_us += double(p.outer) * m.get<param_index("reduce_row_ns")>() * 1e-3;

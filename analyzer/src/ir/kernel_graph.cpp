@@ -35,6 +35,8 @@ const char* runtime_step_name(RuntimeStep s) {
     case RuntimeStep::layout_transform: return "layout_transform";
     case RuntimeStep::cast: return "cast";
     case RuntimeStep::attention: return "Attention(MatMul+Softmax+MatMul)";
+    case RuntimeStep::norm_params: return "norm_params";
+    case RuntimeStep::norm_apply: return "norm_apply";
   }
   return "?";
 }
@@ -47,6 +49,8 @@ const char* runtime_step_meaning(RuntimeStep s) {
     case RuntimeStep::layout_transform: return "a copy between NCHW and NHWC around a kernel that needs the other";
     case RuntimeStep::cast: return "an autocast cast of a weight or activation to the compute type, every forward";
     case RuntimeStep::attention: return "MatMul-Softmax-MatMul run as one flash-attention kernel";
+    case RuntimeStep::norm_params: return "PyTorch's GroupNorm: each channel's scale and shift from its group's moments";
+    case RuntimeStep::norm_apply: return "PyTorch's GroupNorm: the scale and shift applied to every element";
   }
   return "?";
 }

@@ -43,6 +43,18 @@ const char* memory_op_name(MemoryOp op) {
   return "?";
 }
 
+Layer elementwise_layer(int64_t elems, DType dtype, int64_t extra_bytes) {
+  MemoryProblem m;
+  m.op = MemoryOp::eltwise;
+  m.elems = elems;
+  m.inputs = 1;
+  Layer l;
+  l.problem = m;
+  l.dtype = dtype;
+  l.extra_bytes = extra_bytes;
+  return l;
+}
+
 int64_t MemoryProblem::elems_read() const {
   switch (op) {
     case MemoryOp::eltwise:
@@ -63,7 +75,7 @@ int64_t MemoryProblem::elems_written() const {
     case MemoryOp::norm: return elems;
     case MemoryOp::pool: return window.N * window.C * window.P() * window.Q();
     case MemoryOp::reduce: return outer;
-    case MemoryOp::row_norm: return outer * inner;
+    case MemoryOp::row_norm: return row_moments ? 2 * outer : outer * inner;  // mean and 1/std per row
     case MemoryOp::copy:
     case MemoryOp::fused:
     case MemoryOp::transform: return elems_out;

@@ -132,6 +132,10 @@ Layer layer_from_json(const json& j) {
       m.outer = positive_int(j, "outer");
       m.inner = positive_int(j, "inner");
       if (m.op == MemoryOp::reduce) m.kept_inside = positive_int(j, "kept_inside", 1);
+      if (m.op == MemoryOp::row_norm && j.contains("row_moments")) {
+        if (!j.at("row_moments").is_boolean()) throw std::invalid_argument("field 'row_moments' must be true or false");
+        m.row_moments = j.at("row_moments").get<bool>();
+      }
     } else if (op == "copy" || op == "fused" || op == "transform") {
       m.op = op == "copy" ? MemoryOp::copy : op == "fused" ? MemoryOp::fused : MemoryOp::transform;
       m.elems_in = positive_int(j, "elems_in");
@@ -199,6 +203,7 @@ json layer_to_json(const Layer& l) {
         j["outer"] = m.outer;
         j["inner"] = m.inner;
         if (m.op == MemoryOp::reduce && m.kept_inside != 1) j["kept_inside"] = m.kept_inside;
+        if (m.op == MemoryOp::row_norm && m.row_moments) j["row_moments"] = true;
         break;
       case MemoryOp::copy:
       case MemoryOp::fused:
@@ -246,6 +251,9 @@ std::string cost_fields(const KernelCost& c, bool deprecated_pred_us) {
     num("wave_eff", c.wave_eff);
     num("mainloop_eff", c.mainloop_eff);
     s += c.aligned ? "\"aligned\":true," : "\"aligned\":false,";
+  } else if (c.waves > 0) {  // a block per row (docs/model.md "Memory-bound kernels")
+    integer("blocks", c.tiles);
+    integer("waves", c.waves);
   }
   s += "\"loss\":{";
   num("tile", c.losses.tile);

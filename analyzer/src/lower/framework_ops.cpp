@@ -26,7 +26,8 @@ class Finder {
       const Node& n = model_.nodes[idx];
       if (n.outputs.size() != 1) continue;
       // n's output may root an activation even when n itself joined a group.
-      for (auto op : {activation_of(n.outputs[0]), used[idx] ? std::nullopt : linear_bias_at(n)}) {
+      for (auto op : {activation_of(n.outputs[0]), used[idx] ? std::nullopt : linear_bias_at(n),
+                      used[idx] ? std::nullopt : group_norm_at(n)}) {
         if (!op || std::any_of(op->nodes.begin(), op->nodes.end(), [&](int i) { return used[i]; })) continue;
         for (int i : op->nodes) used[i] = true;
         out.push_back(std::move(*op));
@@ -141,6 +142,46 @@ class Finder {
     return FrameworkOp{FrameworkOp::Kind::linear_bias, {mm.index, add.index}};
   }
 
+  // torch.onnx's GroupNorm: Reshape to [N, G, D], InstanceNormalization
+  // with constant scale and bias, Reshape back to [N, C, ...], then a Mul and
+  // an Add by constants (the affine weight and bias, when present). PyTorch
+  // runs it as one native_group_norm.
+  std::optional<FrameworkOp> group_norm_at(const Node& norm) const {
+    if (norm.op_type != "InstanceNormalization" || norm.inputs.size() != 3 || norm.outputs.size() != 1 ||
+        !model_.static_tensors.count(norm.inputs[1]) || !model_.static_tensors.count(norm.inputs[2]))
+      return std::nullopt;
+    const TensorInfo* rows = model_.tensor(norm.inputs[0]);
+    if (!rows || rows->dims.size() != 3 || rows->dims[1] <= 0) return std::nullopt;
+    const Node* back = sole_reader(norm.outputs[0], "Reshape");
+    if (!back || back->outputs.size() != 1) return std::nullopt;
+    const TensorInfo* y = model_.tensor(back->outputs[0]);
+    if (!y || y->dims.size() < 3 || y->dims[0] != rows->dims[0] || y->dims[1] <= 0 || y->dims[1] % rows->dims[1] ||
+        model_.numel(back->outputs[0]) != model_.numel(norm.inputs[0]))
+      return std::nullopt;
+    FrameworkOp op{FrameworkOp::Kind::group_norm, {norm.index, back->index}};
+    std::string tail = back->outputs[0];
+    for (const char* affine : {"Mul", "Add"}) {
+      const Node* a = sole_reader(tail, affine);
+      if (!a || a->inputs.size() != 2 || a->outputs.size() != 1) break;
+      const std::string& other = a->inputs[0] == tail ? a->inputs[1] : a->inputs[0];
+      // A per-channel constant: as many values as channels, broadcast over the rest.
+      if (!model_.static_tensors.count(other) || model_.numel(other) != y->dims[1] ||
+          model_.numel(a->outputs[0]) != model_.numel(tail))
+        break;
+      op.nodes.push_back(a->index);
+      tail = a->outputs[0];
+    }
+    return op;
+  }
+
+  // The one node reading `tensor`, when it is of `op_type` and `tensor` does not leave the graph.
+  const Node* sole_reader(const std::string& tensor, const char* op_type) const {
+    const auto& readers = model_.readers_of(tensor);
+    if (readers.size() != 1 || model_.is_output(tensor)) return nullptr;
+    const Node& r = model_.nodes[readers[0].node];
+    return r.op_type == op_type ? &r : nullptr;
+  }
+
   const LowerInput& in_;
   const Model& model_;
   const NodeGraph& graph_;
@@ -160,6 +201,9 @@ std::optional<Kernel> lower_framework_op(const LowerInput& in, const FrameworkOp
   }
   if (op.kind == FrameworkOp::Kind::activation) {
     if (auto* m = std::get_if<MemoryProblem>(&k->layer->problem)) m->inputs = 1;
+  } else if (op.kind == FrameworkOp::Kind::group_norm) {
+    if (auto* m = std::get_if<MemoryProblem>(&k->layer->problem); m && m->op == MemoryOp::row_norm)
+      m->row_moments = true;
   } else {
     const Node& add = model.nodes[op.nodes[1]];
     for (const auto& in : add.inputs)
@@ -169,7 +213,48 @@ std::optional<Kernel> lower_framework_op(const LowerInput& in, const FrameworkOp
 }
 
 
+// A kernel PyTorch's GroupNorm adds after the moments, reading `reads`.
+Kernel group_norm_step(const Kernel& moments, const char* suffix, RuntimeStep step, int64_t elems,
+                       int64_t extra_bytes, std::vector<TensorRef> reads, TensorRef write) {
+  Kernel k = derived_kernel(moments, suffix, step, elementwise_layer(elems, moments.layer->dtype, extra_bytes),
+                            HostCall::inner);
+  k.reads = std::move(reads);
+  k.writes = {std::move(write)};
+  return k;
+}
+
 }  // namespace
+
+bool is_group_norm(const Kernel& k) {
+  const auto* m = k.layer ? std::get_if<MemoryProblem>(&k.layer->problem) : nullptr;
+  return m && m->op == MemoryOp::row_norm && m->row_moments;
+}
+
+std::vector<Kernel> group_norm_kernels(const LowerInput& in, Kernel k) {
+  const Model& model = in.model;
+  const auto& rows = std::get<MemoryProblem>(k.layer->problem);
+  const Node& back = model.nodes[size_t(k.nodes.at(1))];
+  const int64_t channels = model.tensor(back.outputs[0])->dims[1];
+  const int64_t images = model.tensor(back.outputs[0])->dims[0];
+  const int64_t elems = rows.outer * rows.inner;
+  const int64_t elem_bytes = dtype_bytes(k.layer->dtype);
+  // Affine weight and bias: one value per channel each, when the op has them.
+  const int64_t affine = int64_t(k.nodes.size()) - 2;
+  const TensorRef x = k.reads.empty() ? TensorRef{} : k.reads[0];
+  const TensorRef y = k.writes.empty() ? TensorRef{} : k.writes[0];
+  const TensorRef moments{x.name + "#moments", 2 * rows.outer * elem_bytes, k.layer->dtype, x.layout};
+  const TensorRef scale_shift{y.name + "#scale_shift", 2 * images * channels * elem_bytes, k.layer->dtype, y.layout};
+  Kernel params = group_norm_step(k, "/scale_shift", RuntimeStep::norm_params, images * channels,
+                                  2 * rows.outer * elem_bytes + affine * channels * elem_bytes, {moments}, scale_shift);
+  Kernel apply = group_norm_step(k, "/apply", RuntimeStep::norm_apply, elems, 2 * images * channels * elem_bytes,
+                                 {x, scale_shift}, y);
+  k.writes = {moments};
+  std::vector<Kernel> out;
+  out.push_back(std::move(k));
+  out.push_back(std::move(params));
+  out.push_back(std::move(apply));
+  return out;
+}
 
 std::vector<FrameworkOp> find_framework_ops(const LowerInput& in) { return Finder(in).run(); }
 

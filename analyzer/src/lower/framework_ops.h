@@ -8,7 +8,7 @@
 namespace tilewave {
 
 struct FrameworkOp {
-  enum class Kind { activation, linear_bias } kind;
+  enum class Kind { activation, linear_bias, group_norm } kind;
   std::vector<int> nodes;  // in topological order; nodes[0] is the head
 };
 
@@ -16,5 +16,13 @@ struct FrameworkOp {
 std::vector<FrameworkOp> find_framework_ops(const LowerInput& in);
 // One kernel per framework op, every other working node one kernel of its own.
 KernelGraph lower_framework_ops(const LowerInput& in);
+
+// A GroupNorm's kernel as lower_framework_ops gives it: the moments of each
+// (image, group) row.
+bool is_group_norm(const Kernel& k);
+// The kernels PyTorch eager launches for it, `k` with its edges derived:
+// the moments, the per-channel scale and shift, and their application to
+// every element (docs/model.md "Framework ops").
+std::vector<Kernel> group_norm_kernels(const LowerInput& in, Kernel k);
 
 }  // namespace tilewave

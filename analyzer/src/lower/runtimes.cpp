@@ -88,6 +88,10 @@ class EagerRuntime : public RuntimeProfile {
           m->outer = m->elems / std::max<int64_t>(1, spatial_of(in, head));  // (image, channel) planes
         }
       }
+      if (is_group_norm(k)) {
+        for (auto& part : group_norm_kernels(in, std::move(k))) out.kernels.push_back(std::move(part));
+        continue;
+      }
       const bool conv = k.layer && std::holds_alternative<ConvProblem>(k.layer->problem);
       if (!conv) {
         out.kernels.push_back(std::move(k));

@@ -40,7 +40,7 @@ struct TensorRef {
 // "Pipeline", the typed kernel graph): a conv's own bias pass, cuDNN's
 // padded copies, BatchNorm's statistics, a layout transform, an autocast
 // cast, or the MatMul-Softmax-MatMul chain as one flash-attention kernel.
-enum class RuntimeStep { bias, pad, bn_prep, layout_transform, cast, attention };
+enum class RuntimeStep { bias, pad, bn_prep, layout_transform, cast, attention, norm_params, norm_apply };
 const char* runtime_step_name(RuntimeStep s);  // "bias", ..., "Attention(MatMul+Softmax+MatMul)"
 // What the step's kernel does, in a few words, for the views' legends
 // (docs/model.md "Runtime steps" says it in full).
