@@ -551,7 +551,9 @@ namespace {
 // InstanceNormalization, Reshape back, the affine Mul and Add.
 test::OnnxBuilder group_norm_model(int64_t groups) {
   test::OnnxBuilder b(13);
-  b.input("x", {2, 8, 6, 6});
+  b.input("input", {2, 8, 6, 6});
+  b.weight("w", {8, 8, 1, 1});
+  b.node("Conv", {"input", "w"}, {"x"});
   b.ints("rows_shape", {0, groups, -1});
   b.ints("x_shape", {2, 8, 6, 6});
   b.floats("ones", std::vector<float>(size_t(groups), 1.0f));
@@ -573,32 +575,36 @@ TEST_CASE("eager: an exported GroupNorm is PyTorch's three kernels: row moments,
   const Model m = group_norm_model(2).load_batch(2);
   ExecutionConfig e = cuda_graph_harness(*find_runtime("eager"), DType::fp16);
   const KernelGraph l = lower_model(m, build_node_graph(m), e);
-  CHECK(ops(l) == std::vector<std::string>{"InstanceNormalization+Reshape+Mul+Add", "norm_params", "norm_apply",
-                                           "Relu"});
-  const auto& moments = std::get<MemoryProblem>(l.kernels[0].layer->problem);
+  CHECK(ops(l) == std::vector<std::string>{"Conv", "InstanceNormalization+Reshape+Mul+Add", "norm_params",
+                                           "norm_apply", "Relu"});
+  const auto& moments = std::get<MemoryProblem>(l.kernels[1].layer->problem);
   CHECK(moments.row_moments);
   CHECK(moments.outer == 2 * 2);        // (image, group) rows
   CHECK(moments.inner == 4 * 6 * 6);    // 4 channels of 6x6 per group
   CHECK(moments.elems_written() == 2 * 4);  // a mean and a 1/std per row
-  const auto& apply = std::get<MemoryProblem>(l.kernels[2].layer->problem);
+  const auto& apply = std::get<MemoryProblem>(l.kernels[3].layer->problem);
   CHECK(apply.elems == 2 * 8 * 6 * 6);
   // The apply reads x and the scales, and writes what the Relu reads.
-  REQUIRE(l.kernels[2].writes.size() == 1);
-  CHECK(l.kernels[3].reads[0].name == l.kernels[2].writes[0].name);
-  CHECK(l.kernels[2].reads[0].name == "x");
-  CHECK(l.kernels[1].reads[0].name == l.kernels[0].writes[0].name);
+  REQUIRE(l.kernels[3].writes.size() == 1);
+  CHECK(l.kernels[4].reads[0].name == l.kernels[3].writes[0].name);
+  CHECK(l.kernels[3].reads[0].name == "x");
+  CHECK(l.kernels[2].reads[0].name == l.kernels[1].writes[0].name);
 
-  // Under autocast the op runs in fp32: one cast in, the three kernels in fp32, one cast back.
+  // Under autocast the op runs in fp32: one cast of the conv's half output
+  // in, the three kernels in fp32; the Relu after it runs on the fp32 result
+  // (nothing casts it back).
   e.amp = true;
   const KernelGraph amp = lower_model(m, build_node_graph(m), e);
-  CHECK(ops(amp) == std::vector<std::string>{"cast", "InstanceNormalization+Reshape+Mul+Add", "norm_params",
-                                             "norm_apply", "cast", "Relu"});
-  for (int i : {1, 2, 3}) CHECK(amp.kernels[size_t(i)].layer->dtype == DType::fp32);
+  CHECK(ops(amp) == std::vector<std::string>{"cast", "cast", "Conv", "cast", "InstanceNormalization+Reshape+Mul+Add",
+                                             "norm_params", "norm_apply", "Relu"});
+  for (int i : {4, 5, 6, 7}) CHECK(amp.kernels[size_t(i)].layer->dtype == DType::fp32);
   // The moments and the apply read the fp32 copy the cast wrote (so its L2 hits are theirs).
-  REQUIRE(amp.kernels[0].writes.size() == 1);
-  CHECK(amp.kernels[1].reads[0].name == amp.kernels[0].writes[0].name);
-  CHECK(amp.kernels[3].reads[0].name == amp.kernels[0].writes[0].name);
-  CHECK(amp.kernels[0].writes[0].bytes == 2 * 8 * 6 * 6 * 4);
+  const Kernel& cast = amp.kernels[3];
+  REQUIRE(cast.writes.size() == 1);
+  CHECK(cast.reads[0].name == "x");
+  CHECK(amp.kernels[4].reads[0].name == cast.writes[0].name);
+  CHECK(amp.kernels[6].reads[0].name == cast.writes[0].name);
+  CHECK(cast.writes[0].bytes == 2 * 8 * 6 * 6 * 4);
 
   // Other runtimes keep their own lowering of the nodes.
   const KernelGraph trt = lower_model(m, build_node_graph(m), cuda_graph_harness(*find_runtime("tensorrt"), DType::fp16));
@@ -650,4 +656,46 @@ TEST_CASE("row moments: rows run in waves of resident blocks, each walking its r
   l.problem = rows;
   const KernelCost many = cost_layer(l, g);
   CHECK(many.memory_us >= double(many.bytes) / (g.dram_bandwidth_gbs * 1e3));
+}
+
+TEST_CASE("eager under autocast: types follow PyTorch's promotion; a half-type op casts each fp32 input it reads") {
+  // x -> Conv -> Mul by a per-channel fp32 parameter -> Add of the fp32
+  // input -> Relu -> Conv -> Mul by a scalar: the parameter makes the
+  // residual stream fp32 until the next conv casts it (timm's layer scale).
+  test::OnnxBuilder b(13);
+  b.input("x", {2, 8, 6, 6});
+  b.weight("w1", {8, 8, 1, 1});
+  b.weight("w2", {8, 8, 1, 1});
+  b.weight("gamma", {8, 1, 1});
+  b.floats("half_scale", {0.5f}, true);
+  b.node("Conv", {"x", "w1"}, {"a"});
+  b.node("Mul", {"a", "gamma"}, {"scaled"});
+  b.node("Add", {"scaled", "x"}, {"sum"});
+  b.node("Relu", {"sum"}, {"act"});
+  b.node("Conv", {"act", "w2"}, {"c"});
+  b.node("Mul", {"c", "half_scale"}, {"out"});
+  b.output("out");
+  const Model m = b.load_batch(2);
+  ExecutionConfig e = cuda_graph_harness(*find_runtime("eager"), DType::fp16);
+  e.amp = true;
+  const KernelGraph g = lower_model(m, build_node_graph(m), e);
+  CHECK(ops(g) == std::vector<std::string>{"cast", "cast", "Conv", "Mul", "Add", "Relu", "cast", "cast", "Conv", "Mul"});
+  auto dtype = [&](size_t i) { return g.kernels[i].layer->dtype; };
+  CHECK(g.kernels[0].reads[0].name == "x");  // the network's fp32 input, cast where the conv reads it
+  CHECK(dtype(2) == DType::fp16);
+  CHECK(dtype(3) == DType::fp32);  // the parameter promotes
+  CHECK(dtype(4) == DType::fp32);  // an fp32 operand promotes
+  CHECK(dtype(5) == DType::fp32);
+  CHECK(g.kernels[6].name == "c/cast_input");  // the second conv casts the fp32 activation it reads
+  CHECK(g.kernels[6].reads[0].name == "act");
+  CHECK(g.kernels[8].reads[0].name == g.kernels[6].writes[0].name);
+  CHECK(dtype(9) == DType::fp16);  // a scalar does not promote
+  // The fp32 values are twice the bytes: the Relu moves 4 + 4 bytes a value.
+  CHECK(min_bytes(*g.kernels[5].layer) == 2 * 8 * 6 * 6 * 8);
+
+  // inductor keeps each op in the half type.
+  ExecutionConfig ind = cuda_graph_harness(*find_runtime("inductor"), DType::fp16);
+  ind.amp = true;
+  for (const Kernel& k : lower_model(m, build_node_graph(m), ind).kernels)
+    if (k.layer && !k.ops.is(RuntimeStep::cast)) CHECK(k.layer->dtype == DType::fp16);
 }

@@ -1,4 +1,6 @@
 // docs/model.md "Precision pass".
+#include <algorithm>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "tilewave/passes.h"
@@ -39,6 +41,86 @@ bool same_op(const Kernel& owner, const Kernel& next) {
          (next.ops.is(RuntimeStep::norm_params) || next.ops.is(RuntimeStep::norm_apply));
 }
 
+// onnx::TensorProto's element types the flow below tells apart.
+constexpr int64_t kOnnxFloat = 1, kOnnxFloat16 = 10, kOnnxBfloat16 = 16;
+
+// Autocast's element types, tensor by tensor, for eager PyTorch: what each
+// kernel reads and writes (docs/model.md "Precision pass").
+class TypeFlow {
+ public:
+  // The network's float inputs arrive in fp32 (timm's harness feeds torch.randn).
+  TypeFlow(const LowerInput& in, DType half) : in_(in), half_(half) {
+    for (const auto& x : in.model.inputs) {
+      const TensorInfo* t = in.model.tensor(x);
+      if (t && t->elem_type == kOnnxFloat && !in.model.initializers.count(x)) types_[x] = DType::fp32;
+    }
+  }
+
+  DType of(const TensorRef& t) const {
+    auto it = types_.find(t.name);
+    return it == types_.end() ? t.dtype : it->second;
+  }
+  // The ref as the tensor now is.
+  TensorRef current(TensorRef t) const {
+    const DType d = of(t);
+    if (d != t.dtype && t.bytes > 0) t.bytes = t.bytes / dtype_bytes(t.dtype) * dtype_bytes(d);
+    t.dtype = d;
+    return t;
+  }
+  void refresh_reads(Kernel& k) const {
+    for (auto& r : k.reads) r = current(r);
+  }
+  void write(Kernel& k, DType d) {
+    for (auto& w : k.writes) {
+      if (w.dtype != d && w.bytes > 0) w.bytes = w.bytes / dtype_bytes(w.dtype) * dtype_bytes(d);
+      w.dtype = d;
+      types_[w.name] = d;
+    }
+  }
+  bool reads_fp32(const Kernel& k) const {
+    return std::any_of(k.reads.begin(), k.reads.end(), [&](const TensorRef& r) { return of(r) == DType::fp32; });
+  }
+  // An fp32 parameter among the node's operands (a layer scale, a position
+  // embedding): PyTorch promotes a half tensor combined with it to fp32. A
+  // 0-d or one-value constant is a scalar and does not promote.
+  bool reads_fp32_parameter(const Kernel& k) const {
+    const Model& m = in_.model;
+    for (int idx : k.nodes) {
+      if (idx < 0) continue;
+      for (const auto& t : m.nodes[size_t(idx)].inputs)
+        if (!t.empty() && m.initializers.count(t) && m.numel(t) > 1) {
+          const TensorInfo* info = m.tensor(t);
+          if (info && info->elem_type == kOnnxFloat) return true;
+        }
+    }
+    return false;
+  }
+  // A cast of the fp32 tensor `t` to the half type, for a kernel that needs it so.
+  Kernel cast_down(const Kernel& owner, const TensorRef& t, TensorRef& replaced) {
+    Kernel cast = cast_kernel(owner, "/cast_input", t.bytes / dtype_bytes(DType::fp32), DType::fp32, half_);
+    replaced = t;
+    replaced.name += "#half";
+    replaced.dtype = half_;
+    replaced.bytes = t.bytes / dtype_bytes(DType::fp32) * dtype_bytes(half_);
+    cast.reads = {t};
+    cast.writes = {replaced};
+    types_[replaced.name] = half_;
+    return cast;
+  }
+
+ private:
+  const LowerInput& in_;
+  DType half_;
+  std::unordered_map<std::string, DType> types_;
+};
+
+bool runtime_step(const Kernel& k) {
+  for (RuntimeStep s : {RuntimeStep::bias, RuntimeStep::pad, RuntimeStep::bn_prep, RuntimeStep::cast,
+                        RuntimeStep::layout_transform, RuntimeStep::norm_params, RuntimeStep::norm_apply})
+    if (k.ops.is(s)) return true;
+  return false;
+}
+
 }  // namespace
 
 void precision_pass(const LowerInput& in, KernelGraph& graph) {
@@ -53,21 +135,45 @@ void precision_pass(const LowerInput& in, KernelGraph& graph) {
   if (!e.amp) return;
   const Model& m = in.model;
   const DType half = e.dtype;
+  // Eager follows autocast's types tensor by tensor; inductor's generated
+  // kernels cast inside themselves, so there every op runs in the half type
+  // and an fp32-list op sits between two casts.
+  const bool flow = std::string(e.runtime_profile().name()) == "eager";
+  TypeFlow types(in, half);
   std::unordered_set<std::string> graph_inputs(m.inputs.begin(), m.inputs.end());
   std::vector<Kernel> out;
   out.reserve(graph.kernels.size() * 2);
+  // Autocast casts an fp32 activation where a half-type op reads it; a
+  // layout transform or a channel pad before a convolution already works on
+  // the cast copy.
+  auto cast_fp32_reads = [&](Kernel& k) {
+    // Named after the op's node ("<conv>/cast_input"), whichever of its kernels reads first.
+    Kernel op = k;
+    if (!k.nodes.empty() && k.nodes[0] >= 0) op.name = m.nodes[size_t(k.nodes[0])].name;
+    for (auto& r : k.reads)
+      if (types.of(r) == DType::fp32) {
+        TensorRef cast_copy;
+        out.push_back(types.cast_down(op, r, cast_copy));
+        r = cast_copy;
+      }
+  };
   for (size_t i = 0; i < graph.kernels.size(); ++i) {
     Kernel& k = graph.kernels[i];
+    if (flow) types.refresh_reads(k);
     if (is_compute(k) && !k.nodes.empty() && k.nodes[0] >= 0) {
       const Node& n = m.nodes[size_t(k.nodes[0])];
-      // The fp32 input reaches the first op as fp32: autocast casts it there.
-      for (const auto& t : n.inputs)
-        if (graph_inputs.count(t) && m.numel(t) > 0) {
-          Kernel cast = cast_kernel(k, "/cast_input", m.numel(t), DType::fp32, half);
-          // It reads the network's fp32 input: the search knows it by that edge.
-          cast.reads = {{t, m.numel(t) * 4, DType::fp32, e.activation_layout()}};
-          out.push_back(std::move(cast));
-        }
+      if (flow) {
+        cast_fp32_reads(k);
+      } else {
+        // The fp32 input reaches the first op as fp32: autocast casts it there.
+        for (const auto& t : n.inputs)
+          if (graph_inputs.count(t) && m.numel(t) > 0) {
+            Kernel cast = cast_kernel(k, "/cast_input", m.numel(t), DType::fp32, half);
+            // It reads the network's fp32 input: the search knows it by that edge.
+            cast.reads = {{t, m.numel(t) * 4, DType::fp32, e.activation_layout()}};
+            out.push_back(std::move(cast));
+          }
+      }
       // Every weight is cast on every forward (no cast cache under inference_mode).
       const bool conv = std::holds_alternative<ConvProblem>(k.layer->problem);
       for (size_t i = 1; i < n.inputs.size(); ++i) {
@@ -77,43 +183,68 @@ void precision_pass(const LowerInput& in, KernelGraph& graph) {
         if (conv && i == 2 && !bias_is_own(n, std::get<ConvProblem>(k.layer->problem))) continue;
         out.push_back(cast_kernel(k, i == 1 ? "/cast_weight" : "/cast_bias", m.numel(t), DType::fp32, half));
       }
+      types.write(k, half);
+      out.push_back(std::move(k));
+      continue;
+    }
+    if (flow && (k.ops.is(RuntimeStep::layout_transform) || k.ops.is(RuntimeStep::pad))) {
+      cast_fp32_reads(k);
+      types.write(k, half);
       out.push_back(std::move(k));
       continue;
     }
     if (runs_in_fp32(k)) {
-      // Cast in, run and write in fp32; the next autocast op casts back. The
-      // op's later kernels (GroupNorm's scale and apply) run in fp32 too.
+      // Cast in, run and write in fp32. The op's later kernels (GroupNorm's
+      // scale and apply) run in fp32 too. Eager leaves the result fp32 for
+      // whoever reads it next; inductor casts it back at once.
       const auto& p = std::get<MemoryProblem>(k.layer->problem);
-      Kernel cast = cast_kernel(k, "/cast_fp32", p.elems_read(), half, DType::fp32);
       const Kernel owner = k;
       size_t last = i;
       while (last + 1 < graph.kernels.size() && same_op(owner, graph.kernels[last + 1])) ++last;
       // The op reads the fp32 copy the cast just wrote (docs/model.md
       // "Inside a network": its L2 hits are that copy's).
+      const bool input_fp32 = flow && !owner.reads.empty() && types.of(owner.reads[0]) == DType::fp32;
       TensorRef x, x32;
-      if (!owner.reads.empty() && owner.reads[0].dtype != DType::fp32) {
-        x = owner.reads[0];
-        x32 = {x.name + "#fp32", x.bytes / dtype_bytes(x.dtype) * dtype_bytes(DType::fp32), DType::fp32, x.layout};
-        cast.reads = {x};
-        cast.writes = {x32};
+      if (!input_fp32) {
+        Kernel cast = cast_kernel(k, "/cast_fp32", p.elems_read(), half, DType::fp32);
+        if (!owner.reads.empty() && owner.reads[0].dtype != DType::fp32) {
+          x = owner.reads[0];
+          x32 = {x.name + "#fp32", x.bytes / dtype_bytes(x.dtype) * dtype_bytes(DType::fp32), DType::fp32, x.layout};
+          cast.reads = {x};
+          cast.writes = {x32};
+        }
+        out.push_back(std::move(cast));
       }
-      out.push_back(std::move(cast));
       int64_t written = 0;
       for (size_t j = i; j <= last; ++j) {
         Kernel& part = graph.kernels[j];
+        if (flow && j > i) types.refresh_reads(part);
         for (auto& r : part.reads)
           if (!x.name.empty() && r.name == x.name) r = x32;
         part.layer->dtype = DType::fp32;
-        for (auto& w : part.writes) {
-          w.dtype = DType::fp32;
-          w.bytes *= 2;
-        }
+        types.write(part, DType::fp32);
         written = std::get<MemoryProblem>(part.layer->problem).elems_written();
         out.push_back(std::move(part));
       }
-      out.push_back(cast_kernel(owner, "/cast_back", written, DType::fp32, half));
+      if (!flow) out.push_back(cast_kernel(owner, "/cast_back", written, DType::fp32, half));
       i = last;
       continue;
+    }
+    if (flow && k.layer && std::holds_alternative<MemoryProblem>(k.layer->problem)) {
+      // Type promotion: an op over an fp32 tensor, or an elementwise op with
+      // an fp32 parameter, runs and writes in fp32 (a BatchNorm's own fp32
+      // parameters do not: cuDNN keeps the activations' type).
+      const MemoryOp op = std::get<MemoryProblem>(k.layer->problem).op;
+      bool fp32 = types.reads_fp32(k) ||
+                  (op == MemoryOp::eltwise && !runtime_step(k) && types.reads_fp32_parameter(k));
+      // The model's own casts (x.float(), x.to(dtype)) decide for themselves.
+      if (k.ops.is("Cast") && !k.nodes.empty() && k.nodes[0] >= 0) {
+        const int64_t to = attr_int(m.nodes[size_t(k.nodes[0])], "to", 0);
+        if (to == kOnnxFloat) fp32 = true;
+        if (to == kOnnxFloat16 || to == kOnnxBfloat16) fp32 = false;
+      }
+      if (fp32) k.layer->dtype = DType::fp32;
+      types.write(k, k.layer->dtype);
     }
     out.push_back(std::move(k));
   }

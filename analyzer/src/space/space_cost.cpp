@@ -62,10 +62,14 @@ SegmentCost SpaceEvaluator::cost_segment(const Block* blocks, size_t count, cons
                                          bool last) const {
   const WrittenModel written = write_blocks(space_, std::vector<Block>(blocks, blocks + count), in);
   LoadOptions load;
-  const Model model = load_onnx_proto(written.proto, space_.source_file, load);
-  KernelGraph lowered = lower_model(model, exec_);
+  Model model = load_onnx_proto(written.proto, space_.source_file, load);
   // Only the network's first block reads the fp32 input autocast casts; a
-  // later block's input is the block before it's half output.
+  // later block's input is the block before it's half output (eager's type
+  // flow reads it from the input's type, inductor's casts are dropped below).
+  constexpr int32_t kOnnxFloat16 = 10;
+  if (auto input = model.tensors.find(written.input_name); !first && input != model.tensors.end())
+    input->second.elem_type = kOnnxFloat16;
+  KernelGraph lowered = lower_model(model, exec_);
   if (!first)
     lowered.kernels.erase(std::remove_if(lowered.kernels.begin(), lowered.kernels.end(),
                                          [&](const Kernel& k) {
