@@ -699,3 +699,21 @@ TEST_CASE("eager under autocast: types follow PyTorch's promotion; a half-type o
   for (const Kernel& k : lower_model(m, build_node_graph(m), ind).kernels)
     if (k.layer && !k.ops.is(RuntimeStep::cast)) CHECK(k.layer->dtype == DType::fp16);
 }
+
+TEST_CASE("eager under autocast: a MatMul of two fp32 activations casts each, under its own name") {
+  test::OnnxBuilder b(13);
+  b.input("a", {2, 8, 16});
+  b.input("b", {2, 16, 8});
+  b.node("MatMul", {"a", "b"}, {"m"});
+  b.output("m");
+  const Model m = b.load_batch(2);
+  ExecutionConfig e = cuda_graph_harness(*find_runtime("eager"), DType::fp16);
+  e.amp = true;
+  const KernelGraph g = lower_model(m, build_node_graph(m), e);
+  REQUIRE(g.kernels.size() == 3);
+  CHECK(g.kernels[0].name == "m/cast_input");
+  CHECK(g.kernels[1].name == "m/cast_input2");
+  CHECK(g.kernels[2].reads[0].name == g.kernels[0].writes[0].name);
+  CHECK(g.kernels[2].reads[1].name == g.kernels[1].writes[0].name);
+  CHECK(g.kernels[2].layer->dtype == DType::fp16);
+}

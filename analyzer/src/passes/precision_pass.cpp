@@ -96,8 +96,8 @@ class TypeFlow {
     return false;
   }
   // A cast of the fp32 tensor `t` to the half type, for a kernel that needs it so.
-  Kernel cast_down(const Kernel& owner, const TensorRef& t, TensorRef& replaced) {
-    Kernel cast = cast_kernel(owner, "/cast_input", t.bytes / dtype_bytes(DType::fp32), DType::fp32, half_);
+  Kernel cast_down(const Kernel& owner, const std::string& suffix, const TensorRef& t, TensorRef& replaced) {
+    Kernel cast = cast_kernel(owner, suffix, t.bytes / dtype_bytes(DType::fp32), DType::fp32, half_);
     replaced = t;
     replaced.name += "#half";
     replaced.dtype = half_;
@@ -150,10 +150,12 @@ void precision_pass(const LowerInput& in, KernelGraph& graph) {
     // Named after the op's node ("<conv>/cast_input"), whichever of its kernels reads first.
     Kernel op = k;
     if (!k.nodes.empty() && k.nodes[0] >= 0) op.name = m.nodes[size_t(k.nodes[0])].name;
+    int casts = 0;  // a MatMul of two fp32 activations casts both: "/cast_input", "/cast_input2"
     for (auto& r : k.reads)
       if (types.of(r) == DType::fp32) {
         TensorRef cast_copy;
-        out.push_back(types.cast_down(op, r, cast_copy));
+        const std::string suffix = "/cast_input" + (casts++ ? std::to_string(casts) : std::string());
+        out.push_back(types.cast_down(op, suffix, r, cast_copy));
         r = cast_copy;
       }
   };
