@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <set>
+#include <stdexcept>
 
 #include "lower_node.h"
 
@@ -233,13 +234,21 @@ bool is_group_norm(const Kernel& k) {
 std::vector<Kernel> group_norm_kernels(const LowerInput& in, Kernel k) {
   const Model& model = in.model;
   const auto& rows = std::get<MemoryProblem>(k.layer->problem);
-  const Node& back = model.nodes[size_t(k.nodes.at(1))];
-  const int64_t channels = model.tensor(back.outputs[0])->dims[1];
-  const int64_t images = model.tensor(back.outputs[0])->dims[0];
+  // The group's nodes by their ops (group_norm_at): the Reshape back to
+  // [N, C, ...] gives images and channels; each Mul or Add is an affine
+  // parameter of one value per channel.
+  const Node* back = nullptr;
+  int64_t affine = 0;
+  for (int i : k.nodes) {
+    const Node& n = model.nodes[size_t(i)];
+    if (n.op_type == "Reshape") back = &n;
+    affine += n.op_type == "Mul" || n.op_type == "Add";
+  }
+  if (!back) throw std::logic_error("group_norm_kernels: no Reshape in the GroupNorm's nodes");
+  const auto& out_dims = model.tensor(back->outputs[0])->dims;
+  const int64_t images = out_dims[0], channels = out_dims[1];
   const int64_t elems = rows.outer * rows.inner;
   const int64_t elem_bytes = dtype_bytes(k.layer->dtype);
-  // Affine weight and bias: one value per channel each, when the op has them.
-  const int64_t affine = int64_t(k.nodes.size()) - 2;
   const TensorRef x = k.reads.empty() ? TensorRef{} : k.reads[0];
   const TensorRef y = k.writes.empty() ? TensorRef{} : k.writes[0];
   const TensorRef moments{x.name + "#moments", 2 * rows.outer * elem_bytes, k.layer->dtype, x.layout};
