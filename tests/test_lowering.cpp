@@ -717,3 +717,30 @@ TEST_CASE("eager under autocast: a MatMul of two fp32 activations casts each, un
   CHECK(g.kernels[2].reads[1].name == g.kernels[1].writes[0].name);
   CHECK(g.kernels[2].layer->dtype == DType::fp16);
 }
+
+TEST_CASE("eager under autocast: a Cast to the type its input has in the export keeps the run-time type") {
+  // EvoNorm's group std: x.float() ... .to(x_dtype) are both Cast(to=FLOAT)
+  // in an fp32 export, so neither may turn the activations fp32; a cast to
+  // FLOAT16 and back is a real type change either way.
+  test::OnnxBuilder b(13);
+  b.input("x", {2, 8, 6, 6});
+  b.weight("w", {8, 8, 1, 1});
+  b.node("Conv", {"x", "w"}, {"a"});
+  test::OnnxBuilder::attr(b.node("Cast", {"a"}, {"same"}), "to", int64_t(tilewave::onnx::TensorProto::FLOAT));
+  b.node("Relu", {"same"}, {"r"});
+  test::OnnxBuilder::attr(b.node("Cast", {"r"}, {"h"}), "to", int64_t(tilewave::onnx::TensorProto::FLOAT16));
+  test::OnnxBuilder::attr(b.node("Cast", {"h"}, {"f"}), "to", int64_t(tilewave::onnx::TensorProto::FLOAT));
+  b.node("Relu", {"f"}, {"out"});
+  b.output("out");
+  const Model m = b.load_batch(2);
+  ExecutionConfig e = cuda_graph_harness(*find_runtime("eager"), DType::fp16);
+  e.amp = true;
+  const KernelGraph g = lower_model(m, build_node_graph(m), e);
+  CHECK(ops(g) == std::vector<std::string>{"cast", "cast", "Conv", "Cast", "Relu", "Cast", "Cast", "Relu"});
+  auto dtype = [&](size_t i) { return g.kernels[i].layer->dtype; };
+  CHECK(dtype(3) == DType::fp16);  // no-op in the export: the conv's half output stays half
+  CHECK(dtype(4) == DType::fp16);
+  CHECK(dtype(5) == DType::fp16);
+  CHECK(dtype(6) == DType::fp32);  // FLOAT16 -> FLOAT is x.float()
+  CHECK(dtype(7) == DType::fp32);
+}

@@ -239,10 +239,17 @@ void precision_pass(const LowerInput& in, KernelGraph& graph) {
       const MemoryOp op = std::get<MemoryProblem>(k.layer->problem).op;
       bool fp32 = types.reads_fp32(k) ||
                   (op == MemoryOp::eltwise && !runtime_step(k) && types.reads_fp32_parameter(k));
-      // The model's own casts (x.float(), x.to(dtype)) decide for themselves.
+      // The model's own casts (x.float(), x.to(dtype)) decide for themselves,
+      // except a cast to the type its input already has in the fp32 export:
+      // there x.float() and x.to(x_dtype) (EvoNorm's group std, which casts
+      // back to the activations' type) are the same node, so it keeps its
+      // input's run-time type rather than turning the rest of the network fp32.
       if (k.ops.is("Cast") && !k.nodes.empty() && k.nodes[0] >= 0) {
-        const int64_t to = attr_int(m.nodes[size_t(k.nodes[0])], "to", 0);
-        if (to == kOnnxFloat) fp32 = true;
+        const Node& cast = m.nodes[size_t(k.nodes[0])];
+        const int64_t to = attr_int(cast, "to", 0);
+        const TensorInfo* from = cast.inputs.empty() ? nullptr : m.tensor(cast.inputs[0]);
+        const bool no_op_in_export = from && from->elem_type == to;
+        if (to == kOnnxFloat && !no_op_in_export) fp32 = true;
         if (to == kOnnxFloat16 || to == kOnnxBfloat16) fp32 = false;
       }
       if (fp32) k.layer->dtype = DType::fp32;
