@@ -2,6 +2,7 @@
 from calibrate.fit import row_moments  # (calibrate/fit/row_moments.py)
 from calibrate.validate import corpus_networks  # (calibrate/validate/corpus_networks.py)
 from calibrate.validate import kernel_classes  # (calibrate/validate/kernel_classes.py)
+from calibrate.validate import figures_readme  # (calibrate/validate/figures_readme.py: other_gpus.py's kept text)
 from calibrate.validate.figures_common import DATA
 
 # The run.py folders with profiled forwards under timm's harness on the H200.
@@ -28,9 +29,23 @@ def validation_row_moments(runs):
     return lines
 
 
+def validation_other_gpus(runs):
+    """docs/validation.md: the tables `python3 -m calibrate.validate.other_gpus --write` printed when it wrote gpu_models/rtx3090.json and rtx4090.json (calibrate/data/other_gpus/validate.md), held to the held-out errors those files record."""
+    figures_readme.readme_other_gpus(runs)  # asserts the kept text is the fit of the committed files
+    lines = []
+    for line in open(figures_readme.OTHER_GPUS_TEXT):
+        if line.startswith("wrote "):
+            break
+        lines.append(line.rstrip("\n"))
+    while lines and not lines[-1]:
+        lines.pop()
+    return lines
+
+
 FIGURES = {"validation-kernel-classes": validation_kernel_classes,
            "validation-corpus-networks": validation_corpus_networks,
-           "validation-row-moments": validation_row_moments}
+           "validation-row-moments": validation_row_moments,
+           "validation-other-gpus": validation_other_gpus}
 # Figures over the whole measured corpus: their time grows with each device call's networks, so the
 # default test run leaves them to ctest's `long` label (doc_figures.py --figures).
 LONG = {"validation-kernel-classes", "validation-corpus-networks"}

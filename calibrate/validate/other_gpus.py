@@ -16,7 +16,11 @@ beside the tau of timm's MAC counts. Three rows per file:
   H200, never shown a 4090 time;
 - fitted: after from-benchmark.
 
-Stdlib only; about 15 minutes on 2 cores (two fits side by side).
+The loops are issued by `--host builtin` (the host table's starting values):
+the published results come from a machine no one here measured, and at
+their batches (256 to 1024) the host does not bound a step.
+
+About 8 to 15 minutes on 2 cores (two fits side by side).
 
 usage: python3 -m calibrate.validate.other_gpus [--tilewave build/analyzer/tilewave]
     [--results ../shared/timm-results] [--models DIR] [--write]
@@ -97,9 +101,23 @@ def datasheet_only(gpu, out_dir):
 def from_benchmark(tw, gpu, results, models, out_dir, tag, extra=(), gpu_file=None):
     pred = os.path.join(out_dir, f"{tag}.predictions.jsonl")
     cmd = [tw, "calibrate", "from-benchmark", *[os.path.join(results, f) for f in FILES[gpu]], "--gpu",
-           gpu_file or datasheet_only(gpu, out_dir), "--models", models, "--seed", "1", "--predictions", pred, *extra]
+           gpu_file or datasheet_only(gpu, out_dir), "--models", models, "--seed", "1", "--host", "builtin", "--predictions", pred, *extra]
     run(cmd, os.path.join(out_dir, f"{tag}.log"))
     return jsonl.read(pred)
+
+
+def keep(path, record, places, dest):
+    """Copies the GPU file `path` to `dest` with its provenance record's command
+    as this script ran it, each machine-specific path named by what it holds
+    (`places`: path -> name), since the CLI stamps the command as typed."""
+    j = json.load(open(path))
+    command = j[record]["command"]
+    for place, name in sorted(places.items(), key=lambda kv: -len(kv[0])):
+        command = command.replace(place, name)
+    j[record]["command"] = "python3 -m calibrate.validate.other_gpus --write ran: " + command
+    with open(dest, "w", encoding="utf-8") as f:
+        json.dump(j, f, indent=2, ensure_ascii=False)
+        f.write("\n")
 
 
 def stats(rows, key):
@@ -170,11 +188,17 @@ def main():
         table("Fitted from the GPU's own published results (calibrate from-benchmark):",
               [(g, "fitted-from-benchmark", rows[g], "after_us") for g in FILES])
         if a.write:
+            places = {tmp: "<temporary folder>", models: "<onnx_models/timm_results/timm_results_onnx.tar.xz unpacked>",
+                      a.results: "../shared/timm-results", os.path.abspath(a.results): "../shared/timm-results",
+                      tw: "tilewave", ROOT + os.sep: ""}
             for g in FILES:
-                shutil.copy(fitted[g], os.path.join(ROOT, "gpu_models", f"{g}.json"))
+                keep(fitted[g], "from_benchmark", places, os.path.join(ROOT, "gpu_models", f"{g}.json"))
             for target in ("rtx5090", "rtx-pro-6000-maxq"):
-                run([tw, "calibrate", "carry", "--gpu", "rtx4090,rtx3090,h200", "--to", target, "-o",
-                     os.path.join(ROOT, "gpu_models", f"{target}.json")], os.path.join(tmp, f"carry_{target}.log"))
+                # carry reads the target's datasheet from the file it replaces, and refuses to write an input.
+                carried = os.path.join(tmp, f"{target}.carried.json")
+                run([tw, "calibrate", "carry", "--gpu", "rtx4090,rtx3090,h200", "--to", target, "-o", carried],
+                    os.path.join(tmp, f"carry_{target}.log"))
+                keep(carried, "carried_over", places, os.path.join(ROOT, "gpu_models", f"{target}.json"))
             print("\nwrote gpu_models/rtx3090.json, rtx4090.json (fitted), rtx5090.json, rtx-pro-6000-maxq.json (carried)")
             sys.stdout.file.close()
             sys.stdout = sys.stdout.out
