@@ -96,11 +96,14 @@ TEST_CASE("kernel ops: node op types and runtime steps, spelled as every output 
   CHECK(ops.text() == "bias+Relu");
   CHECK(ops.head() == "bias");
   CHECK_FALSE(ops.is(RuntimeStep::bias));  // a bias with its activation is not a bias pass alone
+  CHECK_FALSE(ops.is_runtime_step());
   CHECK(ops.contains("Relu"));
   CHECK_FALSE(ops.contains("bias"));  // a runtime step is not a node's op type
   const KernelOps conv("Conv");
   CHECK(conv.is("Conv"));
   CHECK_FALSE(conv.is(RuntimeStep::cast));
+  CHECK_FALSE(conv.is_runtime_step());
+  CHECK(KernelOps(RuntimeStep::norm_apply).is_runtime_step());
   const KernelOps attention(RuntimeStep::attention);
   CHECK(attention.text() == "Attention(MatMul+Softmax+MatMul)");
   CHECK(attention.is(RuntimeStep::attention));

@@ -67,6 +67,10 @@ bool KernelOps::is(RuntimeStep step) const {
          std::get<RuntimeStep>(parts_[0]) == step;
 }
 
+bool KernelOps::is_runtime_step() const {
+  return parts_.size() == 1 && std::holds_alternative<RuntimeStep>(parts_[0]);
+}
+
 bool KernelOps::is(const std::string& op_type) const {
   return parts_.size() == 1 && std::holds_alternative<std::string>(parts_[0]) &&
          std::get<std::string>(parts_[0]) == op_type;

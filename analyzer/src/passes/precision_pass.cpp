@@ -114,13 +114,6 @@ class TypeFlow {
   std::unordered_map<std::string, DType> types_;
 };
 
-bool runtime_step(const Kernel& k) {
-  for (RuntimeStep s : {RuntimeStep::bias, RuntimeStep::pad, RuntimeStep::bn_prep, RuntimeStep::cast,
-                        RuntimeStep::layout_transform, RuntimeStep::norm_params, RuntimeStep::norm_apply})
-    if (k.ops.is(s)) return true;
-  return false;
-}
-
 }  // namespace
 
 void precision_pass(const LowerInput& in, KernelGraph& graph) {
@@ -238,7 +231,7 @@ void precision_pass(const LowerInput& in, KernelGraph& graph) {
       // parameters do not: cuDNN keeps the activations' type).
       const MemoryOp op = std::get<MemoryProblem>(k.layer->problem).op;
       bool fp32 = types.reads_fp32(k) ||
-                  (op == MemoryOp::eltwise && !runtime_step(k) && types.reads_fp32_parameter(k));
+                  (op == MemoryOp::eltwise && !k.ops.is_runtime_step() && types.reads_fp32_parameter(k));
       // The model's own casts (x.float(), x.to(dtype)) decide for themselves,
       // except a cast to the type its input already has in the fp32 export:
       // there x.float() and x.to(x_dtype) (EvoNorm's group std, which casts

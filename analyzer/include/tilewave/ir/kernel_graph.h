@@ -60,6 +60,8 @@ class KernelOps {
   bool empty() const { return parts_.empty(); }
   // The kernel is this runtime step and nothing else.
   bool is(RuntimeStep step) const;
+  // The kernel is one runtime step, whichever, and nothing else.
+  bool is_runtime_step() const;
   // The kernel is one node of this op type and nothing else.
   bool is(const std::string& op_type) const;
   bool contains(const std::string& op_type) const;
