@@ -28,6 +28,12 @@ std::vector<std::string> ops(const KernelGraph& l) {
   for (const auto& k : l.kernels) out.push_back(k.ops.text());
   return out;
 }
+// A built model as eager PyTorch runs it in fp16, under autocast or not.
+KernelGraph eager_lowering(const Model& m, bool amp) {
+  ExecutionConfig e = cuda_graph_harness(*find_runtime("eager"), DType::fp16);
+  e.amp = amp;
+  return lower_model(m, build_node_graph(m), e);
+}
 }  // namespace
 
 TEST_CASE("eager: a conv's bias is PyTorch's BatchNorm kernels; an RGB stem is padded first; Flatten is free") {
@@ -573,8 +579,7 @@ test::OnnxBuilder group_norm_model(int64_t groups) {
 
 TEST_CASE("eager: an exported GroupNorm is PyTorch's three kernels: row moments, scale and shift, apply") {
   const Model m = group_norm_model(2).load_batch(2);
-  ExecutionConfig e = cuda_graph_harness(*find_runtime("eager"), DType::fp16);
-  const KernelGraph l = lower_model(m, build_node_graph(m), e);
+  const KernelGraph l = eager_lowering(m, false);
   CHECK(ops(l) == std::vector<std::string>{"Conv", "InstanceNormalization+Reshape+Mul+Add", "norm_params",
                                            "norm_apply", "Relu"});
   const auto& moments = std::get<MemoryProblem>(l.kernels[1].layer->problem);
@@ -593,8 +598,7 @@ TEST_CASE("eager: an exported GroupNorm is PyTorch's three kernels: row moments,
   // Under autocast the op runs in fp32: one cast of the conv's half output
   // in, the three kernels in fp32; the Relu after it runs on the fp32 result
   // (nothing casts it back).
-  e.amp = true;
-  const KernelGraph amp = lower_model(m, build_node_graph(m), e);
+  const KernelGraph amp = eager_lowering(m, true);
   CHECK(ops(amp) == std::vector<std::string>{"cast", "cast", "Conv", "cast", "InstanceNormalization+Reshape+Mul+Add",
                                              "norm_params", "norm_apply", "Relu"});
   for (int i : {4, 5, 6, 7}) CHECK(amp.kernels[size_t(i)].layer->dtype == DType::fp32);
@@ -676,9 +680,7 @@ TEST_CASE("eager under autocast: types follow PyTorch's promotion; a half-type o
   b.node("Mul", {"c", "half_scale"}, {"out"});
   b.output("out");
   const Model m = b.load_batch(2);
-  ExecutionConfig e = cuda_graph_harness(*find_runtime("eager"), DType::fp16);
-  e.amp = true;
-  const KernelGraph g = lower_model(m, build_node_graph(m), e);
+  const KernelGraph g = eager_lowering(m, true);
   CHECK(ops(g) == std::vector<std::string>{"cast", "cast", "Conv", "Mul", "Add", "Relu", "cast", "cast", "Conv", "Mul"});
   auto dtype = [&](size_t i) { return g.kernels[i].layer->dtype; };
   CHECK(g.kernels[0].reads[0].name == "x");  // the network's fp32 input, cast where the conv reads it
@@ -707,9 +709,7 @@ TEST_CASE("eager under autocast: a MatMul of two fp32 activations casts each, un
   b.node("MatMul", {"a", "b"}, {"m"});
   b.output("m");
   const Model m = b.load_batch(2);
-  ExecutionConfig e = cuda_graph_harness(*find_runtime("eager"), DType::fp16);
-  e.amp = true;
-  const KernelGraph g = lower_model(m, build_node_graph(m), e);
+  const KernelGraph g = eager_lowering(m, true);
   REQUIRE(g.kernels.size() == 3);
   CHECK(g.kernels[0].name == "m/cast_input");
   CHECK(g.kernels[1].name == "m/cast_input2");
@@ -733,9 +733,7 @@ TEST_CASE("eager under autocast: a Cast to the type its input has in the export 
   b.node("Relu", {"f"}, {"out"});
   b.output("out");
   const Model m = b.load_batch(2);
-  ExecutionConfig e = cuda_graph_harness(*find_runtime("eager"), DType::fp16);
-  e.amp = true;
-  const KernelGraph g = lower_model(m, build_node_graph(m), e);
+  const KernelGraph g = eager_lowering(m, true);
   CHECK(ops(g) == std::vector<std::string>{"cast", "cast", "Conv", "Cast", "Relu", "Cast", "Cast", "Relu"});
   auto dtype = [&](size_t i) { return g.kernels[i].layer->dtype; };
   CHECK(dtype(3) == DType::fp16);  // no-op in the export: the conv's half output stays half
