@@ -7,7 +7,7 @@ docs/validation.md "Other GPUs" traced a change of its held-out rows to the
 families that carried it.
 
 usage: python3 -m calibrate.validate.prediction_shift BEFORE.jsonl AFTER.jsonl
-    [--key before_us] [--subset held-out] [--kind cnn] [--source SUBSTRING] [--top 12]
+    [--key before_us] [--subset held-out] [--kind cnn] [--source SUBSTRING] [--model SUBSTRING] [--top 12]
   --key: the prediction field (before_us: the file as given or carried;
          after_us: after the fit)
 """
@@ -19,7 +19,7 @@ from collections import defaultdict
 from calibrate import jsonl
 
 
-def rows_by_run(path, key, subset, kind, source):
+def rows_by_run(path, key, subset, kind, source, model=""):
     out = {}
     for r in jsonl.read(path):
         if subset != "all" and r.get("subset") != subset:
@@ -27,6 +27,8 @@ def rows_by_run(path, key, subset, kind, source):
         if kind != "all" and r.get("kind") != kind:
             continue
         if source and source not in r.get("source", ""):
+            continue
+        if model and model not in r.get("model", ""):
             continue
         if not (r.get(key, 0) > 0 and r.get("measured_us", 0) > 0):
             continue
@@ -61,13 +63,14 @@ def main():
     ap.add_argument("--subset", default="held-out", choices=["fit", "held-out", "all"])
     ap.add_argument("--kind", default="cnn", choices=["cnn", "hybrid", "vit", "all"])
     ap.add_argument("--source", default="", help="only results files whose name holds this")
+    ap.add_argument("--model", default="", help="only models whose name holds this (a variant across families)")
     ap.add_argument("--top", type=int, default=12)
     a = ap.parse_args()
     if a.top < 0:
         ap.error("--top must be 0 or more")
     try:
-        before = rows_by_run(a.before, a.key, a.subset, a.kind, a.source)
-        after = rows_by_run(a.after, a.key, a.subset, a.kind, a.source)
+        before = rows_by_run(a.before, a.key, a.subset, a.kind, a.source, a.model)
+        after = rows_by_run(a.after, a.key, a.subset, a.kind, a.source, a.model)
     except (OSError, ValueError, KeyError, TypeError) as e:
         sys.exit(f"prediction_shift: {e}")
     (n, med_b, med_a), rows = shift(before, after, a.key)

@@ -55,3 +55,9 @@ def test_a_line_that_is_not_json_names_the_file(tmp_path):
                        capture_output=True, text=True, cwd=ROOT)
     assert p.returncode == 1
     assert p.stderr.strip() == f"prediction_shift: {bad}:1: not a JSON line"
+
+
+def test_model_filter_keeps_one_variant_across_families(tmp_path):
+    rows = [run("regnetz_b16", "regnetz", 100.0), run("regnetz_b16_evos", "regnetz", 190.0), run("other", "b", 100.0)]
+    b = prediction_shift.rows_by_run(write(tmp_path / "b.jsonl", rows), "before_us", "held-out", "cnn", "", "_evos")
+    assert [k[1] for k in b] == ["regnetz_b16_evos"]
