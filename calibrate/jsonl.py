@@ -23,10 +23,13 @@ def parse(text, path, cut_tail=False):
 
 def read(path, cut_tail=False, missing_ok=False):
     """The rows of one file (gzip when its name ends in .gz); a missing file is no rows
-    when missing_ok, OSError otherwise."""
+    when missing_ok, OSError otherwise. Anything but a regular file is OSError too: a
+    FIFO would block the read, a device never end it."""
     path = os.fspath(path)
     if missing_ok and not os.path.exists(path):
         return []
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise OSError("%s: not a regular file" % path)
     with (gzip.open if path.endswith(".gz") else open)(path, "rt") as f:
         return parse(f.read(), path, cut_tail)
 

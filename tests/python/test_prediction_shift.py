@@ -61,3 +61,13 @@ def test_model_filter_keeps_one_variant_across_families(tmp_path):
     rows = [run("regnetz_b16", "regnetz", 100.0), run("regnetz_b16_evos", "regnetz", 190.0), run("other", "b", 100.0)]
     b = prediction_shift.rows_by_run(write(tmp_path / "b.jsonl", rows), "before_us", "held-out", "cnn", "", "_evos")
     assert [k[1] for k in b] == ["regnetz_b16_evos"]
+
+
+def test_a_fifo_is_refused_not_read(tmp_path):
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    good = write(tmp_path / "a.jsonl", [run("a1", "a", 100.0)])
+    p = subprocess.run([sys.executable, "-m", "calibrate.validate.prediction_shift", str(fifo), good],
+                       capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert p.returncode == 1
+    assert p.stderr.strip() == f"prediction_shift: {fifo}: not a regular file"
