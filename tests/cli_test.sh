@@ -334,6 +334,8 @@ grep -q '"eltwise_bw_efficiency": "h200: same memory family (hbm' "$tmp/a100.jso
 # command as typed and the commit built from.
 grep -q '"command": "tilewave calibrate carry --gpu h200 --to a100 -o ' "$tmp/a100.json" &&
   grep -q '"commit": "' "$tmp/a100.json" || { echo "FAIL: carry did not stamp the command and commit"; fails=$((fails + 1)); }
+expect 0 "" -- "$tw" calibrate carry --gpu h200 --to a100 -o "$tmp/a100_by.json" --made-by 'python3 -m some.script --write'
+grep -q '"command": "python3 -m some.script --write"' "$tmp/a100_by.json" || { echo "FAIL: --made-by is not the stamped command"; fails=$((fails + 1)); }
 
 # Output files (docs/errors.md "Output files"): the mode of a file replaced
 # is kept, a link stays a link with the file it names rewritten, a folder is

@@ -73,10 +73,10 @@ std::vector<NetworkRun> read_network_measurements(const std::string& path, const
   return runs;
 }
 
-// A provenance record with what made it: the command as typed and the
-// commit the binary was built from (docs/calibration.md "Provenance").
+// A provenance record with what made it: the command as typed (or --made-by's)
+// and the commit the binary was built from (docs/calibration.md "Provenance").
 json stamped(json provenance, const CommonOptions& o) {
-  provenance["command"] = o.invocation;
+  provenance["command"] = o.made_by.empty() ? o.invocation : o.made_by;
   provenance["commit"] = build_commit();
   return provenance;
 }

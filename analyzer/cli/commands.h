@@ -30,6 +30,7 @@ struct CommonOptions : RunOptions {
   std::string command;     // the subcommand parsed, whose options option_values holds
   CompareAxes compare_axes;  // compare's lists of GPUs, runtimes, dtypes and layouts
   std::string invocation;  // the command line as typed, for the provenance of a file calibrate writes
+  std::string made_by;     // --made-by: the command a written GPU file's provenance names instead
 };
 
 struct NasOptions {

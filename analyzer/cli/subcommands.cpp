@@ -158,6 +158,16 @@ void setup_nas(CLI::App* nas, Args& a) {
   nas->add_option("-o,--output", o.output, "output file (default: stdout)");
 }
 
+// A command that writes a GPU file: where, and what its provenance names as the
+// command that made it. A script that runs tilewave on files in its own
+// temporary folders stamps itself (--made-by), since those paths name nothing
+// a reader can follow (docs/calibration.md "Provenance").
+void add_gpu_file_output(CLI::App* c, CommonOptions& o) {
+  c->add_option("-o,--output", o.output, "GPU file to write (default: stdout)");
+  c->add_option("--made-by", o.made_by,
+                "the command the written file's provenance names (default: this one, as typed)");
+}
+
 // `calibrate`'s subcommands (calibrate_commands.cpp).
 std::vector<Subcommand> calibrate_subcommands() {
   return {
@@ -165,7 +175,7 @@ std::vector<Subcommand> calibrate_subcommands() {
        [](CLI::App* c, Args& a) {
          c->add_option("measured", a.measured_files, "measured layer sets (tilewave-calibrate measure output)")->required();
          add_gpu_options(c, a.o);
-         c->add_option("-o,--output", a.o.output, "GPU file to write (default: stdout)");
+         add_gpu_file_output(c, a.o);
          c->add_option("--seed", a.seed, "random seed of the hold-out split")->capture_default_str();
          c->add_option("--holdout", a.holdout, "fraction of layers held out of the fit")->capture_default_str();
          c->add_option("--dtype", a.fit_dtype, "fit only layers of this precision, or 'all'")->capture_default_str();
@@ -180,7 +190,7 @@ std::vector<Subcommand> calibrate_subcommands() {
                        "the runtime the networks ran in (calibrate/measure/netbench's runs: eager-folded)")
              ->check(CLI::IsMember(runtime_names()))
              ->capture_default_str();
-         c->add_option("-o,--output", a.o.output, "GPU file to write (default: stdout)");
+         add_gpu_file_output(c, a.o);
          c->add_option("--seed", a.seed, "random seed of the hold-out split")->capture_default_str();
          c->add_option("--holdout", a.net_holdout, "fraction of networks held out of the fit")->capture_default_str();
          c->add_option("--kernel-match", a.kernel_match,
@@ -208,7 +218,7 @@ std::vector<Subcommand> calibrate_subcommands() {
              ->delimiter(',')
              ->capture_default_str();
          c->add_option("--models-dir", a.runtime_models_dir, "where <network>.onnx is")->capture_default_str();
-         c->add_option("-o,--output", a.o.output, "GPU file to write (default: stdout)");
+         add_gpu_file_output(c, a.o);
        },
        [](CLI::App*, Args& a) {
          return cmd_calibrate_fit_runtime(a.o, a.measured, a.runtime_models_dir, a.class_times, a.runtime_params);
@@ -218,7 +228,7 @@ std::vector<Subcommand> calibrate_subcommands() {
          add_gpu_options(c, a.o);
          c->add_option("--to", a.carry_to, "target GPU id or file")->required();
          // --gpu (add_gpu_options): the calibrated donors, comma-separated, preferred first.
-         c->add_option("-o,--output", a.o.output, "GPU file to write (default: stdout)");
+         add_gpu_file_output(c, a.o);
        },
        [](CLI::App*, Args& a) { return cmd_calibrate_carry(a.o, a.carry_to); }},
       {"from-benchmark", "fit a GPU you do not own to published step times (timm's results files)",
@@ -234,7 +244,7 @@ std::vector<Subcommand> calibrate_subcommands() {
          c->add_option("--predictions", a.bench_predictions, "also write each run's prediction (JSON Lines)");
          c->add_flag("--no-fit", a.bench_no_fit,
                      "judge the GPU file as it is (carried first if datasheet-only): tables and --predictions only");
-         c->add_option("-o,--output", a.o.output, "GPU file to write (default: stdout)");
+         add_gpu_file_output(c, a.o);
        },
        [](CLI::App*, Args& a) {
          return cmd_calibrate_from_benchmark(a.o, a.bench_results, a.bench_models, a.bench_from, a.seed,

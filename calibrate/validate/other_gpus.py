@@ -49,6 +49,9 @@ from calibrate import jsonl
 
 ARCHIVE = os.path.join(ROOT, "onnx_models", "timm_results", "timm_results_onnx.tar.xz")
 REPORT = os.path.join(ROOT, "calibrate", "data", "other_gpus", "validate.md")
+# What the kept GPU files' provenance names as their maker (tilewave's --made-by):
+# the paths of this script's temporary folders name nothing a reader could follow.
+MADE_BY = "python3 -m calibrate.validate.other_gpus --write"
 FILES = {
     "rtx3090": ["benchmark-infer-amp-nchw-pt240-cu124-rtx3090.csv", "benchmark-infer-amp-nhwc-pt240-cu124-rtx3090.csv"],
     "rtx4090": ["benchmark-infer-amp-nchw-pt240-cu124-rtx4090.csv", "benchmark-infer-amp-nhwc-pt240-cu124-rtx4090.csv",
@@ -106,20 +109,6 @@ def from_benchmark(tw, gpu, results, models, out_dir, tag, extra=(), gpu_file=No
     return jsonl.read(pred)
 
 
-def keep(path, record, places, dest):
-    """Copies the GPU file `path` to `dest` with its provenance record's command
-    as this script ran it, each machine-specific path named by what it holds
-    (`places`: path -> name), since the CLI stamps the command as typed."""
-    j = json.load(open(path))
-    command = j[record]["command"]
-    for place, name in sorted(places.items(), key=lambda kv: -len(kv[0])):
-        command = command.replace(place, name)
-    j[record]["command"] = "python3 -m calibrate.validate.other_gpus --write ran: " + command
-    with open(dest, "w", encoding="utf-8") as f:
-        json.dump(j, f, indent=2, ensure_ascii=False)
-        f.write("\n")
-
-
 def stats(rows, key):
     err = [abs(r[key] / r["measured_us"] - 1) for r in rows]
     ratio = [r[key] / r["measured_us"] for r in rows]
@@ -168,7 +157,8 @@ def main():
         fitted = {g: os.path.join(tmp, f"{g}.json") for g in FILES}
         # Both GPUs fitted side by side; each run's "before" is its file carried from the H200 alone.
         with ThreadPoolExecutor(2) as ex:
-            jobs = {g: ex.submit(from_benchmark, tw, g, a.results, models, tmp, g, ["-o", fitted[g]]) for g in FILES}
+            jobs = {g: ex.submit(from_benchmark, tw, g, a.results, models, tmp, g,
+                                 ["-o", fitted[g], "--made-by", MADE_BY]) for g in FILES}
             rows = {g: j.result() for g, j in jobs.items()}
         # The RTX 4090 from the fitted RTX 3090 and the H200 alone.
         loo_file = os.path.join(tmp, "rtx4090_from_3090.json")
@@ -188,17 +178,14 @@ def main():
         table("Fitted from the GPU's own published results (calibrate from-benchmark):",
               [(g, "fitted-from-benchmark", rows[g], "after_us") for g in FILES])
         if a.write:
-            places = {tmp: "<temporary folder>", models: "<onnx_models/timm_results/timm_results_onnx.tar.xz unpacked>",
-                      a.results: "../shared/timm-results", os.path.abspath(a.results): "../shared/timm-results",
-                      tw: "tilewave", ROOT + os.sep: ""}
             for g in FILES:
-                keep(fitted[g], "from_benchmark", places, os.path.join(ROOT, "gpu_models", f"{g}.json"))
+                shutil.copyfile(fitted[g], os.path.join(ROOT, "gpu_models", f"{g}.json"))
             for target in ("rtx5090", "rtx-pro-6000-maxq"):
                 # carry reads the target's datasheet from the file it replaces, and refuses to write an input.
                 carried = os.path.join(tmp, f"{target}.carried.json")
-                run([tw, "calibrate", "carry", "--gpu", "rtx4090,rtx3090,h200", "--to", target, "-o", carried],
-                    os.path.join(tmp, f"carry_{target}.log"))
-                keep(carried, "carried_over", places, os.path.join(ROOT, "gpu_models", f"{target}.json"))
+                run([tw, "calibrate", "carry", "--gpu", "rtx4090,rtx3090,h200", "--to", target, "-o", carried,
+                     "--made-by", MADE_BY], os.path.join(tmp, f"carry_{target}.log"))
+                shutil.copyfile(carried, os.path.join(ROOT, "gpu_models", f"{target}.json"))
             print("\nwrote gpu_models/rtx3090.json, rtx4090.json (fitted), rtx5090.json, rtx-pro-6000-maxq.json (carried)")
             sys.stdout.file.close()
             sys.stdout = sys.stdout.out
