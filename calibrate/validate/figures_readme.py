@@ -42,22 +42,29 @@ def from_benchmark_cells(gpu):
             for e in fb["errors"] if e["subset"] == "held-out"}, fb["scales"]
 
 
-def readme_other_gpus(runs):
-    """README.md: the held-out CNN errors gpu_models/rtx3090.json and rtx4090.json record (other_gpus.py --write), and the carried RTX 4090 of the text other_gpus.py printed then (calibrate/data/other_gpus/validate.md)."""
+def kept_other_gpus_fit():
+    """The printed tables of calibrate/data/other_gpus/validate.md, held to the fit gpu_models/rtx3090.json and
+    rtx4090.json record (the same scales, the same held-out rows): {(title, gpu, how, harness, kind): cells} and
+    each fitted GPU's held-out CNN cells {harness: cells}. AssertionError when the text is of another fit."""
     printed = other_gpus_printed()
     fitted_title = "Fitted from the GPU's own published results (calibrate from-benchmark):"
-    loo_title = "Left out of every fit: the RTX 4090 carried from the fitted RTX 3090 and the H200:"
     head = open(OTHER_GPUS_TEXT).readline()
     fitted = {}
     for gpu in other_gpus.FILES:
         cells, scales = from_benchmark_cells(gpu)
-        # The printed text is of the fit the committed files hold: the same scales, the same held-out rows.
         assert f"{gpu} memory-rate x{scales['memory_rate']:.2f}, main-loop x{scales['main_loop']:.2f}" in head, \
             f"{OTHER_GPUS_TEXT} is not the fit of gpu_models/{gpu}.json"
         for (title, g, _, harness, kind), c in printed.items():
             if title == fitted_title and g == gpu:
                 assert cells[(harness, kind)] == c, f"{OTHER_GPUS_TEXT} is not the fit of gpu_models/{gpu}.json"
         fitted[gpu] = {h: c for (h, kind), c in cells.items() if kind == "cnn"}
+    return printed, fitted
+
+
+def readme_other_gpus(runs):
+    """README.md: the held-out CNN errors gpu_models/rtx3090.json and rtx4090.json record (other_gpus.py --write), and the carried RTX 4090 of the text other_gpus.py printed then (calibrate/data/other_gpus/validate.md)."""
+    printed, fitted = kept_other_gpus_fit()
+    loo_title = "Left out of every fit: the RTX 4090 carried from the fitted RTX 3090 and the H200:"
     loo = {k[3]: c for k, c in printed.items() if k[0] == loo_title and k[4] == "cnn"}
     harnesses = ("eager NCHW", "eager channels_last", "torch.compile NCHW")
     name = lambda gpu: re.sub(r"rtx(\d+)", r"RTX \1", gpu)
