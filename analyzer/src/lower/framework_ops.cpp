@@ -258,6 +258,14 @@ std::vector<Kernel> group_norm_kernels(const LowerInput& in, Kernel k) {
   Kernel apply = group_norm_step(k, "/apply", RuntimeStep::norm_apply, elems, 2 * images * channels * elem_bytes,
                                  {x, scale_shift}, y);
   k.writes = {moments};
+  // The moments kernel runs the normalization's nodes; the affine Mul and Add
+  // are applied by `apply`, whose label is its step.
+  KernelOps moments_ops;
+  for (int i : k.nodes) {
+    const std::string& op = model.nodes[size_t(i)].op_type;
+    if (op != "Mul" && op != "Add") moments_ops.add(op);
+  }
+  k.ops = std::move(moments_ops);
   std::vector<Kernel> out;
   out.push_back(std::move(k));
   out.push_back(std::move(params));
