@@ -33,6 +33,7 @@
 #include <random>
 #include <set>
 #include <thread>
+#include <tuple>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -527,6 +528,97 @@ std::vector<Case> budget_cases() {
       b.output("r" + std::to_string(i));
     }
     add("one tensor read by 20,000 nodes", b);
+  }
+  return out;
+}
+
+// Framework-op patterns (docs/robustness.md "Generated models per op"): the
+// node groups lowering recognises across several nodes, each taken apart by
+// a runtime after its shapes are inferred, so an op's own cases never reach
+// them. torch.onnx's GroupNorm (Reshape, InstanceNormalization, Reshape back,
+// affine Mul and Add) with hostile dims, group counts, reshape targets,
+// parameter sizes and readers; and a Linear's MatMul and bias Add.
+std::vector<Case> pattern_cases(uint64_t seed, int count) {
+  using B = test::OnnxBuilder;
+  std::vector<Case> out;
+  const std::vector<int64_t> small = {0, 1, 2, 3, 4, 6, 8};
+  for (int i = 0; i < count; ++i) {
+    Rng rng(seed * 7919 + uint64_t(i));
+    B b(chance(rng, 0.5) ? 13 : 18);
+    // Most cases are a valid group with at most one hostile twist, so that
+    // they reach the runtime's split; the rest draw every value freely.
+    const bool valid = chance(rng, 0.7);
+    const int twist = valid ? int(between(rng, 0, 6)) : -1;
+    int64_t n = pick(rng, small), c = pick(rng, small), h = pick(rng, small), w = pick(rng, small);
+    int64_t groups = pick(rng, std::vector<int64_t>{0, 1, 2, 3, -1, c, c + 1, int64_t(1) << 31});
+    if (valid) {
+      n = between(rng, 1, 3), c = pick(rng, std::vector<int64_t>{1, 2, 4, 6, 8}), h = between(rng, 1, 5);
+      w = twist == 0 ? int64_t(1) << 40 : between(rng, 1, 5);
+      groups = pick(rng, std::vector<int64_t>{1, c, c % 2 ? 1 : c / 2});
+    }
+    if (i % 4 == 3) {  // a Linear: MatMul by a weight, then a bias of the wrong or right size
+      const int64_t outputs = valid ? between(rng, 1, 8) : pick(rng, small);
+      b.input("x", {n, valid ? std::max<int64_t>(c, 1) : c});
+      b.weight("w", {valid ? std::max<int64_t>(c, 1) : c, outputs});
+      b.node("MatMul", {"x", "w"}, {"y"});
+      b.weight("bias", {twist == 1 ? pick(rng, small) : outputs});
+      b.node("Add", chance(rng, 0.5) ? std::vector<std::string>{"y", "bias"} : std::vector<std::string>{"bias", "y"},
+             {"z"});
+      b.output("z");
+      out.push_back({"pattern", std::make_shared<tp::ModelProto>(b.proto()),
+                     fmt::format("Linear of x [{}, {}]", n, c)});
+      continue;
+    }
+    b.input("x", {n, c, h, w});
+    b.ints("rows_shape", valid || chance(rng, 0.8) ? std::vector<int64_t>{0, groups, -1}
+                                                   : std::vector<int64_t>{n, groups, pick(rng, kHostileInts)});
+    b.node("Reshape", {"x", "rows_shape"}, {"rows"});
+    const int64_t params = twist == 1 || (!valid && chance(rng, 0.2)) ? pick(rng, small) : groups;
+    if (params >= 0 && params <= 64) {
+      b.floats("ones", std::vector<float>(size_t(params), 1.0f));
+      b.floats("zeros", std::vector<float>(size_t(params), 0.0f));
+    } else {
+      b.input("ones", {params});  // not constant: no GroupNorm
+      b.input("zeros", {params});
+    }
+    b.node("InstanceNormalization", {"rows", "ones", "zeros"}, {"normed"});
+    b.ints("x_shape", twist == 2 ? std::vector<int64_t>{0, c * h, w, 1}  // back to another [N, C, ...]
+                      : twist == 3 || (!valid && chance(rng, 0.2)) ? std::vector<int64_t>{0, pick(rng, kHostileInts), h, w}
+                                                                   : std::vector<int64_t>{0, c, h, w});
+    b.node("Reshape", {"normed", "x_shape"}, {"back"});
+    std::string tail = "back";
+    for (const char* affine : {"Mul", "Add"}) {
+      if (chance(rng, 0.2)) break;
+      const std::string param = std::string(affine) + "_param", next = std::string(affine) + "_out";
+      b.weight(param, {twist == 4 || (!valid && chance(rng, 0.2)) ? pick(rng, small) : c, 1, 1});
+      b.node(affine, chance(rng, 0.7) ? std::vector<std::string>{tail, param} : std::vector<std::string>{param, tail},
+             {next});
+      if (twist == 5 && chance(rng, 0.5)) b.output(tail);  // a second reader: the group ends there
+      tail = next;
+    }
+    b.output(tail);
+    out.push_back({"pattern", std::make_shared<tp::ModelProto>(b.proto()),
+                   fmt::format("GroupNorm of x [{}, {}, {}, {}] in {} groups", n, c, h, w, groups)});
+  }
+  return out;
+}
+
+// The configurations a pattern runs under: the runtimes that take it apart
+// (eager under autocast and in fp32, NCHW and channels_last) and two that keep it.
+std::vector<RunOptions> pattern_configurations() {
+  std::vector<RunOptions> out;
+  for (const auto& [runtime, dtype, amp, layout] :
+       std::vector<std::tuple<const char*, const char*, bool, const char*>>{{"eager", "fp16", true, "nchw"},
+                                                                            {"eager", "bf16", true, "nhwc"},
+                                                                            {"eager", "fp32", false, "nchw"},
+                                                                            {"inductor", "fp16", true, "nchw"},
+                                                                            {"tensorrt", "fp16", false, "nhwc"}}) {
+    RunOptions o;
+    o.gpu_dir = TILEWAVE_GPU_DIR;
+    o.runtime = runtime;
+    o.dtype = dtype;
+    o.execution = {{"layout", layout}, {"amp", amp}, {"launch", "loop"}};
+    out.push_back(o);
   }
   return out;
 }
@@ -1231,6 +1323,29 @@ int main(int argc, char** argv) {
         ++findings;
       }
     }
+  if (only_op.empty()) {
+    uint64_t analysed = 0, refused_count = 0, pattern_findings = 0, index = 0;
+    for (const Case& c : pattern_cases(seed, 40))
+      for (RunOptions o : pattern_configurations()) {
+        o.batch = index++ % 5 == 0 ? 0 : 2;
+        bool refused = false;
+        const std::string path = write_model(c);
+        std::string broken =
+            run_isolated([&](bool& r) { return run_case(path, gpu, o, slow_seconds, r); }, slow_seconds, refused);
+        if (broken.empty()) {
+          (refused ? refused_count : analysed) += 1;
+          continue;
+        }
+        const std::string keep = fmt::format("{}/finding-pattern-{}.onnx", out, index);
+        std::filesystem::copy_file(path, keep, std::filesystem::copy_options::overwrite_existing);
+        std::fprintf(stderr, "finding: pattern case (%s; %s): %s; model kept as %s\n", c.description.c_str(),
+                     options_name(o).c_str(), broken.c_str(), keep.c_str());
+        ++pattern_findings;
+      }
+    std::printf("pattern cases: %llu analysed, %llu refused with one error line, %llu findings\n",
+                (unsigned long long)analysed, (unsigned long long)refused_count, (unsigned long long)pattern_findings);
+    findings += pattern_findings;
+  }
   // Inputs other than models, kind by kind in turn: one after every 10
   // models, so that a run cut short by --seconds has both.
   const uint64_t file_case_count = file_cases.value_or(cases / 10);
