@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <map>
 
 #include "onnx_builder.h"
 #include "test_helpers.h"
@@ -83,6 +84,47 @@ TEST_CASE("a BatchNorm pass pays norm_plane_ns per (image, channel) plane (docs/
   const double without = cost_layer(l, g).memory_us;
   g.params["norm_plane_ns"] = 1.0;
   CHECK(cost_layer(l, g).memory_us - without == doctest::Approx(131.072));  // 131,072 planes at 1 ns
+}
+
+TEST_CASE("an elementwise kernel with a broadcast operand is strided: PyTorch cannot vectorise it") {
+  test::OnnxBuilder b(13);
+  b.input("x", {2, 8, 6, 6});
+  b.input("y", {2, 8, 6, 6});
+  b.weight("w", {8, 8, 1, 1});
+  b.weight("bias", {8});
+  b.weight("gamma", {8, 1, 1});
+  b.floats("two", {2.0f}, true);
+  b.node("Conv", {"x", "w", "bias"}, {"c"});
+  b.node("Mul", {"c", "gamma"}, {"scaled"});  // a per-channel scale: strided
+  b.node("Mul", {"scaled", "two"}, {"doubled"});  // a single value: vectorised
+  b.node("Add", {"doubled", "y"}, {"out"});  // two full-size operands: vectorised
+  b.output("out");
+  const Model m = b.load_batch(2);
+  const KernelGraph l = eager_lowering(m, false);
+  std::map<std::string, bool> strided;
+  for (const Kernel& k : l.kernels)
+    if (auto* p = k.layer ? std::get_if<MemoryProblem>(&k.layer->problem) : nullptr; p && p->op == MemoryOp::eltwise)
+      strided[k.name] = p->strided;
+  CHECK(strided.at("c/bias"));  // the conv's own bias, added per channel
+  CHECK(strided.at("scaled"));
+  CHECK_FALSE(strided.at("doubled"));
+  CHECK_FALSE(strided.at("out"));
+
+  // Its cost: strided_element_ps per output element on top of the traffic, and its own floor.
+  GpuModel g = test::gpu("h200");
+  MemoryProblem p;
+  p.elems = 1'000'000;
+  p.strided = true;
+  Layer layer;
+  layer.problem = p;
+  g.params["strided_element_ps"] = 0.0;
+  g.params["fixed_us_strided_extra"] = 0.0;
+  const KernelCost plain = cost_layer(layer, g);
+  g.params["strided_element_ps"] = 2.0;
+  g.params["fixed_us_strided_extra"] = 0.5;
+  const KernelCost strided_cost = cost_layer(layer, g);
+  CHECK(strided_cost.memory_us - plain.memory_us == doctest::Approx(2.0));  // 10^6 elements at 2 ps
+  CHECK(strided_cost.fixed_us - plain.fixed_us == doctest::Approx(0.5));
 }
 
 TEST_CASE("every runtime: a grouped conv without a native NHWC kernel runs between layout transforms") {

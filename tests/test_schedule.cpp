@@ -317,7 +317,9 @@ TEST_CASE("two networks: the comparison leads with which is faster and why, whic
   o.gpu_dir = test::gpu_dir();
   CompareAxes axes;
   axes.gpus = {"h200"};
-  axes.batches = {16};
+  // Batch 64: at 16 the two are within 4% of each other, and which is faster
+  // turns on any change of the elementwise terms.
+  axes.batches = {64};
   axes.layouts = {"nhwc"};
   o.execution["launch"] = "graph";
   o.execution["amp"] = false;

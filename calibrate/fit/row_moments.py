@@ -134,11 +134,7 @@ def fit(tilewave, out=print):
         out("fitted on %d moments kernels of %d fit-family forwards: %s" % (
             len(fit_pairs), sum(1 for r, _ in before if split_of.get(r["model"]) == "fit"), json.dumps(values)))
         held = json.load(open(GPU))["runtime_params"]["eager"]["params"]
-        if all(held.get(n) == v for n, v in values.items()):
-            out("%s's eager set holds these values" % os.path.relpath(GPU, ROOT))
-        else:
-            out("%s's eager set holds %s (rerun with --write to replace them)" % (
-                os.path.relpath(GPU, ROOT), json.dumps({n: held.get(n) for n in PARAMS})))
+        out(held_line(held, values))
         report("predicted / measured, with the values %s holds" % os.path.relpath(GPU, ROOT), before, split_of, out)
         if any(held.get(n) != v for n, v in values.items()):
             after, _ = forwards(tilewave, rows, onnx, with_params(GPU, values, os.path.join(tmp, "h200.json")))
@@ -146,20 +142,33 @@ def fit(tilewave, out=print):
     return values
 
 
+def held_line(held, values):
+    """Whether the GPU file's eager set `held` holds the fitted `values`, and what it holds if not."""
+    if all(held.get(n) == v for n, v in values.items()):
+        return "%s's eager set holds these values" % os.path.relpath(GPU, ROOT)
+    return "%s's eager set holds %s (rerun with --write to replace them)" % (
+        os.path.relpath(GPU, ROOT), json.dumps({n: held.get(n) for n in values}))
+
+
+def write_eager(tilewave, values, command, kernels):
+    """`values` into gpu_models/h200.json's eager set through the one GPU-file writer, stamped with the
+    command, its commit and the corpus kernels (`kernels`: which) they were fitted on."""
+    tw = module.tilewave_module(tilewave)
+    g = json.load(open(GPU))
+    eager = g["runtime_params"]["eager"]
+    eager["params"].update(values)
+    eager["fitted_on"][", ".join(values)] = (
+        "%s (commit %s): %s/kernels.jsonl.gz, the %s of the fit families "
+        "(calibrate/data/h200/corpus/networks.json split), timm's harness" % (command, commit(), RUN, kernels))
+    tw.write_gpu(g, GPU)
+
+
 def main():
     if len(sys.argv) < 2:
         raise SystemExit(__doc__.strip().split("\n\n")[-1])
-    tilewave = sys.argv[1]
-    values = fit(tilewave)
+    values = fit(sys.argv[1])
     if "--write" in sys.argv:
-        tw = module.tilewave_module(tilewave)  # the one GPU-file writer
-        g = json.load(open(GPU))
-        eager = g["runtime_params"]["eager"]
-        eager["params"].update(values)
-        eager["fitted_on"][", ".join(PARAMS)] = (
-            "%s (commit %s): %s/kernels.jsonl.gz, the RowwiseMomentsCUDAKernel kernels of the fit families "
-            "(calibrate/data/h200/corpus/networks.json split), timm's harness" % (COMMAND, commit(), RUN))
-        tw.write_gpu(g, GPU)
+        write_eager(sys.argv[1], values, COMMAND, "RowwiseMomentsCUDAKernel kernels")
 
 
 if __name__ == "__main__":

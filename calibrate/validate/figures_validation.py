@@ -1,5 +1,6 @@
 """The figures docs/validation.md quotes (calibrate/validate/doc_figures.py)."""
 from calibrate.fit import row_moments  # (calibrate/fit/row_moments.py)
+from calibrate.fit import strided_eltwise  # (calibrate/fit/strided_eltwise.py)
 from calibrate.validate import corpus_networks  # (calibrate/validate/corpus_networks.py)
 from calibrate.validate import kernel_classes  # (calibrate/validate/kernel_classes.py)
 from calibrate.validate import figures_readme  # (calibrate/validate/figures_readme.py: other_gpus.py's kept text)
@@ -29,6 +30,13 @@ def validation_row_moments(runs):
     return lines
 
 
+def validation_strided_eltwise(runs):
+    """docs/validation.md: `python3 -m calibrate.fit.strided_eltwise build/analyzer/tilewave`."""
+    lines = []
+    strided_eltwise.fit(runs.tw, out=lines.append)
+    return lines
+
+
 def validation_other_gpus(runs):
     """docs/validation.md: the tables `python3 -m calibrate.validate.other_gpus --write` printed when it wrote gpu_models/rtx3090.json and rtx4090.json (calibrate/data/other_gpus/validate.md), held to the held-out errors those files record."""
     figures_readme.kept_other_gpus_fit()
@@ -45,7 +53,8 @@ def validation_other_gpus(runs):
 FIGURES = {"validation-kernel-classes": validation_kernel_classes,
            "validation-corpus-networks": validation_corpus_networks,
            "validation-row-moments": validation_row_moments,
+           "validation-strided-eltwise": validation_strided_eltwise,
            "validation-other-gpus": validation_other_gpus}
 # Figures over the whole measured corpus: their time grows with each device call's networks, so the
 # default test run leaves them to ctest's `long` label (doc_figures.py --figures).
-LONG = {"validation-kernel-classes", "validation-corpus-networks"}
+LONG = {"validation-kernel-classes", "validation-corpus-networks", "validation-strided-eltwise"}

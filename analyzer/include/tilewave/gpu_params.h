@@ -104,6 +104,13 @@ inline constexpr ParamInfo kGpuParams[] = {
     {"row_block_us", 2.50, 0.00, 20.0, "us",
      "GPU time per thread block of a one-block-per-row kernel beside its elements (the block's reduction "
      "across its threads and its start)", ParamScope::runtime, ParamOwner::launch, ParamScale::inverse_sm_clock},
+    {"strided_element_ps", 0.00, 0.00, 100.0, "ps",
+     "GPU time per output element that an elementwise kernel with a broadcast operand adds to its memory time: "
+     "PyTorch eager runs it unvectorised (an offset computed per operand and element, one element per load); "
+     "0 for runtimes that vectorise such kernels",
+     ParamScope::runtime, ParamOwner::launch, ParamScale::inverse_sm_clock},
+    {"fixed_us_strided_extra", 0.00, 0.00, 20.0, "us",
+     "fixed cost of such a strided elementwise kernel beyond fixed_us_memory", ParamScope::runtime, ParamOwner::launch},
     {"row_blocks_per_sm", 4.00, 1.00, 32.0, "blocks",
      "resident blocks per SM of a one-block-per-row kernel: 2,048 threads per SM over PyTorch's 512-thread "
      "reduction blocks", ParamScope::layer, ParamOwner::architecture},

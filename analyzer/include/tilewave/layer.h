@@ -64,6 +64,11 @@ struct MemoryProblem {
   // block per row whatever its length, as PyTorch's GroupNorm runs them
   // (docs/model.md "Memory-bound kernels").
   bool row_moments = false;
+  // eltwise: an operand is broadcast (a per-channel bias or scale), which
+  // PyTorch's elementwise kernels cannot vectorise: each thread computes every
+  // operand's offset per element, bound by issue, not bandwidth
+  // (docs/model.md "Memory-bound kernels").
+  bool strided = false;
   int64_t elems_in = 0, elems_out = 0;      // copy, fused
   ConvProblem window;      // pool: N,C,H,W,R,S,stride,pad
   bool max_pool = true;

@@ -337,6 +337,13 @@ KernelCost cost_memory(const MemoryProblem& p, int64_t bytes, DType dtype, const
   if (p.op == MemoryOp::reduce && p.kept_inside == 1)
     c.memory_us += double(p.outer) * m.get<param_index("reduce_row_ns")>() * 1e-3;
   c.fixed_us = m.memory_fixed_us[int(p.op)];
+  if (p.op == MemoryOp::eltwise && p.strided) {
+    // docs/model.md "Memory-bound kernels": a broadcast operand keeps
+    // PyTorch's kernel off its vectorised path; each element's offsets and
+    // single-element loads add their time to the traffic's.
+    c.memory_us += double(p.elems) * m.get<param_index("strided_element_ps")>() * 1e-6;
+    c.fixed_us += m.get<param_index("fixed_us_strided_extra")>();
+  }
   finish(c, m, dtype, 0, 0);
   c.kernel = fmt::format("{}_{}", memory_op_name(p.op), dtype_name(dtype));
   return c;

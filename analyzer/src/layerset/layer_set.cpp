@@ -119,6 +119,10 @@ Layer layer_from_json(const json& j) {
       m.op = op == "eltwise" ? MemoryOp::eltwise : MemoryOp::norm;
       m.elems = positive_int(j, "elems");
       m.inputs = positive_int(j, "inputs", 1);
+      if (m.op == MemoryOp::eltwise && j.contains("strided")) {
+        if (!j.at("strided").is_boolean()) throw std::invalid_argument("field 'strided' must be true or false");
+        m.strided = j.at("strided").get<bool>();
+      }
       if (m.op == MemoryOp::norm && j.contains("planes")) m.outer = positive_int(j, "planes");
     } else if (op == "pool") {
       m.op = MemoryOp::pool;
@@ -191,7 +195,11 @@ json layer_to_json(const Layer& l) {
   } else {
     const auto& m = std::get<MemoryProblem>(l.problem);
     switch (m.op) {
-      case MemoryOp::eltwise: j["elems"] = m.elems; j["inputs"] = m.inputs; break;
+      case MemoryOp::eltwise:
+        j["elems"] = m.elems;
+        j["inputs"] = m.inputs;
+        if (m.strided) j["strided"] = true;
+        break;
       case MemoryOp::norm:
         j["elems"] = m.elems;
         j["inputs"] = m.inputs;

@@ -94,6 +94,7 @@ std::vector<Kernel> eager_bias_kernels(const LowerInput& in, Kernel& conv, int a
   pass.elems = p->N * p->K * p->P() * p->Q();
   pass.inputs = 1;
   pass.outer = p->N * p->K;  // (image, channel) planes (docs/model.md "Memory-bound kernels")
+  pass.strided = own_bias;   // the conv's bias, added per channel
   // Scale and shift per channel, read once.
   Kernel bias = memory_kernel(conv, "/bias", RuntimeStep::bias, pass, in.dtype, 2 * p->K * dtype_bytes(in.dtype));
   if (!own_bias) bias.host_call = HostCall::op;  // the BatchNorm op of its own

@@ -25,9 +25,11 @@ std::optional<Layer> lower_elementwise(const LowerContext& ctx) {
   for (size_t i = 0; i < ctx.node.inputs.size(); ++i) {
     if (!ctx.has_input(i)) continue;
     const int64_t n = ctx.input(i).numel();
-    // Full-size operands stream through; broadcast ones (bias, BN scale) are small.
+    // Full-size operands stream through; broadcast ones (bias, BN scale) are
+    // small, and, unless a single value, make the kernel strided.
     if (n >= out) ++m.inputs;
     else l.extra_bytes += ctx.bytes_of(n);
+    if (n > 1 && n < out) m.strided = true;
   }
   l.problem = m;
   return l;

@@ -1,0 +1,205 @@
+#!/usr/bin/env python3
+"""Fits PyTorch eager's two elementwise paths (docs/model.md "Memory-bound
+kernels"; docs/validation.md "Elementwise kernels: two paths") on the H200
+corpus's profiled forwards.
+
+PyTorch runs an elementwise op as `vectorized_elementwise_kernel` only when
+every operand is contiguous and of one type; a broadcast operand (a conv's
+bias, a per-channel scale) sends it to `elementwise_kernel<128, 4>`, which
+computes each operand's offset per element and loads one element at a time.
+tilewave marks such kernels `strided` (an operand of more than one value and
+fewer than the output's) and adds `strided_element_ps` per output element to
+their memory time and `fixed_us_strided_extra` to their floor; every
+elementwise kernel streams its bytes at `eltwise_bw_efficiency`.
+
+Pairing: the library's one step (`tilewave check`, the module's check(), as
+calibrate/validate/kernel_classes.py calls it) pairs each measured kernel
+with a predicted one; a pair is used when its measured kernel is of class
+elementwise and its predicted kernel is an elementwise layer (analyze()'s
+JSON of the same configuration, joined by name in order). The strided terms
+are fitted on the pairs of a predicted strided kernel and a measured
+`elementwise_kernel<`, the rate on a predicted plain kernel and a measured
+`vectorized_elementwise_kernel`, both over the fit families only; each is
+linear once the model's own bytes, L2 hits, ramp and floor are known:
+
+    measured - fixed - traffic  =  (bytes - hits) / BW  /  eltwise_bw_efficiency        plain kernels
+    measured - fixed - traffic' =  fixed_us_strided_extra + outputs * strided_element_ps * 1e-6    strided
+      traffic  = ramp_us + hits / (BW * l2_bw_factor)
+      traffic' = traffic + (bytes - hits) / BW / eltwise_bw_efficiency (the rate just fitted)
+
+solved by scipy's bounded linear least squares within the parameters'
+bounds (`tilewave params`): the rate on absolute time, so that the summed
+time of the class, what a step adds up, comes out right (on relative error
+the many small L2-resident kernels pull it to its bound of 1.0 and leave the
+large ones slow); the strided terms, a floor and a per-element time like
+the row-moments terms (calibrate/fit/row_moments.py), on relative error.
+The tables are tilewave's own predictions, per measured kernel path: with
+the values the GPU file holds, without the strided terms (one rate for
+every elementwise kernel, fitted the same way on both paths' pairs: the
+model before them), and, when the fit moved them, with the fitted values.
+
+usage: python3 -m calibrate.fit.strided_eltwise build/analyzer/tilewave [--write]
+(--write: the three go into gpu_models/h200.json's "eager" set with their
+provenance, through tilewave.write_gpu; PYTHONPATH=build/analyzer/python)
+"""
+import collections
+import concurrent.futures
+import json
+import os
+import statistics
+import sys
+import tempfile
+
+import numpy as np
+from scipy.optimize import lsq_linear
+
+from calibrate import harness_flags, module
+from calibrate.fit.row_moments import held_line, splits, with_params, write_eager
+from calibrate.pair.harness_runs import gpu_params, param_table
+from calibrate.validate.kernel_classes import ROOT, checks, kernel_rows, onnx_files
+
+RUN = "calibrate/data/h200/corpus/run"
+GPU = os.path.join(ROOT, "gpu_models", "h200.json")
+RATE = "eltwise_bw_efficiency"
+COMMAND = "python3 -m calibrate.fit.strided_eltwise build/analyzer/tilewave --write"
+
+
+def path_of(name):
+    """PyTorch's elementwise path a measured kernel's name shows."""
+    if "vectorized_elementwise_kernel" in name:
+        return "vectorised"
+    if "unrolled_elementwise_kernel" in name:
+        return "unrolled"
+    if "at::native::elementwise_kernel<" in name:
+        return "strided"
+    return "other"
+
+
+def pairs(tilewave, rows, onnx, gpu_file, tmp):
+    """[(row, measured us, measured path, predicted layer JSON)] over the elementwise pairs, and the forwards
+    tilewave could not analyse."""
+    tw = module.tilewave_module(tilewave)
+    results, failed = checks(tilewave, rows, onnx, gpu_file, tmp)
+
+    def one(result):
+        r, c = result
+        doc = tw.analyze(onnx[r["model"]], batch=r["batch"], gpu=gpu_file, **harness_flags.timm_row(r))
+        layers = collections.defaultdict(collections.deque)
+        for k in doc["layers"]:
+            layers[k["name"]].append(k)
+        found = []
+        for p in c["pairs"]:
+            k = layers[p["predicted"]].popleft() if p.get("predicted") and layers.get(p["predicted"]) else None
+            if p.get("measured_class") != "elementwise" or not k or k.get("layer", {}).get("op") != "eltwise":
+                continue
+            found.append((r, p["measured_us"], path_of(p["measured"]), k))
+        return found
+    out = []
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        for found in pool.map(one, results):  # the module releases the GIL while it analyses
+            out += found
+    return out, failed
+
+
+def traffic_us(k, bw_bytes_per_us, l2_factor):
+    """(DRAM bytes / BW, the ramp and the L2 hits' time) of a predicted kernel's JSON."""
+    hits = min(k.get("l2_hit_bytes", 0), k["bytes"])
+    return (k["bytes"] - hits) / bw_bytes_per_us, k.get("ramp_us", 0.0) + hits / (bw_bytes_per_us * l2_factor)
+
+
+def rate_design(data, bw_bytes_per_us, l2_factor, floors=None):
+    """floors: each kernel's fixed time, if not its JSON's fixed_us."""
+    a, b = [], []
+    for i, (_, measured, _, k) in enumerate(data):
+        dram, rest = traffic_us(k, bw_bytes_per_us, l2_factor)
+        a.append([dram])
+        b.append(measured - (floors[i] if floors else k["fixed_us"]) - rest)
+    return np.array(a), np.array(b)
+
+
+def strided_design(data, held, rate, bw_bytes_per_us, l2_factor):
+    a, b = [], []
+    for _, measured, _, k in data:
+        base = k["fixed_us"] - held.get("fixed_us_strided_extra", 0.0)  # the floor without the term fitted
+        dram, rest = traffic_us(k, bw_bytes_per_us, l2_factor)
+        a.append([1 / measured, k["layer"]["elems"] * 1e-6 / measured])
+        b.append((measured - base - dram / rate - rest) / measured)
+    return np.array(a), np.array(b)
+
+
+def report(label, data, split_of, out):
+    """Per split and measured path: pairs, measured ms, predicted / measured summed, median |error|, and the
+    share of the predicted kernels marked strided."""
+    cells = collections.defaultdict(lambda: [0.0, 0.0, [], 0])
+    for r, measured, path, k in data:
+        c = cells[(split_of.get(r["model"], "?"), path)]
+        c[0] += measured
+        c[1] += k["time_us"]
+        c[2].append(abs(k["time_us"] / measured - 1))
+        c[3] += bool(k["layer"].get("strided"))
+    out(label)
+    out("  %-9s %-11s %7s %12s %10s %14s %15s" % ("split", "path", "pairs", "measured ms", "pred/meas",
+                                                  "median |error|", "marked strided"))
+    for (split, path), (measured, predicted, errors, strided) in sorted(cells.items()):
+        out("  %-9s %-11s %7d %12.1f %10.2f %13.1f%% %14.0f%%" % (
+            split, path, len(errors), measured / 1e3, predicted / measured, 100 * statistics.median(errors),
+            100 * strided / len(errors)))
+
+
+def fit(tilewave, out=print):
+    split_of = splits()
+    rows = list(kernel_rows(os.path.join(ROOT, RUN)))
+    bounds = param_table(tilewave)
+    gpu = json.load(open(GPU))
+    held = gpu["runtime_params"]["eager"]["params"]
+    values_now = gpu_params(tilewave, GPU, "eager")
+    bw, l2_factor = values_now["dram_bandwidth_gbs"] * 1e3, values_now["l2_bw_factor"]
+    with tempfile.TemporaryDirectory() as tmp:
+        onnx = onnx_files(sorted({r["model"] for r in rows}), tmp)
+        before, failed = pairs(tilewave, rows, onnx, GPU, tmp)
+        if failed:
+            out("left out: %d forwards tilewave cannot analyse (%s)" % (
+                len(failed), ", ".join(sorted({m for m, _, _ in failed}))))
+        fit_pairs = [p for p in before if split_of.get(p[0]["model"]) == "fit"]
+        strided = [p for p in fit_pairs if p[3]["layer"].get("strided") and p[2] == "strided"]
+        plain = [p for p in fit_pairs if not p[3]["layer"].get("strided") and p[2] == "vectorised"]
+        if not strided or not plain:
+            raise SystemExit("%s: no fit-family pairs of both paths" % RUN)
+        a, b = rate_design(plain, bw, l2_factor)
+        rate = 1 / float(lsq_linear(a, b, bounds=([1 / bounds[RATE]["max"]], [1 / bounds[RATE]["min"]])).x[0])
+        a, b = strided_design(strided, held, rate, bw, l2_factor)
+        lo = [bounds[n]["min"] for n in ("fixed_us_strided_extra", "strided_element_ps")]
+        hi = [bounds[n]["max"] for n in ("fixed_us_strided_extra", "strided_element_ps")]
+        extra, ps = lsq_linear(a, b, bounds=(lo, hi)).x
+        values = {"strided_element_ps": round(float(ps), 4), "fixed_us_strided_extra": round(float(extra), 4),
+                  RATE: round(rate, 5)}
+        out("fitted on %d strided and %d vectorised elementwise pairs of the fit families: %s" % (
+            len(strided), len(plain), json.dumps(values)))
+        out(held_line(held, values))
+        report("predicted / measured, with the values %s holds" % os.path.relpath(GPU, ROOT), before, split_of, out)
+        # The model without the strided terms: one rate for every elementwise kernel, fitted the same way.
+        both = [p for p in fit_pairs if p[2] in ("strided", "vectorised")]
+        a, b = rate_design(both, bw, l2_factor, [p[3]["fixed_us"] - (held.get("fixed_us_strided_extra", 0.0)
+                                                 if p[3]["layer"].get("strided") else 0.0) for p in both])
+        one_rate = round(1 / float(lsq_linear(a, b, bounds=([1 / bounds[RATE]["max"]],
+                                                            [1 / bounds[RATE]["min"]])).x[0]), 5)
+        without = {"strided_element_ps": 0.0, "fixed_us_strided_extra": 0.0, RATE: one_rate}
+        baseline, _ = pairs(tilewave, rows, onnx, with_params(GPU, without, os.path.join(tmp, "one_rate.json")), tmp)
+        report("predicted / measured, without the strided terms: one rate for every elementwise kernel, fitted "
+               "the same way on both paths' pairs (%s %.3f)" % (RATE, one_rate), baseline, split_of, out)
+        if any(held.get(n) != v for n, v in values.items()):
+            after, _ = pairs(tilewave, rows, onnx, with_params(GPU, values, os.path.join(tmp, "h200.json")), tmp)
+            report("predicted / measured, with the fitted values", after, split_of, out)
+    return values
+
+
+def main():
+    if len(sys.argv) < 2:
+        raise SystemExit(__doc__.strip().split("\n\n")[-1])
+    values = fit(sys.argv[1])
+    if "--write" in sys.argv:
+        write_eager(sys.argv[1], values, COMMAND, "elementwise kernels")
+
+
+if __name__ == "__main__":
+    main()
