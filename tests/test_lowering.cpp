@@ -93,11 +93,13 @@ TEST_CASE("an elementwise kernel with a broadcast operand is strided: PyTorch ca
   b.weight("w", {8, 8, 1, 1});
   b.weight("bias", {8});
   b.weight("gamma", {8, 1, 1});
-  b.floats("two", {2.0f}, true);
+  b.floats("two", {2.0f}, true);  // rank 0: a Python number
+  b.floats("gain", {0.5f});        // rank 1, one value: a tensor PyTorch broadcasts
   b.node("Conv", {"x", "w", "bias"}, {"c"});
   b.node("Mul", {"c", "gamma"}, {"scaled"});  // a per-channel scale: strided
   b.node("Mul", {"scaled", "two"}, {"doubled"});  // a single value: vectorised
-  b.node("Add", {"doubled", "y"}, {"out"});  // two full-size operands: vectorised
+  b.node("Add", {"doubled", "y"}, {"sum"});  // two full-size operands: vectorised
+  b.node("Mul", {"sum", "gain"}, {"out"});  // a one-element tensor: strided
   b.output("out");
   const Model m = b.load_batch(2);
   const KernelGraph l = eager_lowering(m, false);
@@ -108,7 +110,8 @@ TEST_CASE("an elementwise kernel with a broadcast operand is strided: PyTorch ca
   CHECK(strided.at("c/bias"));  // the conv's own bias, added per channel
   CHECK(strided.at("scaled"));
   CHECK_FALSE(strided.at("doubled"));
-  CHECK_FALSE(strided.at("out"));
+  CHECK_FALSE(strided.at("sum"));
+  CHECK(strided.at("out"));
 
   // Its cost: strided_element_ps per output element on top of the traffic, and its own floor.
   GpuModel g = test::gpu("h200");

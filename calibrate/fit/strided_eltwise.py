@@ -7,8 +7,8 @@ PyTorch runs an elementwise op as `vectorized_elementwise_kernel` only when
 every operand is contiguous and of one type; a broadcast operand (a conv's
 bias, a per-channel scale) sends it to `elementwise_kernel<128, 4>`, which
 computes each operand's offset per element and loads one element at a time.
-tilewave marks such kernels `strided` (an operand of more than one value and
-fewer than the output's) and adds `strided_element_ps` per output element to
+tilewave marks such kernels `strided` (an operand of fewer values than the
+output's that is not a rank-0 scalar) and adds `strided_element_ps` per output element to
 their memory time and `fixed_us_strided_extra` to their floor; every
 elementwise kernel streams its bytes at `eltwise_bw_efficiency`.
 

@@ -26,10 +26,12 @@ std::optional<Layer> lower_elementwise(const LowerContext& ctx) {
     if (!ctx.has_input(i)) continue;
     const int64_t n = ctx.input(i).numel();
     // Full-size operands stream through; broadcast ones (bias, BN scale) are
-    // small, and, unless a single value, make the kernel strided.
+    // small and make the kernel strided, unless a scalar: the export writes a
+    // Python number as a rank-0 constant, which PyTorch passes as an argument,
+    // and a one-element tensor (StarReLU's scale) with its rank.
     if (n >= out) ++m.inputs;
     else l.extra_bytes += ctx.bytes_of(n);
-    if (n > 1 && n < out) m.strided = true;
+    if (n < out && (n > 1 || !ctx.input(i).dims.empty())) m.strided = true;
   }
   l.problem = m;
   return l;
