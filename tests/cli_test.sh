@@ -336,6 +336,8 @@ grep -q '"command": "tilewave calibrate carry --gpu h200 --to a100 -o ' "$tmp/a1
   grep -q '"commit": "' "$tmp/a100.json" || { echo "FAIL: carry did not stamp the command and commit"; fails=$((fails + 1)); }
 expect 0 "" -- "$tw" calibrate carry --gpu h200 --to a100 -o "$tmp/a100_by.json" --made-by 'python3 -m some.script --write'
 grep -q '"command": "python3 -m some.script --write"' "$tmp/a100_by.json" || { echo "FAIL: --made-by is not the stamped command"; fails=$((fails + 1)); }
+expect 0 "" -- "$tw" calibrate carry --gpu h200 --to a100 -o "$tmp/a100_odd.json" --made-by "$(printf 'bad \377 bytes')"
+grep -q '"command": "bad � bytes"' "$tmp/a100_odd.json" || { echo "FAIL: --made-by's bytes that are not UTF-8 are not U+FFFD"; fails=$((fails + 1)); }
 
 # Output files (docs/errors.md "Output files"): the mode of a file replaced
 # is kept, a link stays a link with the file it names rewritten, a folder is

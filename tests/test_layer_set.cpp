@@ -14,6 +14,7 @@ TEST_CASE("layer objects round-trip through JSON") {
       R"({"op":"conv","N":8,"C":64,"H":56,"W":56,"K":128,"R":3,"S":3,"stride":[2,2],"pad":[1,1],"dilation":[1,1],"groups":1,"dtype":"fp16"})",
       R"({"op":"gemm","M":100,"N":200,"K":300,"batch":4,"dtype":"bf16"})",
       R"({"op":"eltwise","elems":1000,"inputs":2,"dtype":"fp32"})",
+      R"({"op":"eltwise","elems":1000,"inputs":1,"strided":true,"dtype":"fp16"})",
       R"({"op":"pool","N":1,"C":64,"H":112,"W":112,"R":3,"S":3,"stride":[2,2],"pad":[1,1],"mode":"max","dtype":"fp16"})",
       R"({"op":"reduce","outer":2048,"inner":49,"dtype":"fp16"})",
       R"({"op":"softmax","outer":64,"inner":301056,"row_moments":true,"dtype":"fp32"})",
@@ -26,7 +27,7 @@ TEST_CASE("layer objects round-trip through JSON") {
     CHECK(min_bytes(again) == min_bytes(l));
   }
   // Row moments write a mean and a 1/std per row, not the row.
-  const Layer moments = layer_from_json(json::parse(lines[5]));
+  const Layer moments = layer_from_json(json::parse(lines[6]));
   CHECK(layer_to_json(moments).at("row_moments") == true);
   CHECK(min_bytes(moments) == 64 * 301056 * 4 + 2 * 64 * 4);
 }
@@ -45,6 +46,7 @@ TEST_CASE("bad layer objects name the field") {
   CHECK(error(R"({"op":"gemm","M":1,"N":1,"K":1,"dtype":"fp8"})").find("fp8") != std::string::npos);
   CHECK(error(R"({"op":"softmaxx","outer":1,"inner":1})").find("unknown op") != std::string::npos);
   CHECK(error(R"({"op":"softmax","outer":1,"inner":1,"row_moments":1})").find("'row_moments'") != std::string::npos);
+  CHECK(error(R"({"op":"eltwise","elems":1,"strided":"yes"})").find("'strided'") != std::string::npos);
   CHECK(error(R"({"op":"conv","N":1,"C":6,"H":4,"W":4,"K":6,"R":3,"S":3,"groups":4})").find("groups") !=
         std::string::npos);
   CHECK(error(R"({"op":"conv","N":1,"C":8,"H":2,"W":2,"K":8,"R":5,"S":5})").find("window") != std::string::npos);

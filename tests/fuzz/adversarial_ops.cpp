@@ -948,6 +948,9 @@ FileCase make_file_case(uint64_t seed, uint64_t index, const std::string& dir, c
       size_t cut = 0;
       for (int k = 0; k < 12 && cut != std::string::npos; ++k) cut = seed_text.find('\n', cut + 1);
       if (cut != std::string::npos) seed_text.resize(cut + 1);
+      // A strided elementwise layer (docs/layerset.md), which the file may not hold.
+      seed_text += R"({"op":"eltwise","elems":1048576,"inputs":1,"strided":true,"dtype":"fp16","measured_us":3.1,"status":"ok"})"
+                   "\n";
       const std::string path = dir + "/measured" + odd + ".jsonl";
       write(path, mutate_text(rng, seed_text));
       body = [=] {

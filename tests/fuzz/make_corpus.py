@@ -53,6 +53,7 @@ def layer_set_seeds(tilewave):
         '{"op":"gemm","M":4096,"N":2560,"K":4096,"dtype":"int8"}',
         '{"op":"attention","batch_heads":96,"q_len":197,"kv_len":197,"head_dim":64}',
         '{"op":"copy","elems_in":100,"elems_out":200}',
+        '{"op":"eltwise","elems":4096,"inputs":1,"strided":true}',
         '{"op":"transform","elems_in":1000,"elems_out":1000}',
         '# a comment',
         '',
