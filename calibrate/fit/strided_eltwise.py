@@ -43,7 +43,6 @@ usage: python3 -m calibrate.fit.strided_eltwise build/analyzer/tilewave [--write
 provenance, through tilewave.write_gpu; PYTHONPATH=build/analyzer/python)
 """
 import collections
-import concurrent.futures
 import json
 import os
 import statistics
@@ -53,10 +52,9 @@ import tempfile
 import numpy as np
 from scipy.optimize import lsq_linear
 
-from calibrate import harness_flags, module
 from calibrate.fit.row_moments import held_line, splits, with_params, write_eager
 from calibrate.pair.harness_runs import gpu_params, param_table
-from calibrate.validate.kernel_classes import ROOT, checks, kernel_rows, onnx_files
+from calibrate.validate.kernel_classes import ROOT, kernel_rows, onnx_files, paired_layers
 
 RUN = "calibrate/data/h200/corpus/run"
 GPU = os.path.join(ROOT, "gpu_models", "h200.json")
@@ -78,27 +76,11 @@ def path_of(name):
 def pairs(tilewave, rows, onnx, gpu_file, tmp):
     """[(row, measured us, measured path, predicted layer JSON)] over the elementwise pairs, and the forwards
     tilewave could not analyse."""
-    tw = module.tilewave_module(tilewave)
-    results, failed = checks(tilewave, rows, onnx, gpu_file, tmp)
-
-    def one(result):
-        r, c = result
-        doc = tw.analyze(onnx[r["model"]], batch=r["batch"], gpu=gpu_file, **harness_flags.timm_row(r))
-        layers = collections.defaultdict(collections.deque)
-        for k in doc["layers"]:
-            layers[k["name"]].append(k)
-        found = []
-        for p in c["pairs"]:
-            k = layers[p["predicted"]].popleft() if p.get("predicted") and layers.get(p["predicted"]) else None
-            if p.get("measured_class") != "elementwise" or not k or k.get("layer", {}).get("op") != "eltwise":
-                continue
-            found.append((r, p["measured_us"], path_of(p["measured"]), k))
-        return found
-    out = []
-    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        for found in pool.map(one, results):  # the module releases the GIL while it analyses
-            out += found
-    return out, failed
+    def keep(r, p, k):
+        if p.get("measured_class") == "elementwise" and k and k.get("layer", {}).get("op") == "eltwise":
+            return r, p["measured_us"], path_of(p["measured"]), k
+        return None
+    return paired_layers(tilewave, rows, onnx, gpu_file, tmp, keep)
 
 
 def traffic_us(k, bw_bytes_per_us, l2_factor):

@@ -137,6 +137,30 @@ def checks(tilewave, rows, onnx, gpu, tmp):
     return [(r, c) for r, c, _ in results if c is not None], [e for _, _, e in results if e]
 
 
+def paired_layers(tilewave, rows, onnx, gpu, tmp, keep):
+    """([keep(row, pair, layer)] where not None, failed): every check() pair of every forward beside the
+    predicted kernel's layer in the module's analyze() of the same forward (joined by name, in order; None
+    for a pair without a predicted kernel), for fits that need the predicted problem, not only its time."""
+    module = tilewave_module(tilewave)
+    results, failed = checks(tilewave, rows, onnx, gpu, tmp)
+
+    def one(result):
+        r, check = result
+        analysis = module.analyze(onnx[r["model"]], batch=r["batch"], gpu=gpu, **harness_flags.timm_row(r))
+        layers = collections.defaultdict(collections.deque)
+        for k in analysis["layers"]:
+            layers[k["name"]].append(k)
+        kept = []
+        for p in check["pairs"]:
+            k = layers[p["predicted"]].popleft() if p.get("predicted") and layers.get(p["predicted"]) else None
+            x = keep(r, p, k)
+            if x is not None:
+                kept.append(x)
+        return kept
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:  # analyze releases the GIL
+        return [x for xs in pool.map(one, results) for x in xs], failed
+
+
 def table(results, group):
     """{group key: {class: sums}} and {group key: total measured us}."""
     sums = collections.defaultdict(lambda: collections.defaultdict(collections.Counter))

@@ -28,7 +28,6 @@ usage: python3 -m calibrate.validate.norm_planes RUN_DIR [RUN_DIR ...]
 tilewave's module, its value from gpu_models/GPU.json's AMP NCHW set.)
 """
 import argparse
-import concurrent.futures
 import json
 import os
 import sys
@@ -39,7 +38,6 @@ import pandas as pd
 from scipy.optimize import lsq_linear
 
 from calibrate import harness_flags
-from calibrate.module import tilewave_module
 from calibrate.validate import kernel_classes as kc
 
 PARAM = "norm_plane_ns"
@@ -61,27 +59,16 @@ def norm_pairs(tilewave, rows, onnx, gpu, tmp):
     """One dict per measured norm kernel paired with a predicted BatchNorm pass: kernel_classes.checks()'s
     pairs beside the module's analyze() of the same forward (a network tilewave cannot analyse is
     left out there, and kernel_classes names it)."""
-    module = tilewave_module(tilewave)
-    results, _ = kc.checks(tilewave, rows, onnx, gpu, tmp)
-
-    def one(result):
-        r, check = result
-        analysis = module.analyze(onnx[r["model"]], batch=r["batch"], gpu=gpu, **harness_flags.timm_row(r))
-        layers = {k["name"]: k for k in analysis["layers"]}
-        out = []
-        for p in check["pairs"]:
-            if p.get("measured_class") != "norm" or p.get("predicted_class") != "norm":
-                continue
-            problem = layers.get(p["predicted"], {}).get("layer", {})
-            if problem.get("op") != "norm" or not problem.get("planes"):
-                continue
-            out.append({"model": r["model"], "batch": r["batch"],
-                        "harness": harness_flags.CONFIGURATIONS[(r.get("precision", "amp_fp16"), r["layout"])],
-                        "kernel": kernel_of(p["measured"]), "measured_us": p["measured_us"],
-                        "predicted_us": p["predicted_us"], "elems": problem["elems"], "planes": problem["planes"]})
-        return out
-    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        return [x for xs in pool.map(one, results) for x in xs]
+    def keep(r, p, k):
+        problem = (k or {}).get("layer", {})
+        if p.get("measured_class") != "norm" or p.get("predicted_class") != "norm" or problem.get("op") != "norm" \
+                or not problem.get("planes"):
+            return None
+        return {"model": r["model"], "batch": r["batch"],
+                "harness": harness_flags.CONFIGURATIONS[(r.get("precision", "amp_fp16"), r["layout"])],
+                "kernel": kernel_of(p["measured"]), "measured_us": p["measured_us"],
+                "predicted_us": p["predicted_us"], "elems": problem["elems"], "planes": problem["planes"]}
+    return kc.paired_layers(tilewave, rows, onnx, gpu, tmp, keep)[0]
 
 
 def frame(tilewave, folders, gpu):
