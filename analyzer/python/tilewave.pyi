@@ -89,6 +89,7 @@ class Layer(TypedDict, total=False):
     op: str
     nodes: int
     host_call: str
+    host_views: int  # view ops the host runs before it, when any (docs/model.md "Schedule")
     layer: Dict[str, Any]
     time_us: float
     kernel: str

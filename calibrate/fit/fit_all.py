@@ -9,9 +9,13 @@ folder (docs/calibration.md "Calibrating a GPU in two commands"), in order:
                     CUDA graph (graph_ms)
   3. runtime set    `tilewave calibrate fit-runtime --runtime eager` on the same forwards and
                     their profiled kernels summed per class (pair/class_times.py's classes)
-  4. layout and precision sets   fit/harness_passes.py's fit_sets: "eager nchw amp" and
+  4. kernel paths   the runtime set's terms of single kernel paths, on the fit families'
+                    profiled forwards paired kernel by kernel: fit/strided_eltwise.py (PyTorch's
+                    two elementwise paths) and fit/row_moments.py (GroupNorm's moments kernel,
+                    when the folder's networks run one)
+  5. layout and precision sets   fit/harness_passes.py's fit_sets: "eager nchw amp" and
                     "eager nhwc amp" on the fit families' AMP forwards and their kernels
-  5. host           fit/harness_host.py's fit: the folder's single ops (host_micro.jsonl) and
+  6. host           fit/harness_host.py's fit: the folder's single ops (host_micro.jsonl) and
                     the fit families' forward calls (host_ms) at batch 1 and 16
 
 Whole families are held out before anything is fitted (--holdout, seeded). After the
@@ -41,14 +45,13 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 from calibrate.fit import harness_host
-from calibrate.fit import harness_passes
+from calibrate.fit import harness_passes, row_moments, strided_eltwise
 from calibrate.pair.class_times import kernel_class
 from calibrate.pair.harness_runs import commit, param_table, predict
 from calibrate import jsonl, module
 from calibrate.log import log as log_line
 
 MODELS_DIR = "onnx_models/runtime"
-SCOPES = ["layers", "network terms", "runtime set", "layout and precision sets", "host"]
 
 
 class StageError(Exception):
@@ -230,6 +233,33 @@ def heldout_table(tilewave, files, rows):
 
 # --- the stages --------------------------------------------------------------------------------------------
 
+def kernel_paths(args, profiles, fit_fam, family_of, start, path, report):
+    """Stage 4: the eager set's kernel-path terms fitted on the fit families' profiled forwards (every
+    harness configuration), written as `path` from `start`; each fit's report lines go to `report`."""
+    split_of = {m: "fit" if f in fit_fam else "held_out" for m, f in family_of.items()}
+    rows = [p for p in profiles if split_of.get(p["model"]) == "fit"]
+    log("4/6 kernel paths: fit/strided_eltwise.py and fit/row_moments.py on %d profiled forwards of the fit families"
+        % len(rows))
+    gpu = json.load(open(start))
+    eager = gpu["runtime_params"]["eager"]
+    lines = []
+    for fit, what in ((strided_eltwise.fit, "elementwise kernel pairs (strided and vectorised paths)"),
+                      (row_moments.fit, "GroupNorm moments kernels")):
+        try:
+            values = fit(args.tilewave, rows, start, split_of, out=lines.append, tables=False,
+                         source=portable(args.run_dir))
+        except row_moments.NoPairs as e:
+            print("    %s; they keep the start file's values" % e)
+            continue
+        eager["params"].update(values)
+        eager.setdefault("fitted_on", {})[", ".join(sorted(values))] = "the fit families' %s" % what
+        print("    %s: %s" % (what, json.dumps(values, sort_keys=True)))
+    with open(report, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    args.tw_module.write_gpu(gpu, path)
+    return path
+
+
 def fit_all(args, work):
     tw = args.tilewave
     log("reading %s" % portable(args.run_dir))
@@ -254,7 +284,7 @@ def fit_all(args, work):
              "commit": commit(), "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
              "families_held_out": sorted(held_fam)}
 
-    log("1/5 layers: tilewave calibrate fit, fp16, 20%% of the layers held out (seed %d)" % args.seed)
+    log("1/6 layers: tilewave calibrate fit, fp16, 20%% of the layers held out (seed %d)" % args.seed)
     step1 = os.path.join(work, "1_layers.json")
     out = run_tool([tw, "calibrate", "fit", layers_path, "--gpu", args.gpu, "--dtype", "fp16", "--seed",
                     str(args.seed), "-o", step1], "layers",
@@ -266,7 +296,7 @@ def fit_all(args, work):
     runs = half_runs(fit_rows, kernels)
     runs_path = os.path.join(work, "fit_runs.jsonl")
     write_jsonl(runs_path, runs)
-    log("2/5 network terms: tilewave calibrate fit-networks on %d `.half()` CUDA-graph forwards of the fit families"
+    log("2/6 network terms: tilewave calibrate fit-networks on %d `.half()` CUDA-graph forwards of the fit families"
         % len(runs))
     step2 = os.path.join(work, "2_networks.json")
     out = run_tool([tw, "calibrate", "fit-networks", runs_path, "--gpu", step1, "--runtime", "eager", "--holdout", "0",
@@ -279,7 +309,7 @@ def fit_all(args, work):
     fit_models = {r["model"] for r in fit_rows}
     write_jsonl(classes_path, class_time_rows([p for p in profiles
                                                if p.get("precision") == "half" and p["model"] in fit_models]))
-    log("3/5 runtime set: tilewave calibrate fit-runtime --runtime eager (class times, then the launch gap)")
+    log("3/6 runtime set: tilewave calibrate fit-runtime --runtime eager (class times, then the launch gap)")
     step3 = os.path.join(work, "3_runtime.json")
     out = run_tool([tw, "calibrate", "fit-runtime", runs_path, "--gpu", step2, "--runtime", "eager", "--class-times",
                     classes_path, "--params", "launch_gap_us", "--models-dir", MODELS_DIR, "-o", step3], "runtime set",
@@ -288,18 +318,21 @@ def fit_all(args, work):
         if "median |error|" in line or "network stage" in line:
             print("    " + line.strip())
 
+    step4 = kernel_paths(args, profiles, fit_fam, {r["model"]: r.get("family", r["model"]) for r in bench}, step3,
+                         os.path.join(work, "4_kernel_paths.json"), os.path.join(work, "4_kernel_paths.txt"))
+
     amp = [(r, kernels.get((r["model"], r["layout"], r["batch"], "amp_fp16"))) for r in fit_rows
            if r.get("precision") == "amp_fp16"]
     amp = [(r, k) for r, k in amp if k]
-    log("4/5 layout and precision sets: fit/harness_passes.py's fit on %d AMP forwards" % len(amp))
-    sets = harness_passes.fit_sets(tw, amp, step3, pmap, out=lambda line: None)
-    gpu = json.load(open(step3))
+    log("5/6 layout and precision sets: fit/harness_passes.py's fit on %d AMP forwards" % len(amp))
+    sets = harness_passes.fit_sets(tw, amp, step4, pmap, out=lambda line: None)
+    gpu = json.load(open(step4))
     for key, params in sets.items():
         gpu["runtime_params"][key] = {"params": params, "fitted_on": dict(stamp, scope="layout and precision set",
                                                                           harness="timm benchmark.py, AMP")}
         print("    %s: %s" % (key, json.dumps(params, sort_keys=True)))
 
-    log("5/5 host: fit/harness_host.py's fit on the single ops and the fit families' forward calls")
+    log("6/6 host: fit/harness_host.py's fit on the single ops and the fit families' forward calls")
     _, host_fit_runs = harness_host.host_runs(tw, fit_rows, pmap)
     if len(host_fit_runs) < 4:
         raise StageError("host: %d forward calls at batch 1 and 16 in the fit families, at least 4 needed" % len(host_fit_runs))

@@ -26,14 +26,14 @@ import os
 import statistics
 import sys
 
-from calibrate.fit import host_spread
+from calibrate.fit import harness_host, host_spread
 from calibrate.pair.harness_runs import commit
 from calibrate import jsonl, module
 
 ROOT = host_spread.ROOT
 REFERENCE = "gpu_models/hosts/h200-vm.json"
-SCALED = ("host_op_us", "host_conv_us", "host_gemm_us", "host_norm_us", "host_cast_us", "host_inner_launch_us",
-          "host_step_us")
+# The machine's time for what it does per op and per step; the launch latency and the synchronize are the GPU's.
+SCALED = tuple(harness_host.PARAM.values()) + ("host_step_us",)
 
 
 def machine_rows(folder):

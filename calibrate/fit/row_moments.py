@@ -81,11 +81,11 @@ def design(pairs):
     return np.array(a), np.array(b)
 
 
-def with_params(gpu_file, values, path):
+def with_params(tilewave, gpu_file, values, path):
+    """A copy of the GPU file at `path` with `values` in its eager set, through the one GPU-file writer."""
     g = json.load(open(gpu_file))
     g["runtime_params"]["eager"]["params"].update(values)
-    with open(path, "w") as f:
-        json.dump(g, f)
+    module.tilewave_module(tilewave).write_gpu(g, path)
     return path
 
 
@@ -112,13 +112,19 @@ def report(label, data, split_of, out):
             "%7.2f" % (cells[b][1] / cells[b][0]) if b in cells else "%7s" % "-" for b in batches)))
 
 
-def fit(tilewave, out=print):
-    split_of = splits()
-    rows = [r for r in kernel_rows(os.path.join(ROOT, RUN)) if any(MEASURED in n for n, _ in r["list"])]
+class NoPairs(ValueError):
+    """The rows hold no fit-family kernel of the kind a fit needs: nothing to fit, the start values stand."""
+
+
+def fit(tilewave, rows, gpu_file, split_of, out=print, tables=True, source=RUN):
+    """The three values fitted on the fit families' (split_of[model] == "fit") moments kernels of `rows`,
+    profiled forwards of run.py, against `gpu_file`'s predictions; `tables`: also the per-network reports.
+    NoPairs when no fit-family forward has such kernels."""
+    rows = [r for r in rows if any(MEASURED in n for n, _ in r["list"])]
     bounds = param_table(tilewave)
     with tempfile.TemporaryDirectory() as tmp:
         onnx = onnx_files(sorted({r["model"] for r in rows}), tmp)
-        before, unmatched = forwards(tilewave, rows, onnx, GPU)
+        before, unmatched = forwards(tilewave, rows, onnx, gpu_file)
         left = collections.defaultdict(list)
         for m, _, measured, predicted in unmatched:
             left[m].append((measured, predicted))
@@ -127,27 +133,40 @@ def fit(tilewave, out=print):
                 m, len(counts), "/".join(sorted({str(c[0]) for c in counts})), "/".join(sorted({str(c[1]) for c in counts}))))
         fit_pairs = [p for r, pairs in before if split_of.get(r["model"]) == "fit" for p in pairs]
         if not fit_pairs:
-            raise SystemExit("%s: no fit-family forward with %s kernels" % (RUN, MEASURED))
+            raise NoPairs("%s: no fit-family forward with %s kernels" % (source, MEASURED))
         a, b = design(fit_pairs)
         solved = lsq_linear(a, b, bounds=([bounds[n]["min"] for n in PARAMS], [bounds[n]["max"] for n in PARAMS]))
         values = {n: round(float(v), 5) for n, v in zip(PARAMS, solved.x)}
         out("fitted on %d moments kernels of %d fit-family forwards: %s" % (
             len(fit_pairs), sum(1 for r, _ in before if split_of.get(r["model"]) == "fit"), json.dumps(values)))
-        held = json.load(open(GPU))["runtime_params"]["eager"]["params"]
-        out(held_line(held, values))
-        report("predicted / measured, with the values %s holds" % os.path.relpath(GPU, ROOT), before, split_of, out)
-        if any(held.get(n) != v for n, v in values.items()):
-            after, _ = forwards(tilewave, rows, onnx, with_params(GPU, values, os.path.join(tmp, "h200.json")))
-            report("predicted / measured, with the fitted values", after, split_of, out)
+        held = json.load(open(gpu_file))["runtime_params"]["eager"]["params"]
+        if tables:  # the script's own run: say whether --write would change the file
+            out(held_line(held, values, gpu_file))
+        if tables:
+            report("predicted / measured, with the values %s holds" % portable(gpu_file), before, split_of, out)
+            if any(held.get(n) != v for n, v in values.items()):
+                after, _ = forwards(tilewave, rows, onnx, with_params(tilewave, gpu_file, values, os.path.join(tmp, "gpu.json")))
+                report("predicted / measured, with the fitted values", after, split_of, out)
     return values
 
 
-def held_line(held, values):
+def fit_corpus(tilewave, out=print):
+    """fit() on the H200 corpus (RUN) against gpu_models/h200.json, split as networks.json splits it."""
+    return fit(tilewave, kernel_rows(os.path.join(ROOT, RUN)), GPU, splits(), out)
+
+
+def portable(path):
+    """A GPU file as the reports name it: relative to the repository when inside it, else its name."""
+    full = os.path.abspath(path)
+    return os.path.relpath(full, ROOT) if full.startswith(ROOT + os.sep) else os.path.basename(full)
+
+
+def held_line(held, values, gpu_file=GPU):
     """Whether the GPU file's eager set `held` holds the fitted `values`, and what it holds if not."""
     if all(held.get(n) == v for n, v in values.items()):
-        return "%s's eager set holds these values" % os.path.relpath(GPU, ROOT)
+        return "%s's eager set holds these values" % portable(gpu_file)
     return "%s's eager set holds %s (rerun with --write to replace them)" % (
-        os.path.relpath(GPU, ROOT), json.dumps({n: held.get(n) for n in values}))
+        portable(gpu_file), json.dumps({n: held.get(n) for n in values}))
 
 
 def write_eager(tilewave, values, command, kernels):
@@ -166,7 +185,10 @@ def write_eager(tilewave, values, command, kernels):
 def main():
     if len(sys.argv) < 2:
         raise SystemExit(__doc__.strip().split("\n\n")[-1])
-    values = fit(sys.argv[1])
+    try:
+        values = fit_corpus(sys.argv[1])
+    except NoPairs as e:
+        raise SystemExit(str(e))
     if "--write" in sys.argv:
         write_eager(sys.argv[1], values, COMMAND, "RowwiseMomentsCUDAKernel kernels")
 

@@ -52,8 +52,9 @@ import tempfile
 import numpy as np
 from scipy.optimize import lsq_linear
 
-from calibrate.fit.row_moments import held_line, splits, with_params, write_eager
+from calibrate.fit.row_moments import NoPairs, held_line, portable, splits, with_params, write_eager
 from calibrate.pair.harness_runs import gpu_params, param_table
+from calibrate.pair.kernel_names import kernel_class
 from calibrate.validate.kernel_classes import ROOT, kernel_rows, onnx_files, paired_layers
 
 RUN = "calibrate/data/h200/corpus/run"
@@ -63,14 +64,8 @@ COMMAND = "python3 -m calibrate.fit.strided_eltwise build/analyzer/tilewave --wr
 
 
 def path_of(name):
-    """PyTorch's elementwise path a measured kernel's name shows."""
-    if "vectorized_elementwise_kernel" in name:
-        return "vectorised"
-    if "unrolled_elementwise_kernel" in name:
-        return "unrolled"
-    if "at::native::elementwise_kernel<" in name:
-        return "strided"
-    return "other"
+    """PyTorch's elementwise path a measured kernel's name shows (kernel_names.json's elementwise_path)."""
+    return kernel_class(name, "elementwise_path")
 
 
 def pairs(tilewave, rows, onnx, gpu_file, tmp):
@@ -128,17 +123,18 @@ def report(label, data, split_of, out):
             100 * strided / len(errors)))
 
 
-def fit(tilewave, out=print):
-    split_of = splits()
-    rows = list(kernel_rows(os.path.join(ROOT, RUN)))
+def fit(tilewave, rows, gpu_file, split_of, out=print, tables=True, source=RUN):
+    """The three values fitted on the fit families' (split_of[model] == "fit") elementwise pairs of `rows`,
+    profiled forwards of run.py, against `gpu_file`'s predictions; `tables`: also the per-path reports (with
+    the file's values, without the strided terms, with the fitted values). NoPairs when the fit families
+    lack pairs of either path."""
     bounds = param_table(tilewave)
-    gpu = json.load(open(GPU))
-    held = gpu["runtime_params"]["eager"]["params"]
-    values_now = gpu_params(tilewave, GPU, "eager")
+    held = json.load(open(gpu_file))["runtime_params"]["eager"]["params"]
+    values_now = gpu_params(tilewave, gpu_file, "eager")
     bw, l2_factor = values_now["dram_bandwidth_gbs"] * 1e3, values_now["l2_bw_factor"]
     with tempfile.TemporaryDirectory() as tmp:
         onnx = onnx_files(sorted({r["model"] for r in rows}), tmp)
-        before, failed = pairs(tilewave, rows, onnx, GPU, tmp)
+        before, failed = pairs(tilewave, rows, onnx, gpu_file, tmp)
         if failed:
             out("left out: %d forwards tilewave cannot analyse (%s)" % (
                 len(failed), ", ".join(sorted({m for m, _, _ in failed}))))
@@ -146,7 +142,8 @@ def fit(tilewave, out=print):
         strided = [p for p in fit_pairs if p[3]["layer"].get("strided") and p[2] == "strided"]
         plain = [p for p in fit_pairs if not p[3]["layer"].get("strided") and p[2] == "vectorised"]
         if not strided or not plain:
-            raise SystemExit("%s: no fit-family pairs of both paths" % RUN)
+            raise NoPairs("%s: no fit-family elementwise pairs of both paths (%d strided, %d vectorised)" % (
+                source, len(strided), len(plain)))
         a, b = rate_design(plain, bw, l2_factor)
         rate = 1 / float(lsq_linear(a, b, bounds=([1 / bounds[RATE]["max"]], [1 / bounds[RATE]["min"]])).x[0])
         a, b = strided_design(strided, held, rate, bw, l2_factor)
@@ -157,8 +154,11 @@ def fit(tilewave, out=print):
                   RATE: round(rate, 5)}
         out("fitted on %d strided and %d vectorised elementwise pairs of the fit families: %s" % (
             len(strided), len(plain), json.dumps(values)))
-        out(held_line(held, values))
-        report("predicted / measured, with the values %s holds" % os.path.relpath(GPU, ROOT), before, split_of, out)
+        if tables:  # the script's own run: say whether --write would change the file
+            out(held_line(held, values, gpu_file))
+        if not tables:
+            return values
+        report("predicted / measured, with the values %s holds" % portable(gpu_file), before, split_of, out)
         # The model without the strided terms: one rate for every elementwise kernel, fitted the same way.
         both = [p for p in fit_pairs if p[2] in ("strided", "vectorised")]
         a, b = rate_design(both, bw, l2_factor, [p[3]["fixed_us"] - (held.get("fixed_us_strided_extra", 0.0)
@@ -166,19 +166,29 @@ def fit(tilewave, out=print):
         one_rate = round(1 / float(lsq_linear(a, b, bounds=([1 / bounds[RATE]["max"]],
                                                             [1 / bounds[RATE]["min"]])).x[0]), 5)
         without = {"strided_element_ps": 0.0, "fixed_us_strided_extra": 0.0, RATE: one_rate}
-        baseline, _ = pairs(tilewave, rows, onnx, with_params(GPU, without, os.path.join(tmp, "one_rate.json")), tmp)
+        baseline, _ = pairs(tilewave, rows, onnx,
+                            with_params(tilewave, gpu_file, without, os.path.join(tmp, "one_rate.json")), tmp)
         report("predicted / measured, without the strided terms: one rate for every elementwise kernel, fitted "
                "the same way on both paths' pairs (%s %.3f)" % (RATE, one_rate), baseline, split_of, out)
         if any(held.get(n) != v for n, v in values.items()):
-            after, _ = pairs(tilewave, rows, onnx, with_params(GPU, values, os.path.join(tmp, "h200.json")), tmp)
+            after, _ = pairs(tilewave, rows, onnx, with_params(tilewave, gpu_file, values,
+                                                               os.path.join(tmp, "gpu.json")), tmp)
             report("predicted / measured, with the fitted values", after, split_of, out)
     return values
+
+
+def fit_corpus(tilewave, out=print):
+    """fit() on the H200 corpus (RUN) against gpu_models/h200.json, split as networks.json splits it."""
+    return fit(tilewave, list(kernel_rows(os.path.join(ROOT, RUN))), GPU, splits(), out)
 
 
 def main():
     if len(sys.argv) < 2:
         raise SystemExit(__doc__.strip().split("\n\n")[-1])
-    values = fit(sys.argv[1])
+    try:
+        values = fit_corpus(sys.argv[1])
+    except NoPairs as e:
+        raise SystemExit(str(e))
     if "--write" in sys.argv:
         write_eager(sys.argv[1], values, COMMAND, "elementwise kernels")
 

@@ -57,15 +57,17 @@ def base_gpu_dir(tmp):
     return tmp
 
 
-def predict(tilewave, model, layout, batch, launch="loop", amp=True, gpu="h200", host=None):
+def predict(tilewave, model, layout, batch, launch="loop", amp=True, gpu="h200", host=None, path=None):
     """tilewave's analysis (`analyze --format json`'s document) for the harness setting: eager, fp16 (amp:
     over fp32 weights), the layout and launch, on `gpu` (an id or a GPU file) and `host` (a host id or
-    file; None: the default host), in process through the module built beside the CLI `tilewave`."""
+    file; None: the default host), in process through the module built beside the CLI `tilewave`.
+    path: the model's ONNX file, if not onnx_models/runtime/'s."""
     tw = module.tilewave_module(tilewave)
+    path = path or onnx_path(model)
     try:
-        return tw.analyze(onnx_path(model), batch=batch, gpu=gpu, host=host, **harness_flags.timm(layout, amp, launch))
+        return tw.analyze(path, batch=batch, gpu=gpu, host=host, **harness_flags.timm(layout, amp, launch))
     except tw.InputError as e:
-        raise RuntimeError("%s: %s" % (onnx_path(model), e)) from None
+        raise RuntimeError("%s: %s" % (path, e)) from None
 
 
 def commit():

@@ -294,34 +294,46 @@ def calibration_host_micro(runs):
 
 
 def host_fit(runs):
-    """fit/harness_host.py's inputs and fit now, computed once: (single-op costs, networks x layouts, runs, (scale, params, errors))."""
+    """fit/harness_host.py's fit now (fit_both), computed once."""
     if "host_fit" not in runs.cache:
-        micro = harness_host.micro_costs()
-        networks, fit_runs = harness_host.fit_runs(runs.tw, pmap)
-        runs.cache["host_fit"] = micro, networks, fit_runs, harness_host.fit(micro, fit_runs, harness_runs.param_table(runs.tw))
+        runs.cache["host_fit"] = harness_host.fit_both(runs.tw, pmap)
     return runs.cache["host_fit"]
 
 
 def calibration_host_fit(runs):
-    """docs/calibration.md: `python3 -m calibrate.fit.harness_host build/analyzer/tilewave` now, beside the frozen gpu_models/hosts/h200-vm.json."""
-    micro, networks, fit_runs, (scale, params, errs) = host_fit(runs)
-    frozen = json.load(open(HOST))["params"]
+    """docs/calibration.md: `python3 -m calibrate.fit.harness_host build/analyzer/tilewave` now, beside gpu_models/hosts/h200-vm.json as shipped: the calibration machine's fit families and the corpus's held-out families."""
+    r = host_fit(runs)
+    shipped = json.load(open(HOST))["params"]
+    micro = r["micro"]
     # The file keeps the scaled costs only: its factor is their sum over the single-op costs'.
-    frozen_scale = sum(frozen[harness_host.PARAM[k]] for k in micro) / sum(micro.values())
-    frozen_errs = harness_host.errors(frozen, fit_runs)
+    shipped_scale = sum(shipped[harness_host.PARAM[k]] for k in micro) / sum(micro.values())
+    calibration = len(r["runs"])
     err = lambda e: f"{pct(statistics.median(e))} ({pct(harness_host.p90(e))})"
+    kinds = harness_host.kinds_of(r["held"])
+
+    def row(label, scale, params, errs):
+        ratios = harness_host.kind_ratios(params, r["held"], kinds)
+        return (f"| {label} | {scale:.3f} | {params['host_inner_launch_us']:.2f} \u00b5s | "
+                f"{params.get('host_view_us', 0):.2f} \u00b5s | {nice(params['host_step_us'])} | {err(errs)} | "
+                + " / ".join(f"{ratios[k][1]:.2f}" for k in ("cnn", "hybrid", "vit")) + " |")
+    factors = sorted(r["factors"].values())
     label = {"op": "op", "conv": "conv", "gemm": "GEMM", "norm": "BatchNorm", "cast": "cast"}
-    return ["| host values | factor | `host_inner_launch_us` | `host_step_us` | host issue time: median error (p90) |",
-            "| --- | ---: | ---: | ---: | ---: |",
-            f"| `h200-vm.json`, frozen at 32974f0 | {frozen_scale:.3f} | {frozen['host_inner_launch_us']:.2f} \u00b5s | "
-            f"{nice(frozen['host_step_us'])} | {err(frozen_errs)} on today's counts |",
-            f"| `harness_host.py` now | {scale:.3f} | {params['host_inner_launch_us']:.2f} \u00b5s | "
-            f"{nice(params['host_step_us'])} | {err(errs)} |",
+    n_kind = harness_host.kind_ratios(r["params"], r["held"], kinds)
+    return ["| host values | factor | `host_inner_launch_us` | `host_view_us` | `host_step_us` | calibration machine's "
+            "fit families: median error (p90) | corpus held-out: predicted / measured, CNN / hybrid / ViT |",
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+            row("`h200-vm.json` as shipped", shipped_scale, shipped, harness_host.errors(shipped, r["runs"])),
+            row("`harness_host.py` now", r["scale"], r["params"], harness_host.errors(r["params"], r["runs"])),
             "",
-            f"Fitted on {len(fit_runs)} runs ({networks // 2} networks \u00d7 2 layouts \u00d7 batch 1 and 16). The "
-            f"per-op costs it takes from the single ops: "
-            + ", ".join(f"{label[k]} {v:.1f}" for k, v in micro.items()) + " \u00b5s; the frozen factor is "
-            "`h200-vm.json`'s per-op costs over these."]
+            f"Fitted on {calibration} runs of the calibration machine ({r['networks'] // 2} networks \u00d7 2 layouts "
+            f"\u00d7 batch 1 and 16) and {len(r['corpus'])} of the corpus's fit families ({r['corpus_networks']} "
+            f"networks \u00d7 layouts, {len(factors)} device calls, each at a factor of its own: median "
+            f"{statistics.median(factors):.2f}, 10\u201390% {harness_host.quantile(factors, 0.1):.2f}\u2013"
+            f"{harness_host.quantile(factors, 0.9):.2f} of the calibration machine's time). Judged on "
+            f"{len(r['held'])} runs of the corpus's held-out families ("
+            + ", ".join(f"{n} {k}" for k, (n, _) in n_kind.items()) + " runs), on their own machines. The per-op "
+            "costs it takes from the single ops: " + ", ".join(f"{label[k]} {v:.1f}" for k, v in micro.items())
+            + " \u00b5s; the factor of the shipped file is its per-op costs over these."]
 
 
 def calibration_host_defaults(runs):

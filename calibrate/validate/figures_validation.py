@@ -26,14 +26,14 @@ def validation_corpus_networks(runs):
 def validation_row_moments(runs):
     """docs/validation.md: `python3 -m calibrate.fit.row_moments build/analyzer/tilewave`."""
     lines = []
-    row_moments.fit(runs.tw, out=lines.append)
+    row_moments.fit_corpus(runs.tw, out=lines.append)
     return lines
 
 
 def validation_strided_eltwise(runs):
     """docs/validation.md: `python3 -m calibrate.fit.strided_eltwise build/analyzer/tilewave`."""
     lines = []
-    strided_eltwise.fit(runs.tw, out=lines.append)
+    strided_eltwise.fit_corpus(runs.tw, out=lines.append)
     return lines
 
 
@@ -57,4 +57,4 @@ FIGURES = {"validation-kernel-classes": validation_kernel_classes,
            "validation-other-gpus": validation_other_gpus}
 # Figures over the whole measured corpus: their time grows with each device call's networks, so the
 # default test run leaves them to ctest's `long` label (doc_figures.py --figures).
-LONG = {"validation-kernel-classes", "validation-corpus-networks", "validation-strided-eltwise"}
+LONG = {"validation-kernel-classes", "validation-corpus-networks", "validation-strided-eltwise", "calibration-host-fit"}

@@ -38,6 +38,7 @@ import pandas as pd
 from scipy.optimize import lsq_linear
 
 from calibrate import harness_flags
+from calibrate.pair.kernel_names import kernel_class
 from calibrate.validate import kernel_classes as kc
 
 PARAM = "norm_plane_ns"
@@ -45,14 +46,9 @@ SET = "eager nchw amp"  # the GPU file's set for AMP NCHW (docs/calibration.md "
 
 
 def kernel_of(name):
-    """The BatchNorm kernel a profiled name is: cuDNN's NCHW or NHWC inference kernel, PyTorch's own pass."""
-    if "bn_fw_inf_1C11_kernel_NCHW" in name:
-        return "cuDNN NCHW"
-    if "bn_fw_inf_1C11_kernel_NHWC" in name:
-        return "cuDNN NHWC"
-    if "batch_norm_transform_input_channels_last" in name:
-        return "ATen channels_last"
-    return "other"
+    """The BatchNorm kernel a profiled name is: cuDNN's NCHW or NHWC inference kernel, PyTorch's own pass
+    (kernel_names.json's batchnorm_kernel)."""
+    return kernel_class(name, "batchnorm_kernel")
 
 
 def norm_pairs(tilewave, rows, onnx, gpu, tmp):

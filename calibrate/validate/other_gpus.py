@@ -45,7 +45,7 @@ from concurrent.futures import ThreadPoolExecutor
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 from calibrate.stats import kendall_tau
-from calibrate import jsonl
+from calibrate import jsonl, module
 
 ARCHIVE = os.path.join(ROOT, "onnx_models", "timm_results", "timm_results_onnx.tar.xz")
 REPORT = os.path.join(ROOT, "calibrate", "data", "other_gpus", "validate.md")
@@ -87,7 +87,7 @@ def run(cmd, log):
         sys.exit(f"{' '.join(cmd)} failed; see {log}:\n" + open(log).read()[-2000:])
 
 
-def datasheet_only(gpu, out_dir):
+def datasheet_only(tw, gpu, out_dir):
     """The GPU file's datasheet facts alone (no parameters, trust datasheet), so
     that every fit starts from the H200 carried by the owner rules, whatever
     the committed file holds now."""
@@ -96,15 +96,14 @@ def datasheet_only(gpu, out_dir):
         j.pop(key, None)
     j["trust"] = "datasheet"
     path = os.path.join(out_dir, f"{gpu}.datasheet.json")
-    with open(path, "w") as f:
-        json.dump(j, f, indent=2)
+    module.tilewave_module(tw).write_gpu(j, path)  # the one GPU-file writer
     return path
 
 
 def from_benchmark(tw, gpu, results, models, out_dir, tag, extra=(), gpu_file=None):
     pred = os.path.join(out_dir, f"{tag}.predictions.jsonl")
     cmd = [tw, "calibrate", "from-benchmark", *[os.path.join(results, f) for f in FILES[gpu]], "--gpu",
-           gpu_file or datasheet_only(gpu, out_dir), "--models", models, "--seed", "1", "--host", "builtin", "--predictions", pred, *extra]
+           gpu_file or datasheet_only(tw, gpu, out_dir), "--models", models, "--seed", "1", "--host", "builtin", "--predictions", pred, *extra]
     run(cmd, os.path.join(out_dir, f"{tag}.log"))
     return jsonl.read(pred)
 

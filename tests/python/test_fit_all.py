@@ -52,7 +52,8 @@ def test_a_slice_of_a_run_gives_files_analyze_reads_with_their_provenance(tmp_pa
     slice_of_run(tmp_path / "run", {"convnext", "mnasnet", "dpn", "gernet", "repvgg"}, 600)
     code, out, err = fit_all(tmp_path / "run", tmp_path, "--holdout", "0.4")
     assert code == 0, err
-    for stage in ("1/5 layers", "2/5 network terms", "3/5 runtime set", "4/5 layout and precision sets", "5/5 host"):
+    for stage in ("1/6 layers", "2/6 network terms", "3/6 runtime set", "4/6 kernel paths",
+                  "5/6 layout and precision sets", "6/6 host"):
         assert stage in out
     assert "| whole step | AMP NCHW, plain loop |" in out  # the held-out table
     gpu = json.load(open(tmp_path / "new.json"))
@@ -61,6 +62,11 @@ def test_a_slice_of_a_run_gives_files_analyze_reads_with_their_provenance(tmp_pa
     assert len(stamp["families_held_out"]) == 2 and stamp["commit"]
     assert set(gpu["runtime_params"]) == {"eager", "eager nchw amp", "eager nhwc amp"}
     assert gpu["runtime_params"]["eager nchw amp"]["fitted_on"]["commit"] == stamp["commit"]
+    # Stage 4: the elementwise paths from the fit families' kernel pairs; no GroupNorm here, so no moments terms.
+    eager = gpu["runtime_params"]["eager"]
+    assert eager["params"]["strided_element_ps"] > 0
+    assert "eltwise_bw_efficiency, fixed_us_strided_extra, strided_element_ps" in eager["fitted_on"]
+    assert "no fit-family forward with RowwiseMomentsCUDAKernel kernels" in out and "row_block_us" not in eager["params"]
     assert str(tmp_path) not in json.dumps(gpu)  # no temporary or machine path in the provenance
     host = json.load(open(tmp_path / "host.json"))
     assert host["params"]["host_conv_us"] > 0

@@ -48,6 +48,7 @@ HostModel builtin_host();
 struct LaunchItem {
   double device_us = 0;  // the kernel's own time on the GPU
   HostCall call = HostCall::op;
+  int host_views = 0;  // view ops the host runs before launching it
 };
 
 // One kernel on both timelines, µs from the step's start.

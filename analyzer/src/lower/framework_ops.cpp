@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <set>
 #include <stdexcept>
+#include <utility>
 
 #include "lower_node.h"
 
@@ -281,13 +282,21 @@ KernelGraph lower_framework_ops(const LowerInput& in) {
   for (const auto& op : framework_ops)
     for (int i : op.nodes) group_of[i] = &op;
   KernelGraph out;
+  int views = 0;  // issued by the host before the next kernel
   for (int idx : in.graph.topo_order) {
     auto g = group_of.find(idx);
     if (g != group_of.end() && g->second->nodes[0] != idx) continue;  // lowered with its head
     auto k = g != group_of.end() ? lower_framework_op(in, *g->second) : lower_node(in, in.model.nodes[idx]);
-    if (k) out.kernels.push_back(std::move(*k));
-    else ++out.free_nodes;
+    if (k) {
+      k->host_views = std::exchange(views, 0);
+      out.kernels.push_back(std::move(*k));
+    } else {
+      ++out.free_nodes;
+      views += g == group_of.end() && is_view_node(in, in.model.nodes[idx]);
+    }
   }
+  // Views after the last kernel still take the host's time; counted with that kernel.
+  if (!out.kernels.empty()) out.kernels.back().host_views += views;
   return out;
 }
 

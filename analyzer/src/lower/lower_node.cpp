@@ -86,6 +86,23 @@ std::optional<Kernel> lower_node_uncached(const LowerInput& in, const Node& n) {
   return k;
 }
 
+namespace {
+// The one run-time tensor a node reads ("" for none, "?" for several).
+std::string viewed_input(const LowerInput& in, const Node& n) {
+  std::string viewed;
+  for (const auto& t : n.inputs)
+    if (!t.empty() && !in.folded(t)) viewed = viewed.empty() ? t : "?";
+  return viewed;
+}
+}  // namespace
+
+bool is_view_node(const LowerInput& in, const Node& n) {
+  if (produces_only_folded(in, n) || (role_of(in, n) != FusionRole::none && lower_node(in, n))) return false;
+  if (in.attention && in.attention->chain_of(n.index)) return false;  // inside a fused attention kernel
+  const std::string viewed = viewed_input(in, n);
+  return !viewed.empty() && viewed != "?";
+}
+
 }  // namespace tilewave
 
 namespace tilewave {
@@ -95,12 +112,8 @@ KernelEdges::KernelEdges(const LowerInput& in) : in_(in) {
   for (int idx : in.graph.topo_order) {
     const Node& n = m.nodes[idx];
     // A node that launches nothing (shape ops, layout-only permutes) relabels its input.
-    if (produces_only_folded(in, n) || (role_of(in, n) != FusionRole::none && lower_node(in, n))) continue;
-    if (in.attention && in.attention->chain_of(n.index)) continue;  // inside a fused attention kernel, not a view
-    std::string viewed;
-    for (const auto& t : n.inputs)
-      if (!t.empty() && !in.folded(t)) viewed = viewed.empty() ? t : "?";
-    if (viewed.empty() || viewed == "?") continue;
+    if (!is_view_node(in, n)) continue;
+    const std::string viewed = viewed_input(in, n);
     for (const auto& out : n.outputs)
       if (!out.empty()) {
         view_of_[out] = viewed;

@@ -15,6 +15,10 @@ bool produces_only_folded(const LowerInput& in, const Node& n);
 FusionRole role_of(const LowerInput& in, const Node& n);
 // One node as one kernel, or nullopt for a node with no GPU work.
 std::optional<Kernel> lower_node(const LowerInput& in, const Node& n);
+// A node that launches nothing and relabels one run-time tensor (Reshape,
+// Flatten, a layout-only Transpose): a view, which the framework still
+// dispatches as an op of its own.
+bool is_view_node(const LowerInput& in, const Node& n);
 
 }  // namespace tilewave
 

@@ -114,7 +114,7 @@ NetworkTotals cost_network(const KernelGraph& graph, const CostModel& model,
     t.weighted_us.memory += c.losses.memory * c.time_us;
     t.weighted_us.fixed += c.losses.fixed * c.time_us;
     t.busy_us_by_bound[size_t(c.bound)] += c.time_us;
-    items.push_back({c.time_us, host_call_of(k)});
+    items.push_back({c.time_us, host_call_of(k), k.host_views});
     item_kernel.push_back(int(i));
     ++t.kernels;
     if (per_kernel) (*per_kernel)[i] = std::move(c);

@@ -26,6 +26,7 @@ const std::vector<ParamInfo>& host_param_table() {
       {"host_norm_us", 12.0, 0.5, 100, "us", "host time of an inference BatchNorm op (all of its kernels)", H, O},
       {"host_cast_us", 4.0, 0.5, 60, "us", "host time of one autocast cast of a weight or an input", H, O},
       {"host_inner_launch_us", 2.0, 0, 30, "us", "host time of each further kernel an op launches itself", H, O},
+      {"host_view_us", 2.0, 0, 60, "us", "host time of a view op, which launches no kernel (reshape, permute, slice)", H, O},
       {"host_step_us", 20.0, 0, 500, "us", "host time per step outside the ops (the model call, autocast, timer)", H, O},
       {"launch_latency_us", 4.0, 0, 50, "us", "from the host's launch to the kernel's start on an idle GPU", H, O},
       {"sync_us", 8.0, 0, 100, "us", "from the GPU's last kernel to torch.cuda.synchronize() returning", H, O},
@@ -158,7 +159,7 @@ Schedule schedule_step(const std::vector<LaunchItem>& items, Launch launch, cons
     s.host_busy_us = 0;  // one graph launch, overlapped with the replay before
     s.step_low_us = s.step_high_us = s.step_us;
   } else {
-    const double latency = host.param("launch_latency_us");
+    const double latency = host.param("launch_latency_us"), view_us = host.param("host_view_us");
     // The loop as a host `factor` times this one's issue time would run it;
     // the timeline and the busy times are this host's (factor 1).
     const auto issue_loop = [&](double factor, bool record) {
@@ -166,7 +167,7 @@ Schedule schedule_step(const std::vector<LaunchItem>& items, Launch launch, cons
       for (size_t i = 0; i < items.size(); ++i) {
         ScheduledKernel& k = record ? row(i) : scratch;
         k.host_start_us = host_t;
-        host_t += call_us[int(items[i].call)] * factor;
+        host_t += (call_us[int(items[i].call)] + items[i].host_views * view_us) * factor;
         k.host_end_us = host_t;
         k.gpu_start_us = std::max(host_t + latency, gpu);
         k.gpu_wait_us = k.gpu_start_us - gpu;

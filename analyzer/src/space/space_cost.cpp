@@ -95,7 +95,8 @@ SegmentCost SpaceEvaluator::cost_segment(const Block* blocks, size_t count, cons
   std::vector<std::optional<KernelCost>> per_kernel;
   cost.totals = cost_network(lowered, cost_model_, &per_kernel, space_.source_file);
   for (size_t k = 0; k < lowered.kernels.size(); ++k)
-    if (per_kernel[k]) cost.items.push_back({per_kernel[k]->time_us, host_call_of(lowered.kernels[k])});
+    if (per_kernel[k])
+      cost.items.push_back({per_kernel[k]->time_us, host_call_of(lowered.kernels[k]), lowered.kernels[k].host_views});
   const int context_kernels = (first ? 0 : 1) + (last ? 0 : 1);
   if (cost.totals.unmodelled != context_kernels)
     for (const auto& k : lowered.kernels)

@@ -23,6 +23,7 @@ std::string kernel_json(const KernelResult& r) {
   const auto text = [](const std::string& v) { return json(v).dump(-1, ' ', false, json::error_handler_t::replace); };
   std::string row = fmt::format("{{\"name\":{},\"op\":{},\"nodes\":{},\"host_call\":\"{}\",", text(r.kernel.name),
                                 text(r.kernel.ops.text()), r.kernel.nodes.size(), host_call_name(host_call_of(r.kernel)));
+  if (r.kernel.host_views > 0) row += fmt::format("\"host_views\":{},", r.kernel.host_views);
   if (r.cost) {
     row += "\"layer\":" + json_text(layer_to_json(*r.kernel.layer)) + "," + cost_fields(*r.cost);
   } else {

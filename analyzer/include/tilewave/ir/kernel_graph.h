@@ -84,6 +84,9 @@ struct Kernel {
   std::vector<TensorRef> reads, writes;
   // op: the class follows the problem (host_call_of); inner, cast: as named.
   HostCall host_call = HostCall::op;
+  // View ops (a reshape, permute or slice of an activation) the host runs
+  // before launching this kernel: dispatch without a kernel (docs/model.md "Schedule").
+  int host_views = 0;
 };
 
 // The host call class of a kernel: inner and cast as set, otherwise from its
