@@ -50,7 +50,9 @@ void write_check_table(std::ostream& os, const Analysis& a, const MeasuredTrace&
   fmt::print(os, "  predicted  {} kernels, {:.1f} us of kernel time (launch gaps left out)\n",
              std::count_if(c.pairs.begin(), c.pairs.end(), [](const TracePair& p) { return p.predicted >= 0; }),
              c.predicted_device_us);
-  fmt::print(os, "  total kernel time off by {:+.1f}%; {} kernels paired, median |error| {:.1f}%\n", 100 * err, c.paired,
+  // A miss that rounds to nothing reads +0.0%, not -0.0%.
+  const double off_pct = std::abs(100 * err) < 0.05 ? 0.0 : 100 * err;
+  fmt::print(os, "  total kernel time off by {:+.1f}%; {} kernels paired, median |error| {:.1f}%\n", off_pct, c.paired,
              100 * c.median_abs_error);
   if (c.shape_compared > 0)
     fmt::print(os, "  shapes     {} of {} paired convolutions and GEMMs launched by an op with their sizes\n",
