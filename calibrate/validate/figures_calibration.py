@@ -306,8 +306,7 @@ def calibration_host_fit(runs):
     shipped = json.load(open(HOST))["params"]
     micro = r["micro"]
     # The file keeps the scaled costs only: its factor is their sum over the single-op costs'.
-    shipped_scale = sum(shipped[harness_host.PARAM[k]] for k in micro) / sum(micro.values())
-    calibration = len(r["runs"])
+    shipped_scale = sum(shipped.get(harness_host.PARAM[k], 0.0) for k in micro) / sum(micro.values())
     err = lambda e: f"{pct(statistics.median(e))} ({pct(harness_host.p90(e))})"
     kinds = harness_host.kinds_of(r["held"])
 
@@ -316,23 +315,22 @@ def calibration_host_fit(runs):
         return (f"| {label} | {scale:.3f} | {params['host_inner_launch_us']:.2f} \u00b5s | "
                 f"{params.get('host_view_us', 0):.2f} \u00b5s | {nice(params['host_step_us'])} | {err(errs)} | "
                 + " / ".join(f"{ratios[k][1]:.2f}" for k in ("cnn", "hybrid", "vit")) + " |")
-    factors = sorted(r["factors"].values())
-    label = {"op": "op", "conv": "conv", "gemm": "GEMM", "norm": "BatchNorm", "cast": "cast"}
+    label = {"op": "op", "conv": "conv", "gemm": "GEMM", "norm": "BatchNorm", "cast": "cast", "view": "view"}
     n_kind = harness_host.kind_ratios(r["params"], r["held"], kinds)
-    return ["| host values | factor | `host_inner_launch_us` | `host_view_us` | `host_step_us` | calibration machine's "
-            "fit families: median error (p90) | corpus held-out: predicted / measured, CNN / hybrid / ViT |",
+    no_views = dict(r["params"], host_view_us=0.0)
+    return ["| host values | factor | `host_inner_launch_us` | `host_view_us` | `host_step_us` | fit families: median "
+            "error (p90) | corpus held-out: predicted / measured, CNN / hybrid / ViT |",
             "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
             row("`h200-vm.json` as shipped", shipped_scale, shipped, harness_host.errors(shipped, r["runs"])),
-            row("`harness_host.py` now", r["scale"], r["params"], harness_host.errors(r["params"], r["runs"])),
+            row("`harness_host.py` now", r["scale"], r["params"], r["errs"]),
+            row("the same without views (`host_view_us` 0)", r["scale"], no_views,
+                harness_host.errors(no_views, r["runs"])),
             "",
-            f"Fitted on {calibration} runs of the calibration machine ({r['networks'] // 2} networks \u00d7 2 layouts "
-            f"\u00d7 batch 1 and 16) and {len(r['corpus'])} of the corpus's fit families ({r['corpus_networks']} "
-            f"networks \u00d7 layouts, {len(factors)} device calls, each at a factor of its own: median "
-            f"{statistics.median(factors):.2f}, 10\u201390% {harness_host.quantile(factors, 0.1):.2f}\u2013"
-            f"{harness_host.quantile(factors, 0.9):.2f} of the calibration machine's time). Judged on "
-            f"{len(r['held'])} runs of the corpus's held-out families ("
-            + ", ".join(f"{n} {k}" for k, (n, _) in n_kind.items()) + " runs), on their own machines. The per-op "
-            "costs it takes from the single ops: " + ", ".join(f"{label[k]} {v:.1f}" for k, v in micro.items())
+            f"Fitted on {len(r['runs'])} runs of the calibration machine ({r['networks'] // 2} networks \u00d7 2 "
+            f"layouts \u00d7 batch 1 and 16). Judged on {len(r['held'])} runs of the corpus's held-out families "
+            "(" + ", ".join(f"{n} {k}" for k, (n, _) in n_kind.items()) + "; batch 1 and 16, both layouts, AMP) "
+            "on the machines that timed them. The per-op costs it takes from the single ops: "
+            + ", ".join(f"{label[k]} {v:.1f}" for k, v in micro.items())
             + " \u00b5s; the factor of the shipped file is its per-op costs over these."]
 
 
