@@ -754,6 +754,7 @@ TEST_CASE("ONNX Runtime's com.microsoft forms and the remaining new ops infer an
 }
 
 TEST_CASE("attention written as MatMul-scale-Softmax-MatMul is one flash-attention kernel unless unfused") {
+  // Hand-written attention (the scores scaled): inductor fuses it, eager runs it op by op.
   OnnxBuilder b(17);
   b.input("q", {-1, 4, 64, 32});
   b.input("kt", {-1, 4, 32, 80});
@@ -766,16 +767,41 @@ TEST_CASE("attention written as MatMul-scale-Softmax-MatMul is one flash-attenti
   b.node("Relu", {"o"}, {"y"});
   b.output("y");
   const Model m = b.load_batch(3);
-  ExecutionConfig exec = cuda_graph_harness(default_runtime(), DType::fp16);
+  ExecutionConfig exec = cuda_graph_harness(*find_runtime("inductor"), DType::fp16);
   const KernelGraph fused = lower_model(m, exec);
   exec.fuse_attention = false;
-  const KernelGraph unfused = lower_model(m, exec);
+  const KernelGraph unfused = lower_model(m, cuda_graph_harness(default_runtime(), DType::fp16));
   REQUIRE(fused.kernels.size() == 2);  // attention, Relu
   const auto& a = std::get<AttentionProblem>(fused.kernels[0].layer->problem);
   CHECK((a.batch_heads == 12 && a.q_len == 64 && a.kv_len == 80 && a.head_dim == 32 && a.v_head_dim == 16));
   CHECK(fused.kernels[0].nodes.size() == 4);
   CHECK(useful_flops(*fused.kernels[0].layer) == 2 * 12 * 64 * 80 * (32 + 16));
-  CHECK(unfused.kernels.size() == 5);  // MatMul, Mul, Softmax, MatMul, Relu
+  CHECK(unfused.kernels.size() == 5);  // eager: MatMul, Mul, Softmax, MatMul, Relu
+  ExecutionConfig off = cuda_graph_harness(*find_runtime("inductor"), DType::fp16);
+  off.fuse_attention = false;
+  CHECK(lower_model(m, off).kernels.size() > 2);  // --attention unfused
+}
+
+TEST_CASE("scaled_dot_product_attention's export, Q and K each scaled by the root of the scale, is fused under eager too") {
+  OnnxBuilder b(17);
+  b.input("q", {-1, 4, 64, 32});
+  b.input("kt", {-1, 4, 32, 80});
+  b.input("v", {-1, 4, 80, 16});
+  b.floats("root", {0.3535f}, true);
+  b.node("Mul", {"q", "root"}, {"qs"});
+  b.node("Mul", {"kt", "root"}, {"ks"});
+  b.node("MatMul", {"qs", "ks"}, {"s"});
+  OnnxBuilder::attr(b.node("Softmax", {"s"}, {"p"}), "axis", int64_t(-1));
+  b.node("MatMul", {"p", "v"}, {"o"});
+  b.output("o");
+  const Model m = b.load_batch(3);
+  ExecutionConfig exec = cuda_graph_harness(default_runtime(), DType::fp16);
+  const KernelGraph eager = lower_model(m, exec);
+  REQUIRE(eager.kernels.size() == 1);
+  CHECK(eager.kernels[0].ops.is(RuntimeStep::attention));
+  CHECK(eager.kernels[0].nodes.size() == 5);  // both scalings run inside the kernel
+  exec.fuse_attention = false;
+  CHECK(lower_model(m, exec).kernels.size() == 5);
 }
 
 TEST_CASE("QDQ graphs: the conv is int8; TensorRT folds Q/DQ, eager runs them as elementwise kernels") {

@@ -1,6 +1,7 @@
 """The figures docs/validation.md quotes (calibrate/validate/doc_figures.py)."""
 from calibrate.fit import row_moments  # (calibrate/fit/row_moments.py)
 from calibrate.fit import strided_eltwise  # (calibrate/fit/strided_eltwise.py)
+from calibrate.validate import attention_paths  # (calibrate/validate/attention_paths.py)
 from calibrate.validate import corpus_networks  # (calibrate/validate/corpus_networks.py)
 from calibrate.validate import kernel_classes  # (calibrate/validate/kernel_classes.py)
 from calibrate.validate import figures_readme  # (calibrate/validate/figures_readme.py: other_gpus.py's kept text)
@@ -37,6 +38,12 @@ def validation_strided_eltwise(runs):
     return lines
 
 
+def validation_attention_paths(runs):
+    """docs/validation.md: `python3 -m calibrate.validate.attention_paths calibrate/data/h200/corpus/run`."""
+    result, failed = attention_paths.paths(runs.tw, [DATA + "/corpus/run"])
+    return attention_paths.lines(result, failed)
+
+
 def validation_other_gpus(runs):
     """docs/validation.md: the tables `python3 -m calibrate.validate.other_gpus --write` printed when it wrote gpu_models/rtx3090.json and rtx4090.json (calibrate/data/other_gpus/validate.md), held to the held-out errors those files record."""
     figures_readme.kept_other_gpus_fit()
@@ -54,6 +61,7 @@ FIGURES = {"validation-kernel-classes": validation_kernel_classes,
            "validation-corpus-networks": validation_corpus_networks,
            "validation-row-moments": validation_row_moments,
            "validation-strided-eltwise": validation_strided_eltwise,
+           "validation-attention-paths": validation_attention_paths,
            "validation-other-gpus": validation_other_gpus}
 # Figures over the whole measured corpus: their time grows with each device call's networks, so the
 # default test run leaves them to ctest's `long` label (doc_figures.py --figures).

@@ -59,6 +59,10 @@ class RuntimeProfile {
   // It computes weight-only subgraphs once, when it is built; a framework
   // runs them on every forward (docs/model.md "Weight-only subgraphs").
   virtual bool folds_weight_subgraphs() const { return false; }
+  // It runs attention written by hand (Q Kᵀ, softmax, P V as separate ops) as
+  // one fused kernel too; PyTorch eager fuses only scaled_dot_product_attention
+  // (docs/model.md "Attention").
+  virtual bool fuses_written_attention() const { return true; }
 };
 
 // The built-in runtimes, the default (eager) first: the one list of them
@@ -75,8 +79,9 @@ const RuntimeProfile& default_runtime();
 // The runtime's own lowering of the model (exec.runtime_profile()), before
 // any pass; pipeline.h's lower_model adds the passes. exec.fuse_attention:
 // the MatMul-Softmax-MatMul chains exporters write for
-// scaled_dot_product_attention become one flash-attention kernel
-// (docs/model.md "Attention"); false costs them node by node.
+// scaled_dot_product_attention become one flash-attention kernel (under a
+// runtime that fuses hand-written attention, every such chain; docs/model.md
+// "Attention"); false costs them node by node.
 KernelGraph lower_for_runtime(const Model& model, const NodeGraph& graph, const ExecutionConfig& exec,
                               const OpRegistry& registry);
 

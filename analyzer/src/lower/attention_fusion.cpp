@@ -22,7 +22,7 @@ bool is_scalar_operand(const Model& m, const std::string& t) {
 
 }  // namespace
 
-AttentionChains::AttentionChains(const Model& m, const NodeGraph& g) {
+AttentionChains::AttentionChains(const Model& m, const NodeGraph& g, bool sdpa_only) {
   for (const auto& head : m.nodes) {
     if (head.op_type != "MatMul" || !head.domain.empty() || head.outputs.empty()) continue;
     const TensorInfo* scores = m.tensor(head.outputs[0]);
@@ -65,12 +65,17 @@ AttentionChains::AttentionChains(const Model& m, const NodeGraph& g) {
     if (!v || !v->fully_known() || v->dims.size() < 2) continue;
     c.nodes.push_back(pv->index);
     // Scalar scaling of Q or K before the first product runs inside the kernel too.
+    int prescaled = 0;
     for (const auto& operand : head.inputs) {
       const Node* p = m.producer_of(operand);
       if (!p || p->op_type != "Mul" || !p->domain.empty() || sole_reader(m, g, operand) != &head) continue;
-      if (is_scalar_operand(m, p->inputs[0]) || is_scalar_operand(m, p->inputs[1]))
+      if (is_scalar_operand(m, p->inputs[0]) || is_scalar_operand(m, p->inputs[1])) {
         c.nodes.insert(c.nodes.begin() + 1, p->index);  // the P V product stays last: the kernel launches there
+        ++prescaled;
+      }
     }
+    c.sdpa_export = prescaled == 2;
+    if (sdpa_only && !c.sdpa_export) continue;
     const auto& s = scores->dims;
     c.problem.q_len = s[s.size() - 2];
     c.problem.kv_len = s.back();

@@ -16,12 +16,17 @@ namespace tilewave {
 struct AttentionChain {
   std::vector<int> nodes;  // head (Q K^T MatMul) first, the P V MatMul last
   AttentionProblem problem;
+  // torch.onnx's scaled_dot_product_attention: Q and K each scaled by a
+  // scalar (√scale) before the product. Hand-written attention scales one
+  // of them, or the scores.
+  bool sdpa_export = false;
 };
 
-// Chains found in the model, by the index of each member node.
+// Chains found in the model, by the index of each member node; with
+// sdpa_only, only those written for scaled_dot_product_attention.
 class AttentionChains {
  public:
-  AttentionChains(const Model& model, const NodeGraph& graph);
+  AttentionChains(const Model& model, const NodeGraph& graph, bool sdpa_only = false);
   const AttentionChain* chain_of(int node) const;
   bool is_head(int node) const;
 

@@ -52,6 +52,8 @@ void append_eager_conv(const LowerInput& in, const KernelEdges& edges, Kernel co
 class EagerRuntime : public RuntimeProfile {
  public:
   bool follows_layout() const override { return true; }
+  // Attention computed op by op in Python stays op by op (docs/model.md "Attention").
+  bool fuses_written_attention() const override { return false; }
   const char* name() const override { return "eager"; }
   const char* summary() const override {
     return "PyTorch eager: one kernel per framework op; a conv's bias or BatchNorm is separate kernels";
@@ -120,6 +122,7 @@ class EagerFoldedRuntime : public RuntimeProfile {
   }
   const char* help() const override { return "reprints runs 1-6 (BatchNorm folded, conv biases removed)"; }
   bool historical() const override { return true; }
+  bool fuses_written_attention() const override { return false; }
   KernelGraph lower(const LowerInput& in) const override { return with_edges(in, lower_framework_ops(in)); }
   RuntimeDefaults defaults() const override { return {false, Layout::nhwc, Launch::graph}; }  // as those runs timed it
 };
@@ -206,7 +209,7 @@ KernelGraph lower_for_runtime(const Model& model, const NodeGraph& graph, const 
                               const OpRegistry& registry) {
   std::vector<std::optional<std::optional<Kernel>>> node_kernels(model.nodes.size());
   std::optional<AttentionChains> chains;
-  if (exec.fuse_attention) chains.emplace(model, graph);
+  if (exec.fuse_attention) chains.emplace(model, graph, !exec.runtime_profile().fuses_written_attention());
   const LowerInput in{model, graph, registry, exec.dtype, exec, chains ? &*chains : nullptr, &node_kernels};
   return exec.runtime_profile().lower(in);
 }

@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""How PyTorch ran each network's attention, against what tilewave predicts
+(issue 31 item 3; docs/validation.md "Attention: the fused kernel or the math
+path").
+
+tilewave costs every attention chain of an export as one fused kernel
+(docs/model.md "Attention"). PyTorch's scaled_dot_product_attention runs one
+only when its inputs allow; otherwise it runs its math fallback: batched
+GEMMs, a softmax that checks for rows of -inf (one `isneginf` pass per call)
+and the casts around them. Per network of the folders' profiled forwards
+(`.half()` channels_last at batch 1: one forward per network), this prints the
+attention kernels tilewave predicts, the fused kernels the profile holds, and
+its math-path softmaxes, by kernel_names.json's `sdpa_path` vocabulary. A
+network with math-path softmaxes and predicted fused kernels is one tilewave
+prices as fused while PyTorch did not fuse it.
+
+usage: python3 -m calibrate.validate.attention_paths RUN_DIR [RUN_DIR ...] [--tilewave build/analyzer/tilewave]
+"""
+import argparse
+import collections
+import os
+import sys
+import tempfile
+
+from calibrate import harness_flags
+from calibrate.module import tilewave_module
+from calibrate.pair.kernel_names import kernel_class
+from calibrate.validate.kernel_classes import InputError, kernel_rows, onnx_files
+
+
+def paths(tilewave, folders):
+    """[(network, attention chains in the export, of them predicted fused under eager, measured fused kernels,
+    measured math-path softmaxes)] of the networks with attention, and the networks tilewave cannot analyse."""
+    rows = [r for folder in folders for r in kernel_rows(folder)
+            if r["batch"] == 1 and (r.get("precision"), r["layout"]) == ("half", "channels_last")]
+    measured = {}
+    for r in rows:
+        count = collections.Counter(kernel_class(name, "sdpa_path") for name, _ in r["list"])
+        measured[r["model"]] = (count["fused"], count["math softmax"])
+    tw = tilewave_module(tilewave)
+    out, failed = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        onnx = onnx_files(sorted(measured), tmp)
+        for r in rows:
+            try:
+                doc = tw.analyze(onnx[r["model"]], batch=1, gpu="h200", **harness_flags.timm_row(r))
+            except tw.InputError:
+                failed.append(r["model"])
+                continue
+            # The chains of the export: inductor fuses hand-written attention as well.
+            chains = tw.analyze(onnx[r["model"]], batch=1, gpu="h200", **dict(harness_flags.timm_row(r),
+                                                                               runtime="inductor"))
+            written = sum(1 for k in chains["layers"] if k.get("layer", {}).get("op") == "attention")
+            predicted = sum(1 for k in doc["layers"] if k.get("layer", {}).get("op") == "attention")
+            fused, math = measured[r["model"]]
+            if written or predicted or fused or math:
+                out.append((r["model"], written, predicted, fused, math))
+    return sorted(out, key=lambda x: (x[4] == 0, x[1] == x[2], x[0])), failed
+
+
+def lines(result, failed):
+    out = ["| network | attention chains in the export | predicted fused (eager) | measured fused kernels | "
+           "measured math-path softmaxes |",
+           "| --- | ---: | ---: | ---: | ---: |"]
+    out += ["| `%s` | %d | %d | %d | %d |" % row for row in result]
+    written = [m for m, w, p, _, _ in result if w > p]
+    math = [m for m, _, _, _, x in result if x]
+    agree = [m for m, _, p, f, x in result if p == f and not x]
+    out += ["", "%d networks with attention. %d write some attention by hand (%s): eager PyTorch runs it op by op, "
+            "and so does tilewave. %d ran scaled_dot_product_attention's math path in some calls (%s), which tilewave "
+            "prices as fused kernels. In the other %d, the predicted fused kernels are the measured ones%s." % (
+                len(result), len(written), ", ".join("`%s`" % m for m in written), len(math),
+                ", ".join("`%s`" % m for m in math), len(agree),
+                "; left out, tilewave cannot analyse them: %s" % ", ".join(failed) if failed else "")]
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("run_dirs", nargs="+", help="calibrate/measure/run.py folders")
+    ap.add_argument("--tilewave", default=os.path.join("build", "analyzer", "tilewave"))
+    a = ap.parse_args()
+    try:
+        result, failed = paths(a.tilewave, a.run_dirs)
+    except (InputError, ImportError) as e:
+        print("attention_paths.py: %s" % e, file=sys.stderr)
+        return 1
+    print("\n".join(lines(result, failed)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,25 @@
+"""calibrate/validate/attention_paths.py: the kernel names that say how PyTorch ran attention, and the summary
+that tells hand-written attention, the math fallback and agreement apart."""
+from calibrate.pair.kernel_names import kernel_class
+from calibrate.validate import attention_paths
+
+
+def test_sdpa_path_names_the_fused_kernels_and_the_math_paths_softmax():
+    assert kernel_class("void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64>>(Flash_fwd_params)",
+                        "sdpa_path") == "fused"
+    assert kernel_class("fmha_cutlassF_f16_aligned_64x64_rf_sm80(PyTorchMemEffAttention::AttentionKernel)",
+                        "sdpa_path") == "fused"
+    assert kernel_class("void at::native::vectorized_elementwise_kernel<4, at::native::(anonymous namespace)::"
+                        "isneginf_kernel_impl", "sdpa_path") == "math softmax"
+    assert kernel_class("sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize32x32x8", "sdpa_path") == "other"
+
+
+def test_the_summary_counts_each_kind_of_network_once():
+    result = [("timm/nest", 24, 24, 0, 24), ("timm/swin", 13, 0, 0, 0), ("timm/deit", 12, 12, 12, 0),
+              ("timm/davit", 24, 12, 12, 0)]
+    text = "\n".join(attention_paths.lines(result, ["timm/broken"]))
+    assert "| `timm/nest` | 24 | 24 | 0 | 24 |" in text
+    assert "4 networks with attention. 2 write some attention by hand (`timm/swin`, `timm/davit`)" in text
+    assert "1 ran scaled_dot_product_attention's math path in some calls (`timm/nest`)" in text
+    assert "In the other 3, the predicted fused kernels are the measured ones" in text
+    assert "left out, tilewave cannot analyse them: timm/broken" in text
