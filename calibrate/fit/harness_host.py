@@ -133,9 +133,14 @@ def corpus_runs(tilewave, split, pmap=map):
     return networks, runs, left_out
 
 
+def issue_us(params, counts):
+    """The host issue time a host file's `params` give a step of these host-call counts (the schedule's sum)."""
+    return params["host_step_us"] + sum(counts[k] * params.get(PARAM[k], 0.0) for k in PARAM)
+
+
 def errors(params, runs):
     """Sorted relative errors of the host issue time that `params` (a host file's) predict for `runs`."""
-    pred = [params["host_step_us"] + sum(c[k] * params.get(PARAM[k], 0.0) for k in PARAM) for c, _, _ in runs]
+    pred = [issue_us(params, c) for c, _, _ in runs]
     return sorted(abs(p - t) / t for p, (_, t, _) in zip(pred, runs))
 
 
@@ -159,17 +164,11 @@ def fit(micro, runs, table):
     return b[1], params, errs
 
 
-def quantile(values, q):
-    v = sorted(values)
-    return v[min(len(v) - 1, int(q * len(v)))]
-
-
 def kind_ratios(params, runs, kinds):
     """{network kind: median predicted / measured host issue time} of `runs` under `params`."""
     out = {}
     for kind in sorted(set(kinds)):
-        ratios = [(params["host_step_us"] + sum(c[k] * params.get(PARAM[k], 0.0) for k in PARAM)) / t
-                  for (c, t, _), k in zip(runs, kinds) if k == kind]
+        ratios = [issue_us(params, c) / t for (c, t, _), k in zip(runs, kinds) if k == kind]
         out[kind] = (len(ratios), statistics.median(ratios))
     return out
 
