@@ -18,7 +18,9 @@ TEST_CASE("layer objects round-trip through JSON") {
       R"({"op":"pool","N":1,"C":64,"H":112,"W":112,"R":3,"S":3,"stride":[2,2],"pad":[1,1],"mode":"max","dtype":"fp16"})",
       R"({"op":"reduce","outer":2048,"inner":49,"dtype":"fp16"})",
       R"({"op":"softmax","outer":64,"inner":301056,"row_moments":true,"dtype":"fp32"})",
-      R"({"op":"copy","elems_in":10,"elems_out":20,"dtype":"int8"})"};
+      R"({"op":"copy","elems_in":10,"elems_out":20,"dtype":"int8"})",
+      R"({"op":"softmax","outer":4096,"inner":49,"warp_rows":true,"dtype":"fp16"})",
+      R"({"op":"softmax","outer":4096,"inner":3137,"kept_inside":19,"dtype":"fp16"})"};
   for (const char* text : lines) {
     CAPTURE(text);
     const Layer l = layer_from_json(json::parse(text));
@@ -47,6 +49,11 @@ TEST_CASE("bad layer objects name the field") {
   CHECK(error(R"({"op":"softmaxx","outer":1,"inner":1})").find("unknown op") != std::string::npos);
   CHECK(error(R"({"op":"softmax","outer":1,"inner":1,"row_moments":1})").find("'row_moments'") != std::string::npos);
   CHECK(error(R"({"op":"eltwise","elems":1,"strided":"yes"})").find("'strided'") != std::string::npos);
+  CHECK(error(R"({"op":"softmax","outer":1,"inner":1,"warp_rows":"yes"})").find("'warp_rows'") != std::string::npos);
+  // The warp path holds rows of at most 1,024 contiguous values.
+  CHECK(error(R"({"op":"softmax","outer":1,"inner":1025,"warp_rows":true})").find("'warp_rows'") != std::string::npos);
+  CHECK(error(R"({"op":"softmax","outer":1,"inner":8,"kept_inside":2,"warp_rows":true})").find("'warp_rows'") !=
+        std::string::npos);
   CHECK(error(R"({"op":"conv","N":1,"C":6,"H":4,"W":4,"K":6,"R":3,"S":3,"groups":4})").find("groups") !=
         std::string::npos);
   CHECK(error(R"({"op":"conv","N":1,"C":8,"H":2,"W":2,"K":8,"R":5,"S":5})").find("window") != std::string::npos);

@@ -552,6 +552,72 @@ TEST_CASE("a reduction knows whether it runs over contiguous rows (docs/model.md
   CHECK(with_rows - across == doctest::Approx(100.0));  // 100,000 rows at 1 ns
 }
 
+TEST_CASE("a softmax over short contiguous rows takes PyTorch's warp path (docs/model.md \"Memory-bound kernels\")") {
+  // Attention scores [2, 3, 49, 49] over the last axis; a softmax over axis 1
+  // of [2, 8, 4, 5]; one over 1,025 values.
+  auto softmax_of = [](std::vector<int64_t> dims, int64_t axis, int opset = 13) {
+    test::OnnxBuilder b(opset);
+    b.input("x", dims);
+    auto& n = b.node("Softmax", {"x"}, {"y"});
+    test::OnnxBuilder::attr(n, "axis", axis);
+    b.output("y");
+    const Model m = b.load_batch(dims[0]);
+    ExecutionConfig e = default_execution(*find_runtime("eager"));
+    e.layout = Layout::nhwc;  // PyTorch makes a softmax's input contiguous: the layout moves nothing
+    const KernelGraph g = lower_model(m, build_node_graph(m), e);
+    for (const Kernel& k : g.kernels)
+      if (auto* p = k.layer ? std::get_if<MemoryProblem>(&k.layer->problem) : nullptr)
+        if (p->op == MemoryOp::row_norm) return *p;
+    FAIL("no softmax");
+    return MemoryProblem{};
+  };
+  const MemoryProblem scores = softmax_of({2, 3, 49, 49}, -1);
+  CHECK(scores.warp_rows);
+  CHECK(scores.outer == 2 * 3 * 49);
+  CHECK(scores.inner == 49);
+  const MemoryProblem across = softmax_of({2, 8, 4, 5}, 1);
+  CHECK_FALSE(across.warp_rows);
+  CHECK(across.inner == 8);
+  CHECK(across.kept_inside == 20);
+  CHECK(across.outer == 2 * 4 * 5);
+  CHECK_FALSE(softmax_of({2, 1025}, -1).warp_rows);
+  // Before opset 13 the input is 2-D at `axis`: rows of every value from it on.
+  const MemoryProblem coerced = softmax_of({2, 4, 8}, 1, 11);
+  CHECK(coerced.warp_rows);
+  CHECK(coerced.inner == 32);
+  CHECK(coerced.kept_inside == 1);
+
+  // The cost: warps of 2 rows a group, 32 threads a row of 49 padded to 64.
+  Layer l;
+  l.dtype = DType::fp16;
+  MemoryProblem rows;
+  rows.op = MemoryOp::row_norm;
+  rows.outer = 1 << 20;
+  rows.inner = 49;
+  rows.warp_rows = true;
+  l.problem = rows;
+  GpuModel g = test::gpu("h200");
+  g.params["row_ns"] = 1.0;
+  g.params["softmax_warp_value_ns"] = 0.0;
+  g.params["softmax_warp_shuffle_ns"] = 0.0;
+  g.params["softmax_warp_chain_ns"] = 0.0;
+  const KernelCost row_rule = cost_layer(l, g);  // no warp terms: row_ns a row, as any row
+  CHECK(row_rule.warps == (1 << 20) / 2);
+  CHECK(row_rule.values_per_thread == 4);
+  CHECK(row_rule.shuffles_per_warp == 2 * 2 * 5);
+  g.params["softmax_warp_value_ns"] = 1.0;
+  g.params["softmax_warp_shuffle_ns"] = 1.0;
+  const KernelCost warp = cost_layer(l, g);
+  CHECK(warp.memory_us == doctest::Approx((1 << 19) * (4 + 20) * 1e-3));  // issue-bound, no row_ns
+  CHECK(row_rule.memory_us < warp.memory_us);  // these terms are no fit: the warps bound it
+  // Few rows: one warp's chain is the floor.
+  rows.outer = 1;
+  rows.inner = 1024;
+  l.problem = rows;
+  g.params["softmax_warp_chain_ns"] = 100.0;
+  CHECK(cost_layer(l, g).memory_us == doctest::Approx(32 * 100.0 * 1e-3));
+}
+
 TEST_CASE("a weight-only float subgraph runs on every forward in PyTorch, is folded by an engine; shape math is neither") {
   // A weight-standardised conv (docs/model.md "Weight-only subgraphs"): the
   // weight's mean is taken and subtracted before the conv reads it; a

@@ -82,7 +82,9 @@ class Schedule(TypedDict):
     timeline: List[List[float]]
 
 # One kernel; GEMM-like kernels add tile, split_k, tiles, waves, tile_eff,
-# wave_eff, mainloop_eff and aligned, unmodelled ones have `unmodelled`
+# wave_eff, mainloop_eff and aligned, a block-per-row kernel blocks and
+# waves, a short-row softmax warps, values_per_thread and shuffles_per_warp
+# (docs/model.md "Memory-bound kernels"), unmodelled ones have `unmodelled`
 # instead of the cost fields (docs/report.md "CSV" lists them all).
 class Layer(TypedDict, total=False):
     name: str

@@ -150,9 +150,10 @@ def fit(tilewave, rows, gpu_file, split_of, out=print, tables=True, source=RUN):
     return values
 
 
-def fit_corpus(tilewave, out=print):
-    """fit() on the H200 corpus (RUN) against gpu_models/h200.json, split as networks.json splits it."""
-    return fit(tilewave, kernel_rows(os.path.join(ROOT, RUN)), GPU, splits(), out)
+def on_corpus(fit_of, tilewave, out=print):
+    """A kernel-path fit, fit_of(tilewave, rows, gpu_file, split_of, out), on the H200 corpus (RUN) against
+    gpu_models/h200.json, split as networks.json splits it."""
+    return fit_of(tilewave, list(kernel_rows(os.path.join(ROOT, RUN))), GPU, splits(), out)
 
 
 def portable(path):
@@ -182,15 +183,21 @@ def write_eager(tilewave, values, command, kernels):
     tw.write_gpu(g, GPU)
 
 
-def main():
+def corpus_main(fit_of, doc, command, kernels):
+    """The command line of a kernel-path fit: on_corpus(fit_of), and with --write its values into
+    gpu_models/h200.json's eager set, stamped with `command` and the `kernels` they were fitted on."""
     if len(sys.argv) < 2:
-        raise SystemExit(__doc__.strip().split("\n\n")[-1])
+        raise SystemExit(doc.strip().split("\n\n")[-1])
     try:
-        values = fit_corpus(sys.argv[1])
+        values = on_corpus(fit_of, sys.argv[1])
     except NoPairs as e:
         raise SystemExit(str(e))
     if "--write" in sys.argv:
-        write_eager(sys.argv[1], values, COMMAND, "RowwiseMomentsCUDAKernel kernels")
+        write_eager(sys.argv[1], values, command, kernels)
+
+
+def main():
+    corpus_main(fit, __doc__, COMMAND, "RowwiseMomentsCUDAKernel kernels")
 
 
 if __name__ == "__main__":

@@ -46,19 +46,16 @@ import collections
 import json
 import os
 import statistics
-import sys
 import tempfile
 
 import numpy as np
 from scipy.optimize import lsq_linear
 
-from calibrate.fit.row_moments import NoPairs, held_line, portable, splits, with_params, write_eager
+from calibrate.fit.row_moments import RUN, NoPairs, corpus_main, held_line, portable, with_params
 from calibrate.pair.harness_runs import gpu_params, param_table
 from calibrate.pair.kernel_names import kernel_class
-from calibrate.validate.kernel_classes import ROOT, kernel_rows, onnx_files, paired_layers
+from calibrate.validate.kernel_classes import onnx_files, paired_layers
 
-RUN = "calibrate/data/h200/corpus/run"
-GPU = os.path.join(ROOT, "gpu_models", "h200.json")
 RATE = "eltwise_bw_efficiency"
 COMMAND = "python3 -m calibrate.fit.strided_eltwise build/analyzer/tilewave --write"
 
@@ -177,20 +174,8 @@ def fit(tilewave, rows, gpu_file, split_of, out=print, tables=True, source=RUN):
     return values
 
 
-def fit_corpus(tilewave, out=print):
-    """fit() on the H200 corpus (RUN) against gpu_models/h200.json, split as networks.json splits it."""
-    return fit(tilewave, list(kernel_rows(os.path.join(ROOT, RUN))), GPU, splits(), out)
-
-
 def main():
-    if len(sys.argv) < 2:
-        raise SystemExit(__doc__.strip().split("\n\n")[-1])
-    try:
-        values = fit_corpus(sys.argv[1])
-    except NoPairs as e:
-        raise SystemExit(str(e))
-    if "--write" in sys.argv:
-        write_eager(sys.argv[1], values, COMMAND, "elementwise kernels")
+    corpus_main(fit, __doc__, COMMAND, "elementwise kernels")
 
 
 if __name__ == "__main__":

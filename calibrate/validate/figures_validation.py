@@ -1,5 +1,6 @@
 """The figures docs/validation.md quotes (calibrate/validate/doc_figures.py)."""
 from calibrate.fit import row_moments  # (calibrate/fit/row_moments.py)
+from calibrate.fit import softmax_rows  # (calibrate/fit/softmax_rows.py)
 from calibrate.fit import strided_eltwise  # (calibrate/fit/strided_eltwise.py)
 from calibrate.validate import attention_paths  # (calibrate/validate/attention_paths.py)
 from calibrate.validate import corpus_networks  # (calibrate/validate/corpus_networks.py)
@@ -27,14 +28,21 @@ def validation_corpus_networks(runs):
 def validation_row_moments(runs):
     """docs/validation.md: `python3 -m calibrate.fit.row_moments build/analyzer/tilewave`."""
     lines = []
-    row_moments.fit_corpus(runs.tw, out=lines.append)
+    row_moments.on_corpus(row_moments.fit, runs.tw, out=lines.append)
     return lines
 
 
 def validation_strided_eltwise(runs):
     """docs/validation.md: `python3 -m calibrate.fit.strided_eltwise build/analyzer/tilewave`."""
     lines = []
-    strided_eltwise.fit_corpus(runs.tw, out=lines.append)
+    row_moments.on_corpus(strided_eltwise.fit, runs.tw, out=lines.append)
+    return lines
+
+
+def validation_softmax_rows(runs):
+    """docs/validation.md: `python3 -m calibrate.fit.softmax_rows build/analyzer/tilewave`."""
+    lines = []
+    row_moments.on_corpus(softmax_rows.fit, runs.tw, out=lines.append)
     return lines
 
 
@@ -61,8 +69,10 @@ FIGURES = {"validation-kernel-classes": validation_kernel_classes,
            "validation-corpus-networks": validation_corpus_networks,
            "validation-row-moments": validation_row_moments,
            "validation-strided-eltwise": validation_strided_eltwise,
+           "validation-softmax-rows": validation_softmax_rows,
            "validation-attention-paths": validation_attention_paths,
            "validation-other-gpus": validation_other_gpus}
 # Figures over the whole measured corpus: their time grows with each device call's networks, so the
 # default test run leaves them to ctest's `long` label (doc_figures.py --figures).
-LONG = {"validation-kernel-classes", "validation-corpus-networks", "validation-strided-eltwise", "calibration-host-fit"}
+LONG = {"validation-kernel-classes", "validation-corpus-networks", "validation-strided-eltwise", "validation-softmax-rows",
+        "calibration-host-fit"}

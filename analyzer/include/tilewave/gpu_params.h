@@ -92,6 +92,18 @@ inline constexpr ParamInfo kGpuParams[] = {
      "GPU time per row of a row-normalisation kernel (LayerNorm, softmax): frameworks give each row a warp "
      "or a block, so many short rows are bound by the row rate, not by bandwidth",
      ParamScope::layer, ParamOwner::launch, ParamScale::inverse_sm_clock},
+    {"softmax_warp_value_ns", 0.00, 0.00, 10.0, "ns",
+     "GPU time per value each thread holds of a 32-thread warp of PyTorch's short-row softmax (softmax_warp_forward: "
+     "rows of at most 1,024 values, padded to a power of two, in the registers of up to 32 threads): its load, exp and "
+     "store; 0 outside the sets that fit it, whose short rows pay row_ns",
+     ParamScope::runtime, ParamOwner::launch, ParamScale::inverse_sm_clock},
+    {"softmax_warp_shuffle_ns", 0.00, 0.00, 10.0, "ns",
+     "GPU time per shuffle step of such a warp's reductions: a max and a sum over each row's threads",
+     ParamScope::runtime, ParamOwner::launch, ParamScale::inverse_sm_clock},
+    {"softmax_warp_chain_ns", 0.00, 0.00, 500.0, "ns",
+     "GPU time per value each thread holds along one such warp's dependent chain (loads, max, exp, sum, "
+     "stores): the floor of a softmax of few rows, which no other warp hides",
+     ParamScope::runtime, ParamOwner::launch, ParamScale::inverse_sm_clock},
     {"row_block_element_ns", 1.05, 0.00, 20.0, "ns",
      "GPU time per element, read from DRAM, of a row that one thread block reduces alone (PyTorch's GroupNorm "
      "moments give each (image, group) row one block, whatever its length): each thread's loads wait on memory "

@@ -74,6 +74,12 @@ struct KernelCost {
   double wave_eff = 1;
   double mainloop_eff = 1;
   bool aligned = true;
+  // A short-row softmax (MemoryProblem::warp_rows): its 32-thread warps, the
+  // values each thread holds and each warp's shuffle steps (docs/model.md
+  // "Memory-bound kernels").
+  int64_t warps = 0;
+  int64_t values_per_thread = 0;
+  int64_t shuffles_per_warp = 0;
   // Time terms in microseconds.
   double compute_us = 0, memory_us = 0, fixed_us = 0, time_us = 0;
   // Of compute_us, the part that does not scale with the work: per-wave

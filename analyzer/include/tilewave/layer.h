@@ -45,6 +45,9 @@ struct AttentionProblem {
 // parameters spell it "softmax", the kernel the runner times for it
 // (docs/layerset.md): a data format name kept so that files stay readable.
 enum class MemoryOp { eltwise, pool, reduce, row_norm, copy, fused, transform, norm };
+// The longest row PyTorch's softmax runs in registers, a warp or less a row
+// (MemoryProblem::warp_rows).
+constexpr int64_t kWarpRowsMaxValues = 1024;
 constexpr int kMemoryOpCount = 8;
 const char* memory_op_name(MemoryOp op);
 
@@ -55,11 +58,15 @@ struct MemoryProblem {
   int64_t elems = 0;       // eltwise: outputs
   int64_t inputs = 1;      // eltwise: full-size inputs read
   int64_t outer = 0, inner = 0;             // reduce, row_norm; norm: outer = N x C planes
-  // reduce: kept elements between two consecutive reduced ones in memory;
-  // 1 when each output reduces one contiguous row (a pool over H*W in NCHW,
-  // a mean over the last axis), which frameworks give a warp each
-  // (docs/model.md "Memory-bound kernels").
+  // reduce, row_norm: kept elements between two consecutive reduced ones in
+  // memory; 1 when each output reduces one contiguous row (a pool over H*W
+  // in NCHW, a mean or softmax over the last axis), which frameworks give a
+  // warp or a block each (docs/model.md "Memory-bound kernels").
   int64_t kept_inside = 1;
+  // row_norm: a softmax over contiguous rows of at most 1,024 values, which
+  // PyTorch runs one or more rows to a warp, each thread holding its values
+  // in registers (docs/model.md "Memory-bound kernels").
+  bool warp_rows = false;
   // row_norm: only each row's moments (mean, 1/std) are written, one thread
   // block per row whatever its length, as PyTorch's GroupNorm runs them
   // (docs/model.md "Memory-bound kernels").

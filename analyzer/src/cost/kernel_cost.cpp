@@ -330,7 +330,33 @@ KernelCost cost_memory(const MemoryProblem& p, int64_t bytes, DType dtype, const
                               hit * m.get<param_index("row_block_l2_element_ns")>();
     const double block_us = m.get<param_index("row_block_us")>() + double(p.inner) * element_ns * 1e-3;
     c.memory_us = std::max(c.memory_us, double(c.waves) * block_us);
-  } else if (p.op == MemoryOp::row_norm) {
+  } else if (p.op == MemoryOp::row_norm && p.warp_rows && p.inner <= kWarpRowsMaxValues) {
+    // docs/model.md "Memory-bound kernels": PyTorch's short-row softmax holds
+    // each row in registers, a power of two of values over up to 32 threads,
+    // two rows a thread group up to 128 values, and reduces each row by
+    // shuffles (a max, then a sum); bound by its warps' issue where its bytes
+    // are few, and by one warp's chain where its rows are. Sets that do not
+    // fit the warp terms charge row_ns, as for any row.
+    int64_t padded = 1, steps = 0;
+    while (padded < p.inner) padded *= 2;
+    const int64_t threads_per_row = std::min<int64_t>(padded, 32);
+    while ((int64_t(1) << steps) < threads_per_row) ++steps;
+    const int64_t rows_per_group = padded <= 128 ? 2 : 1;
+    const int64_t rows_per_warp = rows_per_group * (32 / threads_per_row);
+    c.warps = (p.outer + rows_per_warp - 1) / rows_per_warp;
+    c.values_per_thread = rows_per_group * (padded / threads_per_row);
+    c.shuffles_per_warp = 2 * rows_per_group * steps;
+    const double value_ns = m.get<param_index("softmax_warp_value_ns")>();
+    const double shuffle_ns = m.get<param_index("softmax_warp_shuffle_ns")>();
+    const double chain_ns = m.get<param_index("softmax_warp_chain_ns")>();
+    if (value_ns > 0 || shuffle_ns > 0 || chain_ns > 0)
+      c.memory_us = std::max({c.memory_us,
+                              double(c.warps) * (double(c.values_per_thread) * value_ns +
+                                                 double(c.shuffles_per_warp) * shuffle_ns) * 1e-3,
+                              double(c.values_per_thread) * chain_ns * 1e-3});
+    else
+      c.memory_us += double(p.outer) * m.get<param_index("row_ns")>() * 1e-3;
+  } else if (p.op == MemoryOp::row_norm && p.kept_inside == 1) {
     c.memory_us += double(p.outer) * m.get<param_index("row_ns")>() * 1e-3;
   }
   if (p.op == MemoryOp::norm) c.memory_us += double(p.outer) * m.get<param_index("norm_plane_ns")>() * 1e-3;

@@ -20,6 +20,13 @@ namespace tilewave {
 
 namespace {
 
+// An optional true/false field, false when absent.
+bool flag(const json& j, const char* key) {
+  if (!j.contains(key)) return false;
+  if (!j.at(key).is_boolean()) throw std::invalid_argument(fmt::format("field '{}' must be true or false", key));
+  return j.at(key).get<bool>();
+}
+
 int64_t positive_int(const json& j, const char* key, std::optional<int64_t> fallback = std::nullopt) {
   if (!j.contains(key)) {
     if (fallback) return *fallback;
@@ -119,10 +126,7 @@ Layer layer_from_json(const json& j) {
       m.op = op == "eltwise" ? MemoryOp::eltwise : MemoryOp::norm;
       m.elems = positive_int(j, "elems");
       m.inputs = positive_int(j, "inputs", 1);
-      if (m.op == MemoryOp::eltwise && j.contains("strided")) {
-        if (!j.at("strided").is_boolean()) throw std::invalid_argument("field 'strided' must be true or false");
-        m.strided = j.at("strided").get<bool>();
-      }
+      if (m.op == MemoryOp::eltwise) m.strided = flag(j, "strided");
       if (m.op == MemoryOp::norm && j.contains("planes")) m.outer = positive_int(j, "planes");
     } else if (op == "pool") {
       m.op = MemoryOp::pool;
@@ -135,10 +139,13 @@ Layer layer_from_json(const json& j) {
       m.op = op == "reduce" ? MemoryOp::reduce : MemoryOp::row_norm;
       m.outer = positive_int(j, "outer");
       m.inner = positive_int(j, "inner");
-      if (m.op == MemoryOp::reduce) m.kept_inside = positive_int(j, "kept_inside", 1);
-      if (m.op == MemoryOp::row_norm && j.contains("row_moments")) {
-        if (!j.at("row_moments").is_boolean()) throw std::invalid_argument("field 'row_moments' must be true or false");
-        m.row_moments = j.at("row_moments").get<bool>();
+      m.kept_inside = positive_int(j, "kept_inside", 1);
+      if (m.op == MemoryOp::row_norm) {
+        m.row_moments = flag(j, "row_moments");
+        m.warp_rows = flag(j, "warp_rows");
+        if (m.warp_rows && (m.inner > kWarpRowsMaxValues || m.kept_inside != 1))
+          throw std::invalid_argument(fmt::format(
+              "field 'warp_rows' needs contiguous rows (kept_inside 1) of at most {} values", kWarpRowsMaxValues));
       }
     } else if (op == "copy" || op == "fused" || op == "transform") {
       m.op = op == "copy" ? MemoryOp::copy : op == "fused" ? MemoryOp::fused : MemoryOp::transform;
@@ -210,8 +217,9 @@ json layer_to_json(const Layer& l) {
       case MemoryOp::row_norm:
         j["outer"] = m.outer;
         j["inner"] = m.inner;
-        if (m.op == MemoryOp::reduce && m.kept_inside != 1) j["kept_inside"] = m.kept_inside;
+        if (m.kept_inside != 1) j["kept_inside"] = m.kept_inside;
         if (m.op == MemoryOp::row_norm && m.row_moments) j["row_moments"] = true;
+        if (m.op == MemoryOp::row_norm && m.warp_rows) j["warp_rows"] = true;
         break;
       case MemoryOp::copy:
       case MemoryOp::fused:
@@ -262,6 +270,10 @@ std::string cost_fields(const KernelCost& c, bool deprecated_pred_us) {
   } else if (c.waves > 0) {  // a block per row (docs/model.md "Memory-bound kernels")
     integer("blocks", c.tiles);
     integer("waves", c.waves);
+  } else if (c.warps > 0) {  // a short-row softmax (docs/model.md "Memory-bound kernels")
+    integer("warps", c.warps);
+    integer("values_per_thread", c.values_per_thread);
+    integer("shuffles_per_warp", c.shuffles_per_warp);
   }
   s += "\"loss\":{";
   num("tile", c.losses.tile);

@@ -91,8 +91,31 @@ std::optional<Layer> lower_reduce(const LowerContext& ctx) {
 
 namespace {
 
-// Softmax and friends: normalise rows of the last axis.
+// InstanceNormalization, LRN and friends: normalise rows of the last axis.
 std::optional<Layer> lower_rowwise(const LowerContext& ctx) { return lower_rowwise_from(ctx, -1); }
+
+// Softmax, LogSoftmax, Hardmax. Before opset 13 the input is coerced to 2-D
+// at `axis` (default 1): each row is every value from it on. From 13 it is
+// one axis (default -1), whose values lie the axes after it apart. PyTorch
+// makes the input contiguous first, so the activation layout moves nothing.
+std::optional<Layer> lower_softmax(const LowerContext& ctx) {
+  const auto& x = ctx.input(0);
+  const int64_t rank = int64_t(x.dims.size());
+  const bool one_axis = ctx.model.opset(ctx.node.domain) >= 13;
+  int64_t axis = attr_int(ctx.node, "axis", one_axis ? -1 : 1);
+  auto l = lower_rowwise_from(ctx, axis);
+  auto& m = std::get<MemoryProblem>(l->problem);
+  if (axis < 0) axis += rank;
+  if (one_axis && rank > 0) {
+    if (axis >= rank) throw Unmodelled(fmt::format("softmax axis {} of a rank-{} tensor", axis, rank));
+    m.inner = x.dims[size_t(axis)];
+    m.kept_inside = 1;
+    for (int64_t k = axis + 1; k < rank; ++k) m.kept_inside = saturating_mul(m.kept_inside, x.dims[size_t(k)]);
+    m.outer = x.numel() / std::max<int64_t>(m.inner, 1);
+  }
+  m.warp_rows = ctx.node.op_type != "Hardmax" && m.kept_inside == 1 && m.inner <= kWarpRowsMaxValues;
+  return l;
+}
 
 }  // namespace
 
@@ -247,8 +270,9 @@ void register_pool_reduce_ops(OpRegistry& r) {
     r.add({"", op, FusionRole::reduction, shape_reduce, lower_reduce, TILEWAVE_HERE}).inputs(1, 2);
   for (const char* op : {"ArgMax", "ArgMin"})
     r.add({"", op, FusionRole::reduction, shape_arg, lower_reduce, TILEWAVE_HERE}).inputs(1, 1);
-  for (const char* op : {"Softmax", "LogSoftmax", "InstanceNormalization", "LRN", "MeanVarianceNormalization",
-                         "Hardmax", "LpNormalization"})
+  for (const char* op : {"Softmax", "LogSoftmax", "Hardmax"})
+    r.add({"", op, FusionRole::opaque, shape_same, lower_softmax, TILEWAVE_HERE}).inputs(1, 3);
+  for (const char* op : {"InstanceNormalization", "LRN", "MeanVarianceNormalization", "LpNormalization"})
     r.add({"", op, FusionRole::opaque, shape_same, lower_rowwise, TILEWAVE_HERE}).inputs(1, 3);
   r.add({"", "LayerNormalization", FusionRole::opaque, shape_norm, lower_norm, TILEWAVE_HERE}).inputs(1, 3);
 }
