@@ -5,6 +5,7 @@ from calibrate.fit import strided_eltwise  # (calibrate/fit/strided_eltwise.py)
 from calibrate.validate import attention_paths  # (calibrate/validate/attention_paths.py)
 from calibrate.validate import corpus_networks  # (calibrate/validate/corpus_networks.py)
 from calibrate.validate import kernel_classes  # (calibrate/validate/kernel_classes.py)
+from calibrate.validate import row_sweep  # (calibrate/validate/row_sweep.py)
 from calibrate.validate import figures_readme  # (calibrate/validate/figures_readme.py: other_gpus.py's kept text)
 from calibrate.validate.figures_common import DATA
 
@@ -46,6 +47,11 @@ def validation_softmax_rows(runs):
     return lines
 
 
+def validation_row_sweep(runs):
+    """docs/validation.md: `python3 -m calibrate.validate.row_sweep`."""
+    return row_sweep.lines_of(row_sweep.os.path.join(row_sweep.ROOT, "gpu_models", "h200.json"))
+
+
 def validation_attention_paths(runs):
     """docs/validation.md: `python3 -m calibrate.validate.attention_paths calibrate/data/h200/corpus/run`."""
     result, failed = attention_paths.paths(runs.tw, [DATA + "/corpus/run"])
@@ -70,6 +76,7 @@ FIGURES = {"validation-kernel-classes": validation_kernel_classes,
            "validation-row-moments": validation_row_moments,
            "validation-strided-eltwise": validation_strided_eltwise,
            "validation-softmax-rows": validation_softmax_rows,
+           "validation-row-sweep": validation_row_sweep,
            "validation-attention-paths": validation_attention_paths,
            "validation-other-gpus": validation_other_gpus}
 # Figures over the whole measured corpus: their time grows with each device call's networks, so the

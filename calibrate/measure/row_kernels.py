@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""PyTorch eager's row kernels over a grid of row widths, rows and types, each
+kernel timed by the profiler (the same kernel durations run.py's profiles
+record): the evidence for the softmax paths of docs/model.md "Memory-bound
+kernels" on shapes no network chose.
+
+For every width (values per row) and total size, on torch.randn data:
+  softmax      torch.softmax(x, -1): half in, half out (`.half()` networks)
+  softmax_amp  torch.softmax(x, -1, dtype=torch.float32): half in, fp32 out
+               (what autocast runs, softmax being on its fp32 list)
+  softmax_f32  fp32 in and out
+  layer_norm   F.layer_norm over the last axis with weight and bias, half
+  softmax_dim1 torch.softmax over axis 1 of [rows, width, 8], half: the
+               softmax of an axis that is not the last (PyTorch's spatial
+               kernel), only for a few widths
+Each shape is warmed up (3 calls), then profiled over REPS calls in its own
+short profiler session; a row records every kernel name the calls launched
+and the median duration of the row kernel (the kernel launched once per
+call). Rows are written as they are measured, so a deadline keeps them.
+
+usage (GPU machine): python3 calibrate/measure/row_kernels.py --out DIR [--deadline-s 300]
+writes DIR/row_kernels.jsonl: a header row, then one row per shape
+{"op", "width", "rows", "in", "out", "kernel", "kernels", "median_us", "us"}
+"""
+import argparse
+import json
+import os
+import statistics
+import time
+
+import torch
+import torch.nn.functional as F
+
+WIDTHS = (8, 12, 16, 24, 32, 48, 49, 64, 96, 128, 144, 196, 197, 256, 384, 401, 512, 577, 785, 1024,
+          1025, 1536, 2048, 4096)
+TOTALS = (1 << 18, 1 << 22, 1 << 26)   # values per tensor: L2-resident to DRAM-bound
+DIM1_WIDTHS = (8, 49, 197, 1024)
+REPS = 10
+
+
+def cases():
+    for width in WIDTHS:
+        for total in TOTALS:
+            rows = max(1, total // width)
+            yield "softmax", width, rows, torch.float16, torch.float16
+            yield "softmax_amp", width, rows, torch.float16, torch.float32
+            yield "softmax_f32", width, rows, torch.float32, torch.float32
+            yield "layer_norm", width, rows, torch.float16, torch.float16
+    for width in DIM1_WIDTHS:
+        for total in TOTALS:
+            yield "softmax_dim1", width, max(1, total // (width * 8)), torch.float16, torch.float16
+
+
+def call_of(op, width, rows, dtype_in, dtype_out):
+    if op == "softmax_dim1":
+        x = torch.randn(rows, width, 8, device="cuda", dtype=dtype_in)
+        return lambda: torch.softmax(x, 1)
+    x = torch.randn(rows, width, device="cuda", dtype=dtype_in)
+    if op == "layer_norm":
+        w = torch.randn(width, device="cuda", dtype=dtype_in)
+        b = torch.randn(width, device="cuda", dtype=dtype_in)
+        return lambda: F.layer_norm(x, (width,), w, b)
+    if dtype_out != dtype_in:
+        return lambda: torch.softmax(x, -1, dtype=dtype_out)
+    return lambda: torch.softmax(x, -1)
+
+
+def profile(fn):
+    """[(kernel name, us)] of REPS calls of fn, in launch order."""
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        for _ in range(REPS):
+            fn()
+        torch.cuda.synchronize()
+    return [(e.name, e.device_time) for e in prof.events()
+            if e.device_type == torch.autograd.DeviceType.CUDA]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--deadline-s", type=float, default=300)
+    args = ap.parse_args()
+    start = time.time()
+    os.makedirs(args.out, exist_ok=True)
+    names = {torch.float16: "fp16", torch.float32: "fp32"}
+    with open(os.path.join(args.out, "row_kernels.jsonl"), "w") as out:
+        out.write(json.dumps({"header": True, "tool": "calibrate/measure/row_kernels.py", "torch": torch.__version__,
+                              "gpu": torch.cuda.get_device_name(), "reps": REPS, "data": "torch.randn"}) + "\n")
+        done = 0
+        for op, width, rows, din, dout in cases():
+            if time.time() - start > args.deadline_s:
+                print("deadline: %d shapes measured, the rest left out" % done, flush=True)
+                break
+            kernels = profile(call_of(op, width, rows, din, dout))
+            counts = {}
+            for name, _ in kernels:
+                counts[name] = counts.get(name, 0) + 1
+            once = [n for n, c in counts.items() if c == REPS]
+            kernel = max(once, key=lambda n: sum(us for m, us in kernels if m == n)) if once else None
+            us = [t for n, t in kernels if n == kernel]
+            out.write(json.dumps({"op": op, "width": width, "rows": rows, "in": names[din], "out": names[dout],
+                                  "kernel": kernel, "kernels": sorted(counts),
+                                  "median_us": statistics.median(us) if us else None, "us": us}) + "\n")
+            out.flush()
+            done += 1
+        print("%d shapes in %.0f s" % (done, time.time() - start), flush=True)
+
+
+if __name__ == "__main__":
+    main()
