@@ -71,6 +71,22 @@ TEST_CASE("schedule: in a plain loop a slow host sets the step, a fast one leave
   CHECK(fast.gpu_idle_us == doctest::Approx(fast.step_us - 20));
 }
 
+TEST_CASE("schedule: each view op before a kernel costs the host host_view_us, never the GPU or a replay") {
+  // Two kernels, the second after a reshape and a permute (docs/model.md "Schedule").
+  std::vector<LaunchItem> items = {{2.0, HostCall::op}, {2.0, HostCall::op}};
+  HostModel h = host_with(10, 4, 8);
+  h.params["host_view_us"] = 3;
+  const Schedule without = schedule_step(items, Launch::loop, h, 0.5);
+  items[1].host_views = 2;
+  const Schedule with = schedule_step(items, Launch::loop, h, 0.5);
+  CHECK(with.host_busy_us - without.host_busy_us == doctest::Approx(6));
+  CHECK(with.kernels[1].host_start_us == doctest::Approx(without.kernels[1].host_start_us));
+  CHECK(with.kernels[1].host_end_us - without.kernels[1].host_end_us == doctest::Approx(6));
+  CHECK(with.gpu_busy_us == doctest::Approx(without.gpu_busy_us));
+  // A CUDA graph replays kernels only: the views are gone with the host.
+  CHECK(schedule_step(items, Launch::graph, h, 0.5).step_us == doctest::Approx(4.0 + 2 * 0.5));
+}
+
 TEST_CASE("execution configuration: one JSON form, parsed back; bad values name the option") {
   ExecutionConfig e;
   e.runtime = find_runtime("inductor");
