@@ -555,3 +555,5 @@ FIGURES = {"calibration-two-commands": calibration_two_commands,
            "calibration-host-misses": calibration_host_misses, "calibration-passes": calibration_passes,
            "calibration-int8-example": calibration_int8_example, "calibration-weakest": calibration_weakest,
            "calibration-carry": calibration_carry}
+# Figures over the whole measured corpus: the default test run leaves them to ctest's `long` label.
+LONG = {"calibration-host-fit"}

@@ -81,5 +81,4 @@ FIGURES = {"validation-kernel-classes": validation_kernel_classes,
            "validation-other-gpus": validation_other_gpus}
 # Figures over the whole measured corpus: their time grows with each device call's networks, so the
 # default test run leaves them to ctest's `long` label (doc_figures.py --figures).
-LONG = {"validation-kernel-classes", "validation-corpus-networks", "validation-strided-eltwise", "validation-softmax-rows",
-        "calibration-host-fit"}
+LONG = {"validation-kernel-classes", "validation-corpus-networks", "validation-strided-eltwise", "validation-softmax-rows"}
