@@ -49,7 +49,7 @@ def validation_softmax_rows(runs):
 
 def validation_row_sweep(runs):
     """docs/validation.md: `python3 -m calibrate.validate.row_sweep`."""
-    return row_sweep.lines_of(row_sweep.os.path.join(row_sweep.ROOT, "gpu_models", "h200.json"))
+    return row_sweep.lines_of(row_sweep.GPU)
 
 
 def validation_attention_paths(runs):

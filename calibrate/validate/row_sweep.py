@@ -24,12 +24,14 @@ import statistics
 import tempfile
 
 from calibrate import jsonl
+from calibrate.fit.softmax_rows import BANDS, band_of as warp_band_of
 from calibrate.module import tilewave_module
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 SWEEP = os.path.join(ROOT, "calibrate", "data", "h200", "row_kernels", "row_kernels.jsonl")
-BANDS = ((1, 32), (33, 64), (65, 128), (129, 256), (257, 512), (513, 1024), (1025, 1 << 30))
+GPU = os.path.join(ROOT, "gpu_models", "h200.json")
+WIDE = ">1024"  # beyond the warp path's bands: the block-per-row softmax
 # What tilewave runs each measured op as: the dtype its precision pass gives it (autocast's softmax writes
 # fp32, so tilewave costs it in fp32), and whether its rows are a softmax's contiguous ones.
 OPS = {"softmax": ("fp16", True), "softmax_amp": ("fp32", True), "softmax_f32": ("fp32", True),
@@ -46,16 +48,29 @@ def layer_of(row):
     return layer
 
 
+class InputError(Exception):
+    pass
+
+
 def eager_gpu(gpu_file, path, module):
     """A copy of the GPU file with its eager set over its base parameters, through the one GPU-file writer."""
-    g = json.load(open(gpu_file))
-    g["params"].update(g["runtime_params"]["eager"]["params"])
-    module.write_gpu(g, path)
+    if not os.path.isfile(gpu_file):  # a FIFO or a device would block the read, a folder fails it
+        raise InputError("%s: not a regular file" % gpu_file)
+    try:
+        with open(gpu_file, "rb") as f:
+            g = json.loads(f.read().decode("utf-8"))
+        g["params"].update(g["runtime_params"]["eager"]["params"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+        raise InputError("%s: not a GPU file with an eager set (%s)" % (gpu_file, e))
+    try:
+        module.write_gpu(g, path)
+    except module.InputError as e:
+        raise InputError("%s: %s" % (gpu_file, e))
     return path
 
 
 def band_of(width):
-    return next("%d-%d" % b if b[1] < 1 << 30 else ">%d" % (b[0] - 1) for b in BANDS if b[0] <= width <= b[1])
+    return warp_band_of(width) if width <= BANDS[-1][1] else WIDE
 
 
 def lines_of(gpu_file):
@@ -77,7 +92,7 @@ def lines_of(gpu_file):
     out = ["%d shapes of %s, predicted with %s's eager set" % (
         len(rows), os.path.relpath(SWEEP, ROOT), os.path.relpath(os.path.abspath(gpu_file), ROOT)),
         "  %-13s %-9s %7s %12s %10s %14s" % ("op", "values", "shapes", "measured us", "pred/meas", "median |error|")]
-    order = {band_of(b[0]): i for i, b in enumerate(BANDS)}
+    order = {band: i for i, band in enumerate(["%d-%d" % b for b in BANDS] + [WIDE])}
     for (op, band), (measured, pred, errors) in sorted(cells.items(), key=lambda kv: (list(OPS).index(kv[0][0]),
                                                                                         order[kv[0][1]])):
         out.append("  %-13s %-9s %7d %12.1f %10.2f %13.1f%%" % (op, band, len(errors), measured, pred / measured,
@@ -91,9 +106,13 @@ def lines_of(gpu_file):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--gpu", default=os.path.join(ROOT, "gpu_models", "h200.json"))
+    ap.add_argument("--gpu", default=GPU)
     args = ap.parse_args()
-    print("\n".join(lines_of(args.gpu)))
+    try:
+        lines = lines_of(args.gpu)
+    except InputError as e:
+        raise SystemExit("row_sweep: %s" % e)
+    print("\n".join(lines))
 
 
 if __name__ == "__main__":

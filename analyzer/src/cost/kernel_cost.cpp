@@ -343,7 +343,7 @@ KernelCost cost_memory(const MemoryProblem& p, int64_t bytes, DType dtype, const
     while ((int64_t(1) << steps) < threads_per_row) ++steps;
     const int64_t rows_per_group = padded <= 128 ? 2 : 1;
     const int64_t rows_per_warp = rows_per_group * (32 / threads_per_row);
-    c.warps = (p.outer + rows_per_warp - 1) / rows_per_warp;
+    c.warps = p.outer / rows_per_warp + (p.outer % rows_per_warp != 0);  // no overflow near INT64_MAX rows
     c.values_per_thread = rows_per_group * (padded / threads_per_row);
     c.shuffles_per_warp = 2 * rows_per_group * steps;
     const double value_ns = m.get<param_index("softmax_warp_value_ns")>();
