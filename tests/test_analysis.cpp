@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include "onnx_builder.h"
 #include "test_helpers.h"
 #include "tilewave/analysis.h"
 #include "tilewave/lowering.h"
@@ -125,4 +126,66 @@ TEST_CASE("one CostModel per analysis, under every runtime and launch") {
         CHECK(CostModel::built_on_this_thread() - before == 1);
         CHECK(a.total.time_us > 0);
       }
+}
+
+TEST_CASE("the 80% interval: the GPU file's percentiles of its regime and class, none when unmeasured or partial") {
+  // docs/model.md "Prediction intervals".
+  GpuModel gpu = test::gpu("h200");
+  for (auto& [key, set] : gpu.runtime_params)  // only the pairs set below
+    for (auto it = set.begin(); it != set.end();) it = it->first.rfind("interval_", 0) == 0 ? set.erase(it) : std::next(it);
+  gpu.runtime_params["eager"]["interval_loop_host_no_attention_low"] = 1.1;
+  gpu.runtime_params["eager"]["interval_loop_host_no_attention_high"] = 1.9;
+  gpu.runtime_params["eager"]["interval_graph_no_attention_low"] = 0.8;
+  gpu.runtime_params["eager"]["interval_graph_no_attention_high"] = 1.3;
+  gpu.runtime_params["eager"]["interval_graph_attention_low"] = 0.7;
+  gpu.runtime_params["eager"]["interval_graph_attention_high"] = 1.6;
+  AnalyzeOptions o = options_for("eager", kTotalsOnly);
+  o.load.batch = 1;
+  o.host = std::make_shared<HostModel>(load_host(default_host_id(), test::gpu_dir()));
+  const Analysis loop = analyze_file(test::zoo("resnet18.onnx"), gpu, o);
+  REQUIRE(loop.total.host_bound);
+  CHECK(loop.interval.regime == "loop_host");
+  CHECK(loop.interval.network_class == "no_attention");
+  CHECK(loop.interval.measured());
+  CHECK(loop.interval.low_us == doctest::Approx(1.1 * loop.total.time_us));
+  CHECK(loop.interval.high_us == doctest::Approx(1.9 * loop.total.time_us));
+  // The loop's percentiles hold for the host the corpus was timed with, not for another.
+  AnalyzeOptions other_host = o;
+  other_host.host = std::make_shared<HostModel>(builtin_host());
+  const Analysis elsewhere = analyze_file(test::zoo("resnet18.onnx"), gpu, other_host);
+  CHECK_FALSE(elsewhere.interval.measured());
+  CHECK(elsewhere.interval.why_none.find("host builtin") != std::string::npos);
+
+  o.exec.launch = Launch::graph;
+  const Analysis graph = analyze_file(test::zoo("resnet18.onnx"), gpu, o);
+  CHECK(graph.interval.regime == "graph");
+  CHECK(graph.interval.low_us == doctest::Approx(0.8 * graph.total.time_us));
+
+  // A softmax makes a network one with attention.
+  test::OnnxBuilder b(13);
+  b.input("x", {4, 3, 49, 49});
+  test::OnnxBuilder::attr(b.node("Softmax", {"x"}, {"y"}), "axis", int64_t(-1));
+  b.output("y");
+  const Analysis scores = analyze_model(b.load_batch(4), gpu, o);
+  CHECK(scores.interval.network_class == "attention");
+  CHECK(scores.interval.high_us == doctest::Approx(1.6 * scores.total.time_us));
+
+  // The GPU-bound loop regime is not in the file: no interval, and the views say so.
+  o.exec.launch = Launch::loop;
+  o.load.batch = 256;
+  const Analysis big = analyze_file(test::zoo("resnet18.onnx"), gpu, o);
+  REQUIRE_FALSE(big.total.host_bound);
+  CHECK(big.interval.regime == "loop_gpu");
+  CHECK_FALSE(big.interval.measured());
+  CHECK(big.interval.low_us == 0);
+  CHECK(big.interval.why_none == "h200's file measured none under eager");
+  // A partial answer's time is not the step's: it states none.
+  const Analysis partial = analyze_file(test::data("unknown_op.onnx"), gpu, o);
+  REQUIRE(partial.partial);
+  CHECK_FALSE(partial.interval.measured());
+  CHECK(partial.interval.why_none == "a partial answer");
+  // A GPU file whose percentiles are out of order states none.
+  gpu.runtime_params["eager"]["interval_loop_host_no_attention_low"] = 2.5;
+  o.load.batch = 1;
+  CHECK_FALSE(analyze_file(test::zoo("resnet18.onnx"), gpu, o).interval.measured());
 }

@@ -90,7 +90,8 @@ TEST_CASE("carry-over: each owner's rule picks its donor") {
 
 TEST_CASE("carry-over: runtime sets follow the same rules, donors must be calibrated") {
   GpuModel hbm = gpu("h200", "hopper", "wgmma-sm90", "HBM3e");
-  hbm.runtime_params["eager"] = {{"fixed_us_memory", 1.29}, {"norm_bw_efficiency", 0.3}, {"tc_efficiency", 0.9}};
+  hbm.runtime_params["eager"] = {{"fixed_us_memory", 1.29}, {"norm_bw_efficiency", 0.3}, {"tc_efficiency", 0.9},
+                                 {"interval_graph_attention_low", 0.9}};
   GpuModel gddr = gpu("rtx3090", "ampere", "mma-sm80", "GDDR6X");
   gddr.runtime_params["eager"] = {{"norm_bw_efficiency", 0.45}};
   const GpuModel target = gpu("rtx4090", "ada", "mma-sm80", "GDDR6X");
@@ -99,6 +100,7 @@ TEST_CASE("carry-over: runtime sets follow the same rules, donors must be calibr
   CHECK(eager.at("norm_bw_efficiency").value == doctest::Approx(0.45));  // same memory type
   CHECK(eager.at("fixed_us_memory").value == doctest::Approx(1.29));     // only the H200 has it
   CHECK_FALSE(eager.count("tc_efficiency"));                            // another instruction family
+  CHECK_FALSE(eager.count("interval_graph_attention_low"));  // the H200's residuals: never carried
 
   GpuModel datasheet = gddr;
   datasheet.trust = Trust::datasheet;

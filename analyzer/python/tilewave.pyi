@@ -128,6 +128,9 @@ class RunFacts(TypedDict):
     nodes: int
     free_nodes: int
     total: Totals
+    # The 80% prediction interval (docs/model.md "Prediction intervals"): coverage, regime, network_class,
+    # measured, low_factor, high_factor, low_us, high_us, why_none.
+    interval: Dict[str, Any]
     unmodelled: List[str]
     partial: bool
 

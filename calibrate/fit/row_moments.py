@@ -173,13 +173,18 @@ def held_line(held, values, gpu_file=GPU):
 def write_eager(tilewave, values, command, kernels):
     """`values` into gpu_models/h200.json's eager set through the one GPU-file writer, stamped with the
     command, its commit and the corpus kernels (`kernels`: which) they were fitted on."""
+    stamp_eager(tilewave, values, "%s (commit %s): %s/kernels.jsonl.gz, the %s of the fit families "
+                "(calibrate/data/h200/corpus/networks.json split), timm's harness" % (command, commit(), RUN, kernels))
+
+
+def stamp_eager(tilewave, values, provenance):
+    """`values` into gpu_models/h200.json's eager set through the one GPU-file writer, with `provenance` as
+    their fitted_on entry."""
     tw = module.tilewave_module(tilewave)
     g = json.load(open(GPU))
     eager = g["runtime_params"]["eager"]
     eager["params"].update(values)
-    eager["fitted_on"][", ".join(values)] = (
-        "%s (commit %s): %s/kernels.jsonl.gz, the %s of the fit families "
-        "(calibrate/data/h200/corpus/networks.json split), timm's harness" % (command, commit(), RUN, kernels))
+    eager["fitted_on"][", ".join(values)] = provenance
     tw.write_gpu(g, GPU)
 
 

@@ -16,6 +16,11 @@ row per (split, configuration, batch):
   host ratio    median of tilewave's host issue time of one forward over the
                 measured forward call alone (host_ms): where the small
                 batches' steps miss, whether the host is why
+  in 80%, GPU in 80%  the share of the step's and of the GPU time's
+                measurements inside the GPU file's 80% interval (docs/model.md
+                "Prediction intervals"); the H200's were fitted on held_out,
+                so only the fit rows and a fresh set judge them here
+                (calibrate.fit.intervals judges held_out family by family)
 
 Splits are the corpus's (calibrate/data/h200/corpus/networks.json): whole
 families, fixed before anything was fitted. The issue's targets are read on
@@ -27,6 +32,7 @@ Predicted in process by the Python module's analyze(), the calls spread over
 the cores; ONNX files as calibrate/validate/kernel_classes.py finds them.
 """
 import argparse
+import collections
 import concurrent.futures
 import json
 import os
@@ -42,6 +48,9 @@ from calibrate.stats import kendall_tau
 from calibrate.validate.kernel_classes import CORPUS, InputError, onnx_files
 
 BATCHES = (1, 16, 64, 256)
+# tilewave's totals and 80% interval (docs/model.md "Prediction intervals") of one setting, in a plain loop
+# and replayed in a CUDA graph.
+Prediction = collections.namedtuple("Prediction", "loop graph loop_interval graph_interval")
 
 
 def measured_rows(folder):
@@ -66,8 +75,7 @@ def measured_rows(folder):
 
 
 def predictions(tilewave, rows, onnx, gpu):
-    """{(model, precision, layout, batch): (loop prediction, CUDA-graph prediction)} and the networks left out
-    as {model: error}."""
+    """{(model, precision, layout, batch): Prediction} and the networks left out as {model: error}."""
     module = tilewave_module(tilewave)
 
     def one(r):
@@ -77,7 +85,7 @@ def predictions(tilewave, rows, onnx, gpu):
             graph = module.analyze(onnx[r["model"]], batch=r["batch"], gpu=gpu, **dict(keywords, graph=True))
         except module.InputError as e:
             return r, None, str(e).replace(onnx[r["model"]], os.path.basename(onnx[r["model"]]))
-        return r, (loop["total"], graph["total"]), None
+        return r, Prediction(loop["total"], graph["total"], loop["interval"], graph["interval"]), None
     with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         done = list(pool.map(one, rows))
     predicted = {(r["model"], r["precision"], r["layout"], r["batch"]): p for r, p, _ in done if p}
@@ -114,12 +122,21 @@ def table(rows, predicted, split):
                     "%.1f%%" % (100 * statistics.median(gerr)) if gerr else "-",
                     "%.2f" % statistics.median(a / b for a, b in gpu) if gpu else "-",
                     "%.2f" % kendall_tau([a for a, _ in gpu], [b for _, b in gpu]) if gpu else "-",
-                    "%.2f" % statistics.median(p[0]["host_busy_us"] / (r["host_ms"] * 1e3) for r, p in g)])
+                    "%.2f" % statistics.median(p[0]["host_busy_us"] / (r["host_ms"] * 1e3) for r, p in g),
+                    coverage([(p.loop_interval, r["step_ms_median"] * 1e3) for r, p in g]),
+                    coverage([(p.graph_interval, r["graph_ms"] * 1e3) for r, p in g if r.get("graph_ms", 0) > 0])])
     return out, misses
 
 
 HEAD = ["split", "configuration", "batch", "n", "median", "p90", "ratio", "tau (FLOPs)", "GPU median", "GPU ratio",
-        "GPU tau", "host ratio"]
+        "GPU tau", "host ratio", "in 80%", "GPU in 80%"]
+
+
+def coverage(settings):
+    """The share of (interval, measured us) whose measured time falls inside the GPU file's 80% interval, over
+    the settings that have one; "-" where none has."""
+    inside = [i["low_us"] <= m <= i["high_us"] for i, m in settings if i and i["measured"]]
+    return "%.0f%%" % (100 * sum(inside) / len(inside)) if inside else "-"
 
 
 def lines_of(folder, tilewave, gpu="h200", misses=0):

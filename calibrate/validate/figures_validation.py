@@ -1,4 +1,5 @@
 """The figures docs/validation.md quotes (calibrate/validate/doc_figures.py)."""
+from calibrate.fit import intervals  # (calibrate/fit/intervals.py)
 from calibrate.fit import row_moments  # (calibrate/fit/row_moments.py)
 from calibrate.fit import softmax_rows  # (calibrate/fit/softmax_rows.py)
 from calibrate.fit import strided_eltwise  # (calibrate/fit/strided_eltwise.py)
@@ -24,6 +25,13 @@ def validation_kernel_classes(runs):
 def validation_corpus_networks(runs):
     """docs/validation.md: `python3 -m calibrate.validate.corpus_networks calibrate/data/h200/corpus/run --misses 6`."""
     return corpus_networks.lines_of(DATA + "/corpus/run", runs.tw, misses=6)
+
+
+def validation_intervals(runs):
+    """docs/validation.md: `python3 -m calibrate.fit.intervals build/analyzer/tilewave`."""
+    lines = []
+    intervals.run(runs.tw, out=lines.append)
+    return lines
 
 
 def validation_row_moments(runs):
@@ -73,6 +81,7 @@ def validation_other_gpus(runs):
 
 FIGURES = {"validation-kernel-classes": validation_kernel_classes,
            "validation-corpus-networks": validation_corpus_networks,
+           "validation-intervals": validation_intervals,
            "validation-row-moments": validation_row_moments,
            "validation-strided-eltwise": validation_strided_eltwise,
            "validation-softmax-rows": validation_softmax_rows,
@@ -81,4 +90,5 @@ FIGURES = {"validation-kernel-classes": validation_kernel_classes,
            "validation-other-gpus": validation_other_gpus}
 # Figures over the whole measured corpus: their time grows with each device call's networks, so the
 # default test run leaves them to ctest's `long` label (doc_figures.py --figures).
-LONG = {"validation-kernel-classes", "validation-corpus-networks", "validation-strided-eltwise", "validation-softmax-rows"}
+LONG = {"validation-kernel-classes", "validation-corpus-networks", "validation-intervals", "validation-strided-eltwise",
+        "validation-softmax-rows"}

@@ -54,17 +54,43 @@ def test_forwards_tilewave_cannot_analyse_are_left_out_by_file_name(tmp_path):
 def test_corpus_networks_table_reads_step_gpu_and_host_per_split():
     from calibrate.validate import corpus_networks
     rows, predicted = [], {}
+    # The step's 80% intervals: m0's holds its measurement, m1 has none, m2's misses it.
+    intervals = [{"measured": True, "low_us": 800.0, "high_us": 1100.0}, {"measured": False},
+                 {"measured": True, "low_us": 4100.0, "high_us": 5000.0}]
     for i, (measured_ms, predicted_us) in enumerate([(1.0, 900.0), (2.0, 2400.0), (4.0, 4000.0)]):
         r = {"model": "m%d" % i, "precision": "amp_fp16", "layout": "nchw", "batch": 16,
              "step_ms_median": measured_ms, "graph_ms": measured_ms / 2, "host_ms": measured_ms}
         rows.append(r)
-        predicted[(r["model"], "amp_fp16", "nchw", 16)] = (
+        predicted[(r["model"], "amp_fp16", "nchw", 16)] = corpus_networks.Prediction(
             {"time_us": predicted_us, "flops": 10 - i, "host_busy_us": predicted_us / 2},
-            {"time_us": measured_ms * 500})
+            {"time_us": measured_ms * 500}, intervals[i], None)
     body, misses = corpus_networks.table(rows, predicted, {"m0": "held_out", "m1": "held_out", "m2": "held_out"})
     assert body == [["held_out", "AMP NCHW", "16", "3", "10.0%", "18.0%", "1.00", "1.00 (-1.00)", "0.0%", "1.00",
-                     "1.00", "0.50"]]
+                     "1.00", "0.50", "50%", "-"]]
     assert sorted(round(e, 2) for e, *_ in misses) == [-0.1, 0.0, 0.2]
+
+
+def test_intervals_are_percentiles_of_held_out_and_judged_family_by_family():
+    from calibrate.fit import intervals
+    S = intervals.Setting
+    held = [S("h%d" % i, "fam%d" % (i % 4), "held_out", "AMP NCHW", 16, "graph", "no_attention", 1 + i / 100)
+            for i in range(40)]
+    fit = [S("f", "other", "fit", "AMP NCHW", 16, "graph", "no_attention", r) for r in (0.5, 1.2, 9.0)]
+    fitted = intervals.fit(held + fit)
+    low, high = fitted[("graph", "no_attention")]
+    assert (low, high) == (1.039, 1.351)  # numpy's linear percentiles of 1.00 ... 1.39; the fit rows take no part
+    assert fitted[("loop_host", "attention")] is None  # no settings: not stated
+    values = intervals.values_of(fitted)
+    assert len(values) == 12 and values["interval_graph_no_attention_low"] == 1.039
+    assert values["interval_loop_host_attention_high"] == 0.0
+    # Each family is judged by the other three's percentiles, never its own.
+    judged = intervals.leave_family_out(held)
+    assert len(judged) == 40 and all(f is not None for _, f in judged)
+    lines = []
+    intervals.report(held + fit, fitted, lines.append)
+    assert "| graph | no_attention | 40 (40) | 1.19 | 1.04-1.35x | 75% of 40 |" in lines[2]
+    assert lines[2].endswith("| 33% of 3 |")  # of the fit rows only 1.2 lies inside
+    assert lines[-1].startswith("all: held_out ")
 
 
 def test_corpus_networks_rejects_a_row_that_is_not_a_network_row(tmp_path):

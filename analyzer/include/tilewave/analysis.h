@@ -113,6 +113,18 @@ struct ResultParts {
 };
 constexpr ResultParts kTotalsOnly{false, false};
 
+// The step's 80% prediction interval (docs/model.md "Prediction intervals"):
+// the prediction times the 10th and 90th percentiles of measured / predicted
+// over the held-out networks of its regime and class that calibrated the GPU.
+struct PredictionInterval {
+  std::string regime;         // "graph", "loop_gpu" (the GPU sets the step) or "loop_host"
+  std::string network_class;  // "attention" (a softmax or attention kernel) or "no_attention"
+  double low_factor = 0, high_factor = 0;  // the GPU file's percentiles; 0: none measured
+  double low_us = 0, high_us = 0;          // time_us times them
+  std::string why_none;  // when not measured(): why the answer states none
+  bool measured() const { return high_us > 0; }
+};
+
 struct Analysis {
   std::string model_path;
   std::string model_name;  // file stem
@@ -149,6 +161,7 @@ struct Analysis {
   std::vector<std::string> notes;       // assumptions made while loading
   bool over_memory = false;  // the batch does not fit the GPU's memory (memory_fit_note, among the notes)
   Totals total;
+  PredictionInterval interval;  // none for a partial answer
   std::vector<NodeFate> nodes_fate;   // per ONNX node, in graph order
   MemoryFacts memory;
   std::vector<KernelGroup> by_op;     // by head op, convolutions by kind (depthwise, grouped); longest first

@@ -51,8 +51,11 @@ const char* param_scope_name(ParamScope s);
 //   from a GPU of the same memory type, else of the same family (HBM, GDDR);
 // launch: a kernel's fixed costs on the GPU's front end: kept;
 // runtime: what the framework adds between kernels: kept;
-// host: the CPU issuing a plain loop, in a host description, not a GPU file.
-enum class ParamOwner { architecture, memory_system, launch, runtime, host };
+// host: the CPU issuing a plain loop, in a host description, not a GPU file;
+// validation: how far this GPU's measured networks fell from their
+//   predictions (docs/model.md "Prediction intervals"): never carried, a GPU
+//   not measured states no interval of its own.
+enum class ParamOwner { architecture, memory_system, launch, runtime, host, validation };
 const char* param_owner_name(ParamOwner o);
 
 // How a value carried to another GPU scales with it: not at all, with the

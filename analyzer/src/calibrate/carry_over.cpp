@@ -64,6 +64,8 @@ const GpuModel* donor_for(ParamOwner owner, const GpuModel& target, const std::v
         }
       rule = "kept from the first donor";
       return donors.front();
+    case ParamOwner::validation:  // another GPU's residuals say nothing of this one's
+      return nullptr;
   }
   return nullptr;
 }

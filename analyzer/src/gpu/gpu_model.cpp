@@ -47,6 +47,7 @@ const char* param_owner_name(ParamOwner o) {
     case ParamOwner::launch: return "kernel launch";
     case ParamOwner::runtime: return "runtime";
     case ParamOwner::host: return "host";
+    case ParamOwner::validation: return "validation";
   }
   return "?";
 }

@@ -140,6 +140,38 @@ void add_groupings(Analysis& a) {
   std::sort(a.by_bound.begin(), a.by_bound.end(), [](const auto& x, const auto& y) { return x.name < y.name; });
 }
 
+// The interval's regime and class from the costed result, its factors from
+// the GPU's parameters (docs/model.md "Prediction intervals").
+PredictionInterval prediction_interval(const Analysis& a, const GpuModel& gpu) {
+  PredictionInterval p;
+  if (a.partial) {  // a partial answer's time is not the step's
+    p.why_none = "a partial answer";
+    return p;
+  }
+  p.regime = a.exec.launch != Launch::loop ? "graph" : a.total.host_bound ? "loop_host" : "loop_gpu";
+  const bool attention = std::any_of(a.kernels.begin(), a.kernels.end(), [](const KernelResult& k) {
+    return k.kernel.ops.contains("Softmax") || (k.kernel.layer && kernel_class(*k.kernel.layer) == KernelClass::attention);
+  });
+  p.network_class = attention ? "attention" : "no_attention";
+  const std::string stem = "interval_" + p.regime + "_" + p.network_class;
+  const double low = gpu.param(stem + "_low"), high = gpu.param(stem + "_high");
+  if (!(low > 0) || !(high >= low)) {
+    p.why_none = fmt::format("{}'s file measured none under {}", gpu.id, a.runtime);
+    return p;
+  }
+  // A plain loop's residuals include the host the corpus was timed with, the default one.
+  if (a.exec.launch == Launch::loop && a.host_id != default_host_id()) {
+    p.why_none = fmt::format("not measured with host {}: {}'s plain-loop intervals were measured with host {}",
+                             a.host_id, gpu.id, default_host_id());
+    return p;
+  }
+  p.low_factor = low;
+  p.high_factor = high;
+  p.low_us = a.total.time_us * low;
+  p.high_us = a.total.time_us * high;
+  return p;
+}
+
 }  // namespace
 
 Analysis analyze_model(const Model& model, const GpuModel& base_gpu, const AnalyzeOptions& options) {
@@ -226,6 +258,7 @@ Analysis analyze_model(const Model& model, const GpuModel& base_gpu, const Analy
         bandwidth_utilization(double(a.total.dram_bytes), double(a.total.l2_hit_bytes), t, a.dram_gbs, a.l2_gbs);
     a.total.losses = totals.losses();
   }
+  a.interval = prediction_interval(a, gpu);
   // The parts only some views read, when the caller asks for them (docs/model.md "Result parts").
   a.parts = options.parts;
   if (options.parts.node_facts) {

@@ -73,6 +73,21 @@ inline std::string bound_with_range(const Totals& t) {
                      fmt_time_us(t.time_high_us));
 }
 
+// The step's 80% interval as every view says it (docs/model.md "Prediction
+// intervals"): "1.52-2.31 ms (1.02-1.55x, held-out networks without attention,
+// plain loop, host-bound)", or why there is none.
+inline std::string interval_text(const PredictionInterval& p) {
+  const char* regime = p.regime == "graph" ? "CUDA-graph replay" : p.regime == "loop_gpu" ? "plain loop, GPU-bound"
+                                                                                           : "plain loop, host-bound";
+  const char* network = p.network_class == "attention" ? "with attention" : "without attention";
+  if (p.regime.empty()) return "none: " + p.why_none;
+  if (!p.measured()) return fmt::format("none for networks {} ({}): {}", network, regime, p.why_none);
+  const bool ms = p.high_us >= 1000;
+  return fmt::format("{:.{}f}-{} ({:.2f}-{:.2f}x the prediction, as held-out networks {} fell; {})",
+                     ms ? p.low_us / 1000 : p.low_us, ms ? 2 : 1, fmt_time_us(p.high_us), p.low_factor, p.high_factor,
+                     network, regime);
+}
+
 // A note under a table: "Note: " and the text in lines of at most about
 // `width` columns, broken at spaces, the later lines indented under the first.
 inline void write_note(std::ostream& os, const std::string& text, size_t width = 100) {

@@ -79,6 +79,15 @@ json analysis_summary_json(const Analysis& a) {
           {"nodes", a.nodes},
           {"free_nodes", a.free_nodes},
           {"total", totals_to_json(a.total)},
+          {"interval", json{{"coverage", 0.8},
+                            {"regime", a.interval.regime},
+                            {"network_class", a.interval.network_class},
+                            {"measured", a.interval.measured()},
+                            {"low_factor", a.interval.low_factor},
+                            {"high_factor", a.interval.high_factor},
+                            {"low_us", a.interval.low_us},
+                            {"high_us", a.interval.high_us},
+                            {"why_none", a.interval.why_none}}},
           {"unmodelled", a.unmodelled},
           {"partial", a.partial}};
 }
