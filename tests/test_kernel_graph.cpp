@@ -64,7 +64,6 @@ TEST_CASE("kernel index: every configuration's lowering of a real network is in 
   LoadOptions o;
   o.batch = 2;
   const Model m = load_onnx(test::zoo("efficientnet_b0.onnx"), o);
-  const NodeGraph lg = build_node_graph(m);
   for (const char* runtime : {"eager", "inductor", "tensorrt"})
     for (bool amp : {false, true})
       for (Layout layout : {Layout::nchw, Layout::nhwc}) {
@@ -73,7 +72,7 @@ TEST_CASE("kernel index: every configuration's lowering of a real network is in 
         e.amp = amp;
         e.layout = layout;
         CAPTURE(e.name());
-        const KernelGraph g = lower_model(m, lg, e);
+        const KernelGraph g = lower_model(m, e);
         const KernelIndex index(g);
         CHECK_FALSE(launch_order_error(g, index));
         const std::vector<int> order = topological_order(g, index);

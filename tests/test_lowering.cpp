@@ -33,7 +33,7 @@ std::vector<std::string> ops(const KernelGraph& l) {
 KernelGraph eager_lowering(const Model& m, bool amp) {
   ExecutionConfig e = cuda_graph_harness(*find_runtime("eager"), DType::fp16);
   e.amp = amp;
-  return lower_model(m, build_node_graph(m), e);
+  return lower_model(m, e);
 }
 }  // namespace
 
@@ -180,7 +180,6 @@ TEST_CASE("layout pass: no conv of a bundled network is wrapped twice, under any
     LoadOptions o;
     o.batch = 1;
     const Model m = load_onnx(file, o);
-    const NodeGraph graph = build_node_graph(m);
     for (const RuntimeProfile* r : builtin_runtimes())
       for (Layout layout : {Layout::nchw, Layout::nhwc})
         for (bool amp : {false, true}) {
@@ -189,7 +188,7 @@ TEST_CASE("layout pass: no conv of a bundled network is wrapped twice, under any
           e.amp = amp;
           CAPTURE(file);
           CAPTURE(e.name());
-          const KernelGraph g = lower_model(m, graph, e);
+          const KernelGraph g = lower_model(m, e);
           const KernelIndex index(g);
           for (size_t k = 0; k < g.kernels.size(); ++k) {
             const Kernel& kernel = g.kernels[k];
@@ -231,8 +230,7 @@ TEST_CASE("lower_model: the one composition runs the runtime's lowering, then bo
   const Model m = load_onnx(test::zoo("regnet_x_3_2gf.onnx"), o);
   ExecutionConfig e = default_execution(default_runtime());  // eager, NCHW, autocast
   const KernelGraph g = lower_model(m, e);
-  CHECK(ops(g) == ops(lower_model(m, build_node_graph(m), e)));
-  const KernelGraph own = lower_for_runtime(m, build_node_graph(m), e, OpRegistry::builtin());
+  const KernelGraph own = lower_for_runtime(m, e, OpRegistry::builtin());
   // The runtime's own lowering launches no transforms nor casts: the passes add them.
   CHECK(count(ops(own), "layout_transform") == 0);
   CHECK(count(ops(own), "cast") == 0);
@@ -527,7 +525,7 @@ TEST_CASE("a reduction knows whether it runs over contiguous rows (docs/model.md
   auto kept_inside = [&](Layout layout) {
     ExecutionConfig e = default_execution(*find_runtime("eager"));
     e.layout = layout;
-    const KernelGraph g = lower_model(m, build_node_graph(m), e);
+    const KernelGraph g = lower_model(m, e);
     for (const Kernel& k : g.kernels)
       if (auto* p = k.layer ? std::get_if<MemoryProblem>(&k.layer->problem) : nullptr)
         if (p->op == MemoryOp::reduce) return p->kept_inside;
@@ -564,7 +562,7 @@ TEST_CASE("a softmax over short contiguous rows takes PyTorch's warp path (docs/
     const Model m = b.load_batch(dims[0]);
     ExecutionConfig e = default_execution(*find_runtime("eager"));
     e.layout = Layout::nhwc;  // PyTorch makes a softmax's input contiguous: the layout moves nothing
-    const KernelGraph g = lower_model(m, build_node_graph(m), e);
+    const KernelGraph g = lower_model(m, e);
     for (const Kernel& k : g.kernels)
       if (auto* p = k.layer ? std::get_if<MemoryProblem>(&k.layer->problem) : nullptr)
         if (p->op == MemoryOp::row_norm) return *p;
@@ -643,7 +641,7 @@ TEST_CASE("a weight-only float subgraph runs on every forward in PyTorch, is fol
   const Model m = b.load_batch(1);
   CHECK(m.weight_computed == std::unordered_set<std::string>{"w_mean", "w_std"});
   auto launched = [&](const std::string& runtime) {
-    const KernelGraph g = lower_model(m, build_node_graph(m), default_execution(runtime_named(runtime, "test")));
+    const KernelGraph g = lower_model(m, default_execution(runtime_named(runtime, "test")));
     std::vector<std::string> nodes;
     for (const Kernel& k : g.kernels)
       for (int i : k.nodes) nodes.push_back(m.nodes[size_t(i)].op_type);
@@ -722,7 +720,7 @@ TEST_CASE("eager: an exported GroupNorm is PyTorch's three kernels: row moments,
   CHECK(cast.writes[0].bytes == 2 * 8 * 6 * 6 * 4);
 
   // Other runtimes keep their own lowering of the nodes.
-  const KernelGraph trt = lower_model(m, build_node_graph(m), cuda_graph_harness(*find_runtime("tensorrt"), DType::fp16));
+  const KernelGraph trt = lower_model(m, cuda_graph_harness(*find_runtime("tensorrt"), DType::fp16));
   for (const Kernel& k : trt.kernels)
     if (auto* p = k.layer ? std::get_if<MemoryProblem>(&k.layer->problem) : nullptr) CHECK_FALSE(p->row_moments);
 }
@@ -735,7 +733,7 @@ TEST_CASE("eager: an InstanceNormalization that is not a GroupNorm's stays one k
   b.node("InstanceNormalization", {"x", "scale", "bias"}, {"y"});
   b.output("y");
   const Model m = b.load_batch(2);
-  const KernelGraph l = lower_model(m, build_node_graph(m), cuda_graph_harness(*find_runtime("eager"), DType::fp16));
+  const KernelGraph l = lower_model(m, cuda_graph_harness(*find_runtime("eager"), DType::fp16));
   CHECK(ops(l) == std::vector<std::string>{"InstanceNormalization"});
   CHECK_FALSE(std::get<MemoryProblem>(l.kernels[0].layer->problem).row_moments);
 }
@@ -809,7 +807,7 @@ TEST_CASE("eager under autocast: types follow PyTorch's promotion; a half-type o
   // inductor keeps each op in the half type.
   ExecutionConfig ind = cuda_graph_harness(*find_runtime("inductor"), DType::fp16);
   ind.amp = true;
-  for (const Kernel& k : lower_model(m, build_node_graph(m), ind).kernels)
+  for (const Kernel& k : lower_model(m, ind).kernels)
     if (k.layer && !k.ops.is(RuntimeStep::cast)) CHECK(k.layer->dtype == DType::fp16);
 }
 

@@ -13,7 +13,6 @@
 #include "onnx_builder.h"
 #include "test_helpers.h"
 #include "tilewave/error.h"
-#include "tilewave/node_graph.h"
 #include "tilewave/lowering.h"
 #include "tilewave/op_registry.h"
 #include "tilewave/pipeline.h"

@@ -8,7 +8,6 @@
 
 #include "tilewave/exec_config.h"
 #include "tilewave/ir/kernel_graph.h"
-#include "tilewave/node_graph.h"
 #include "tilewave/model.h"
 #include "tilewave/op_registry.h"
 
@@ -18,8 +17,7 @@ class AttentionChains;
 
 // What every lowering step reads.
 struct LowerInput {
-  const Model& model;
-  const NodeGraph& graph;
+  const Model& model;  // with its node graph (Model::consumers, topo_order)
   const OpRegistry& registry;
   DType dtype;                  // of the activations and the compute kernels
   const ExecutionConfig& exec;  // layout, amp: read by the passes
@@ -82,8 +80,7 @@ const RuntimeProfile& default_runtime();
 // scaled_dot_product_attention become one flash-attention kernel (under a
 // runtime that fuses hand-written attention, every such chain; docs/model.md
 // "Attention"); false costs them node by node.
-KernelGraph lower_for_runtime(const Model& model, const NodeGraph& graph, const ExecutionConfig& exec,
-                              const OpRegistry& registry);
+KernelGraph lower_for_runtime(const Model& model, const ExecutionConfig& exec, const OpRegistry& registry);
 
 // Whether a conv's bias was the model's own rather than a BatchNorm the
 // exporter folded in (the precision pass casts only an own bias).

@@ -117,6 +117,13 @@ struct Model {
   // tensor -> each node input that reads it, in file order (a node reading
   // it twice is there twice); an omitted input ("") reads nothing.
   std::unordered_map<std::string, std::vector<TensorRead>> readers;
+  // The node graph, built and checked as the file is loaded (docs/model.md
+  // "Pipeline"): per node, the nodes reading its outputs, once per input
+  // read, in node order; the one topological order (topological_order) and
+  // each node's place in it.
+  std::vector<std::vector<int>> consumers;
+  std::vector<int> topo_order;  // node indices, producers first
+  std::vector<int> topo_rank;   // node index -> position in topo_order
   std::unordered_map<std::string, std::string> unknown_reason;  // why a shape stayed unknown
   int64_t batch = 0;                           // dim 0 of the first input after overrides
   std::vector<std::string> notes;              // assumptions the user should know about
@@ -129,13 +136,14 @@ struct Model {
   const Node* producer_of(const std::string& tensor) const;
   // The node inputs reading `tensor` (readers); none for a tensor nothing reads.
   const std::vector<TensorRead>& readers_of(const std::string& tensor) const;
+  const std::vector<int>& consumers_of(int node) const { return consumers[size_t(node)]; }
 };
 
 // Node indices with every producer before its readers, and the file's order
 // among nodes ready together, so that a file already in order keeps it (ONNX
 // requires that order; reports then list nodes as people read the model).
-// Nodes on a cycle come last, in file order: the node graph reports the
-// cycle. Shape inference and the node graph both walk this one order.
+// Nodes on a cycle come last, in file order (the loader refuses a cycle).
+// Model::topo_order holds it for every stage after loading.
 std::vector<int> topological_order(const Model& model);
 
 class OpRegistry;
@@ -147,11 +155,16 @@ struct LoadOptions {
 };
 
 // Stage 1, load: reads the file with the ONNX protobuf classes (external
-// weight files need not exist), applies the overrides and collects tensors
-// and nodes; shapes past the graph inputs stay unknown until shape inference
-// (load_onnx in pipeline.h does both). Throws InputError naming the file on
-// any problem.
+// weight files need not exist), applies the overrides, collects tensors and
+// nodes and links the node graph, refusing a tensor produced twice, an input
+// nothing produces and a cycle; shapes past the graph inputs stay unknown
+// until shape inference (load_onnx in pipeline.h does both). Throws
+// InputError naming the file on any problem.
 Model read_onnx(const std::string& path, const LoadOptions& options = {});
+// The node graph of a model's nodes, producer and readers (Model::consumers,
+// topo_order, topo_rank), as read_onnx links it; throws InputError naming
+// model.path for an input nothing produces or a cycle.
+void link_node_graph(Model& model);
 // The file as ONNX's protobuf, unchanged (size and parse checks as read_onnx):
 // for tools that rewrite a model (annotate, advise).
 std::shared_ptr<onnx::ModelProto> read_onnx_file(const std::string& path);

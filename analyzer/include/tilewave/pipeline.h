@@ -7,7 +7,6 @@
 
 #include "tilewave/exec_config.h"
 #include "tilewave/ir/kernel_graph.h"
-#include "tilewave/node_graph.h"
 #include "tilewave/lowering.h"
 #include "tilewave/model.h"
 #include "tilewave/op_registry.h"
@@ -22,8 +21,8 @@ Model load_onnx(const std::string& path, const LoadOptions& options = {});
 Model load_onnx_proto(std::shared_ptr<onnx::ModelProto> proto, const std::string& path,
                       const LoadOptions& options = {});
 
-// The stages after loading, composed in their one place: the node graph,
-// the runtime's lowering, the passes the configuration asks for
+// The stages after loading, composed in their one place: the runtime's
+// lowering (over the node graph the loader linked), the passes the configuration asks for
 // (docs/model.md "Layout pass", "Precision pass"), then the check that launch
 // order respects every edge. exec.fuse_attention: the MatMul-Softmax-MatMul
 // chains exporters write for scaled_dot_product_attention become one
@@ -31,9 +30,6 @@ Model load_onnx_proto(std::shared_ptr<onnx::ModelProto> proto, const std::string
 // node. cuda_graph_harness(runtime, dtype) is the configuration calibrate/'s
 // sets were measured under.
 KernelGraph lower_model(const Model& model, const ExecutionConfig& exec,
-                        const OpRegistry& registry = OpRegistry::builtin());
-// The same over the node graph a caller keeps for its own use (node facts).
-KernelGraph lower_model(const Model& model, const NodeGraph& graph, const ExecutionConfig& exec,
                         const OpRegistry& registry = OpRegistry::builtin());
 
 }  // namespace tilewave

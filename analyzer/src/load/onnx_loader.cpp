@@ -7,6 +7,8 @@
 #include <string_view>
 #include <unordered_set>
 
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/strong_components.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include "tilewave_onnx.pb.h"
@@ -271,12 +273,38 @@ void collect_nodes(Model& model) {
     n.inputs.assign(p.input().begin(), p.input().end());
     n.outputs.assign(p.output().begin(), p.output().end());
     n.proto = &p;
-    for (const auto& out : n.outputs)
-      if (!out.empty()) model.producer[out] = i;
+    for (const auto& out : n.outputs) {
+      if (out.empty()) continue;
+      auto [it, fresh] = model.producer.emplace(out, i);
+      if (!fresh)
+        throw InputError(model.path, fmt::format("tensor '{}' is produced by both node '{}' and node '{}'", out,
+                                                 model.nodes[size_t(it->second)].name, n.name));
+    }
     for (size_t s = 0; s < n.inputs.size(); ++s)
       if (!n.inputs[s].empty()) model.readers[n.inputs[s]].push_back({i, int(s)});
     model.nodes.push_back(std::move(n));
   }
+}
+
+using BoostGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS>;
+
+// Names a few nodes on a cycle so the user can find it.
+std::string describe_cycle(const Model& model, const BoostGraph& g) {
+  std::vector<int> component(boost::num_vertices(g));
+  boost::strong_components(g, boost::make_iterator_property_map(component.begin(),
+                                                                 boost::get(boost::vertex_index, g)));
+  std::unordered_map<int, std::vector<int>> members;
+  for (size_t v = 0; v < component.size(); ++v) members[component[v]].push_back(int(v));
+  for (const auto& [c, nodes] : members) {
+    bool self_loop = nodes.size() == 1 && boost::edge(nodes[0], nodes[0], g).second;
+    if (nodes.size() < 2 && !self_loop) continue;
+    std::string names;
+    for (size_t i = 0; i < nodes.size() && i < 4; ++i)
+      names += (i ? " -> " : "") + fmt::format("'{}' ({})", model.nodes[size_t(nodes[i])].name,
+                                               model.nodes[size_t(nodes[i])].op_type);
+    return names + (nodes.size() > 4 ? " -> ..." : "");
+  }
+  return "?";
 }
 
 // The first graph-input dimension that is not known, as "dimension K ('name')".
@@ -292,6 +320,33 @@ std::string unknown_dim(const onnx::ModelProto& proto, const std::string& input)
 }
 
 }  // namespace
+
+void link_node_graph(Model& model) {
+  const size_t n = model.nodes.size();
+  model.consumers.assign(n, {});
+  const std::unordered_set<std::string_view> graph_inputs(model.inputs.begin(), model.inputs.end());
+  for (const auto& node : model.nodes)
+    for (const auto& in : node.inputs) {
+      if (in.empty()) continue;
+      if (const auto it = model.producer.find(in); it != model.producer.end())
+        model.consumers[size_t(it->second)].push_back(node.index);
+      else if (!model.initializers.count(in) && !graph_inputs.count(in))
+        throw InputError(model.path, fmt::format("node '{}' ({}) reads tensor '{}', which no node, initializer or "
+                                                 "graph input produces",
+                                                 node.name, node.op_type, in));
+    }
+  model.topo_order = topological_order(model);
+  model.topo_rank.assign(n, 0);
+  for (size_t i = 0; i < n; ++i) model.topo_rank[size_t(model.topo_order[i])] = int(i);
+  for (size_t p = 0; p < n; ++p)
+    for (int c : model.consumers[p])
+      if (model.topo_rank[p] >= model.topo_rank[size_t(c)]) {
+        BoostGraph g(n);  // vertex i is model.nodes[i]; edge producer -> consumer
+        for (size_t q = 0; q < n; ++q)
+          for (int r : model.consumers[q]) boost::add_edge(q, size_t(r), g);
+        throw InputError(model.path, "the graph has a cycle: " + describe_cycle(model, g));
+      }
+}
 
 Model read_onnx(const std::string& path, const LoadOptions& options) {
   return read_onnx_proto(read_onnx_file(path), path, options);
@@ -333,6 +388,7 @@ Model read_onnx_proto(std::shared_ptr<onnx::ModelProto> proto, const std::string
     const auto& dims = model.tensors[model.inputs.front()].dims;
     model.batch = dims.empty() ? 1 : dims[0];
   }
+  link_node_graph(model);
   return model;
 }
 

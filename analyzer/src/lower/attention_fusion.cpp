@@ -8,10 +8,10 @@ namespace {
 
 // The only node reading `tensor`, the output of a single-output node; nullptr
 // for none, several, or a graph output.
-const Node* sole_reader(const Model& m, const NodeGraph& g, const std::string& tensor) {
+const Node* sole_reader(const Model& m, const std::string& tensor) {
   const Node* p = m.producer_of(tensor);
   if (!p || m.is_output(tensor)) return nullptr;
-  const auto readers = g.consumers_of(p->index);
+  const auto& readers = m.consumers_of(p->index);
   return readers.size() == 1 ? &m.nodes[size_t(readers[0])] : nullptr;
 }
 
@@ -22,7 +22,7 @@ bool is_scalar_operand(const Model& m, const std::string& t) {
 
 }  // namespace
 
-AttentionChains::AttentionChains(const Model& m, const NodeGraph& g, bool sdpa_only) {
+AttentionChains::AttentionChains(const Model& m, bool sdpa_only) {
   for (const auto& head : m.nodes) {
     if (head.op_type != "MatMul" || !head.domain.empty() || head.outputs.empty()) continue;
     const TensorInfo* scores = m.tensor(head.outputs[0]);
@@ -30,21 +30,21 @@ AttentionChains::AttentionChains(const Model& m, const NodeGraph& g, bool sdpa_o
     if (!scores || !scores->fully_known() || scores->dims.size() < 3 || !q || !q->fully_known()) continue;
     AttentionChain c;
     c.nodes = {head.index};
-    const Node* next = sole_reader(m, g, head.outputs[0]);
+    const Node* next = sole_reader(m, head.outputs[0]);
     // Scaling and masking between the products: Mul/Div by a scalar, Add of a mask.
     while (next && (next->op_type == "Mul" || next->op_type == "Div" || next->op_type == "Add") && next->domain.empty()) {
       const std::string& other = next->inputs[0] == m.nodes[size_t(c.nodes.back())].outputs[0] ? next->inputs[1]
                                                                                                  : next->inputs[0];
       if (next->op_type != "Add" && !is_scalar_operand(m, other)) break;
       c.nodes.push_back(next->index);
-      next = sole_reader(m, g, next->outputs[0]);
+      next = sole_reader(m, next->outputs[0]);
     }
     if (!next || next->op_type != "Softmax" || !next->domain.empty()) continue;
     c.nodes.push_back(next->index);
-    const Node* pv = sole_reader(m, g, next->outputs[0]);
+    const Node* pv = sole_reader(m, next->outputs[0]);
     // torch.onnx's guard for fully masked rows: Where(IsNaN(p), 0, p).
     if (!pv) {
-      const auto rs = g.consumers_of(next->index);
+      const auto& rs = m.consumers_of(next->index);
       const Node* isnan = nullptr;
       const Node* where = nullptr;
       for (int r : rs) {
@@ -52,10 +52,10 @@ AttentionChains::AttentionChains(const Model& m, const NodeGraph& g, bool sdpa_o
         if (rn.op_type == "IsNaN") isnan = &rn;
         if (rn.op_type == "Where") where = &rn;
       }
-      if (rs.size() != 2 || !isnan || !where || sole_reader(m, g, isnan->outputs[0]) != where) continue;
+      if (rs.size() != 2 || !isnan || !where || sole_reader(m, isnan->outputs[0]) != where) continue;
       c.nodes.push_back(isnan->index);
       c.nodes.push_back(where->index);
-      pv = sole_reader(m, g, where->outputs[0]);
+      pv = sole_reader(m, where->outputs[0]);
       if (pv && pv->inputs[0] != where->outputs[0]) continue;
     } else if (pv->inputs[0] != next->outputs[0]) {
       continue;
@@ -68,7 +68,7 @@ AttentionChains::AttentionChains(const Model& m, const NodeGraph& g, bool sdpa_o
     int prescaled = 0;
     for (const auto& operand : head.inputs) {
       const Node* p = m.producer_of(operand);
-      if (!p || p->op_type != "Mul" || !p->domain.empty() || sole_reader(m, g, operand) != &head) continue;
+      if (!p || p->op_type != "Mul" || !p->domain.empty() || sole_reader(m, operand) != &head) continue;
       if (is_scalar_operand(m, p->inputs[0]) || is_scalar_operand(m, p->inputs[1])) {
         c.nodes.insert(c.nodes.begin() + 1, p->index);  // the P V product stays last: the kernel launches there
         ++prescaled;

@@ -8,7 +8,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include "tilewave/node_graph.h"
 #include "tilewave/lowering.h"
 
 namespace tilewave {
@@ -26,7 +25,7 @@ struct AttentionChain {
 // sdpa_only, only those written for scaled_dot_product_attention.
 class AttentionChains {
  public:
-  AttentionChains(const Model& model, const NodeGraph& graph, bool sdpa_only = false);
+  AttentionChains(const Model& model, bool sdpa_only = false);
   const AttentionChain* chain_of(int node) const;
   bool is_head(int node) const;
 

@@ -14,7 +14,7 @@ namespace {
 
 class Finder {
  public:
-  explicit Finder(const LowerInput& in) : in_(in), model_(in.model), graph_(in.graph) {}
+  explicit Finder(const LowerInput& in) : in_(in), model_(in.model) {}
 
   std::vector<FrameworkOp> run() {
     std::vector<FrameworkOp> out;
@@ -24,7 +24,7 @@ class Finder {
         for (int i : op->nodes) used[i] = true;
         out.push_back(std::move(*op));
       }
-    for (int idx : graph_.topo_order) {
+    for (int idx : model_.topo_order) {
       const Node& n = model_.nodes[idx];
       if (n.outputs.size() != 1) continue;
       // n's output may root an activation even when n itself joined a group.
@@ -76,7 +76,7 @@ class Finder {
       const auto& in = model_.nodes[i].inputs;
       const int n = static_cast<int>(std::count(in.begin(), in.end(), x));
       reads_of_x += n;
-      if (n && (last < 0 || graph_.topo_rank[i] > graph_.topo_rank[last])) last = i;
+      if (n && (last < 0 || model_.topo_rank[i] > model_.topo_rank[last])) last = i;
     }
     if (reads_of_x < 2) return std::nullopt;
     std::set<int> group = ancestors_within(last, reach, x);
@@ -101,7 +101,7 @@ class Finder {
     }
     if (members.size() < 2 || escaping != 1) return std::nullopt;
     std::sort(members.begin(), members.end(),
-              [&](int a, int b) { return graph_.topo_rank[a] < graph_.topo_rank[b]; });
+              [&](int a, int b) { return model_.topo_rank[a] < model_.topo_rank[b]; });
     return FrameworkOp{FrameworkOp::Kind::activation, members};
   }
 
@@ -186,7 +186,6 @@ class Finder {
 
   const LowerInput& in_;
   const Model& model_;
-  const NodeGraph& graph_;
 };
 
 // One framework op's nodes as one kernel: an activation reads its input and
@@ -283,7 +282,7 @@ KernelGraph lower_framework_ops(const LowerInput& in) {
     for (int i : op.nodes) group_of[i] = &op;
   KernelGraph out;
   int views = 0;  // issued by the host before the next kernel
-  for (int idx : in.graph.topo_order) {
+  for (int idx : in.model.topo_order) {
     auto g = group_of.find(idx);
     if (g != group_of.end() && g->second->nodes[0] != idx) continue;  // lowered with its head
     auto k = g != group_of.end() ? lower_framework_op(in, *g->second) : lower_node(in, in.model.nodes[idx]);

@@ -109,7 +109,7 @@ namespace tilewave {
 
 KernelEdges::KernelEdges(const LowerInput& in) : in_(in) {
   const Model& m = in.model;
-  for (int idx : in.graph.topo_order) {
+  for (int idx : in.model.topo_order) {
     const Node& n = m.nodes[idx];
     // A node that launches nothing (shape ops, layout-only permutes) relabels its input.
     if (!is_view_node(in, n)) continue;

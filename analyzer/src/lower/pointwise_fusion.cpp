@@ -35,9 +35,9 @@ class Fuser {
   KernelGraph run() {
     KernelGraph out;
     std::vector<std::pair<double, Kernel>> placed;  // launch position, kernel
-    for (int idx : in_.graph.topo_order) {
+    for (int idx : in_.model.topo_order) {
       const Node& n = m_.nodes[idx];
-      const double rank = in_.graph.topo_rank[idx];
+      const double rank = in_.model.topo_rank[idx];
       const FusionRole role = role_of(in_, n);
       const bool fusible = role == FusionRole::elementwise || role == FusionRole::reduction || is_remap(in_, n);
       std::optional<Kernel> k = lower_node(in_, n);
@@ -68,7 +68,7 @@ class Fuser {
   void open_bias_group(int conv, Kernel& k) {
     Group g;
     g.bias_of = {conv};
-    g.last_rank = in_.graph.topo_rank[conv];
+    g.last_rank = in_.model.topo_rank[conv];
     raw_output(k);
     if (!k.writes.empty()) g.raw = {k.writes[0]};
     group_of_[conv] = int(groups_.size());
@@ -80,7 +80,7 @@ class Fuser {
     g.produced.insert(t);
     for (int r : edges_.readers(t)) {
       auto at = group_of_.find(r);
-      if (at == group_of_.end() || at->second != id) g.outside_readers.insert({in_.graph.topo_rank[r], r});
+      if (at == group_of_.end() || at->second != id) g.outside_readers.insert({in_.model.topo_rank[r], r});
     }
   }
 
@@ -106,7 +106,7 @@ class Fuser {
   // before n, not the group's size nor all its readers (a Split of 8,000
   // parts, each read by its own node, was quadratic: issue 32).
   bool can_fuse(const std::vector<int>& gs, int n) const {
-    const int rank_n = in_.graph.topo_rank[n];
+    const int rank_n = in_.model.topo_rank[n];
     for (int g : gs)
       for (const auto& [rank, r] : groups_[g].outside_readers) {
         if (rank >= rank_n) break;
@@ -145,10 +145,10 @@ class Fuser {
     Group& g = groups_[target];
     g.members.push_back(n);
     g.has_reduction = g.has_reduction || reduction;
-    g.last_rank = std::max(g.last_rank, in_.graph.topo_rank[n]);
+    g.last_rank = std::max(g.last_rank, in_.model.topo_rank[n]);
     group_of_[n] = target;
     joined_.insert(n);
-    g.outside_readers.erase({in_.graph.topo_rank[n], n});
+    g.outside_readers.erase({in_.model.topo_rank[n], n});
     for (const auto& out : m_.nodes[n].outputs)
       if (!out.empty()) add_produced(g, target, out);
   }
@@ -164,7 +164,7 @@ class Fuser {
     a.produced.insert(b.produced.begin(), b.produced.end());
     // Readers of either part that are now members are no longer outside:
     // b's members among a's readers, a's members among b's. Costs b's size.
-    for (int n : b.members) a.outside_readers.erase({in_.graph.topo_rank[n], n});
+    for (int n : b.members) a.outside_readers.erase({in_.model.topo_rank[n], n});
     for (const auto& r : b.outside_readers)
       if (!member_of(r.second, into)) a.outside_readers.insert(r);
     a.has_reduction = a.has_reduction || b.has_reduction;

@@ -205,12 +205,11 @@ const RuntimeProfile& runtime_named(const std::string& name, const std::string& 
 
 const RuntimeProfile& default_runtime() { return *builtin_runtimes().front(); }
 
-KernelGraph lower_for_runtime(const Model& model, const NodeGraph& graph, const ExecutionConfig& exec,
-                              const OpRegistry& registry) {
+KernelGraph lower_for_runtime(const Model& model, const ExecutionConfig& exec, const OpRegistry& registry) {
   std::vector<std::optional<std::optional<Kernel>>> node_kernels(model.nodes.size());
   std::optional<AttentionChains> chains;
-  if (exec.fuse_attention) chains.emplace(model, graph, !exec.runtime_profile().fuses_written_attention());
-  const LowerInput in{model, graph, registry, exec.dtype, exec, chains ? &*chains : nullptr, &node_kernels};
+  if (exec.fuse_attention) chains.emplace(model, !exec.runtime_profile().fuses_written_attention());
+  const LowerInput in{model, registry, exec.dtype, exec, chains ? &*chains : nullptr, &node_kernels};
   return exec.runtime_profile().lower(in);
 }
 

@@ -15,12 +15,12 @@ namespace {
 // other operand is ready before the head starts.
 class TrtFuser {
  public:
-  TrtFuser(const LowerInput& in) : in_(in), model_(in.model), graph_(in.graph), dtype_(in.dtype) {}
+  TrtFuser(const LowerInput& in) : in_(in), model_(in.model), dtype_(in.dtype) {}
 
   KernelGraph run() {
     KernelGraph out;
     std::vector<bool> taken(model_.nodes.size(), false);
-    for (int idx : graph_.topo_order) {
+    for (int idx : model_.topo_order) {
       if (taken[idx]) continue;
       const Node& head = model_.nodes[idx];
       // Explicit quantization: TensorRT folds QuantizeLinear/DequantizeLinear
@@ -49,7 +49,7 @@ class TrtFuser {
     for (;;) {
       const Node& t = model_.nodes[tail];
       if (t.outputs.size() != 1) return;
-      auto consumers = graph_.consumers_of(tail);
+      auto consumers = model_.consumers_of(tail);
       if (model_.is_output(t.outputs[0])) return;
       if (consumers.size() == 2 && absorb_gate(k, tail, consumers, taken)) {
         tail = k.nodes.back();
@@ -96,7 +96,7 @@ class TrtFuser {
       const Node& gate = model_.nodes[consumers[g]];
       const Node& mul = model_.nodes[consumers[1 - g]];
       if ((gate.op_type != "Sigmoid" && gate.op_type != "HardSigmoid") || mul.op_type != "Mul") continue;
-      const auto gate_users = graph_.consumers_of(gate.index);
+      const auto gate_users = model_.consumers_of(gate.index);
       if (gate_users.size() != 1 || gate_users[0] != mul.index || gate.outputs.size() != 1) continue;
       const bool reads_both = (mul.inputs[0] == x && mul.inputs[1] == gate.outputs[0]) ||
                               (mul.inputs[1] == x && mul.inputs[0] == gate.outputs[0]);
@@ -115,12 +115,11 @@ class TrtFuser {
     if (in_.folded(tensor)) return true;
     auto it = model_.producer.find(tensor);
     if (it == model_.producer.end()) return true;  // a graph input
-    return graph_.topo_rank[it->second] < graph_.topo_rank[head];
+    return model_.topo_rank[it->second] < model_.topo_rank[head];
   }
 
   const LowerInput& in_;
   const Model& model_;
-  const NodeGraph& graph_;
   DType dtype_;
 };
 

@@ -175,10 +175,9 @@ PredictionInterval prediction_interval(const Analysis& a, const GpuModel& gpu) {
 }  // namespace
 
 Analysis analyze_model(const Model& model, const GpuModel& base_gpu, const AnalyzeOptions& options) {
-  const NodeGraph graph = build_node_graph(model);
   const ExecutionConfig& exec = options.exec;
   const RuntimeProfile& runtime = exec.runtime_profile();
-  const KernelGraph lowered = lower_model(model, graph, exec);
+  const KernelGraph lowered = lower_model(model, exec);
   const GpuModel gpu = gpu_for(base_gpu, exec);
   // The GPU's parameters resolved once: the costs and the result's rates read this one.
   const CostModel cost_model(gpu);
@@ -263,7 +262,7 @@ Analysis analyze_model(const Model& model, const GpuModel& base_gpu, const Analy
   a.parts = options.parts;
   if (options.parts.node_facts) {
     add_node_fates(model, a);
-    fill_node_facts(model, graph, exec, a);
+    fill_node_facts(model, exec, a);
   }
   if (options.parts.groupings) add_groupings(a);
   return a;

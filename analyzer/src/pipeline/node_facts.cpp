@@ -53,7 +53,7 @@ MemoryFacts network_weights(const Model& model, const ExecutionConfig& exec) {
   return m;
 }
 
-void fill_node_facts(const Model& model, const NodeGraph& graph, const ExecutionConfig& exec, Analysis& a) {
+void fill_node_facts(const Model& model, const ExecutionConfig& exec, Analysis& a) {
   auto bytes_of = [&](const std::string& name, bool as_weight) {
     return stored_bytes(model, exec, name, as_weight);
   };
@@ -105,12 +105,12 @@ void fill_node_facts(const Model& model, const NodeGraph& graph, const Execution
 
   // Peak activations: each tensor lives from its producer's step to its last
   // reader's (graph inputs from the start, graph outputs to the end).
-  const size_t steps = graph.topo_order.size();
+  const size_t steps = model.topo_order.size();
   std::unordered_map<std::string, std::pair<size_t, size_t>> live;  // tensor -> [first, last] step
   for (const auto& in : model.inputs)
     if (is_activation(in)) live[in] = {0, 0};
   for (size_t s = 0; s < steps; ++s) {
-    const Node& n = model.nodes[size_t(graph.topo_order[s])];
+    const Node& n = model.nodes[size_t(model.topo_order[s])];
     for (const auto& in : n.inputs)
       if (is_activation(in)) {
         auto it = live.find(in);
@@ -136,7 +136,7 @@ void fill_node_facts(const Model& model, const NodeGraph& graph, const Execution
     alive += delta[s];
     if (alive > peak) {
       peak = alive;
-      a.memory.peak_at = model.nodes[size_t(graph.topo_order[s])].name;
+      a.memory.peak_at = model.nodes[size_t(model.topo_order[s])].name;
     }
   }
   a.memory.peak_activation_bytes = peak > INT64_MAX ? INT64_MAX : int64_t(peak);

@@ -2,7 +2,6 @@
 // the result: parameters, weight bytes, activation bytes, peak activations.
 #pragma once
 #include "tilewave/analysis.h"
-#include "tilewave/node_graph.h"
 
 namespace tilewave {
 
@@ -12,6 +11,6 @@ namespace tilewave {
 MemoryFacts network_weights(const Model& model, const ExecutionConfig& exec);
 // Fills each NodeFate's facts (its kernels already listed) and a.memory's
 // peak activations.
-void fill_node_facts(const Model& model, const NodeGraph& graph, const ExecutionConfig& exec, Analysis& a);
+void fill_node_facts(const Model& model, const ExecutionConfig& exec, Analysis& a);
 
 }  // namespace tilewave

@@ -18,19 +18,14 @@ Model load_onnx_proto(std::shared_ptr<onnx::ModelProto> proto, const std::string
   return model;
 }
 
-KernelGraph lower_model(const Model& model, const NodeGraph& graph, const ExecutionConfig& exec,
-                        const OpRegistry& registry) {
-  KernelGraph out = lower_for_runtime(model, graph, exec, registry);
-  const LowerInput in{model, graph, registry, exec.dtype, exec};
+KernelGraph lower_model(const Model& model, const ExecutionConfig& exec, const OpRegistry& registry) {
+  KernelGraph out = lower_for_runtime(model, exec, registry);
+  const LowerInput in{model, registry, exec.dtype, exec};
   layout_pass(in, out);
   precision_pass(in, out);
   if (auto e = launch_order_error(out, KernelIndex(out)))
     throw std::logic_error("lowering " + model.path + " broke launch order: " + *e);
   return out;
-}
-
-KernelGraph lower_model(const Model& model, const ExecutionConfig& exec, const OpRegistry& registry) {
-  return lower_model(model, build_node_graph(model), exec, registry);
 }
 
 }  // namespace tilewave

@@ -122,7 +122,7 @@ void infer_shapes(Model& model, const OpRegistry& registry) {
   for (const auto& t : model.proto->graph().initializer())
     if (auto v = tensor_value(t)) model.values[t.name()] = std::move(*v);
   ShapeInferenceState state;
-  const std::vector<int> order = topological_order(model);
+  const std::vector<int>& order = model.topo_order;
   for (int idx : order) {
     const Node& n = model.nodes[idx];
     const OpRule* rule = registry.find(n.domain, n.op_type);

@@ -7,7 +7,6 @@
 
 #include "tilewave/analysis.h"
 #include "tilewave/error.h"
-#include "tilewave/node_graph.h"
 #include "tilewave/pipeline.h"
 
 namespace tilewave::space {
