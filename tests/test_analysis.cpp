@@ -1,6 +1,7 @@
 // The result stage: the parts of an Analysis built on request (docs/model.md
 // "Result parts") and the one CostModel an analysis resolves (docs/model.md "Pipeline").
 #include <algorithm>
+#include <sstream>
 
 #include <doctest/doctest.h>
 
@@ -8,6 +9,7 @@
 #include "test_helpers.h"
 #include "tilewave/analysis.h"
 #include "tilewave/lowering.h"
+#include "tilewave/report.h"
 #include "tilewave/run_options.h"
 
 using namespace tilewave;
@@ -188,4 +190,23 @@ TEST_CASE("the 80% interval: the GPU file's percentiles of its regime and class,
   gpu.runtime_params["eager"]["interval_loop_host_no_attention_low"] = 2.5;
   o.load.batch = 1;
   CHECK_FALSE(analyze_file(test::zoo("resnet18.onnx"), gpu, o).interval.measured());
+}
+
+TEST_CASE("result parts: a view that reads a part refuses an analysis built without it") {
+  const GpuModel gpu = test::gpu("h200");
+  const std::string path = test::zoo("resnet18.onnx");
+  const Analysis light = analyze_file(path, gpu, options_for("eager", kTotalsOnly));
+  const Analysis full = analyze_file(path, gpu, options_for("eager", ResultParts{}));
+  std::ostringstream out;
+  CHECK_THROWS_WITH_AS(write_json(out, light), doctest::Contains("the JSON view reads result parts"), std::logic_error);
+  CHECK_THROWS_AS(write_table(out, light), std::logic_error);
+  CHECK_THROWS_AS(write_csv(out, light), std::logic_error);
+  CHECK_THROWS_AS(annotated_onnx(path, light), std::logic_error);
+  // Node facts alone serve annotate; the CSV's kernel rows need the groupings.
+  const Analysis facts = analyze_file(path, gpu, options_for("eager", ResultParts{true, false}));
+  CHECK_NOTHROW(annotated_onnx(path, facts));
+  CHECK_THROWS_AS(write_csv(out, facts, "node"), std::logic_error);
+  CHECK_NOTHROW(write_json(out, full));
+  CHECK_NOTHROW(write_table(out, full));
+  CHECK_NOTHROW(write_csv(out, full, "node"));
 }

@@ -1,8 +1,9 @@
 #!/bin/sh
 # Issue 20: no data race where tilewave runs threads. Under ThreadSanitizer
-# (a TILEWAVE_TSAN build), nas and rank on 8 worker threads, and 8 Python
-# threads sharing one Scorer, must run without a report and give one
-# thread's answers. Usage: tsan_test.sh TILEWAVE MODULE_DIR TSAN_PYTHON REPO_ROOT
+# (a TILEWAVE_TSAN build), nas and rank on 8 worker threads, 8 Python
+# threads sharing one Scorer, and 8 Python threads analysing on GPUs of five
+# architectures (whose files a shared cache holds), must run without a
+# report and give one thread's answers. Usage: tsan_test.sh TILEWAVE MODULE_DIR TSAN_PYTHON REPO_ROOT
 set -eu
 tw=$1 module_dir=$2 tsan_python=$3 root=$4
 tmp=$(mktemp -d)
@@ -16,4 +17,4 @@ cmp "$tmp/one.csv" "$tmp/eight.csv"
   "$root/onnx_models/efficientnet_b0.onnx" --threads 8 >"$tmp/rank.txt"
 # The Python tests of threads, on the instrumented module.
 "$tsan_python" "$module_dir" -q -s -p no:cacheprovider "$root/tests/python/test_tilewave.py" -k threads
-echo "tsan: nas, rank and the Python Scorer ran without a data race"
+echo "tsan: nas, rank, the Python Scorer and Python threads on five architectures ran without a data race"

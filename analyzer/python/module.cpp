@@ -736,7 +736,7 @@ PYBIND11_MODULE(tilewave, m) {
       "Costs kernel problems in the layer-set form (docs/layerset.md), each alone as `tilewave layers` does; "
       "returns each dict with the prediction's fields added.");
 
-  m.def("execution_options", [] { return to_python(json::parse(options_text("json"))); },
+  m.def("execution_options", [] { return to_python(options_to_json()); },
         "The option table every analysing call and the CLI take, as `tilewave options --format json`: keyword, "
         "flag, kind, choices, default, help, execution_key, commands, compare_keyword, python_type.");
   m.def("gpus", [](const std::optional<PathArg>& gpu_dir) { return list_gpu_ids(gpu_dir ? gpu_dir->string() : default_gpu_dir()); },

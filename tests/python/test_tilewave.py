@@ -202,6 +202,28 @@ def test_eight_threads_sharing_one_scorer_get_one_threads_answers():
     assert shared.distinct_blocks > 0
 
 
+def test_threads_on_gpus_of_different_architectures_get_one_threads_answers():
+    # Issue 34: each architecture's file is read into a shared cache on first use; eight threads reaching
+    # five architectures at once (Hopper, Ampere, Turing, Ada, Volta) must each get the serial answers.
+    gpus = ["h200", "a100", "t4", "rtx4090", "v100"]
+    space = tilewave.Space("mobilenetv2")
+    encodings = [space.sample(11, i) for i in range(40)]
+    expected = {g: (tilewave.analyze(RESNET18, batch=2, gpu=g)["total"], space.scorer(batch=2, gpu=g).score_many(encodings))
+                for g in gpus}
+    results = [None] * 8
+
+    def work(t):
+        order = gpus[t % len(gpus):] + gpus[:t % len(gpus)]
+        results[t] = {g: (tilewave.analyze(RESNET18, batch=2, gpu=g)["total"],
+                          space.scorer(batch=2, gpu=g).score_many(encodings)) for g in order}
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(8)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert all(r == expected for r in results)
+
+
 def test_lists_of_gpus_and_runtimes():
     assert "h200" in tilewave.gpus()
     assert [name for name, _ in tilewave.runtimes()][:3] == ["eager", "inductor", "tensorrt"]

@@ -74,8 +74,4 @@ void set_option(RunOptions& o, const ExecOption& e, const nlohmann::json& value)
 // compare's axes (compare_keyword) go into `axes` as lists when given.
 void set_options(RunOptions& o, const nlohmann::json& values, const std::string& command, CompareAxes* axes = nullptr);
 
-// The table as `tilewave options` prints it: md (the docs' table), pyi (the
-// type stub's ExecutionOptions) or json.
-std::string options_text(const std::string& format);
-
 }  // namespace tilewave

@@ -39,6 +39,12 @@ void scan_layer_set(std::istream& in, const std::string& path,
                     const std::function<void(const LayerSetEntry& entry, const std::string& text)>& fn);
 // The whole file at once.
 std::vector<LayerSetEntry> read_layer_set(const std::string& path);
+// scan_layer_set with each layer costed on `cost_model` (cost_layer): the
+// stream `tilewave layers` presents, costed here so that its views only
+// write (constant memory, as the scan).
+void scan_costed_layer_set(
+    const std::string& path, const CostModel& cost_model,
+    const std::function<void(const LayerSetEntry& entry, const std::string& text, const KernelCost& cost)>& fn);
 // Appends `fields` (cost_fields text) to the JSON object text `line`,
 // keeping the line's own bytes: cheaper than re-serialising it, and exact.
 std::string append_fields(const std::string& line, const std::string& fields);

@@ -182,6 +182,12 @@ NasMerge merge_nas_outputs(const std::vector<std::string>& files);
 // the loaders, the fits, the Python module and the doc figures read.
 nlohmann::json params_to_json();
 void write_params_table(std::ostream& os);
+// `tilewave options` (views/options.cpp): the table of execution options
+// (exec_options.h) as docs/python.md's table, the type stub's option dicts
+// and JSON (Python's execution_options()).
+void write_options_markdown(std::ostream& os);
+void write_options_stub(std::ostream& os);
+nlohmann::json options_to_json();
 // `tilewave gpus` (views/gpus.cpp): the GPU database.
 void write_gpus_table(std::ostream& os, const std::vector<GpuModel>& gpus);
 nlohmann::json gpus_to_json(const std::vector<GpuModel>& gpus);

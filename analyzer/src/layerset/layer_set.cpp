@@ -303,6 +303,12 @@ void scan_layer_set(const std::string& path,
   scan_layer_set(f, path, fn);
 }
 
+void scan_costed_layer_set(
+    const std::string& path, const CostModel& cost_model,
+    const std::function<void(const LayerSetEntry& entry, const std::string& text, const KernelCost& cost)>& fn) {
+  scan_layer_set(path, [&](const LayerSetEntry& e, const std::string& text) { fn(e, text, cost_layer(e.layer, cost_model)); });
+}
+
 void scan_layer_set(std::istream& f, const std::string& path,
                     const std::function<void(const LayerSetEntry& entry, const std::string& text)>& fn) {
   std::string text;

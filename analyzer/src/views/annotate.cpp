@@ -17,6 +17,8 @@
 #include "tilewave/model.h"
 #include "tilewave/report.h"
 #include "tilewave/text.h"
+
+#include "format.h"
 #include "tilewave_onnx.pb.h"
 
 namespace tilewave {
@@ -120,6 +122,7 @@ void relocate_external_data(onnx::ModelProto& proto, const std::string& path, co
 }  // namespace
 
 std::string annotated_onnx(const std::string& path, const Analysis& a, const std::string& output) {
+  views::require_parts(a, ResultParts{true, false}, "annotate");
   onnx::ModelProto proto = *read_onnx_file(path);
   if (!output.empty() && output != "-") relocate_external_data(proto, path, output);
   auto* g = proto.mutable_graph();

@@ -53,6 +53,7 @@ void write_group_csv(std::ostream& os, const Analysis& a, const std::vector<Kern
 }  // namespace
 
 void write_csv(std::ostream& os, const Analysis& a, const std::string& by) {
+  views::require_parts(a, ResultParts{by == "node", true}, "CSV");
   views::write_csv_version(os);
   if (by == "node") return write_node_csv(os, a);
   if (by == "op") return write_group_csv(os, a, a.by_op);

@@ -2,6 +2,7 @@
 #pragma once
 #include <cmath>
 #include <ostream>
+#include <stdexcept>
 #include <string>
 
 #include <fmt/format.h>
@@ -54,6 +55,15 @@ inline nlohmann::json loss_json(const Losses& l) {
 // 950.0 us, 4.70 ms.
 inline std::string fmt_time_us(double us) {
   return us >= 1000 ? fmt::format("{:.2f} ms", us / 1000) : fmt::format("{:.1f} us", us);
+}
+
+// A view that reads a result part (docs/model.md "Result parts") refuses an
+// analysis built without it: a caller's bug, not the user's input.
+inline void require_parts(const Analysis& a, ResultParts needed, const char* view) {
+  if ((needed.node_facts && !a.parts.node_facts) || (needed.groupings && !a.parts.groupings))
+    throw std::logic_error(fmt::format("the {} view reads result parts (node facts, groupings) that the analysis of "
+                                       "{} did not build",
+                                       view, a.model_path));
 }
 
 // Who issues the step, as every view names it: "host h200-vm (calibrated)",

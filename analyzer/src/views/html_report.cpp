@@ -551,6 +551,7 @@ void split_bars(std::ostream& os, const std::string& id, const std::string& a_na
 
 void write_html_report(std::ostream& os, const ReportInput& in) {
   const Analysis& a = in.main;
+  views::require_parts(a, ResultParts{}, "report");
   page_head(os, fmt::format("{} on {}, batch {}, {}", a.model_name, a.gpu_name, a.batch, a.exec.name()), source_line(a));
   summary(os, a, in.fastest_gpu);
   timeline(os, a, "timeline");

@@ -93,6 +93,7 @@ json analysis_summary_json(const Analysis& a) {
 }
 
 json analysis_to_json(const Analysis& a, bool with_layers) {
+  views::require_parts(a, ResultParts{}, "JSON");
   json layers = json::array();
   if (with_layers)
     for (const auto& r : a.kernels) layers.push_back(json::parse(kernel_json(r)));

@@ -17,8 +17,7 @@ void write_layer_predictions(std::ostream& os, const std::string& path, const Co
   if (table)
     fmt::print(os, "{:>5} {:<14} {:<6} {:>11} {:>7} {:>9} {:>6} {:>6}  {}\n", "line", "op", "dtype", "time_us", "util",
                "bound", "tile", "wave", "kernel");
-  scan_layer_set(path, [&](const LayerSetEntry& e, const std::string& text) {
-    const KernelCost c = cost_layer(e.layer, cost_model);
+  scan_costed_layer_set(path, cost_model, [&](const LayerSetEntry& e, const std::string& text, const KernelCost& c) {
     if (table)
       fmt::print(os, "{:>5} {:<14} {:<6} {:>11.2f} {:>6.1f}% {:>9} {:>5.1f}% {:>5.1f}%  {}\n", e.line,
                  layer_kind(e.layer), dtype_name(e.layer.dtype), c.time_us, 100 * c.utilization, bound_name(c.bound),

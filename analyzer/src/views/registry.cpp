@@ -113,12 +113,12 @@ void add_builtin_views(ViewRegistry& r) {
   r.add<OpsViewInput>("ops", "json", "every op's fields",
                       [](std::ostream& os, const OpsViewInput& in) { print_json(os, ops_to_json(in.registry)); });
 
-  for (const char* format : {"md", "pyi", "json"})
-    r.add<TablesViewInput>("options", format,
-                           std::string(format) == "md"    ? "the docs' table"
-                           : std::string(format) == "pyi" ? "the type stub's ExecutionOptions"
-                                                          : "every option's fields",
-                           [format](std::ostream& os, const TablesViewInput&) { os << options_text(format); });
+  r.add<TablesViewInput>("options", "md", "the docs' table",
+                         [](std::ostream& os, const TablesViewInput&) { write_options_markdown(os); });
+  r.add<TablesViewInput>("options", "pyi", "the type stub's ExecutionOptions",
+                         [](std::ostream& os, const TablesViewInput&) { write_options_stub(os); });
+  r.add<TablesViewInput>("options", "json", "every option's fields",
+                         [](std::ostream& os, const TablesViewInput&) { print_json(os, options_to_json()); });
 
   r.add<ValidationViewInput>("calibrate validate", "table", "error statistics per op class",
                              [](std::ostream& os, const ValidationViewInput& in) {

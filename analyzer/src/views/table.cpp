@@ -22,6 +22,7 @@ const std::vector<std::string>& table_summaries() {
 }
 
 void write_table(std::ostream& os, const Analysis& a, int worst_layers, const std::string& by_given) {
+  views::require_parts(a, ResultParts{}, "table");
   const std::string& by = by_given.empty() ? table_summaries().front() : by_given;
   const Totals& t = a.total;
   fmt::print(os, "{} on {} ({}), batch {}, {}{}\n", printable(a.model_name), a.gpu_name, a.gpu_id, a.batch,
