@@ -163,6 +163,15 @@ def test_bad_arguments_raise_input_error():
         tilewave.Space("nope")
 
 
+def run_threads(work, count):
+    """work(0) ... work(count - 1), each on its own thread, all started before any is joined."""
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(count)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+
+
 def test_threads_score_in_parallel_with_the_same_results():
     space = tilewave.Space("resnet")
     encodings = [space.sample(3, i) for i in range(200)]
@@ -171,11 +180,7 @@ def test_threads_score_in_parallel_with_the_same_results():
 
     def work(t):
         results[t] = space.scorer(batch=4).score_many(encodings)
-    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
+    run_threads(work, 4)
     assert all(r == expected for r in results)
 
 
@@ -192,11 +197,7 @@ def test_eight_threads_sharing_one_scorer_get_one_threads_answers():
         order = encodings[t:] + encodings[:t]  # different threads reach the same blocks at different times
         rows = [shared.score(e) for e in order[: len(order) // 2]] + shared.score_many(order[len(order) // 2:])
         results[t] = rows[len(order) - t:] + rows[: len(order) - t]
-    threads = [threading.Thread(target=work, args=(t,)) for t in range(8)]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
+    run_threads(work, 8)
     for r in results:
         assert r == expected
     assert shared.distinct_blocks > 0
@@ -216,11 +217,7 @@ def test_threads_on_gpus_of_different_architectures_get_one_threads_answers():
         order = gpus[t % len(gpus):] + gpus[:t % len(gpus)]
         results[t] = {g: (tilewave.analyze(RESNET18, batch=2, gpu=g)["total"],
                           space.scorer(batch=2, gpu=g).score_many(encodings)) for g in order}
-    threads = [threading.Thread(target=work, args=(t,)) for t in range(8)]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
+    run_threads(work, 8)
     assert all(r == expected for r in results)
 
 
