@@ -39,6 +39,7 @@
 #include "tilewave/json_input.h"
 #include "tilewave/trace_check.h"
 #include "tilewave/version.h"
+#include "tilewave/view_registry.h"
 #include "tilewave/kernel_names.h"
 #include "tilewave/pipeline.h"
 #include "tilewave_onnx.pb.h"
@@ -741,6 +742,16 @@ PYBIND11_MODULE(tilewave, m) {
         "flag, kind, choices, default, help, execution_key, commands, compare_keyword, python_type.");
   m.def("gpus", [](const std::optional<PathArg>& gpu_dir) { return list_gpu_ids(gpu_dir ? gpu_dir->string() : default_gpu_dir()); },
         py::arg("gpu_dir") = py::none(), "The GPU ids in the database.");
+  m.def(
+      "formats",
+      [] {
+        json out = json::array();
+        for (const ViewEntry& e : ViewRegistry::global().entries())
+          out.push_back({{"command", e.command}, {"format", e.format}, {"summary", e.summary}});
+        return to_python(out);
+      },
+      "Every command's --format names, one entry each of the view registry (docs/cli.md \"Formats\"): command, "
+      "format, summary (what it shows).");
   m.def("params", [] { return to_python(params_to_json()); },
         "Every parameter of a GPU file and of a host file, as `tilewave params --format json`: name, file, unit, "
         "default, min, max, scope, owner, transfer, meaning.");

@@ -6,6 +6,7 @@ import re
 import statistics
 from concurrent.futures import ThreadPoolExecutor
 
+from calibrate import module  # calibrate/module.py: the in-process module
 from calibrate.pair import harness_runs  # calibrate/pair/harness_runs.py: timm's-harness rows and predictions
 from calibrate.validate import kernel_kinds  # calibrate/validate/kernel_kinds.py: `tilewave check` over profiled forwards, by kernel kind
 from calibrate.validate import library_kernels  # calibrate/validate/library_kernels.py: cuDNN/cuBLAS kernels inside networks
@@ -142,6 +143,18 @@ def readme_kernels(runs):
             f"too slow (a median {' and '.join(signed)}, held-out and fresh networks)."]
 
 
-FIGURES = {"readme-other-gpus": readme_other_gpus, "readme-fresh-sets": readme_fresh_sets,
+
+def cli_formats(runs):
+    """docs/cli.md: the view registry as `tilewave.formats()` gives it, one row per command and format."""
+    entries = module.tilewave_module(runs.tw).formats()
+    first = {}
+    for e in entries:
+        first.setdefault(e["format"], len(first))
+    lines = ["| format | command | what it shows |", "| --- | --- | --- |"]
+    for e in sorted(entries, key=lambda e: first[e["format"]]):  # stable: commands in the order registered
+        lines.append("| `%s` | %s | %s |" % (e["format"], e["command"], e["summary"].replace("|", "\\|")))
+    return lines
+
+FIGURES = {"cli-formats": cli_formats, "readme-other-gpus": readme_other_gpus, "readme-fresh-sets": readme_fresh_sets,
            "readme-harness-set": readme_harness_set, "readme-harness-misses": readme_harness_misses,
            "readme-kernels": readme_kernels}

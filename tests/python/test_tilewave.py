@@ -221,6 +221,17 @@ def test_threads_on_gpus_of_different_architectures_get_one_threads_answers():
     assert all(r == expected for r in results)
 
 
+def test_formats_are_the_view_registrys_and_each_analyze_format_writes():
+    entries = tilewave.formats()
+    assert all(set(e) == {"command", "format", "summary"} and e["summary"] for e in entries)
+    analyze = [e["format"] for e in entries if e["command"] == "analyze"]
+    assert analyze[:3] == ["table", "json", "csv"]
+    for f in analyze:
+        assert tilewave.analyze_text(RESNET18, batch=1, format=f)
+    with pytest.raises(tilewave.InputError, match="unknown format 'pyi'"):
+        tilewave.analyze_text(RESNET18, batch=1, format="pyi")
+
+
 def test_lists_of_gpus_and_runtimes():
     assert "h200" in tilewave.gpus()
     assert [name for name, _ in tilewave.runtimes()][:3] == ["eager", "inductor", "tensorrt"]

@@ -42,6 +42,8 @@ class ViewRegistry {
   std::vector<std::string> formats(const std::string& command) const;
   // Every command's formats, each once, in the order first added (the CLI's conventions line).
   std::vector<std::string> formats() const;
+  // Every entry, in the order added (docs/cli.md's table of formats, Python's formats()).
+  const std::vector<ViewEntry>& entries() const { return entries_; }
   // --format's help: "table (a person's view…), json (…)".
   std::string help(const std::string& command) const;
   // The entry; an InputError on `option` naming the formats the command has otherwise.
