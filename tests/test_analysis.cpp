@@ -151,7 +151,7 @@ TEST_CASE("the 80% interval: the GPU file's percentiles of its regime and class,
   CHECK(loop.interval.measured());
   CHECK(loop.interval.low_us == doctest::Approx(1.1 * loop.total.time_us));
   CHECK(loop.interval.high_us == doctest::Approx(1.9 * loop.total.time_us));
-  // The loop's percentiles hold for the host the corpus was timed with, not for another.
+  // A host-bound step's percentiles hold for the host the corpus was timed with, not for another.
   AnalyzeOptions other_host = o;
   other_host.host = std::make_shared<HostModel>(builtin_host());
   const Analysis elsewhere = analyze_file(test::zoo("resnet18.onnx"), gpu, other_host);
@@ -181,6 +181,14 @@ TEST_CASE("the 80% interval: the GPU file's percentiles of its regime and class,
   CHECK_FALSE(big.interval.measured());
   CHECK(big.interval.low_us == 0);
   CHECK(big.interval.why_none == "h200's file measured none under eager");
+  // A GPU-bound step keeps its interval on another host.
+  gpu.runtime_params["eager"]["interval_loop_gpu_no_attention_low"] = 0.9;
+  gpu.runtime_params["eager"]["interval_loop_gpu_no_attention_high"] = 1.4;
+  AnalyzeOptions big_elsewhere = o;
+  big_elsewhere.host = std::make_shared<HostModel>(builtin_host());
+  const Analysis gpu_bound = analyze_file(test::zoo("resnet18.onnx"), gpu, big_elsewhere);
+  REQUIRE_FALSE(gpu_bound.total.host_bound);
+  CHECK(gpu_bound.interval.high_us == doctest::Approx(1.4 * gpu_bound.total.time_us));
   // A partial answer's time is not the step's: it states none.
   const Analysis partial = analyze_file(test::data("unknown_op.onnx"), gpu, o);
   REQUIRE(partial.partial);

@@ -159,9 +159,10 @@ PredictionInterval prediction_interval(const Analysis& a, const GpuModel& gpu) {
     p.why_none = fmt::format("{}'s file measured none under {}", gpu.id, a.runtime);
     return p;
   }
-  // A plain loop's residuals include the host the corpus was timed with, the default one.
-  if (a.exec.launch == Launch::loop && a.host_id != default_host_id()) {
-    p.why_none = fmt::format("not measured with host {}: {}'s plain-loop intervals were measured with host {}",
+  // A host-bound step's residuals are the host's the corpus was timed with,
+  // the default one; a GPU-bound step moves little with the host.
+  if (p.regime == "loop_host" && a.host_id != default_host_id()) {
+    p.why_none = fmt::format("not measured with host {}: {}'s host-bound intervals were measured with host {}",
                              a.host_id, gpu.id, default_host_id());
     return p;
   }
