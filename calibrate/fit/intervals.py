@@ -24,14 +24,13 @@ import collections
 import json
 import os
 import sys
-import tempfile
 
 import numpy as np
 
 from calibrate.fit.row_moments import GPU, RUN, stamp_eager
 from calibrate.pair.harness_runs import commit
 from calibrate.validate import corpus_networks
-from calibrate.validate.kernel_classes import CORPUS, ROOT, InputError, onnx_files
+from calibrate.validate.kernel_classes import CORPUS, ROOT, InputError
 
 COMMAND = "python3 -m calibrate.fit.intervals build/analyzer/tilewave --write"
 REGIMES = ("graph", "loop_gpu", "loop_host")
@@ -139,14 +138,10 @@ def values_of(fitted):
     return values
 
 
-def run(tilewave, out=print):
-    folder = os.path.join(ROOT, RUN)
-    rows = corpus_networks.measured_rows(folder)
+def run(tilewave, out=print, predicted_corpus=None):
+    """The percentiles; `predicted_corpus`: corpus_networks.corpus_predictions of RUN already made."""
     networks = {n["name"]: n for n in json.load(open(CORPUS))["networks"]}
-    rows = [r for r in rows if r["model"] in networks]
-    with tempfile.TemporaryDirectory() as tmp:
-        onnx = onnx_files(sorted({r["model"] for r in rows}), tmp)
-        predicted, failed = corpus_networks.predictions(tilewave, rows, onnx, GPU)
+    rows, predicted, failed = predicted_corpus or corpus_networks.corpus_predictions(os.path.join(ROOT, RUN), tilewave)
     settings = settings_of(rows, predicted, networks)
     out("%d settings of %d corpus networks (%s), each measured / predicted by %s%s" % (
         len(settings), len({s.model for s in settings}), RUN, os.path.relpath(GPU, ROOT),

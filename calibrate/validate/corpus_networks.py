@@ -139,13 +139,21 @@ def coverage(settings):
     return "%.0f%%" % (100 * sum(inside) / len(inside)) if inside else "-"
 
 
-def lines_of(folder, tilewave, gpu="h200", misses=0):
-    rows = measured_rows(folder)
-    split = {n["name"]: n["split"] for n in json.load(open(CORPUS))["networks"]}
-    rows = [r for r in rows if r["model"] in split]
+def corpus_predictions(folder, tilewave, gpu="h200"):
+    """The folder's rows of corpus networks, their Predictions and the networks left out ({model: error}): the
+    one pass over the corpus that this table and calibrate.fit.intervals both read."""
+    names = {n["name"] for n in json.load(open(CORPUS))["networks"]}
+    rows = [r for r in measured_rows(folder) if r["model"] in names]
     with tempfile.TemporaryDirectory() as tmp:
         onnx = onnx_files(sorted({r["model"] for r in rows}), tmp)
         predicted, failed = predictions(tilewave, rows, onnx, gpu)
+    return rows, predicted, failed
+
+
+def lines_of(folder, tilewave, gpu="h200", misses=0, predicted_corpus=None):
+    """The table's lines; `predicted_corpus`: corpus_predictions(folder, tilewave, gpu) already made."""
+    rows, predicted, failed = predicted_corpus or corpus_predictions(folder, tilewave, gpu)
+    split = {n["name"]: n["split"] for n in json.load(open(CORPUS))["networks"]}
     body, worst = table(rows, predicted, split)
     networks = {r["model"] for r in rows if r["model"] not in failed}
     out = ["%d networks of the corpus (%d fit, %d held_out), %d settings measured and predicted%s" % (

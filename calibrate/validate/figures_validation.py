@@ -22,15 +22,22 @@ def validation_kernel_classes(runs):
     return kernel_classes.lines_of(results, failed, "harness") + kernel_classes.left_out_lines(failed)
 
 
+def corpus_predictions(runs):
+    """The corpus predicted once for both figures that read it."""
+    if "corpus_predictions" not in runs.cache:
+        runs.cache["corpus_predictions"] = corpus_networks.corpus_predictions(DATA + "/corpus/run", runs.tw)
+    return runs.cache["corpus_predictions"]
+
+
 def validation_corpus_networks(runs):
     """docs/validation.md: `python3 -m calibrate.validate.corpus_networks calibrate/data/h200/corpus/run --misses 6`."""
-    return corpus_networks.lines_of(DATA + "/corpus/run", runs.tw, misses=6)
+    return corpus_networks.lines_of(DATA + "/corpus/run", runs.tw, misses=6, predicted_corpus=corpus_predictions(runs))
 
 
 def validation_intervals(runs):
     """docs/validation.md: `python3 -m calibrate.fit.intervals build/analyzer/tilewave`."""
     lines = []
-    intervals.run(runs.tw, out=lines.append)
+    intervals.run(runs.tw, out=lines.append, predicted_corpus=corpus_predictions(runs))
     return lines
 
 
