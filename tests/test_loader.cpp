@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "onnx_builder.h"
 #include "test_helpers.h"
 #include "tilewave/error.h"
 #include "tilewave/model.h"
@@ -215,4 +216,19 @@ TEST_CASE("one topological order: producers first, file order among ready nodes,
   // A node reading its own output is a cycle too; a node writing one tensor twice counts its readers once.
   CHECK_THROWS_WITH_AS(linked(wired({{{"x", "a"}, {"a"}}})), doctest::Contains("cycle"), InputError);
   CHECK(topological_order(wired({{{"x"}, {"a", "a"}}, {{"a"}, {"b"}}})) == std::vector<int>{0, 1});
+}
+
+TEST_CASE("a tensor written twice is refused, by two nodes or by one naming it twice") {
+  // The one-node case once read the node's own entry before it was stored (a fuzz finding).
+  test::OnnxBuilder one(13);
+  one.input("x", {1, 4});
+  one.node("Split", {"x"}, {"y", "y"});
+  one.output("y");
+  CHECK_THROWS_WITH_AS(one.load(), doctest::Contains("node 'y' names output 'y' twice"), InputError);
+  test::OnnxBuilder two(13);
+  two.input("x", {1, 4});
+  two.node("Relu", {"x"}, {"y"}).set_name("first");
+  two.node("Relu", {"x"}, {"y"}).set_name("second");
+  two.output("y");
+  CHECK_THROWS_WITH_AS(two.load(), doctest::Contains("produced by both node 'first' and node 'second'"), InputError);
 }

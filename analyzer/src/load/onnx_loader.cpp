@@ -276,9 +276,12 @@ void collect_nodes(Model& model) {
     for (const auto& out : n.outputs) {
       if (out.empty()) continue;
       auto [it, fresh] = model.producer.emplace(out, i);
-      if (!fresh)
-        throw InputError(model.path, fmt::format("tensor '{}' is produced by both node '{}' and node '{}'", out,
-                                                 model.nodes[size_t(it->second)].name, n.name));
+      if (fresh) continue;
+      // The node itself is not in model.nodes yet: one that names an output twice is its own earlier producer.
+      if (it->second == i)
+        throw InputError(model.path, fmt::format("node '{}' names output '{}' twice", n.name, out));
+      throw InputError(model.path, fmt::format("tensor '{}' is produced by both node '{}' and node '{}'", out,
+                                               model.nodes[size_t(it->second)].name, n.name));
     }
     for (size_t s = 0; s < n.inputs.size(); ++s)
       if (!n.inputs[s].empty()) model.readers[n.inputs[s]].push_back({i, int(s)});
