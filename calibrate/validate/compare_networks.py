@@ -28,6 +28,63 @@ def predict(tilewave, models_dir, model, batch, gpu, runtime):
                                                     runtime=runtime, **harness_flags.CUDA_GRAPH)
 
 
+def network_rows(tilewave, netbench, models_dir, gpu="h200", runtime="eager-folded"):
+    """One row per ok (model, batch) of NETBENCH whose graph is in MODELS_DIR: measured and predicted."""
+    rows = []
+    for m in jsonl.read(netbench):
+        if m.get("header") or m.get("status") != "ok":
+            continue
+        if not os.path.exists(os.path.join(models_dir, m["model"] + ".onnx")):
+            continue
+        p = predict(tilewave, models_dir, m["model"], m["batch"], gpu, runtime)
+        meas_us = m["latency_ms"] * 1e3
+        pred_us = p["total"]["time_us"]
+        peak = p["peak_tflops"] * 1e12
+        rows.append({"model": m["model"], "batch": m["batch"], "measured_us": meas_us, "predicted_us": pred_us,
+                     "error": pred_us / meas_us - 1, "flops": p["total"]["flops"],
+                     "measured_util": p["total"]["flops"] / (meas_us * 1e-6 * peak),
+                     "predicted_util": p["total"]["utilization"], "kernels_pred": len(p["layers"]),
+                     "kernels_measured": m.get("kernels_per_forward")})
+    return rows
+
+
+def batches(rows):
+    """{batch: its rows, fastest measured first}."""
+    return {b: sorted([r for r in rows if r["batch"] == b], key=lambda r: r["measured_us"])
+            for b in sorted({r["batch"] for r in rows})}
+
+
+def batch_summary(rows):
+    summary = []
+    for batch, rs in batches(rows).items():
+        meas = [r["measured_us"] for r in rs]
+        summary.append({"batch": batch, "networks": len(rs),
+                        "median_abs_error": statistics.median(abs(r["error"]) for r in rs),
+                        "max_abs_error": max(abs(r["error"]) for r in rs),
+                        "tau_predicted": kendall_tau([r["predicted_us"] for r in rs], meas),
+                        "tau_flops": kendall_tau([r["flops"] for r in rs], meas)})
+    return summary
+
+
+def markdown_tables(rows, heading="### Batch {batch}"):
+    """Per batch, a heading and the network table (docs/validation.md's per-set tables)."""
+    lines = []
+    for batch, rs in batches(rows).items():
+        lines += ["", heading.format(batch=batch), "",
+                  "| model | measured µs | predicted µs | error | measured util | predicted util | kernels (pred / measured) |",
+                  "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+        for r in rs:
+            km = r["kernels_measured"] if r["kernels_measured"] is not None else "-"
+            lines.append(f"| {r['model']} | {r['measured_us']:.1f} | {r['predicted_us']:.1f} | {100*r['error']:+.1f}% | "
+                         f"{100*r['measured_util']:.2f}% | {100*r['predicted_util']:.2f}% | {r['kernels_pred']} / {km} |")
+    return lines
+
+
+def summary_cells(s):
+    return [str(s["batch"]), str(s["networks"]), f"{100*s['median_abs_error']:.1f}%", f"{100*s['max_abs_error']:.1f}%",
+            f"{s['tau_predicted']:.3f}", f"{s['tau_flops']:.3f}"]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("tilewave")
@@ -41,58 +98,26 @@ def main():
                     help="folder of <model>.onnx (onnx_models/heldout_variants for the validation-only set)")
     args = ap.parse_args()
 
-    rows = []
-    for m in jsonl.read(args.netbench):
-        if m.get("header") or m.get("status") != "ok":
-            continue
-        if not os.path.exists(os.path.join(args.models_dir, m["model"] + ".onnx")):
-            continue
-        p = predict(args.tilewave, args.models_dir, m["model"], m["batch"], args.gpu, args.runtime)
-        meas_us = m["latency_ms"] * 1e3
-        pred_us = p["total"]["time_us"]
-        peak = p["peak_tflops"] * 1e12
-        rows.append({"model": m["model"], "batch": m["batch"], "measured_us": meas_us, "predicted_us": pred_us,
-                     "error": pred_us / meas_us - 1, "flops": p["total"]["flops"],
-                     "measured_util": p["total"]["flops"] / (meas_us * 1e-6 * peak),
-                     "predicted_util": p["total"]["utilization"], "kernels_pred": len(p["layers"]),
-                     "kernels_measured": m.get("kernels_per_forward")})
+    rows = network_rows(args.tilewave, args.netbench, args.models_dir, args.gpu, args.runtime)
     if not rows:
         sys.exit(f"{args.netbench}: no ok lines for bundled models")
-    bar = "|" if args.markdown else " "
-    summary = []
-    for batch in sorted({r["batch"] for r in rows}):
-        rs = sorted([r for r in rows if r["batch"] == batch], key=lambda r: r["measured_us"])
-        if args.markdown:
-            print(f"\n### Batch {batch}\n")
-            print("| model | measured µs | predicted µs | error | measured util | predicted util | kernels (pred / measured) |")
-            print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
-        else:
-            print(f"\nbatch {batch}")
-            print(f"{'model':22s} {'measured_us':>12s} {'predicted_us':>12s} {'error':>8s} {'meas util':>9s} {'pred util':>9s}")
-        for r in rs:
-            km = r["kernels_measured"] if r["kernels_measured"] is not None else "-"
-            if args.markdown:
-                print(f"| {r['model']} | {r['measured_us']:.1f} | {r['predicted_us']:.1f} | {100*r['error']:+.1f}% | "
-                      f"{100*r['measured_util']:.2f}% | {100*r['predicted_util']:.2f}% | {r['kernels_pred']} / {km} |")
-            else:
-                print(f"{r['model']:22s} {r['measured_us']:12.1f} {r['predicted_us']:12.1f} {100*r['error']:+7.1f}% "
-                      f"{100*r['measured_util']:8.2f}% {100*r['predicted_util']:8.2f}%")
-        meas = [r["measured_us"] for r in rs]
-        s = {"batch": batch, "networks": len(rs),
-             "median_abs_error": statistics.median(abs(r["error"]) for r in rs),
-             "max_abs_error": max(abs(r["error"]) for r in rs),
-             "tau_predicted": kendall_tau([r["predicted_us"] for r in rs], meas),
-             "tau_flops": kendall_tau([r["flops"] for r in rs], meas)}
-        summary.append(s)
-    print()
+    summary = batch_summary(rows)
     if args.markdown:
+        print("\n".join(markdown_tables(rows)))
+        print()
         print("| batch | networks | median abs error | max abs error | Kendall tau, predicted | Kendall tau, FLOPs |")
         print("| ---: | ---: | ---: | ---: | ---: | ---: |")
-    for s in summary:
-        if args.markdown:
-            print(f"| {s['batch']} | {s['networks']} | {100*s['median_abs_error']:.1f}% | {100*s['max_abs_error']:.1f}% | "
-                  f"{s['tau_predicted']:.3f} | {s['tau_flops']:.3f} |")
-        else:
+        for s in summary:
+            print("| " + " | ".join(summary_cells(s)) + " |")
+    else:
+        for batch, rs in batches(rows).items():
+            print(f"\nbatch {batch}")
+            print(f"{'model':22s} {'measured_us':>12s} {'predicted_us':>12s} {'error':>8s} {'meas util':>9s} {'pred util':>9s}")
+            for r in rs:
+                print(f"{r['model']:22s} {r['measured_us']:12.1f} {r['predicted_us']:12.1f} {100*r['error']:+7.1f}% "
+                      f"{100*r['measured_util']:8.2f}% {100*r['predicted_util']:8.2f}%")
+        print()
+        for s in summary:
             print(f"batch {s['batch']:4d}: {s['networks']} networks, median |error| {100*s['median_abs_error']:.1f}%, "
                   f"max {100*s['max_abs_error']:.1f}%, Kendall tau predicted {s['tau_predicted']:.3f} vs FLOPs {s['tau_flops']:.3f}")
     if args.json:

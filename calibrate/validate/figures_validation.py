@@ -1,11 +1,15 @@
 """The figures docs/validation.md quotes (calibrate/validate/doc_figures.py)."""
+import os
+
 from calibrate.fit import intervals  # (calibrate/fit/intervals.py)
 from calibrate.fit import row_moments  # (calibrate/fit/row_moments.py)
 from calibrate.fit import softmax_rows  # (calibrate/fit/softmax_rows.py)
 from calibrate.fit import strided_eltwise  # (calibrate/fit/strided_eltwise.py)
 from calibrate.validate import attention_paths  # (calibrate/validate/attention_paths.py)
+from calibrate.validate import compare_networks  # (calibrate/validate/compare_networks.py: runs 1-6, eager-folded)
 from calibrate.validate import corpus_networks  # (calibrate/validate/corpus_networks.py)
 from calibrate.validate import kernel_classes  # (calibrate/validate/kernel_classes.py)
+from calibrate.validate import pool_validation  # (calibrate/validate/pool_validation.py)
 from calibrate.validate import row_sweep  # (calibrate/validate/row_sweep.py)
 from calibrate.validate import figures_readme  # (calibrate/validate/figures_readme.py: other_gpus.py's kept text)
 from calibrate.validate.figures_common import DATA
@@ -86,6 +90,53 @@ def validation_other_gpus(runs):
     return lines
 
 
+# Runs 1-6 (docs/validation.md "Runs 1–6"): netbench's folded networks, each set with its folder of graphs,
+# in the order the sets met the model; calibrate/reproduce_h200.sh steps 4 and 4b run the same comparisons.
+RUNS_SETS = [("unseen set 4", "heldout_segmentation", "one-shot"), ("unseen set 3", "heldout_largest", "one-shot"),
+             ("unseen set 2", "heldout_variants_more", ""), ("unseen set 1", "heldout_variants", ""),
+             ("bundled 23", "", "")]
+
+
+def runs_rows(runs, folder):
+    """compare_networks' rows of one runs 1-6 set, predicted once."""
+    key = ("runs_1_6", folder)
+    if key not in runs.cache:
+        netbench = os.path.join(DATA, f"netbench_{folder}.jsonl" if folder else "netbench.jsonl")
+        runs.cache[key] = compare_networks.network_rows(runs.tw, netbench, os.path.join("onnx_models", folder))
+    return runs.cache[key]
+
+
+def validation_runs_summary(runs):
+    """docs/validation.md: `compare_networks` of every runs 1-6 set under `--runtime eager-folded` (calibrate/reproduce_h200.sh steps 4, 4b), one row per set and batch."""
+    lines = ["| set | batch | networks | median abs error | max abs error | Kendall tau, predicted vs measured "
+             "| Kendall tau, FLOPs vs measured |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for label, folder, note in RUNS_SETS:
+        for s in compare_networks.batch_summary(runs_rows(runs, folder)):
+            name = f"{label} ({note})" if note else label
+            lines.append("| " + " | ".join([name] + compare_networks.summary_cells(s)) + " |")
+    return lines
+
+
+def validation_runs_pooled(runs):
+    """docs/validation.md: `pool_validation` over the four unseen sets (calibrate/reproduce_h200.sh step 4b)."""
+    return pool_validation.pooled_lines([r for _, folder, _ in RUNS_SETS if folder for r in runs_rows(runs, folder)])
+
+
+def validation_runs_pooled_sets_1_3(runs):
+    """docs/validation.md: `pool_validation` over unseen sets 1-3 (the three the previous revision is compared on)."""
+    return pool_validation.pooled_lines([r for label, folder, _ in RUNS_SETS if label in ("unseen set 1", "unseen set 2", "unseen set 3")
+                                         for r in runs_rows(runs, folder)])
+
+
+def runs_set_figure(label, folder):
+    def figure(runs):
+        return compare_networks.markdown_tables(runs_rows(runs, folder), "### " + label[0].upper() + label[1:]
+                                                + ", batch {batch}")[1:]
+    figure.__doc__ = (f"docs/validation.md: `compare_networks` of runs 1-6's {label} per batch "
+                      f"(calibrate/reproduce_h200.sh step {'4b' if folder else '4'}).")
+    return figure
+
+
 FIGURES = {"validation-kernel-classes": validation_kernel_classes,
            "validation-corpus-networks": validation_corpus_networks,
            "validation-intervals": validation_intervals,
@@ -94,7 +145,12 @@ FIGURES = {"validation-kernel-classes": validation_kernel_classes,
            "validation-softmax-rows": validation_softmax_rows,
            "validation-row-sweep": validation_row_sweep,
            "validation-attention-paths": validation_attention_paths,
-           "validation-other-gpus": validation_other_gpus}
+           "validation-other-gpus": validation_other_gpus,
+           "validation-runs-summary": validation_runs_summary,
+           "validation-runs-pooled": validation_runs_pooled,
+           "validation-runs-pooled-sets-1-3": validation_runs_pooled_sets_1_3}
+FIGURES.update({"validation-runs-" + (folder or "bundled").replace("_", "-"): runs_set_figure(label, folder)
+                for label, folder, _ in RUNS_SETS})
 # Figures over the whole measured corpus: their time grows with each device call's networks, so the
 # default test run leaves them to ctest's `long` label (doc_figures.py --figures).
 LONG = {"validation-kernel-classes", "validation-corpus-networks", "validation-intervals", "validation-strided-eltwise",
