@@ -38,7 +38,6 @@ import queue
 import statistics
 import sys
 import time
-import traceback
 
 from calibrate import jsonl
 from calibrate.gpu_state import nvidia_smi

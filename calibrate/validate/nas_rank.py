@@ -58,29 +58,32 @@ def min_utilization_effect(rows, measured, quantile):
     return threshold, len(rows) - len(kept), len(front & kept) / len(front)
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", default="calibrate/data/h200/nas")
-    ap.add_argument("--tilewave", help="predict again with this binary instead of reading the committed predictions")
-    args = ap.parse_args()
-    pred_dir = args.data
-    tmp = tempfile.TemporaryDirectory() if args.tilewave else None
-    if tmp:
-        pred_dir = tmp.name
-        for space in ("mobilenetv2", "regnet", "resnet"):
-            for runtime in ("eager", "inductor"):
-                for batch in (1, 16, 128):
-                    with open(os.path.join(pred_dir, "pred_%s_%s_b%d.jsonl" % (space, runtime, batch)), "w") as f:
-                        subprocess.run([args.tilewave, "nas", "onnx_models/spaces/%s.json" % space, "--samples", "150",
-                                        "--seed", "1", "--batch", str(batch), "--runtime", runtime, "--format", "jsonl", *harness_flags.flags(harness_flags.CUDA_GRAPH)],
-                                       stdout=f, stderr=subprocess.DEVNULL, check=True)
-    header = json.loads(open(os.path.join(args.data, "bench.jsonl")).readline())
-    measured = {}
-    params = {}
+SPACES, RUNTIMES, BATCHES = ("mobilenetv2", "regnet", "resnet"), ("eager", "inductor"), (1, 16, 128)
+HEADER = "%-12s %-9s %5s %4s %9s %9s %11s %10s  %s" % ("space", "runtime", "batch", "n", "tau pred", "tau FLOPs",
+                                                       "median err", "params ok",
+                                                       "min-util at p25 / p50: dropped, front kept")
+
+
+def predict_again(tilewave, pred_dir):
+    """The committed predictions' command, run by TILEWAVE into PRED_DIR."""
+    for space in SPACES:
+        for runtime in RUNTIMES:
+            for batch in BATCHES:
+                with open(os.path.join(pred_dir, "pred_%s_%s_b%d.jsonl" % (space, runtime, batch)), "w") as f:
+                    subprocess.run([tilewave, "nas", "onnx_models/spaces/%s.json" % space, "--samples", "150",
+                                    "--seed", "1", "--batch", str(batch), "--runtime", runtime, "--format", "jsonl",
+                                    *harness_flags.flags(harness_flags.CUDA_GRAPH)],
+                                   stdout=f, stderr=subprocess.DEVNULL, check=True)
+
+
+def measurements(data):
+    """The bench header, {(space, runtime, batch, encoding): latency µs} and {(space, encoding): params}."""
+    header = json.loads(open(os.path.join(data, "bench.jsonl")).readline())
+    measured, params, missing = {}, {}, []
     for name in BENCH_FILES:
-        path = os.path.join(args.data, name)
+        path = os.path.join(data, name)
         if not os.path.exists(path):
-            print("(missing: %s)" % path)
+            missing.append(path)
             continue
         for r in jsonl.read(path):
             if r.get("status") != "ok" or not r["model"].startswith("space/"):
@@ -89,32 +92,62 @@ def main():
             measured.setdefault((space, r["runtime"], r["batch"], enc), r["latency_ms"] * 1e3)
             if "params" in r:
                 params.setdefault((space, enc), r["params"])
-    print("measured on %s, torch %s, %s; predictions %s" % (
+    return header, measured, params, missing
+
+
+def cells(data="calibrate/data/h200/nas", tilewave=None):
+    """The header line and one dict per space, runtime and batch: n, taus, median error, params, min-util."""
+    header, measured, params, missing = measurements(data)
+    with tempfile.TemporaryDirectory() as tmp:
+        pred_dir = data
+        if tilewave:
+            pred_dir = tmp
+            predict_again(tilewave, tmp)
+        out = []
+        for space in SPACES:
+            for runtime in RUNTIMES:
+                for batch in BATCHES:
+                    rows = jsonl.read(os.path.join(pred_dir, "pred_%s_%s_b%d.jsonl" % (space, runtime, batch)))[1:]
+                    pairs = [(r, measured[(space, runtime, batch, r["encoding"])]) for r in rows
+                             if (space, runtime, batch, r["encoding"]) in measured]
+                    cell = {"space": space, "runtime": runtime, "batch": batch, "n": len(pairs)}
+                    out.append(cell)
+                    if len(pairs) < 3:
+                        continue
+                    meas = [m for _, m in pairs]
+                    checked = [r for r, _ in pairs if (space, r["encoding"]) in params]
+                    cell.update(tau=kendall_tau([predicted_us(r) for r, _ in pairs], meas),
+                                tau_flops=kendall_tau([r["flops"] for r, _ in pairs], meas),
+                                median_error=statistics.median(abs(predicted_us(r) / m - 1) for r, m in pairs),
+                                params_same=sum(params[(space, r["encoding"])] == r["params"] for r in checked),
+                                params_checked=len(checked),
+                                min_util=[min_utilization_effect([r for r, _ in pairs], meas, q) for q in (0.25, 0.5)])
+    first = ["(missing: %s)" % path for path in missing]
+    first.append("measured on %s, torch %s, %s; predictions %s" % (
         header.get("gpu"), header.get("torch"), header.get("date"),
-        "made now by " + args.tilewave if args.tilewave else "as committed before the measurement"))
-    print("%-12s %-9s %5s %4s %9s %9s %11s %10s  %s" % ("space", "runtime", "batch", "n", "tau pred", "tau FLOPs",
-                                                          "median err", "params ok",
-                                                          "min-util at p25 / p50: dropped, front kept"))
-    for space in ("mobilenetv2", "regnet", "resnet"):
-        for runtime in ("eager", "inductor"):
-            for batch in (1, 16, 128):
-                path = os.path.join(pred_dir, "pred_%s_%s_b%d.jsonl" % (space, runtime, batch))
-                rows = jsonl.read(path)[1:]
-                pairs = [(r, measured[(space, runtime, batch, r["encoding"])]) for r in rows
-                         if (space, runtime, batch, r["encoding"]) in measured]
-                if len(pairs) < 3:
-                    print("%-12s %-9s %5d %4d   (not measured)" % (space, runtime, batch, len(pairs)))
-                    continue
-                meas = [m for _, m in pairs]
-                tau = kendall_tau([predicted_us(r) for r, _ in pairs], meas)
-                tau_flops = kendall_tau([r["flops"] for r, _ in pairs], meas)
-                err = statistics.median(abs(predicted_us(r) / m - 1) for r, m in pairs)
-                checked = [(r, _) for r, _ in pairs if (space, r["encoding"]) in params]
-                same = sum(params[(space, r["encoding"])] == r["params"] for r, _ in checked)
-                drops = [min_utilization_effect([r for r, _ in pairs], meas, q) for q in (0.25, 0.5)]
-                print("%-12s %-9s %5d %4d %9.3f %9.3f %10.1f%% %6d/%-3d  %s" % (
-                    space, runtime, batch, len(pairs), tau, tau_flops, 100 * err, same, len(checked),
-                    " / ".join("U>=%.4f: %d, %.0f%%" % (u, d, 100 * k) for u, d, k in drops)))
+        "made now by " + tilewave if tilewave else "as committed before the measurement"))
+    return first, out
+
+
+def table_lines(first, cells_):
+    lines = first + [HEADER]
+    for c in cells_:
+        if "tau" not in c:
+            lines.append("%-12s %-9s %5d %4d   (not measured)" % (c["space"], c["runtime"], c["batch"], c["n"]))
+            continue
+        lines.append("%-12s %-9s %5d %4d %9.3f %9.3f %10.1f%% %6d/%-3d  %s" % (
+            c["space"], c["runtime"], c["batch"], c["n"], c["tau"], c["tau_flops"], 100 * c["median_error"],
+            c["params_same"], c["params_checked"],
+            " / ".join("U>=%.4f: %d, %.0f%%" % (u, d, 100 * k) for u, d, k in c["min_util"])))
+    return lines
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", default="calibrate/data/h200/nas")
+    ap.add_argument("--tilewave", help="predict again with this binary instead of reading the committed predictions")
+    args = ap.parse_args()
+    print("\n".join(table_lines(*cells(args.data, args.tilewave))))
 
 
 if __name__ == "__main__":

@@ -33,7 +33,6 @@ import os
 import sys
 import tempfile
 
-import numpy as np
 import pandas as pd
 from scipy.optimize import lsq_linear
 
