@@ -152,6 +152,45 @@ def report_compare_gpus(runs):
     return [FENCE, *out.rstrip("\n").split("\n"), FENCE]
 
 
+TRACE_FLAGS = ("--layout", "nhwc", "--no-amp")
+# The shipped torch.profiler traces (tests/data/traces/README.md): model, batch, runtime, trace file stem.
+SHIPPED_TRACES = [("resnet18", 1, "eager", "resnet18_b1_eager_h200"),
+                  ("efficientnet_b0", 1, "eager", "efficientnet_b0_b1_eager_h200"),
+                  ("resnet50", 16, "eager", "resnet50_b16_eager_h200"),
+                  ("resnet18", 16, "inductor", "resnet18_b16_inductor_h200"),
+                  ("efficientnet_b0", 1, "inductor", "efficientnet_b0_b1_inductor_h200")]
+
+
+def check_args(model, batch, runtime, stem):
+    return ("check", f"onnx_models/runtime/{model}.onnx", "--batch", str(batch), "--runtime", runtime,
+            "--trace", f"tests/data/traces/{stem}.profiler.json.gz", *TRACE_FLAGS)
+
+
+def report_check_resnet18(runs):
+    """docs/report.md: `tilewave check onnx_models/runtime/resnet18.onnx --trace tests/data/traces/resnet18_b1_eager_h200.profiler.json.gz --batch 1 --layout nhwc --no-amp --top 6`, abridged: two of the six furthest pairs, no closing note."""
+    out = runs.text(*check_args("resnet18", 1, "eager", "resnet18_b1_eager_h200"), "--top", "6").rstrip("\n").split("\n")
+    far = next(i for i, line in enumerate(out) if line.startswith("The 6 pairs furthest apart"))
+    rest = next(i for i, line in enumerate(out) if i > far and not line.strip())
+    closing = next(i for i, line in enumerate(out) if line.startswith("Pairs follow launch order"))
+    return [FENCE, *out[:far + 6], "...", *out[rest + 1:closing - 1], FENCE]
+
+
+def report_check_traces(runs):
+    """docs/report.md: `tilewave check ... --format json` on each shipped trace (flags --layout nhwc --no-amp): shapes paired, total kernel time and the error per predicted kernel kind."""
+    kinds = ("compute", "norm", "elementwise", "reduce", "pool")
+    lines = ["| trace | convolutions and GEMMs paired by shape | total kernel time | "
+             + " | ".join(kinds) + " |", "| --- | ---: | ---: | " + " | ".join("---:" for _ in kinds) + " |"]
+    for model, batch, runtime, stem in SHIPPED_TRACES:
+        c = json.loads(runs.text(*check_args(model, batch, runtime, stem), "--format", "json"))
+        by_kind = {k["kind"]: k for k in c["by_kind"]}
+        cells = [f"{100 * (by_kind[k]['predicted_us'] / by_kind[k]['measured_us'] - 1):+.0f}%"
+                 if k in by_kind and by_kind[k]["measured_us"] > 0 else "–" for k in kinds]
+        total = 100 * (c["predicted_kernel_us"] / c["measured_kernel_us"] - 1)
+        lines.append(f"| {model}, batch {batch}, {runtime} | {c['shape_matched']} of {c['shape_compared']} | "
+                     f"{total:+.1f}% | " + " | ".join(cells) + " |")
+    return lines
+
+
 def readme_harness(runs):
     """README.md: timm's harness on the fresh set, calibrate/validate/harness.py's median, p90 and tau per layout."""
     rows = harness_runs.rows(harness_runs.RUNS[1])
@@ -285,7 +324,8 @@ FIGURES = {"heldout-fp16": heldout_fp16, "heldout-datasheet": heldout_datasheet,
            "report-analyze-b1": report_analyze_b1, "report-schedule-b1": report_schedule_b1,
            "report-splits": report_splits,
            "report-findings": report_findings, "report-host-bound": report_host_bound,
-           "report-compare-gpus": report_compare_gpus, "readme-harness": readme_harness,
+           "report-compare-gpus": report_compare_gpus, "report-check-resnet18": report_check_resnet18,
+           "report-check-traces": report_check_traces, "readme-harness": readme_harness,
            "readme-runtimes": readme_runtimes,
            "readme-corpus": readme_corpus,
            "calibration-runtime-params": calibration_runtime_params}
