@@ -6,6 +6,8 @@ import os
 from typing import Any, Dict, List, Optional, Sequence, Tuple, TypedDict, Union, Unpack
 
 __version__: str
+# The share of measured settings a prediction interval is meant to hold (docs/model.md "Prediction intervals").
+interval_coverage: float
 
 _Path = Union[str, os.PathLike]
 

@@ -27,6 +27,7 @@ import sys
 
 import numpy as np
 
+from calibrate import module
 from calibrate.fit.row_moments import GPU, RUN, stamp_eager
 from calibrate.pair.harness_runs import commit
 from calibrate.validate import corpus_networks
@@ -35,7 +36,6 @@ from calibrate.validate.kernel_classes import CORPUS, ROOT, InputError
 COMMAND = "python3 -m calibrate.fit.intervals build/analyzer/tilewave --write"
 REGIMES = ("graph", "loop_gpu", "loop_host")
 CLASSES = ("no_attention", "attention")
-PERCENTILES = (10, 90)
 # Fewer held-out settings than this in a regime and class leave its interval unstated (0 in the file).
 MIN_SETTINGS = 20
 
@@ -62,22 +62,29 @@ def settings_of(rows, predicted, networks):
     return out
 
 
-def percentiles(ratios):
-    """(10th, 90th) percentile of measured / predicted, numpy's linear rule; None below MIN_SETTINGS."""
+def quantiles(coverage):
+    """The percentiles an interval of this coverage spans: (10, 90) for tilewave's 0.8
+    (the module's interval_coverage, PredictionInterval::coverage in C++)."""
+    return round(100 * (1 - coverage) / 2, 9), round(100 * (1 + coverage) / 2, 9)
+
+
+def percentiles(ratios, coverage):
+    """The interval's low and high percentile of measured / predicted, numpy's linear rule; None below
+    MIN_SETTINGS."""
     if len(ratios) < MIN_SETTINGS:
         return None
-    low, high = np.percentile(ratios, PERCENTILES)
+    low, high = np.percentile(ratios, quantiles(coverage))
     return round(float(low), 4), round(float(high), 4)
 
 
-def fit(settings):
+def fit(settings, coverage):
     """{(regime, class): (low, high) or None} over the held-out settings."""
     held = [s for s in settings if s.split == "held_out"]
-    return {(g, c): percentiles([s.ratio for s in held if (s.regime, s.network_class) == (g, c)])
+    return {(g, c): percentiles([s.ratio for s in held if (s.regime, s.network_class) == (g, c)], coverage)
             for g in REGIMES for c in CLASSES}
 
 
-def leave_family_out(settings):
+def leave_family_out(settings, coverage):
     """Each held-out setting with the interval the other held-out families give its regime and class: a list
     of (setting, inside or None where too few remain)."""
     held = [s for s in settings if s.split == "held_out"]
@@ -88,7 +95,7 @@ def leave_family_out(settings):
     for s in held:
         key = (s.regime, s.network_class, s.family)
         if key not in cache:
-            cache[key] = percentiles([o.ratio for o in by_key[key[:2]] if o.family != s.family])
+            cache[key] = percentiles([o.ratio for o in by_key[key[:2]] if o.family != s.family], coverage)
         q = cache[key]
         out.append((s, None if q is None else q[0] <= s.ratio <= q[1]))
     return out
@@ -99,13 +106,14 @@ def share(flags):
     return ("%.0f%% of %d" % (100 * sum(flags) / len(flags), len(flags))) if flags else "-"
 
 
-def report(settings, fitted, out=print):
-    judged = leave_family_out(settings)
+def report(settings, fitted, coverage, out=print):
+    judged = leave_family_out(settings, coverage)
+    stated = "%.0f%%" % (100 * coverage)
     fit_rows = [(s, None if fitted[(s.regime, s.network_class)] is None
                  else fitted[(s.regime, s.network_class)][0] <= s.ratio <= fitted[(s.regime, s.network_class)][1])
                 for s in settings if s.split == "fit"]
-    out("| regime | class | held-out settings (networks) | median | 80% interval | held_out inside, family left out "
-        "| fit inside |")
+    out("| regime | class | held-out settings (networks) | median | %s interval | held_out inside, family left out "
+        "| fit inside |" % stated)
     out("| --- | --- | --- | --- | --- | --- | --- |")
     for g in REGIMES:
         for c in CLASSES:
@@ -125,8 +133,8 @@ def report(settings, fitted, out=print):
         out("| %s | %d | %s | %s |" % (config, batch,
                                        share(f for s, f in judged if (s.configuration, s.batch) == (config, batch)),
                                        share(f for s, f in fit_rows if (s.configuration, s.batch) == (config, batch))))
-    out("all: held_out %s, fit %s (stated: 80%%; issue 31's target 75-85%%)" % (
-        share(f for _, f in judged), share(f for _, f in fit_rows)))
+    out("all: held_out %s, fit %s (stated: %s; issue 31's target 75-85%%)" % (
+        share(f for _, f in judged), share(f for _, f in fit_rows), stated))
 
 
 def values_of(fitted):
@@ -146,8 +154,9 @@ def run(tilewave, out=print, predicted_corpus=None):
     out("%d settings of %d corpus networks (%s), each measured / predicted by %s%s" % (
         len(settings), len({s.model for s in settings}), RUN, os.path.relpath(GPU, ROOT),
         "; left out (tilewave could not analyse them): " + ", ".join(sorted(failed)) if failed else ""))
-    fitted = fit(settings)
-    report(settings, fitted, out)
+    coverage = module.tilewave_module(tilewave).interval_coverage
+    fitted = fit(settings, coverage)
+    report(settings, fitted, coverage, out)
     return values_of(fitted)
 
 

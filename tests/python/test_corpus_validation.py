@@ -76,7 +76,7 @@ def test_intervals_are_percentiles_of_held_out_and_judged_family_by_family():
     held = [S("h%d" % i, "fam%d" % (i % 4), "held_out", "AMP NCHW", 16, "graph", "no_attention", 1 + i / 100)
             for i in range(40)]
     fit = [S("f", "other", "fit", "AMP NCHW", 16, "graph", "no_attention", r) for r in (0.5, 1.2, 9.0)]
-    fitted = intervals.fit(held + fit)
+    fitted = intervals.fit(held + fit, 0.8)
     low, high = fitted[("graph", "no_attention")]
     assert (low, high) == (1.039, 1.351)  # numpy's linear percentiles of 1.00 ... 1.39; the fit rows take no part
     assert fitted[("loop_host", "attention")] is None  # no settings: not stated
@@ -84,13 +84,15 @@ def test_intervals_are_percentiles_of_held_out_and_judged_family_by_family():
     assert len(values) == 12 and values["interval_graph_no_attention_low"] == 1.039
     assert values["interval_loop_host_attention_high"] == 0.0
     # Each family is judged by the other three's percentiles, never its own.
-    judged = intervals.leave_family_out(held)
+    judged = intervals.leave_family_out(held, 0.8)
     assert len(judged) == 40 and all(f is not None for _, f in judged)
     lines = []
-    intervals.report(held + fit, fitted, lines.append)
+    intervals.report(held + fit, fitted, 0.8, lines.append)
     assert "| graph | no_attention | 40 (40) | 1.19 | 1.04-1.35x | 75% of 40 |" in lines[2]
     assert lines[2].endswith("| 33% of 3 |")  # of the fit rows only 1.2 lies inside
-    assert lines[-1].startswith("all: held_out ")
+    assert lines[-1].startswith("all: held_out ") and "(stated: 80%;" in lines[-1]
+    # Another coverage spans other percentiles: 0.5 gives the quartiles.
+    assert intervals.quantiles(0.5) == (25, 75) and intervals.quantiles(0.8) == (10, 90)
 
 
 def test_corpus_networks_rejects_a_row_that_is_not_a_network_row(tmp_path):

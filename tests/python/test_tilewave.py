@@ -455,6 +455,13 @@ def test_version_is_what_the_cli_prints():
     assert re.fullmatch(r"\d+\.\d+\.\d+", tilewave.__version__)
 
 
+def test_interval_coverage_is_the_one_the_answers_state():
+    # One value: what the JSON's interval says, the table's label and what calibrate/fit/intervals.py fits.
+    a = tilewave.analyze(RESNET18, batch=1)
+    assert a["interval"]["coverage"] == tilewave.interval_coverage == 0.8
+    assert "%.0f%% interval" % (100 * tilewave.interval_coverage) in tilewave.analyze_text(RESNET18, batch=1, format="table")
+
+
 def test_signatures_name_python_types_not_cpp_ones():
     docs = {name: getattr(tilewave, name).__doc__ for name in dir(tilewave) if not name.startswith("_")}
     for cls in (tilewave.Space, tilewave.Scorer):

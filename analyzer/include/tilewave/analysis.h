@@ -117,6 +117,10 @@ constexpr ResultParts kTotalsOnly{false, false};
 // the prediction times the 10th and 90th percentiles of measured / predicted
 // over the held-out networks of its regime and class that calibrated the GPU.
 struct PredictionInterval {
+  // The share of measured settings the interval is meant to hold: its factors are the GPU file's
+  // (1 - coverage) / 2 and (1 + coverage) / 2 quantiles of measured / predicted (calibrate/fit/intervals.py
+  // reads this value through the Python module).
+  static constexpr double coverage = 0.8;
   std::string regime;         // "graph", "loop_gpu" (the GPU sets the step) or "loop_host"
   std::string network_class;  // "attention" (a softmax or attention kernel) or "no_attention"
   double low_factor = 0, high_factor = 0;  // the GPU file's percentiles; 0: none measured

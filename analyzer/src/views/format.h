@@ -83,6 +83,11 @@ inline std::string bound_with_range(const Totals& t) {
                      fmt_time_us(t.time_high_us));
 }
 
+// "80% interval": the label every view gives PredictionInterval::coverage.
+inline std::string interval_label() {
+  return fmt::format("{:.0f}% interval", 100 * PredictionInterval::coverage);
+}
+
 // The step's 80% interval as every view says it (docs/model.md "Prediction
 // intervals"): "1.52-2.31 ms (1.02-1.55x, held-out networks without attention,
 // plain loop, host-bound)", or why there is none.

@@ -109,14 +109,14 @@ void summary(std::ostream& os, const Analysis& a, const std::string& fastest_gpu
 <tr><th>useful work</th><td>{:.2f} GFLOP</td><th>traffic</th><td>{:.3f} GB ({:.3f} GB from DRAM)</td></tr>
 <tr><th>parameters</th><td>{:.2f} M, {:.1f} MB of weights</td><th>peak activations</th><td>{:.1f} MB</td></tr>
 </table></div>
-<p>80% interval: {}.</p>
+<p>{}: {}.</p>
 <p>Time lost to: )~",
              fmt_us(t.time_us), t.throughput_per_s, fmt_pct(t.utilization), a.peak_tflops, dtype_name(a.dtype), t.kernels,
              a.partial ? " (PARTIAL: some kernels unmodelled)" : "", fmt_pct(t.bandwidth_utilization),
              fmt_pct(a.schedule.step_us > 0 ? a.schedule.gpu_busy_us / a.schedule.step_us : 0), double(t.flops) / 1e9,
              double(t.bytes) / 1e9, double(t.dram_bytes) / 1e9, double(a.memory.params) / 1e6,
              double(a.memory.weight_bytes) / 1e6, double(a.memory.peak_activation_bytes) / 1e6,
-             html_escape(views::interval_text(a.interval)));
+             views::interval_label(), html_escape(views::interval_text(a.interval)));
   for (size_t i = 1; i < sh.size(); ++i)
     fmt::print(os, R"~({}<span class="key" style="background:{}"></span>{} {})~", i > 1 ? ", " : "", kShares[i].colour,
                kShares[i].name, fmt_pct(sh[i]));

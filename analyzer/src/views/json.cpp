@@ -79,7 +79,7 @@ json analysis_summary_json(const Analysis& a) {
           {"nodes", a.nodes},
           {"free_nodes", a.free_nodes},
           {"total", totals_to_json(a.total)},
-          {"interval", json{{"coverage", 0.8},
+          {"interval", json{{"coverage", PredictionInterval::coverage},
                             {"regime", a.interval.regime},
                             {"network_class", a.interval.network_class},
                             {"measured", a.interval.measured()},

@@ -37,7 +37,7 @@ void write_table(std::ostream& os, const Analysis& a, int worst_layers, const st
              a.free_nodes, a.unmodelled.empty() ? "" : fmt::format(", {} UNMODELLED", a.unmodelled.size()));
   fmt::print(os, "  predicted latency  {:.1f} us   throughput {:.0f} samples/s{}\n", t.time_us, t.throughput_per_s,
              a.partial ? "   (PARTIAL: unmodelled kernels left out)" : "");
-  fmt::print(os, "  80% interval       {}\n", views::interval_text(a.interval));
+  fmt::print(os, "  {:<19}{}\n", views::interval_label(), views::interval_text(a.interval));
   if (a.exec.launch == Launch::loop)
     fmt::print(os, "  schedule           {}: GPU busy {:.1f} us, host issue {:.1f} us (host {}{})\n",
                t.host_bound ? "host-bound" : "GPU-bound", t.gpu_busy_us, t.host_busy_us, printable(a.host_id),
