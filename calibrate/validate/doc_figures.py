@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reprints the figures the README and docs/ (calibration, report, validation, cli, nas)
+"""Reprints the figures the README and docs/ (calibration, report, validation, cli, nas, model)
 quote from `tilewave` commands (and from the committed measured data), and
 checks the docs against them.
 
@@ -27,7 +27,7 @@ from calibrate import harness_flags
 from calibrate.stats import kendall_tau
 from calibrate.validate import runtimes  # (calibrate/validate/runtimes.py: the network validation per runtime)
 from calibrate.validate.figures_common import DATA, FENCE, Runs, bias, fitted_layers, pct
-from calibrate.validate import figures_calibration, figures_nas, figures_readme, figures_validation
+from calibrate.validate import figures_calibration, figures_model, figures_nas, figures_readme, figures_validation
 
 CLASS_LABEL = {"softmax": "softmax (LayerNorm)"}
 
@@ -331,7 +331,7 @@ FIGURES = {"heldout-fp16": heldout_fp16, "heldout-datasheet": heldout_datasheet,
            "calibration-runtime-params": calibration_runtime_params}
 # Figures of one doc each live in their own module beside this one, each with a FIGURES dict.
 # and a LONG set of the figures over the whole measured corpus.
-for _module in (figures_readme, figures_calibration, figures_validation, figures_nas):
+for _module in (figures_readme, figures_calibration, figures_validation, figures_nas, figures_model):
     FIGURES.update(_module.FIGURES)
 LONG = set().union(*(getattr(_module, "LONG", set()) for _module in (figures_readme, figures_calibration,
                                                                       figures_validation)))
