@@ -114,6 +114,23 @@ TEST_CASE("result parts: rank analyses its models for their totals alone") {
   }
 }
 
+TEST_CASE("result parts: sweep's batches are totals alone, with the totals a whole analysis gives") {
+  RunOptions o;
+  o.gpu_dir = test::gpu_dir();
+  const ModelFile model(test::zoo("resnet18.onnx"));
+  const std::vector<Analysis> swept = analyze_batches(model, o, {1, 16});
+  REQUIRE(swept.size() == 2);
+  for (const Analysis& a : swept) {
+    CAPTURE(a.batch);
+    CHECK_FALSE(a.parts.node_facts);
+    CHECK_FALSE(a.parts.groupings);
+    CHECK(a.nodes_fate.empty());
+    RunOptions ob = o;
+    ob.batch = a.batch;
+    check_same_totals(model.analyze(gpu_of(ob), analyze_options(ob)), a);
+  }
+}
+
 TEST_CASE("one CostModel per analysis, under every runtime and launch") {
   const GpuModel gpu = test::gpu("h200");
   const ModelFile model(test::zoo("resnet18.onnx"));

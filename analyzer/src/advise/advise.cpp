@@ -506,11 +506,14 @@ std::vector<Advice> advise(const ModelFile& model, const GpuModel& gpu, const An
     if (a.gain > min_gain) out.push_back(std::move(a));
   };
   auto analyse = [&](const AnalyzeOptions& o) { return model.analyze(gpu, o); };
+  // Every trial is judged by its totals, memory note and calibration marks alone (docs/model.md "Result parts").
+  AnalyzeOptions trial_options = options;
+  trial_options.parts = kTotalsOnly;
 
   // Another runtime: what it fuses that this one does not.
   for (const RuntimeProfile* r : builtin_runtimes()) {
     if (r == &options.exec.runtime_profile() || r->historical()) continue;
-    AnalyzeOptions o = options;
+    AnalyzeOptions o = trial_options;
     o.exec.runtime = r;
     // An engine is launched as one (its default: a graph replay), never
     // issued kernel by kernel at a PyTorch runtime's host costs.
@@ -529,7 +532,7 @@ std::vector<Advice> advise(const ModelFile& model, const GpuModel& gpu, const An
   // A plain loop whose host sets the pace: the same kernels replayed as one
   // CUDA graph (docs/model.md "Schedule").
   if (options.exec.launch == Launch::loop && base.total.host_bound) {
-    AnalyzeOptions o = options;
+    AnalyzeOptions o = trial_options;
     o.exec.launch = Launch::graph;
     const Analysis a = analyse(o);
     if (!a.partial)
@@ -543,7 +546,7 @@ std::vector<Advice> advise(const ModelFile& model, const GpuModel& gpu, const An
   }
   // The other activation layout.
   if (options.exec.runtime_profile().follows_layout()) {
-    AnalyzeOptions o = options;
+    AnalyzeOptions o = trial_options;
     o.exec.layout = options.exec.layout == Layout::nchw ? Layout::nhwc : Layout::nchw;
     const Analysis a = analyse(o);
     if (!a.partial)
@@ -558,7 +561,7 @@ std::vector<Advice> advise(const ModelFile& model, const GpuModel& gpu, const An
   if (options.exec.runtime_profile().builds_int8() && options.exec.dtype != DType::int8) dtypes.push_back(DType::int8);
   for (DType d : dtypes) {
     if (!gpu.precisions.count(d)) continue;
-    AnalyzeOptions o = options;
+    AnalyzeOptions o = trial_options;
     o.exec.dtype = d;
     const Analysis a = analyse(o);
     if (a.partial) continue;
@@ -585,7 +588,7 @@ std::vector<Advice> advise(const ModelFile& model, const GpuModel& gpu, const An
         stop = "the last below 2^24";
         break;
       }
-      AnalyzeOptions o = options;
+      AnalyzeOptions o = trial_options;
       o.load.batch = b;
       tried.push_back(analyse(o));
       if (tried.back().over_memory) {  // a larger batch only needs more
@@ -614,8 +617,8 @@ std::vector<Advice> advise(const ModelFile& model, const GpuModel& gpu, const An
   // The graph rewrites search the model as loaded.
   const Model loaded = model.load(options.load);
   const Graph graph{loaded, options.load.registry ? *options.load.registry : OpRegistry::builtin()};
-  if (auto a = pad_channels(model, graph, gpu, options, base)) keep(std::move(*a), base);
-  if (auto a = fuse_depthwise(model, graph, gpu, options, base)) keep(std::move(*a), base);
+  if (auto a = pad_channels(model, graph, gpu, trial_options, base)) keep(std::move(*a), base);
+  if (auto a = fuse_depthwise(model, graph, gpu, trial_options, base)) keep(std::move(*a), base);
   std::stable_sort(out.begin(), out.end(), [](const Advice& x, const Advice& y) { return x.gain > y.gain; });
   return out;
 }

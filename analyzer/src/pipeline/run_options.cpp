@@ -88,7 +88,9 @@ std::vector<Analysis> analyze_batches(const ModelFile& model, const RunOptions& 
     if (b < 1) throw InputError(option(o, "batch"), fmt::format("batch must be positive, not {}", b));
     RunOptions ob = o;
     ob.batch = b;
-    out.push_back(model.analyze(gpu, analyze_options(ob)));
+    AnalyzeOptions options = analyze_options(ob);
+    options.parts = kTotalsOnly;  // sweep's views and the report's batch chart read each batch's totals
+    out.push_back(model.analyze(gpu, options));
   }
   return out;
 }
