@@ -73,17 +73,21 @@ def class_sums(tilewave, want):
     return sums
 
 
-def main():
-    tilewave = sys.argv[1]
-    want = sys.argv[sys.argv.index("--set") + 1] if "--set" in sys.argv else "fit"
-    sums = class_sums(tilewave, want)
-    print("set %s: profiled / predicted device time (ms) and kernel count, by class" % want)
-    print("%-13s %5s " % ("layout", "batch") + " ".join("%22s" % c for c in CLASSES))
+def table_lines(sums, want):
+    lines = ["set %s: profiled / predicted device time (ms) and kernel count, by class" % want,
+             "%-13s %5s " % ("layout", "batch") + " ".join("%22s" % c for c in CLASSES)]
     for key in sorted(sums):
         s = sums[key]
         cells = ["%6.1f/%6.1f %4d/%4d" % (s["m_" + c] / 1e3, s["p_" + c] / 1e3, s["mn_" + c], s["pn_" + c])
                  for c in CLASSES]
-        print("%-13s %5d " % key + " ".join("%22s" % c for c in cells))
+        lines.append("%-13s %5d " % key + " ".join("%22s" % c for c in cells))
+    return lines
+
+
+def main():
+    tilewave = sys.argv[1]
+    want = sys.argv[sys.argv.index("--set") + 1] if "--set" in sys.argv else "fit"
+    print("\n".join(table_lines(class_sums(tilewave, want), want)))
 
 
 if __name__ == "__main__":

@@ -1,12 +1,17 @@
 """The figures docs/validation.md quotes (calibrate/validate/doc_figures.py)."""
 import os
+import statistics
 
+from calibrate.stats import kendall_tau
 from calibrate.fit import intervals  # (calibrate/fit/intervals.py)
+from calibrate.pair import harness_kernel_classes  # (calibrate/pair/harness_kernel_classes.py)
 from calibrate.fit import row_moments  # (calibrate/fit/row_moments.py)
 from calibrate.fit import softmax_rows  # (calibrate/fit/softmax_rows.py)
 from calibrate.fit import strided_eltwise  # (calibrate/fit/strided_eltwise.py)
 from calibrate.validate import attention_paths  # (calibrate/validate/attention_paths.py)
 from calibrate.validate import compare_networks  # (calibrate/validate/compare_networks.py: runs 1-6, eager-folded)
+from calibrate.validate import harness  # (calibrate/validate/harness.py: timm's harness, issue 18)
+from calibrate.validate import harness_repeatability  # (calibrate/validate/harness_repeatability.py)
 from calibrate.validate import corpus_networks  # (calibrate/validate/corpus_networks.py)
 from calibrate.validate import kernel_classes  # (calibrate/validate/kernel_classes.py)
 from calibrate.validate import pool_validation  # (calibrate/validate/pool_validation.py)
@@ -90,6 +95,67 @@ def validation_other_gpus(runs):
     return lines
 
 
+def harness_groups(runs):
+    if "harness_groups" not in runs.cache:
+        runs.cache["harness_groups"] = harness.harness_groups(runs.tw)
+    return runs.cache["harness_groups"]
+
+
+def validation_harness(runs):
+    """docs/validation.md: `python3 -m calibrate.validate.harness build/analyzer/tilewave --markdown`."""
+    return harness.markdown_lines(harness_groups(runs))
+
+
+HARNESS_TARGETS = {"median": 0.10, "p90": 0.25, "tau": 0.9}  # issue 18: held-out and fresh networks
+
+
+def validation_harness_targets(runs):
+    """docs/validation.md: the harness table's held-out and fresh cells against issue 18's targets."""
+    groups = harness_groups(runs)
+    stats = {}
+    for key, g in groups.items():
+        if key[0] not in ("held-out", "fresh"):
+            continue
+        err = sorted(abs(x["pred"] - x["measured"]) / x["measured"] for x in g)
+        measured = [x["measured"] for x in g]
+        stats[key] = {"median": statistics.median(err), "p90": harness.p90(err),
+                      "tau": kendall_tau([x["pred"] for x in g], measured),
+                      "tau_flops": kendall_tau([x["flops"] for x in g], measured)}
+
+    def span(name, which, scale=100, unit="%"):
+        v = [s[which] for k, s in stats.items() if k[0] == name]
+        fmt = "%.1f" if unit else "%.2f"
+        return (fmt % (scale * min(v))) + "–" + (fmt % (scale * max(v))) + unit
+
+    def meeting(which):
+        keys = [k for k, s in stats.items() if (s[which] >= HARNESS_TARGETS[which] if which == "tau"
+                                                 else s[which] <= HARNESS_TARGETS[which])]
+        return "%d of %d cells%s" % (len(keys), len(stats), (" (" + ", ".join(
+            "%s %s at %d: %s" % (k[0], k[1], k[2], ("%.2f" % stats[k][which]) if which == "tau"
+                                 else ("%.1f%%" % (100 * stats[k][which]))) for k in sorted(keys)) + ")") if keys else "")
+
+    flops = [s["tau_flops"] for s in stats.values()]
+    return ["Medians are %s on the fresh set and %s on the held-out set; p90s %s and %s; tau %s (fresh) and %s "
+            "(held-out), against FLOPs' %.2f to %.2f. The median target (≤ 10%%) is met in %s, the p90 one "
+            "(≤ 25%%) in %s, the tau one (≥ 0.9) in %s." % (
+                span("fresh", "median"), span("held-out", "median"), span("fresh", "p90"), span("held-out", "p90"),
+                span("fresh", "tau", 1, ""), span("held-out", "tau", 1, ""), min(flops), max(flops),
+                meeting("median"), meeting("p90"), meeting("tau"))]
+
+
+def validation_harness_repeatability(runs):
+    """docs/validation.md: `python3 -m calibrate.validate.harness_repeatability build/analyzer/tilewave`."""
+    lines = []
+    harness_repeatability.report(runs.tw, lines.append)
+    return ["```", *lines, "```"]
+
+
+def validation_harness_classes(runs):
+    """docs/validation.md: `python3 -m calibrate.pair.harness_kernel_classes build/analyzer/tilewave --set held-out`."""
+    return ["```", *harness_kernel_classes.table_lines(harness_kernel_classes.class_sums(runs.tw, "held-out"),
+                                                        "held-out"), "```"]
+
+
 # Runs 1-6 (docs/validation.md "Runs 1–6"): netbench's folded networks, each set with its folder of graphs,
 # in the order the sets met the model; calibrate/reproduce_h200.sh steps 4 and 4b run the same comparisons.
 RUNS_SETS = [("unseen set 4", "heldout_segmentation", "one-shot"), ("unseen set 3", "heldout_largest", "one-shot"),
@@ -146,6 +212,10 @@ FIGURES = {"validation-kernel-classes": validation_kernel_classes,
            "validation-row-sweep": validation_row_sweep,
            "validation-attention-paths": validation_attention_paths,
            "validation-other-gpus": validation_other_gpus,
+           "validation-harness": validation_harness,
+           "validation-harness-targets": validation_harness_targets,
+           "validation-harness-classes": validation_harness_classes,
+           "validation-harness-repeatability": validation_harness_repeatability,
            "validation-runs-summary": validation_runs_summary,
            "validation-runs-pooled": validation_runs_pooled,
            "validation-runs-pooled-sets-1-3": validation_runs_pooled_sets_1_3}

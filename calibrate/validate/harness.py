@@ -57,9 +57,13 @@ def host_spread():
     return statistics.median(spread), p90(spread), len(spread)
 
 
-def main():
-    tilewave = sys.argv[1]
-    markdown = "--markdown" in sys.argv
+HEAD = ["set", "layout", "batch", "n", "median", "p90", "ratio", "tau (FLOPs)", "host-bound pred/meas",
+        "GPU median", "kernels ±10%"]
+SET_ORDER = {"fit": 0, "held-out": 1, "fresh": 2, "other": 3}
+
+
+def harness_groups(tilewave):
+    """{(set, layout, batch): [one dict per network: measured and predicted step, GPU time, host-bound, kernels]}."""
     fit, held = zoo_split()
     groups = {}
     for run, set_name in ((RUNS[0], None), (RUNS[1], "fresh")):
@@ -75,32 +79,41 @@ def main():
                 "host_bound": r["host_ms"] >= 0.8 * r["step_ms"],
                 "graph": r.get("graph_ms", 0) * 1e3, "pred_graph": graph["total"]["time_us"],
                 "kernels": k["kernels"] if k else None, "pred_kernels": loop["total"]["kernels"]})
-    head = ["set", "layout", "batch", "n", "median", "p90", "ratio", "tau (FLOPs)", "host-bound pred/meas",
-            "GPU median", "kernels ±10%"]
+    return groups
+
+
+def row_cells(key, g):
+    err = sorted(abs(x["pred"] - x["measured"]) / x["measured"] for x in g)
+    ratio = statistics.median(x["pred"] / x["measured"] for x in g)
+    tau = kendall_tau([x["pred"] for x in g], [x["measured"] for x in g])
+    ftau = kendall_tau([x["flops"] for x in g], [x["measured"] for x in g])
+    hb = "%d%% / %d%%" % (100 * sum(x["pred_host_bound"] for x in g) / len(g),
+                          100 * sum(x["host_bound"] for x in g) / len(g))
+    gerr = [abs(x["pred_graph"] - x["graph"]) / x["graph"] for x in g if x["graph"] > 0]
+    kk = [x for x in g if x["kernels"]]
+    kmatch = sum(abs(x["pred_kernels"] - x["kernels"]) <= 0.1 * x["kernels"] for x in kk) / len(kk) if kk else 0
+    return [key[0], key[1], str(key[2]), str(len(g)), pct(statistics.median(err)), pct(p90(err)), "%.2f" % ratio,
+            "%.2f (%.2f)" % (tau, ftau), hb, pct(statistics.median(gerr)) if gerr else "-", "%d%%" % round(100 * kmatch)]
+
+
+def markdown_lines(groups):
+    """docs/validation.md's table: a row per set, layout and batch."""
+    lines = ["| " + " | ".join(HEAD) + " |", "|" + " --- |" * len(HEAD)]
+    for key in sorted(groups, key=lambda k: (SET_ORDER[k[0]], k[1], k[2])):
+        lines.append("| " + " | ".join(row_cells(key, groups[key])) + " |")
+    return lines
+
+
+def main():
+    tilewave = sys.argv[1]
+    markdown = "--markdown" in sys.argv
+    groups = harness_groups(tilewave)
     if markdown:
-        print("| " + " | ".join(head) + " |")
-        print("|" + " --- |" * len(head))
+        print("\n".join(markdown_lines(groups)))
     else:
-        print("%-9s %-13s %5s %3s %7s %7s %6s %14s %12s %10s %8s" % tuple(head[:9] + [head[9], head[10]]))
-    order = {"fit": 0, "held-out": 1, "fresh": 2, "other": 3}
-    for key in sorted(groups, key=lambda k: (order[k[0]], k[1], k[2])):
-        g = groups[key]
-        err = sorted(abs(x["pred"] - x["measured"]) / x["measured"] for x in g)
-        ratio = statistics.median(x["pred"] / x["measured"] for x in g)
-        tau = kendall_tau([x["pred"] for x in g], [x["measured"] for x in g])
-        ftau = kendall_tau([x["flops"] for x in g], [x["measured"] for x in g])
-        hb = "%d%% / %d%%" % (100 * sum(x["pred_host_bound"] for x in g) / len(g),
-                              100 * sum(x["host_bound"] for x in g) / len(g))
-        gerr = [abs(x["pred_graph"] - x["graph"]) / x["graph"] for x in g if x["graph"] > 0]
-        kk = [x for x in g if x["kernels"]]
-        kmatch = sum(abs(x["pred_kernels"] - x["kernels"]) <= 0.1 * x["kernels"] for x in kk) / len(kk) if kk else 0
-        cells = [key[0], key[1], str(key[2]), str(len(g)), pct(statistics.median(err)), pct(p90(err)), "%.2f" % ratio,
-                 "%.2f (%.2f)" % (tau, ftau), hb, pct(statistics.median(gerr)) if gerr else "-",
-                 "%d%%" % round(100 * kmatch)]
-        if markdown:
-            print("| " + " | ".join(cells) + " |")
-        else:
-            print("%-9s %-13s %5s %3s %7s %7s %6s %14s %12s %10s %8s" % tuple(cells))
+        print("%-9s %-13s %5s %3s %7s %7s %6s %14s %12s %10s %8s" % tuple(HEAD))
+        for key in sorted(groups, key=lambda k: (SET_ORDER[k[0]], k[1], k[2])):
+            print("%-9s %-13s %5s %3s %7s %7s %6s %14s %12s %10s %8s" % tuple(row_cells(key, groups[key])))
     if not markdown:
         print("\nlargest misses per set (predicted / measured - 1):")
         for name in ("fit", "held-out", "fresh"):

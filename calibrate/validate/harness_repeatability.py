@@ -32,7 +32,11 @@ def q(values, f):
 
 
 def main():
-    tilewave = sys.argv[1]
+    report(sys.argv[1])
+
+
+def report(tilewave, print=print):
+    """Both tables, each line through `print` (docs/validation.md reprints them)."""
     data = rows(RUN)
     by = {}
     for r in data:
@@ -66,7 +70,7 @@ def main():
              if p == "amp_fp16" and i == 0 and b < 256 and (m, l, b) in first]
     print("this call's pass 1 / the same AMP configuration in %s, batch 1 and 16: median %.2f (%d)" % (
         FIRST, statistics.median(other), len(other)))
-    print()
+    print("")
     print("2. .half() weights in a plain loop (--no-amp --no-graph), against pass 1")
     print("%-13s %5s %3s %7s %7s %6s" % ("layout", "batch", "n", "median", "p90", "ratio"))
     for layout in ("nchw", "channels_last"):
