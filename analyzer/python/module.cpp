@@ -422,9 +422,9 @@ using namespace tilewave::python;
 PYBIND11_MODULE(tilewave, m) {
   m.doc() = "tilewave: predicts how well a neural network uses a GPU (tile, wave and roofline model). "
             "Each function equals a CLI command with the same options (docs/python.md).";
-  m.attr("__version__") = version();
+  m.attr("__version__") = version();  // what `tilewave --version` prints after "tilewave "
   // The prediction interval's coverage (PredictionInterval::coverage): the quantiles calibrate/fit/intervals.py fits.
-  m.attr("interval_coverage") = PredictionInterval::coverage;  // what `tilewave --version` prints after "tilewave "
+  m.attr("interval_coverage") = PredictionInterval::coverage;
   static py::exception<InputError> input_error(m, "InputError", PyExc_ValueError);
   input_error.attr("__doc__") = "Bad input a user can fix (a file, an option, an encoding): a ValueError whose message "
                                 "is the CLI's one error line, naming the file or option and the problem.";

@@ -1,8 +1,6 @@
 """The figures docs/validation.md quotes (calibrate/validate/doc_figures.py)."""
 import os
-import statistics
 
-from calibrate.stats import kendall_tau
 from calibrate.fit import intervals  # (calibrate/fit/intervals.py)
 from calibrate.pair import harness_kernel_classes  # (calibrate/pair/harness_kernel_classes.py)
 from calibrate.fit import row_moments  # (calibrate/fit/row_moments.py)
@@ -112,15 +110,7 @@ HARNESS_TARGETS = {"median": 0.10, "p90": 0.25, "tau": 0.9}  # issue 18: held-ou
 def validation_harness_targets(runs):
     """docs/validation.md: the harness table's held-out and fresh cells against issue 18's targets."""
     groups = harness_groups(runs)
-    stats = {}
-    for key, g in groups.items():
-        if key[0] not in ("held-out", "fresh"):
-            continue
-        err = sorted(abs(x["pred"] - x["measured"]) / x["measured"] for x in g)
-        measured = [x["measured"] for x in g]
-        stats[key] = {"median": statistics.median(err), "p90": harness.p90(err),
-                      "tau": kendall_tau([x["pred"] for x in g], measured),
-                      "tau_flops": kendall_tau([x["flops"] for x in g], measured)}
+    stats = {key: harness.row_stats(g) for key, g in groups.items() if key[0] in ("held-out", "fresh")}
 
     def span(name, which, scale=100, unit="%"):
         v = [s[which] for k, s in stats.items() if k[0] == name]

@@ -82,18 +82,26 @@ def harness_groups(tilewave):
     return groups
 
 
-def row_cells(key, g):
+def row_stats(g):
+    """One group's step errors (median, p90), ratio and taus: the table's cells and the targets' numbers."""
     err = sorted(abs(x["pred"] - x["measured"]) / x["measured"] for x in g)
-    ratio = statistics.median(x["pred"] / x["measured"] for x in g)
-    tau = kendall_tau([x["pred"] for x in g], [x["measured"] for x in g])
-    ftau = kendall_tau([x["flops"] for x in g], [x["measured"] for x in g])
+    measured = [x["measured"] for x in g]
+    return {"median": statistics.median(err), "p90": p90(err),
+            "ratio": statistics.median(x["pred"] / x["measured"] for x in g),
+            "tau": kendall_tau([x["pred"] for x in g], measured),
+            "tau_flops": kendall_tau([x["flops"] for x in g], measured)}
+
+
+def row_cells(key, g):
+    s = row_stats(g)
     hb = "%d%% / %d%%" % (100 * sum(x["pred_host_bound"] for x in g) / len(g),
                           100 * sum(x["host_bound"] for x in g) / len(g))
     gerr = [abs(x["pred_graph"] - x["graph"]) / x["graph"] for x in g if x["graph"] > 0]
     kk = [x for x in g if x["kernels"]]
     kmatch = sum(abs(x["pred_kernels"] - x["kernels"]) <= 0.1 * x["kernels"] for x in kk) / len(kk) if kk else 0
-    return [key[0], key[1], str(key[2]), str(len(g)), pct(statistics.median(err)), pct(p90(err)), "%.2f" % ratio,
-            "%.2f (%.2f)" % (tau, ftau), hb, pct(statistics.median(gerr)) if gerr else "-", "%d%%" % round(100 * kmatch)]
+    return [key[0], key[1], str(key[2]), str(len(g)), pct(s["median"]), pct(s["p90"]), "%.2f" % s["ratio"],
+            "%.2f (%.2f)" % (s["tau"], s["tau_flops"]), hb, pct(statistics.median(gerr)) if gerr else "-",
+            "%d%%" % round(100 * kmatch)]
 
 
 def markdown_lines(groups):
