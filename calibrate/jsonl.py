@@ -34,6 +34,13 @@ def read(path, cut_tail=False, missing_ok=False):
         return parse(f.read(), path, cut_tail)
 
 
+def in_folder(folder, name):
+    """The path of NAME or NAME.gz in a folder, whichever it holds (NAME when neither): run
+    folders are committed with their large files gzipped."""
+    plain = os.path.join(os.fspath(folder), name)
+    return plain + ".gz" if not os.path.lexists(plain) and os.path.lexists(plain + ".gz") else plain
+
+
 def read_all(paths):
     """The rows of every file of a comma-separated list (or a list), in order."""
     rows = []

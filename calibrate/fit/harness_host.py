@@ -114,7 +114,7 @@ def corpus_runs(tilewave, split, pmap=map):
     families (calibrate/data/h200/corpus/networks.json). Networks tilewave cannot analyse are left out."""
     from calibrate.validate.kernel_classes import CORPUS, onnx_files
     split_of = {n["name"]: n["split"] for n in json.load(open(CORPUS))["networks"]}
-    bench = [r for r in jsonl.read(os.path.join(ROOT, CORPUS_RUN, "bench_median.jsonl"))
+    bench = [r for r in jsonl.read(jsonl.in_folder(os.path.join(ROOT, CORPUS_RUN), "bench_median.jsonl"))
              if not r.get("header") and r.get("status", "ok") == "ok" and split_of.get(r["model"]) == split]
     with tempfile.TemporaryDirectory() as tmp:
         paths = onnx_files(sorted({r["model"] for r in bench}), tmp)

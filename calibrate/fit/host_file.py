@@ -39,8 +39,8 @@ SCALED = tuple(harness_host.PARAM.values()) + ("host_step_us",)
 def machine_rows(folder):
     """The folder's host-bound rows: host_networks.jsonl and bench.jsonl[.gz], whichever it has."""
     rows = []
-    for name in ("host_networks.jsonl", "bench.jsonl", "bench.jsonl.gz"):
-        path = os.path.join(folder, name)
+    for name in ("host_networks.jsonl", "bench.jsonl"):
+        path = jsonl.in_folder(folder, name)
         if os.path.exists(path):
             rows += jsonl.read(path)
     return [r for r in rows if not r.get("header") and r.get("status") == "ok"

@@ -35,12 +35,9 @@ HOST_BOUND_BATCHES = (1, 16)
 
 def bench_rows(run):
     """The ok rows of a run's bench file, header dropped; SystemExit naming the folder when it has none."""
-    for name in ("bench.jsonl", "bench.jsonl.gz"):
-        path = os.path.join(ROOT, run) if not os.path.isabs(run) else run
-        path = os.path.join(path, name)
-        if os.path.exists(path):
-            rows = jsonl.read(path)
-            return [r for r in rows if not r.get("header") and r.get("status") == "ok"]
+    path = jsonl.in_folder(os.path.join(ROOT, run), "bench.jsonl")
+    if os.path.exists(path):
+        return [r for r in jsonl.read(path) if not r.get("header") and r.get("status") == "ok"]
     sys.exit("%s: no bench.jsonl or bench.jsonl.gz" % run)
 
 

@@ -14,7 +14,7 @@ It judges them before anyone relies on them:
   fit           the fit families' settings against the held-out percentiles,
                 which never saw them
 A fresh set, measured after the model is frozen, is the last judge
-(calibrate.validate.corpus_networks's "in 80%" columns on its folder).
+(calibrate.validate.corpus_networks's "in N%" columns on its folder).
 
 usage: python3 -m calibrate.fit.intervals build/analyzer/tilewave [--write]
 (--write: the twelve percentiles into gpu_models/h200.json's eager set with

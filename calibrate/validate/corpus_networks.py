@@ -16,9 +16,9 @@ row per (split, configuration, batch):
   host ratio    median of tilewave's host issue time of one forward over the
                 measured forward call alone (host_ms): where the small
                 batches' steps miss, whether the host is why
-  in 80%, GPU in 80%  the share of the step's and of the GPU time's
-                measurements inside the GPU file's 80% interval (docs/model.md
-                "Prediction intervals"); the H200's were fitted on held_out,
+  in N%, GPU in N%  the share of the step's and of the GPU time's
+                measurements inside the GPU file's N% interval (docs/model.md
+                "Prediction intervals"; N from the module's interval_coverage); the H200's were fitted on held_out,
                 so only the fit rows and a fresh set judge them here
                 (calibrate.fit.intervals judges held_out family by family)
 
@@ -54,8 +54,8 @@ Prediction = collections.namedtuple("Prediction", "loop graph loop_interval grap
 
 
 def measured_rows(folder):
-    """bench_median.jsonl's rows that ran (status ok, a step and a CUDA-graph time)."""
-    path = os.path.join(folder, "bench_median.jsonl")
+    """bench_median.jsonl[.gz]'s rows that ran (status ok, a step and a CUDA-graph time)."""
+    path = jsonl.in_folder(folder, "bench_median.jsonl")
     try:
         rows = jsonl.read(path)
     except (OSError, ValueError, EOFError, UnicodeDecodeError) as e:
@@ -128,12 +128,15 @@ def table(rows, predicted, split):
     return out, misses
 
 
-HEAD = ["split", "configuration", "batch", "n", "median", "p90", "ratio", "tau (FLOPs)", "GPU median", "GPU ratio",
-        "GPU tau", "host ratio", "in 80%", "GPU in 80%"]
+def head(coverage):
+    """The table's column labels; `coverage`: the intervals' share (the module's interval_coverage)."""
+    inside = "in %.0f%%" % (100 * coverage)
+    return ["split", "configuration", "batch", "n", "median", "p90", "ratio", "tau (FLOPs)", "GPU median",
+            "GPU ratio", "GPU tau", "host ratio", inside, "GPU " + inside]
 
 
 def coverage(settings):
-    """The share of (interval, measured us) whose measured time falls inside the GPU file's 80% interval, over
+    """The share of (interval, measured us) whose measured time falls inside the GPU file's interval, over
     the settings that have one; "-" where none has."""
     inside = [i["low_us"] <= m <= i["high_us"] for i, m in settings if i and i["measured"]]
     return "%.0f%%" % (100 * sum(inside) / len(inside)) if inside else "-"
@@ -155,11 +158,12 @@ def lines_of(folder, tilewave, gpu="h200", misses=0, predicted_corpus=None):
     rows, predicted, failed = predicted_corpus or corpus_predictions(folder, tilewave, gpu)
     split = {n["name"]: n["split"] for n in json.load(open(CORPUS))["networks"]}
     body, worst = table(rows, predicted, split)
+    labels = head(tilewave_module(tilewave).interval_coverage)
     networks = {r["model"] for r in rows if r["model"] not in failed}
     out = ["%d networks of the corpus (%d fit, %d held_out), %d settings measured and predicted%s" % (
         len(networks), sum(split[m] == "fit" for m in networks), sum(split[m] == "held_out" for m in networks),
         len(predicted), "; %d networks left out (tilewave could not analyse them)" % len(failed) if failed else ""),
-        "", "| " + " | ".join(HEAD) + " |", "|" + " --- |" * len(HEAD)]
+        "", "| " + " | ".join(labels) + " |", "|" + " --- |" * len(labels)]
     out += ["| " + " | ".join(cells) + " |" for cells in body]
     out += ["  left out: %s: %s" % (m, e) for m, e in sorted(failed.items())]
     if misses:
