@@ -14,7 +14,11 @@ its math-path softmaxes, by kernel_names.json's `sdpa_path` vocabulary. A
 network with math-path softmaxes and predicted fused kernels is one tilewave
 prices as fused while PyTorch did not fuse it.
 
+With --cases, the same vocabulary judges calibrate/measure/sdpa_paths.py's
+single calls instead: which path each input shape took.
+
 usage: python3 -m calibrate.validate.attention_paths RUN_DIR [RUN_DIR ...] [--tilewave build/analyzer/tilewave]
+       python3 -m calibrate.validate.attention_paths --cases calibrate/data/h200/sdpa_paths/sdpa_paths.jsonl
 """
 import argparse
 import collections
@@ -22,7 +26,7 @@ import os
 import sys
 import tempfile
 
-from calibrate import harness_flags
+from calibrate import harness_flags, jsonl
 from calibrate.module import tilewave_module
 from calibrate.pair.kernel_names import kernel_class
 from calibrate.validate.kernel_classes import InputError, kernel_rows, onnx_files
@@ -75,12 +79,43 @@ def lines(result, failed):
     return out
 
 
+def case_lines(path):
+    """The table of sdpa_paths.py's cases: each call's shapes, the path its kernels show (`fused` when a fused
+    attention kernel ran, `math` when the fallback's softmax did) and the call's time. InputError for a file
+    that is not sdpa_paths.py's."""
+    try:
+        rows = [r for r in jsonl.read(path) if not r.get("header")]
+        cases = [(r["case"], r["q"], r["k"], r["mask"], [name for name, _, _ in r["kernels"]], float(r["call_us"]))
+                 for r in rows]
+    except (OSError, ValueError, EOFError, UnicodeDecodeError, KeyError, TypeError, AttributeError) as e:
+        raise InputError("%s: not an sdpa_paths.py file (%s: %s)" % (path, type(e).__name__, e))
+    if not cases:
+        raise InputError("%s: no case rows" % path)
+
+    def shape(dims):
+        return "\u00d7".join(map(str, dims))
+    out = ["| case | q | k, v | mask | path | one call, \u00b5s |", "| --- | --- | --- | --- | --- | ---: |"]
+    for case, q, k, mask, names, call_us in cases:
+        classes = {kernel_class(name, "sdpa_path") for name in names}
+        path_taken = "fused" if "fused" in classes else "math" if "math softmax" in classes else "neither"
+        out.append("| %s | %s | %s | %s | %s | %.1f |" % (case, shape(q), shape(k),
+                                                          "%s %s" % (mask[0], shape(mask[1])) if mask else "-",
+                                                          path_taken, call_us))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("run_dirs", nargs="+", help="calibrate/measure/run.py folders")
+    ap.add_argument("run_dirs", nargs="*", help="calibrate/measure/run.py folders")
     ap.add_argument("--tilewave", default=os.path.join("build", "analyzer", "tilewave"))
+    ap.add_argument("--cases", help="an sdpa_paths.py file: print which path each call shape took")
     a = ap.parse_args()
+    if bool(a.cases) == bool(a.run_dirs):
+        ap.error("give run folders or --cases FILE")
     try:
+        if a.cases:
+            print("\n".join(case_lines(a.cases)))
+            return 0
         result, failed = paths(a.tilewave, a.run_dirs)
     except (InputError, ImportError) as e:
         print("attention_paths.py: %s" % e, file=sys.stderr)

@@ -80,6 +80,11 @@ def validation_attention_paths(runs):
     return attention_paths.lines(result, failed)
 
 
+def validation_sdpa_cases(runs):
+    """docs/validation.md: `python3 -m calibrate.validate.attention_paths --cases calibrate/data/h200/sdpa_paths/sdpa_paths.jsonl`."""
+    return attention_paths.case_lines(DATA + "/sdpa_paths/sdpa_paths.jsonl")
+
+
 def validation_other_gpus(runs):
     """docs/validation.md: the tables `python3 -m calibrate.validate.other_gpus --write` printed when it wrote gpu_models/rtx3090.json and rtx4090.json (calibrate/data/other_gpus/validate.md), held to the held-out errors those files record."""
     figures_readme.kept_other_gpus_fit()
@@ -201,6 +206,7 @@ FIGURES = {"validation-kernel-classes": validation_kernel_classes,
            "validation-softmax-rows": validation_softmax_rows,
            "validation-row-sweep": validation_row_sweep,
            "validation-attention-paths": validation_attention_paths,
+           "validation-sdpa-cases": validation_sdpa_cases,
            "validation-other-gpus": validation_other_gpus,
            "validation-harness": validation_harness,
            "validation-harness-targets": validation_harness_targets,

@@ -23,3 +23,26 @@ def test_the_summary_counts_each_kind_of_network_once():
     assert "1 ran scaled_dot_product_attention's math path in some calls (`timm/nest`)" in text
     assert "In the other 3, the predicted fused kernels are the measured ones" in text
     assert "left out, tilewave cannot analyse them: timm/broken" in text
+
+
+def test_each_sdpa_case_is_named_by_the_path_its_kernels_show(tmp_path):
+    import json
+    import pytest
+    path = tmp_path / "sdpa_paths.jsonl"
+    rows = [{"header": True},
+            {"case": "plain", "q": [2, 4, 8, 16], "k": [2, 4, 8, 16], "mask": None, "call_us": 10.0,
+             "kernels": [["void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64>>", 1, 9.0]]},
+            {"case": "5-D", "q": [2, 3, 4, 8, 16], "k": [2, 3, 4, 8, 16], "mask": ["torch.bool", [2, 1, 8, 8]],
+             "call_us": 50.0, "kernels": [["sm80_xmma_gemm_f32f32_f32f32_f32_nn_n", 2, 20.0],
+                                          ["void at::native::vectorized_elementwise_kernel<4, isneginf_kernel_impl",
+                                           1, 1.0]]}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    text = "\n".join(attention_paths.case_lines(str(path)))
+    assert "| plain | 2\u00d74\u00d78\u00d716 | 2\u00d74\u00d78\u00d716 | - | fused | 10.0 |" in text
+    assert "| 5-D | 2\u00d73\u00d74\u00d78\u00d716 | 2\u00d73\u00d74\u00d78\u00d716 | torch.bool 2\u00d71\u00d78\u00d78 | math | 50.0 |" in text
+    path.write_text('{"header": true}\n{"case": "x"}\n')
+    with pytest.raises(attention_paths.InputError, match="not an sdpa_paths.py file"):
+        attention_paths.case_lines(str(path))
+    path.write_text('{"header": true}\n')
+    with pytest.raises(attention_paths.InputError, match="no case rows"):
+        attention_paths.case_lines(str(path))
