@@ -160,15 +160,16 @@ def lines_of(folder, tilewave, gpu="h200", misses=0, predicted_corpus=None):
     body, worst = table(rows, predicted, split)
     labels = head(tilewave_module(tilewave).interval_coverage)
     networks = {r["model"] for r in rows if r["model"] not in failed}
-    out = ["%d networks of the corpus (%d fit, %d held_out), %d settings measured and predicted%s" % (
-        len(networks), sum(split[m] == "fit" for m in networks), sum(split[m] == "held_out" for m in networks),
+    splits = [s for s in ("fit", "held_out", "fresh") if any(split[m] == s for m in networks)]
+    out = ["%d networks of the corpus (%s), %d settings measured and predicted%s" % (
+        len(networks), ", ".join("%d %s" % (sum(split[m] == s for m in networks), s) for s in splits),
         len(predicted), "; %d networks left out (tilewave could not analyse them)" % len(failed) if failed else ""),
         "", "| " + " | ".join(labels) + " |", "|" + " --- |" * len(labels)]
     out += ["| " + " | ".join(cells) + " |" for cells in body]
     out += ["  left out: %s: %s" % (m, e) for m, e in sorted(failed.items())]
     if misses:
         out.append("largest step misses (predicted / measured - 1):")
-        for s in ("fit", "held_out"):
+        for s in splits:
             w = sorted((x for x in worst if x[4] == s), key=lambda x: -abs(x[0]))[:misses]
             out.append("  %s: " % s + ", ".join("%s %s b%d %+.0f%%" % (m, c, b, 100 * e) for e, m, c, b, _ in w))
     return out

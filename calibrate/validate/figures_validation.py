@@ -80,6 +80,11 @@ def validation_attention_paths(runs):
     return attention_paths.lines(result, failed)
 
 
+def validation_fresh_set(runs):
+    """docs/validation.md: `python3 -m calibrate.validate.corpus_networks calibrate/data/h200/corpus/fresh --misses 6`."""
+    return corpus_networks.lines_of(DATA + "/corpus/fresh", runs.tw, misses=6)
+
+
 def validation_sdpa_cases(runs):
     """docs/validation.md: `python3 -m calibrate.validate.attention_paths --cases calibrate/data/h200/sdpa_paths/sdpa_paths.jsonl`."""
     return attention_paths.case_lines(DATA + "/sdpa_paths/sdpa_paths.jsonl")
@@ -207,6 +212,7 @@ FIGURES = {"validation-kernel-classes": validation_kernel_classes,
            "validation-row-sweep": validation_row_sweep,
            "validation-attention-paths": validation_attention_paths,
            "validation-sdpa-cases": validation_sdpa_cases,
+           "validation-fresh-set": validation_fresh_set,
            "validation-other-gpus": validation_other_gpus,
            "validation-harness": validation_harness,
            "validation-harness-targets": validation_harness_targets,
@@ -219,5 +225,5 @@ FIGURES.update({"validation-runs-" + (folder or "bundled").replace("_", "-"): ru
                 for label, folder, _ in RUNS_SETS})
 # Figures over the whole measured corpus: their time grows with each device call's networks, so the
 # default test run leaves them to ctest's `long` label (doc_figures.py --figures).
-LONG = {"validation-kernel-classes", "validation-corpus-networks", "validation-intervals", "validation-strided-eltwise",
+LONG = {"validation-fresh-set", "validation-kernel-classes", "validation-corpus-networks", "validation-intervals", "validation-strided-eltwise",
         "validation-softmax-rows"}
