@@ -168,7 +168,7 @@ def main():
     except (InputError, ImportError) as e:
         raise SystemExit("intervals.py: %s" % e)
     if "--write" in sys.argv:
-        stamp_eager(sys.argv[1], values, "%s (commit %s): %s/bench_median.jsonl, the held-out families "
+        stamp_eager(sys.argv[1], values, "%s (commit %s): %s/bench_median.jsonl.gz, the held-out families "
                     "(calibrate/data/h200/corpus/networks.json split), timm's harness: every configuration and batch, "
                     "the step in a plain loop and the GPU time of a CUDA-graph replay" % (COMMAND, commit(), RUN))
 
