@@ -781,11 +781,13 @@ TEST_CASE("attention written as MatMul-scale-Softmax-MatMul is one flash-attenti
   CHECK(lower_model(m, off).kernels.size() > 2);  // --attention unfused
 }
 
-TEST_CASE("scaled_dot_product_attention's export, Q and K each scaled by the root of the scale, is fused under eager too") {
+// torch.onnx's scaled_dot_product_attention: Q and K each scaled by the root of the scale, then
+// MatMul, Softmax, MatMul.
+static Model sdpa_export(std::vector<int64_t> q, std::vector<int64_t> kt, std::vector<int64_t> v) {
   OnnxBuilder b(17);
-  b.input("q", {-1, 4, 64, 32});
-  b.input("kt", {-1, 4, 32, 80});
-  b.input("v", {-1, 4, 80, 16});
+  b.input("q", q);
+  b.input("kt", kt);
+  b.input("v", v);
   b.floats("root", {0.3535f}, true);
   b.node("Mul", {"q", "root"}, {"qs"});
   b.node("Mul", {"kt", "root"}, {"ks"});
@@ -793,7 +795,11 @@ TEST_CASE("scaled_dot_product_attention's export, Q and K each scaled by the roo
   OnnxBuilder::attr(b.node("Softmax", {"s"}, {"p"}), "axis", int64_t(-1));
   b.node("MatMul", {"p", "v"}, {"o"});
   b.output("o");
-  const Model m = b.load_batch(3);
+  return b.load_batch(3);
+}
+
+TEST_CASE("scaled_dot_product_attention's export, Q and K each scaled by the root of the scale, is fused under eager too") {
+  const Model m = sdpa_export({-1, 4, 64, 32}, {-1, 4, 32, 80}, {-1, 4, 80, 16});
   ExecutionConfig exec = cuda_graph_harness(default_runtime(), DType::fp16);
   const KernelGraph eager = lower_model(m, exec);
   REQUIRE(eager.kernels.size() == 1);
@@ -801,6 +807,20 @@ TEST_CASE("scaled_dot_product_attention's export, Q and K each scaled by the roo
   CHECK(eager.kernels[0].nodes.size() == 5);  // both scalings run inside the kernel
   exec.fuse_attention = false;
   CHECK(lower_model(m, exec).kernels.size() == 5);
+}
+
+TEST_CASE("eager runs scaled_dot_product_attention's math path for 5-D inputs and one key head over several") {
+  // calibrate/data/h200/sdpa_paths: the fused kernel takes 4-D inputs whose keys have the queries' heads.
+  const auto kernels = [](std::vector<int64_t> q, std::vector<int64_t> kt, std::vector<int64_t> v) {
+    const Model m = sdpa_export(q, kt, v);
+    return std::pair{lower_model(m, cuda_graph_harness(default_runtime(), DType::fp16)).kernels.size(),
+                     lower_model(m, cuda_graph_harness(*find_runtime("inductor"), DType::fp16)).kernels.size()};
+  };
+  CHECK(kernels({-1, 4, 64, 32}, {-1, 4, 32, 80}, {-1, 4, 80, 16}) == std::pair<size_t, size_t>{1, 1});
+  CHECK(kernels({-1, 4, 64, 32}, {-1, 1, 32, 80}, {-1, 1, 80, 16}).first == 5);     // one key head, broadcast
+  CHECK(kernels({-1, 4, 64, 32}, {-1, 1, 32, 80}, {-1, 1, 80, 16}).second == 1);    // inductor still fuses it
+  CHECK(kernels({-1, 1, 64, 32}, {-1, 1, 32, 80}, {-1, 1, 80, 16}).first == 1);     // one head each: fused
+  CHECK(kernels({-1, 3, 4, 64, 32}, {-1, 3, 4, 32, 80}, {-1, 3, 4, 80, 16}).first == 5);  // 5-D
 }
 
 TEST_CASE("QDQ graphs: the conv is int8; TensorRT folds Q/DQ, eager runs them as elementwise kernels") {

@@ -3,16 +3,16 @@
 (issue 31 item 3; docs/validation.md "Attention: the fused kernel or the math
 path").
 
-tilewave costs every attention chain of an export as one fused kernel
-(docs/model.md "Attention"). PyTorch's scaled_dot_product_attention runs one
-only when its inputs allow; otherwise it runs its math fallback: batched
-GEMMs, a softmax that checks for rows of -inf (one `isneginf` pass per call)
-and the casts around them. Per network of the folders' profiled forwards
+Under eager, tilewave costs an attention chain written by
+scaled_dot_product_attention as one fused kernel when its shapes allow one
+(docs/model.md "Attention"); otherwise PyTorch runs its math fallback:
+batched GEMMs, a softmax that checks for rows of -inf (one `isneginf` pass
+per call) and the casts around them, and tilewave costs the chain op by op. Per network of the folders' profiled forwards
 (`.half()` channels_last at batch 1: one forward per network), this prints the
 attention kernels tilewave predicts, the fused kernels the profile holds, and
 its math-path softmaxes, by kernel_names.json's `sdpa_path` vocabulary. A
-network with math-path softmaxes and predicted fused kernels is one tilewave
-prices as fused while PyTorch did not fuse it.
+network whose predicted fused kernels differ from the measured ones is one
+tilewave fuses where PyTorch did not, or the other way round.
 
 With --cases, the same vocabulary judges calibrate/measure/sdpa_paths.py's
 single calls instead: which path each input shape took.
@@ -67,14 +67,16 @@ def lines(result, failed):
            "measured math-path softmaxes |",
            "| --- | ---: | ---: | ---: | ---: |"]
     out += ["| `%s` | %d | %d | %d | %d |" % row for row in result]
-    written = [m for m, w, p, _, _ in result if w > p]
+    unfused = [m for m, w, p, _, _ in result if w > p]
     math = [m for m, _, _, _, x in result if x]
-    agree = [m for m, _, p, f, x in result if p == f and not x]
-    out += ["", "%d networks with attention. %d write some attention by hand (%s): eager PyTorch runs it op by op, "
-            "and so does tilewave. %d ran scaled_dot_product_attention's math path in some calls (%s), which tilewave "
-            "prices as fused kernels. In the other %d, the predicted fused kernels are the measured ones%s." % (
-                len(result), len(written), ", ".join("`%s`" % m for m in written), len(math),
-                ", ".join("`%s`" % m for m in math), len(agree),
+    differ = [m for m, _, p, f, _ in result if p != f]
+    out += ["", "%d networks with attention. Eager tilewave costs some chains op by op in %d (%s): attention written "
+            "by hand, which eager PyTorch runs op by op, or scaled_dot_product_attention calls that take its math "
+            "path, which %d networks' profiles show (%s). In %d the predicted fused kernels are the measured ones, "
+            "one for one%s%s." % (
+                len(result), len(unfused), ", ".join("`%s`" % m for m in unfused), len(math),
+                ", ".join("`%s`" % m for m in math), len(result) - len(differ),
+                "; they differ in %s" % ", ".join("`%s`" % m for m in differ) if differ else "",
                 "; left out, tilewave cannot analyse them: %s" % ", ".join(failed) if failed else "")]
     return out
 

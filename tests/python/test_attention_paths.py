@@ -16,12 +16,13 @@ def test_sdpa_path_names_the_fused_kernels_and_the_math_paths_softmax():
 
 def test_the_summary_counts_each_kind_of_network_once():
     result = [("timm/nest", 24, 24, 0, 24), ("timm/swin", 13, 0, 0, 0), ("timm/deit", 12, 12, 12, 0),
-              ("timm/davit", 24, 12, 12, 0)]
+              ("timm/davit", 24, 12, 12, 0), ("timm/hiera", 16, 12, 12, 4)]
     text = "\n".join(attention_paths.lines(result, ["timm/broken"]))
     assert "| `timm/nest` | 24 | 24 | 0 | 24 |" in text
-    assert "4 networks with attention. 2 write some attention by hand (`timm/swin`, `timm/davit`)" in text
-    assert "1 ran scaled_dot_product_attention's math path in some calls (`timm/nest`)" in text
-    assert "In the other 3, the predicted fused kernels are the measured ones" in text
+    assert "5 networks with attention. Eager tilewave costs some chains op by op in 3 (`timm/swin`, `timm/davit`, " \
+           "`timm/hiera`)" in text
+    assert "which 2 networks' profiles show (`timm/nest`, `timm/hiera`)" in text
+    assert "In 4 the predicted fused kernels are the measured ones, one for one; they differ in `timm/nest`" in text
     assert "left out, tilewave cannot analyse them: timm/broken" in text
 
 

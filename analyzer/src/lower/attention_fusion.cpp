@@ -20,6 +20,17 @@ bool is_scalar_operand(const Model& m, const std::string& t) {
   return info && info->fully_known() && info->numel() == 1;
 }
 
+// Whether eager PyTorch's scaled_dot_product_attention runs its fused kernels
+// for this call, from the shapes of its first product (Q, and K transposed):
+// 5-D inputs and keys of one head broadcast over several query heads take the
+// math path (docs/model.md "Attention"; measured by calibrate/measure/sdpa_paths.py).
+bool sdpa_fuses(const Model& m, const Node& head) {
+  const TensorInfo* q = m.tensor(head.inputs[0]);
+  const TensorInfo* kt = m.tensor(head.inputs[1]);
+  if (q->dims.size() != 4) return false;  // q is known: the chain's search required it
+  return !(kt && kt->dims.size() == 4 && kt->dims[1] == 1 && q->dims[1] > 1);
+}
+
 }  // namespace
 
 AttentionChains::AttentionChains(const Model& m, bool sdpa_only) {
@@ -75,7 +86,7 @@ AttentionChains::AttentionChains(const Model& m, bool sdpa_only) {
       }
     }
     c.sdpa_export = prescaled == 2;
-    if (sdpa_only && !c.sdpa_export) continue;
+    if (sdpa_only && !(c.sdpa_export && sdpa_fuses(m, head))) continue;
     const auto& s = scores->dims;
     c.problem.q_len = s[s.size() - 2];
     c.problem.kv_len = s.back();
