@@ -27,10 +27,9 @@ import sys
 import numpy
 
 from calibrate import jsonl
+from calibrate.fit.host_spread import HOST_BOUND_BATCHES
 from calibrate.validate import corpus_networks
 from calibrate.validate.kernel_classes import CORPUS, InputError
-
-HOST_BOUND_BATCHES = (1, 16)
 
 
 def pass_rows(folder):
@@ -41,10 +40,19 @@ def pass_rows(folder):
     except (OSError, ValueError, EOFError, UnicodeDecodeError) as e:
         raise InputError("%s: not a readable JSON-lines file (%s)" % (path, e))
     settings = collections.defaultdict(list)
-    for r in rows:
-        if isinstance(r, dict) and r.get("status") == "ok" and r.get("batch") in HOST_BOUND_BATCHES \
-                and isinstance(r.get("pass"), int) and r.get("host_ms", 0) > 0 and r.get("step_ms", 0) > 0:
-            settings[(r["model"], r["precision"], r["layout"], r["batch"])].append(r)
+    for i, r in enumerate(rows, 1):
+        if not isinstance(r, dict) or r.get("header") or r.get("status") != "ok" \
+                or r.get("batch") not in HOST_BOUND_BATCHES or "pass" not in r:
+            continue
+        key = tuple(r.get(k) for k in ("model", "precision", "layout"))
+        times = [r.get(k) for k in ("host_ms", "step_ms")]
+        if not (all(isinstance(k, str) for k in key) and isinstance(r["pass"], int)
+                and all(isinstance(t, (int, float)) and not isinstance(t, bool) and 0 < t < 1e7 for t in times)):
+            raise InputError("%s: row %d is not a run.py pass row (model, precision, layout, pass, host_ms, step_ms)"
+                             % (path, i))
+        settings[key + (r["batch"],)].append(r)
+    if not settings:
+        raise InputError("%s: no pass rows at batch %s" % (path, " or ".join(map(str, HOST_BOUND_BATCHES))))
     return settings
 
 
@@ -78,12 +86,11 @@ def call_lines(rows, predicted, kind_of):
     out = ["| call | networks | host ratio | CNNs | host ratio, CNNs |", "| ---: | ---: | ---: | ---: | ---: |"]
     medians = []
     for call in sorted(calls):
-        ratios = [x for _, x in calls[call]]
-        cnn = [x for m, x in calls[call] if kind_of.get(m) == "cnn"]
-        medians.append(statistics.median(ratios))
+        cnn = [(m, x) for m, x in calls[call] if kind_of.get(m) == "cnn"]
+        medians.append(statistics.median(x for _, x in calls[call]))
         out.append("| %d | %d | %.2f | %d | %s |" % (call, len({m for m, _ in calls[call]}), medians[-1],
-                                                   len({m for m, x in calls[call] if kind_of.get(m) == "cnn"}),
-                                                   "%.2f" % statistics.median(cnn) if cnn else "-"))
+                                                   len({m for m, _ in cnn}),
+                                                   "%.2f" % statistics.median(x for _, x in cnn) if cnn else "-"))
     if medians:
         out += ["", "%d calls; their median host ratios run from %.2f to %.2f (median %.2f)." % (
             len(medians), min(medians), max(medians), statistics.median(medians))]

@@ -2,6 +2,7 @@
 import collections
 import gzip
 import json
+import os
 
 import pytest
 
@@ -26,6 +27,22 @@ def test_passes_give_max_over_min_and_median_over_min_per_batch(tmp_path):
 
 def test_a_folder_without_a_bench_file_is_one_error(tmp_path):
     with pytest.raises(InputError, match="bench.jsonl"):
+        host_passes.pass_rows(tmp_path)
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda p: p.write_text(""), "no pass rows"),
+    (lambda p: p.write_text('{"header": true}\n{"status": "ok", "batch": 64, "pass": 0}\n'), "no pass rows"),
+    (lambda p: p.write_text('{"status": "ok", "batch": 1, "pass": 0, "model": "m"}\n'), "row 1 is not a run.py pass row"),
+    (lambda p: p.write_text('{"status": "ok", "batch": 1, "pass": 0, "model": "m", "precision": "amp_fp16", '
+                            '"layout": "nchw", "host_ms": "x", "step_ms": 1}\n'), "row 1 is not a run.py pass row"),
+    (lambda p: p.write_bytes(b"\xff\xfe\n"), "not a readable JSON-lines file"),
+    (lambda p: p.mkdir(), "not a readable JSON-lines file"),
+    (lambda p: os.mkfifo(p), "not a readable JSON-lines file"),
+])
+def test_a_hostile_bench_file_is_one_error_naming_it(tmp_path, make, message):
+    make(tmp_path / "bench.jsonl")
+    with pytest.raises(InputError, match=message):
         host_passes.pass_rows(tmp_path)
 
 
