@@ -745,6 +745,15 @@ PYBIND11_MODULE(tilewave, m) {
   m.def("gpus", [](const std::optional<PathArg>& gpu_dir) { return list_gpu_ids(gpu_dir ? gpu_dir->string() : default_gpu_dir()); },
         py::arg("gpu_dir") = py::none(), "The GPU ids in the database.");
   m.def(
+      "gpu_database",
+      [](const std::optional<PathArg>& gpu_dir) {
+        return to_python(gpus_to_json(load_gpu_database(gpu_dir ? gpu_dir->string() : default_gpu_dir())));
+      },
+      py::arg("gpu_dir") = py::none(),
+      "Every GPU file of the database as `tilewave gpus --format json` lists it: id, name, arch, sms, "
+      "boost_clock_mhz, dram_bandwidth_gbs, peaks, trust, memory_type, instruction_family, params, param_origin, "
+      "runtime_params.");
+  m.def(
       "formats",
       [] {
         json out = json::array();

@@ -237,6 +237,12 @@ def test_lists_of_gpus_and_runtimes():
     assert [name for name, _ in tilewave.runtimes()][:3] == ["eager", "inductor", "tensorrt"]
 
 
+def test_the_gpu_database_is_what_the_cli_lists():
+    database = tilewave.gpu_database()
+    assert [g["id"] for g in database] == tilewave.gpus()
+    assert database == json.loads(cli("gpus", "--format", "json"))
+
+
 def test_the_evolution_example_runs():
     example = os.path.join(ROOT, "docs", "examples", "evolution.py")
     out = subprocess.run([sys.executable, example, "--generations", "3", "--population", "16", "--seed", "1"],
