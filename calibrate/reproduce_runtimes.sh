@@ -48,7 +48,10 @@ tilewave.write_gpu(eager, sys.argv[3])
 EOF
   echo "== 2b. carry the base and runtime sets to the other GPU files"
   for g in h100 h100-pcie a100 a10 l4 l40s t4 v100; do  # rtx3090/4090/5090, pro-6000: calibrate/validate/other_gpus.py --write
-    "$tw" calibrate carry --gpu h200 --to "$g" -o "gpu_models/$g.json"
+    # the target is also an input, so the new file is written beside it and then replaces it
+    "$tw" calibrate carry --gpu h200 --to "$g" -o "gpu_models/$g.json.new" \
+      --made-by "tilewave calibrate carry --gpu h200 --to $g -o gpu_models/$g.json"
+    mv "gpu_models/$g.json.new" "gpu_models/$g.json"
   done
 fi
 
