@@ -11,6 +11,7 @@ from calibrate.validate import compare_networks  # (calibrate/validate/compare_n
 from calibrate.validate import harness  # (calibrate/validate/harness.py: timm's harness, issue 18)
 from calibrate.validate import harness_repeatability  # (calibrate/validate/harness_repeatability.py)
 from calibrate.validate import corpus_networks  # (calibrate/validate/corpus_networks.py)
+from calibrate.validate import gpu_pair  # (calibrate/validate/gpu_pair.py)
 from calibrate.validate import host_passes  # (calibrate/validate/host_passes.py)
 from calibrate.validate import kernel_classes  # (calibrate/validate/kernel_classes.py)
 from calibrate.validate import pool_validation  # (calibrate/validate/pool_validation.py)
@@ -84,6 +85,19 @@ def validation_attention_paths(runs):
 def validation_fresh_set(runs):
     """docs/validation.md: `python3 -m calibrate.validate.corpus_networks calibrate/data/h200/corpus/fresh --misses 6`."""
     return corpus_networks.lines_of(DATA + "/corpus/fresh", runs.tw, misses=6)
+
+
+H100_FRESH = os.path.join(os.path.dirname(DATA), "h100", "corpus", "fresh")
+
+
+def validation_h100_fresh(runs):
+    """docs/validation.md: `python3 -m calibrate.validate.corpus_networks calibrate/data/h100/corpus/fresh --gpu h100 --misses 6`."""
+    return corpus_networks.lines_of(H100_FRESH, runs.tw, gpu="h100", misses=6)
+
+
+def validation_gpu_pair(runs):
+    """docs/validation.md: `python3 -m calibrate.validate.gpu_pair calibrate/data/h200/corpus/fresh calibrate/data/h100/corpus/fresh --gpus h200,h100`."""
+    return gpu_pair.lines_of(DATA + "/corpus/fresh", H100_FRESH, ["h200", "h100"], runs.tw)
 
 
 def validation_host_passes(runs):
@@ -220,6 +234,8 @@ FIGURES = {"validation-kernel-classes": validation_kernel_classes,
            "validation-sdpa-cases": validation_sdpa_cases,
            "validation-fresh-set": validation_fresh_set,
            "validation-host-passes": validation_host_passes,
+           "validation-h100-fresh": validation_h100_fresh,
+           "validation-gpu-pair": validation_gpu_pair,
            "validation-other-gpus": validation_other_gpus,
            "validation-harness": validation_harness,
            "validation-harness-targets": validation_harness_targets,
@@ -232,5 +248,5 @@ FIGURES.update({"validation-runs-" + (folder or "bundled").replace("_", "-"): ru
                 for label, folder, _ in RUNS_SETS})
 # Figures over the whole measured corpus: their time grows with each device call's networks, so the
 # default test run leaves them to ctest's `long` label (doc_figures.py --figures).
-LONG = {"validation-fresh-set", "validation-host-passes", "validation-kernel-classes", "validation-corpus-networks", "validation-intervals", "validation-strided-eltwise",
+LONG = {"validation-fresh-set", "validation-host-passes", "validation-h100-fresh", "validation-gpu-pair", "validation-kernel-classes", "validation-corpus-networks", "validation-intervals", "validation-strided-eltwise",
         "validation-softmax-rows"}
