@@ -30,9 +30,10 @@ std::vector<std::string> ops(const KernelGraph& l) {
   return out;
 }
 // A built model as eager PyTorch runs it in fp16, under autocast or not.
-KernelGraph eager_lowering(const Model& m, bool amp) {
+KernelGraph eager_lowering(const Model& m, bool amp, Layout layout = Layout::nhwc) {
   ExecutionConfig e = cuda_graph_harness(*find_runtime("eager"), DType::fp16);
   e.amp = amp;
+  e.layout = layout;
   return lower_model(m, e);
 }
 }  // namespace
@@ -664,7 +665,7 @@ TEST_CASE("a weight-only float subgraph runs on every forward in PyTorch, is fol
 namespace {
 // torch.onnx's GroupNorm of x [N, 8, 6, 6] in `groups` groups: Reshape,
 // InstanceNormalization, Reshape back, the affine Mul and Add.
-test::OnnxBuilder group_norm_model(int64_t groups) {
+test::OnnxBuilder group_norm_model(int64_t groups, bool conv_after = false) {
   test::OnnxBuilder b(13);
   b.input("input", {2, 8, 6, 6});
   b.weight("w", {8, 8, 1, 1});
@@ -680,7 +681,11 @@ test::OnnxBuilder group_norm_model(int64_t groups) {
   b.node("Reshape", {"normed", "x_shape"}, {"back"});
   b.node("Mul", {"back", "gamma"}, {"scaled"});
   b.node("Add", {"scaled", "beta"}, {"y"});
-  b.node("Relu", {"y"}, {"out"});
+  b.node("Relu", {"y"}, {conv_after ? "act" : "out"});
+  if (conv_after) {
+    b.weight("w2", {8, 8, 3, 3});
+    test::OnnxBuilder::attr(b.node("Conv", {"act", "w2"}, {"out"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
+  }
   b.output("out");
   return b;
 }
@@ -688,7 +693,7 @@ test::OnnxBuilder group_norm_model(int64_t groups) {
 
 TEST_CASE("eager: an exported GroupNorm is PyTorch's three kernels: row moments, scale and shift, apply") {
   const Model m = group_norm_model(2).load_batch(2);
-  const KernelGraph l = eager_lowering(m, false);
+  const KernelGraph l = eager_lowering(m, false, Layout::nchw);
   CHECK(ops(l) == std::vector<std::string>{"Conv", "InstanceNormalization+Reshape", "norm_params",
                                            "norm_apply", "Relu"});
   const auto& moments = std::get<MemoryProblem>(l.kernels[1].layer->problem);
@@ -707,7 +712,7 @@ TEST_CASE("eager: an exported GroupNorm is PyTorch's three kernels: row moments,
   // Under autocast the op runs in fp32: one cast of the conv's half output
   // in, the three kernels in fp32; the Relu after it runs on the fp32 result
   // (nothing casts it back).
-  const KernelGraph amp = eager_lowering(m, true);
+  const KernelGraph amp = eager_lowering(m, true, Layout::nchw);
   CHECK(ops(amp) == std::vector<std::string>{"cast", "cast", "Conv", "cast", "InstanceNormalization+Reshape",
                                              "norm_params", "norm_apply", "Relu"});
   for (int i : {4, 5, 6, 7}) CHECK(amp.kernels[size_t(i)].layer->dtype == DType::fp32);
@@ -723,6 +728,59 @@ TEST_CASE("eager: an exported GroupNorm is PyTorch's three kernels: row moments,
   const KernelGraph trt = lower_model(m, cuda_graph_harness(*find_runtime("tensorrt"), DType::fp16));
   for (const Kernel& k : trt.kernels)
     if (auto* p = k.layer ? std::get_if<MemoryProblem>(&k.layer->problem) : nullptr) CHECK_FALSE(p->row_moments);
+}
+
+TEST_CASE("eager under channels_last: a GroupNorm copies its input to NCHW and returns NCHW, which the next conv copies back") {
+  const Model m = group_norm_model(2, true).load_batch(2);
+  const KernelGraph l = eager_lowering(m, false, Layout::nhwc);
+  CHECK(ops(l) == std::vector<std::string>{"Conv", "layout_transform", "InstanceNormalization+Reshape", "norm_params",
+                                           "norm_apply", "Relu", "layout_transform", "Conv"});
+  const Kernel& to_nchw = l.kernels[1];
+  const Kernel& apply = l.kernels[4];
+  const Kernel& to_nhwc = l.kernels[6];
+  CHECK(std::get<MemoryProblem>(to_nchw.layer->problem).op == MemoryOp::transform);
+  CHECK(std::get<MemoryProblem>(to_nchw.layer->problem).elems_in == 2 * 8 * 6 * 6);
+  // The moments and the apply read the NCHW copy; the Relu reads the apply's
+  // NCHW output, and the conv (its weight a channels_last parameter) the copy of it.
+  REQUIRE(to_nchw.writes.size() == 1);
+  CHECK(to_nchw.reads[0].name == "x");
+  CHECK(l.kernels[2].reads[0].name == to_nchw.writes[0].name);
+  CHECK(apply.reads[0].name == to_nchw.writes[0].name);
+  CHECK(l.kernels[5].reads[0].name == apply.writes[0].name);
+  CHECK(to_nhwc.reads[0].name == l.kernels[5].writes[0].name);
+  CHECK(l.kernels[7].reads[0].name == to_nhwc.writes[0].name);
+
+  // Autocast casts the conv's half output to fp32 first; the copy before the
+  // GroupNorm moves fp32, the one before the conv half after the cast down.
+  const KernelGraph amp = eager_lowering(m, true, Layout::nhwc);
+  CHECK(ops(amp) == std::vector<std::string>{"cast", "cast", "Conv", "cast", "layout_transform",
+                                             "InstanceNormalization+Reshape", "norm_params", "norm_apply", "Relu",
+                                             "cast", "layout_transform", "cast", "Conv"});
+  for (int i : {4, 5, 6, 7}) CHECK(amp.kernels[size_t(i)].layer->dtype == DType::fp32);
+  CHECK(amp.kernels[10].layer->dtype == DType::fp16);
+  CHECK(amp.kernels[4].reads[0].name == amp.kernels[3].writes[0].name);
+  CHECK(amp.kernels[3].name == amp.kernels[5].name + "/cast_fp32");  // named after the op, as without the copy
+
+  // In NCHW, and on inductor, nothing is copied for them (the 3x3 conv's own
+  // transforms to cuDNN's NHWC kernel stay, in NCHW).
+  for (const KernelGraph& g : {eager_lowering(m, true, Layout::nchw),
+                               lower_model(m, cuda_graph_harness(*find_runtime("inductor"), DType::fp16))})
+    for (size_t i = 0; i < g.kernels.size(); ++i) {
+      CHECK(g.kernels[i].name.find("contiguous_") == std::string::npos);
+      if (i + 1 < g.kernels.size() && is_group_norm(g.kernels[i + 1]))
+        CHECK_FALSE(g.kernels[i].ops.is(RuntimeStep::layout_transform));
+    }
+}
+
+TEST_CASE("eager under channels_last: an add of a channels_last and an NCHW tensor is strided") {
+  test::OnnxBuilder b = group_norm_model(2);
+  b.node("Add", {"out", "x"}, {"sum"});
+  b.output("sum");
+  const KernelGraph l = eager_lowering(b.load_batch(2), false, Layout::nhwc);
+  REQUIRE(l.kernels.back().ops.is("Add"));
+  CHECK(std::get<MemoryProblem>(l.kernels.back().layer->problem).strided);
+  const KernelGraph nchw = eager_lowering(b.load_batch(2), false, Layout::nchw);
+  CHECK_FALSE(std::get<MemoryProblem>(nchw.kernels.back().layer->problem).strided);
 }
 
 TEST_CASE("eager: an InstanceNormalization that is not a GroupNorm's stays one kernel") {

@@ -27,7 +27,9 @@ families, fixed before anything was fitted. The issue's targets are read on
 held_out (and on the fresh set, measured after the model is frozen).
 
 usage: python3 -m calibrate.validate.corpus_networks RUN_DIR [--tilewave build/analyzer/tilewave]
-       [--gpu h200] [--misses N]
+       [--gpu h200] [--misses N] [--networks A,B,...]
+--networks prints, instead of the table, each setting of those networks: predicted / measured step and GPU
+time per configuration and batch.
 Predicted in process by the Python module's analyze(), the calls spread over
 the cores; ONNX files as calibrate/validate/kernel_classes.py finds them.
 """
@@ -175,6 +177,33 @@ def lines_of(folder, tilewave, gpu="h200", misses=0, predicted_corpus=None):
     return out
 
 
+def network_lines(folder, tilewave, names, gpu="h200"):
+    """Each setting of the named networks: predicted / measured step and GPU time (CUDA graph), per
+    configuration and batch, one line per network and configuration."""
+    rows = [r for r in measured_rows(folder) if r["model"] in names]
+    missing = sorted(set(names) - {r["model"] for r in rows})
+    if missing:
+        raise InputError("%s: no measured row of %s" % (folder, ", ".join(missing)))
+    with tempfile.TemporaryDirectory() as tmp:
+        onnx = onnx_files(sorted({r["model"] for r in rows}), tmp)
+        predicted, failed = predictions(tilewave, rows, onnx, gpu)
+    batches = sorted({r["batch"] for r in rows})
+    out = ["predicted / measured, step and GPU time (CUDA graph), on %s:" % gpu, "",
+           "| network | configuration | " + " | ".join("b%d step, GPU" % b for b in batches) + " |",
+           "| --- | --- |" + " ---: |" * len(batches)]
+    cells = collections.defaultdict(dict)
+    for r in rows:
+        p = predicted.get((r["model"], r["precision"], r["layout"], r["batch"]))
+        if p:
+            gpu_ratio = "%.2f" % (p.graph["time_us"] / 1e3 / r["graph_ms"]) if r.get("graph_ms", 0) > 0 else "-"
+            cells[(r["model"], harness_flags.CONFIGURATIONS[(r["precision"], r["layout"])])][r["batch"]] = (
+                "%.2f, %s" % (p.loop["time_us"] / 1e3 / r["step_ms_median"], gpu_ratio))
+    for (model, config), by_batch in sorted(cells.items()):
+        out.append("| %s | %s | " % (model, config) + " | ".join(by_batch.get(b, "-") for b in batches) + " |")
+    out += ["  left out: %s: %s" % (m, e) for m, e in sorted(failed.items())]
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("run_dir", help="a calibrate/measure/run.py folder of the corpus (calibrate/data/h200/corpus/run)")
@@ -182,11 +211,15 @@ def main():
                     help="the CLI whose build holds the Python module (where `import tilewave` finds none)")
     ap.add_argument("--gpu", default="h200")
     ap.add_argument("--misses", type=int, default=0, help="also list each split's N largest step misses")
+    ap.add_argument("--networks", help="A,B,...: instead of the table, each setting of these networks")
     a = ap.parse_args()
     if a.misses < 0:
         ap.error("--misses: %d is negative" % a.misses)
     try:
-        print("\n".join(lines_of(a.run_dir, a.tilewave, a.gpu, a.misses)))
+        if a.networks:
+            print("\n".join(network_lines(a.run_dir, a.tilewave, a.networks.split(","), a.gpu)))
+        else:
+            print("\n".join(lines_of(a.run_dir, a.tilewave, a.gpu, a.misses)))
     except (InputError, ImportError) as e:
         print("corpus_networks.py: %s" % e, file=sys.stderr)
         return 1

@@ -100,6 +100,14 @@ def validation_gpu_pair(runs):
     return gpu_pair.lines_of(DATA + "/corpus/fresh", H100_FRESH, ["h200", "h100"], runs.tw)
 
 
+GROUP_NORM_NETWORKS = ["timm/poolformer_m48", "timm/resnet50_gn", "timm/resnetv2_50x1_bit", "timm/mobilevitv2_150"]
+
+
+def validation_memory_formats(runs):
+    """docs/validation.md: `python3 -m calibrate.validate.corpus_networks calibrate/data/h200/corpus/run --networks timm/poolformer_m48,timm/resnet50_gn,timm/resnetv2_50x1_bit,timm/mobilevitv2_150`."""
+    return corpus_networks.network_lines(DATA + "/corpus/run", runs.tw, GROUP_NORM_NETWORKS)
+
+
 def validation_host_passes(runs):
     """docs/validation.md: `python3 -m calibrate.validate.host_passes calibrate/data/h200/corpus/run`."""
     return host_passes.lines_of(DATA + "/corpus/run", runs.tw, predicted_corpus=corpus_predictions(runs))
@@ -236,6 +244,7 @@ FIGURES = {"validation-kernel-classes": validation_kernel_classes,
            "validation-host-passes": validation_host_passes,
            "validation-h100-fresh": validation_h100_fresh,
            "validation-gpu-pair": validation_gpu_pair,
+           "validation-memory-formats": validation_memory_formats,
            "validation-other-gpus": validation_other_gpus,
            "validation-harness": validation_harness,
            "validation-harness-targets": validation_harness_targets,

@@ -114,3 +114,12 @@ def test_corpus_networks_rejects_an_empty_or_special_bench_file(tmp_path, kind):
         path.mkdir()
     with pytest.raises(kernel_classes.InputError, match="no network row|not a regular file"):
         corpus_networks.measured_rows(str(tmp_path))
+
+
+def test_corpus_networks_names_a_network_the_folder_never_measured(tmp_path):
+    from calibrate.validate import corpus_networks
+    (tmp_path / "bench_median.jsonl").write_text(json.dumps(
+        {"model": "timm/a", "precision": "amp_fp16", "layout": "nchw", "batch": 1, "status": "ok",
+         "step_ms_median": 1.0, "graph_ms": 0.5, "host_ms": 1.0}) + "\n")
+    with pytest.raises(kernel_classes.InputError, match="no measured row of timm/b"):
+        corpus_networks.network_lines(str(tmp_path), None, ["timm/a", "timm/b"])

@@ -88,5 +88,8 @@ KernelGraph lower_for_runtime(const Model& model, const ExecutionConfig& exec, c
 // one after the node ("onnx::Conv_497"); a conv over a 1x1 map
 // (squeeze-excitation, classifier heads) never follows a BatchNorm.
 bool bias_is_own(const Node& conv, const ConvProblem& p);
+// A GroupNorm's kernel as lowering gives it: the moments of each (image,
+// group) row; eager follows it with its scale-and-shift and apply kernels.
+bool is_group_norm(const Kernel& k);
 
 }  // namespace tilewave

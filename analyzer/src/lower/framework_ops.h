@@ -17,9 +17,6 @@ std::vector<FrameworkOp> find_framework_ops(const LowerInput& in);
 // One kernel per framework op, every other working node one kernel of its own.
 KernelGraph lower_framework_ops(const LowerInput& in);
 
-// A GroupNorm's kernel as lower_framework_ops gives it: the moments of each
-// (image, group) row.
-bool is_group_norm(const Kernel& k);
 // The kernels PyTorch eager launches for it, `k` with its edges derived:
 // the moments, the per-channel scale and shift, and their application to
 // every element (docs/model.md "Framework ops").

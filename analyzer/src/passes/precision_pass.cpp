@@ -34,11 +34,20 @@ bool runs_in_fp32(const Kernel& k) {
   return m && m->op == MemoryOp::row_norm;
 }
 
-// A kernel the runtime launches inside `owner`'s op, after it.
+// A kernel the runtime launches inside `owner`'s op, after it: its later
+// steps, or the layout pass's transform of its output.
 bool same_op(const Kernel& owner, const Kernel& next) {
   return next.layer && std::holds_alternative<MemoryProblem>(next.layer->problem) && !owner.nodes.empty() &&
          !next.nodes.empty() && next.nodes[0] == owner.nodes[0] &&
-         (next.ops.is(RuntimeStep::norm_params) || next.ops.is(RuntimeStep::norm_apply));
+         (next.ops.is(RuntimeStep::norm_params) || next.ops.is(RuntimeStep::norm_apply) ||
+          next.ops.is(RuntimeStep::layout_transform));
+}
+
+// The layout pass's transform of an fp32 op's input (an eager GroupNorm's
+// under channels_last): the op copies its fp32 input, after autocast's cast.
+bool transforms_fp32_input(const Kernel& k, const Kernel& next) {
+  return k.ops.is(RuntimeStep::layout_transform) && runs_in_fp32(next) && !k.nodes.empty() &&
+         !next.nodes.empty() && k.nodes[0] == next.nodes[0];
 }
 
 // onnx::TensorProto's element types the flow below tells apart.
@@ -182,28 +191,31 @@ void precision_pass(const LowerInput& in, KernelGraph& graph) {
       out.push_back(std::move(k));
       continue;
     }
-    if (flow && (k.ops.is(RuntimeStep::layout_transform) || k.ops.is(RuntimeStep::pad))) {
+    const bool input_transform = i + 1 < graph.kernels.size() && transforms_fp32_input(k, graph.kernels[i + 1]);
+    if (flow && !input_transform && (k.ops.is(RuntimeStep::layout_transform) || k.ops.is(RuntimeStep::pad))) {
       cast_fp32_reads(k);
       types.write(k, half);
       out.push_back(std::move(k));
       continue;
     }
-    if (runs_in_fp32(k)) {
+    if (runs_in_fp32(k) || input_transform) {
       // Cast in, run and write in fp32. The op's later kernels (GroupNorm's
-      // scale and apply) run in fp32 too. Eager leaves the result fp32 for
-      // whoever reads it next; inductor casts it back at once.
-      const auto& p = std::get<MemoryProblem>(k.layer->problem);
-      const Kernel owner = k;
-      size_t last = i;
+      // scale and apply, the transforms around it) run in fp32 too. Eager
+      // leaves the result fp32 for whoever reads it next; inductor casts it
+      // back at once.
+      const Kernel owner = input_transform ? graph.kernels[i + 1] : k;
+      const auto& p = std::get<MemoryProblem>(owner.layer->problem);
+      size_t last = input_transform ? i + 1 : i;
       while (last + 1 < graph.kernels.size() && same_op(owner, graph.kernels[last + 1])) ++last;
       // The op reads the fp32 copy the cast just wrote (docs/model.md
       // "Inside a network": its L2 hits are that copy's).
-      const bool input_fp32 = flow && !owner.reads.empty() && types.of(owner.reads[0]) == DType::fp32;
+      // `k` reads the op's input: the op's first kernel, or the transform before it.
+      const bool input_fp32 = flow && !k.reads.empty() && types.of(k.reads[0]) == DType::fp32;
       TensorRef x, x32;
       if (!input_fp32) {
-        Kernel cast = cast_kernel(k, "/cast_fp32", p.elems_read(), half, DType::fp32);
-        if (!owner.reads.empty() && owner.reads[0].dtype != DType::fp32) {
-          x = owner.reads[0];
+        Kernel cast = cast_kernel(owner, "/cast_fp32", p.elems_read(), half, DType::fp32);
+        if (!k.reads.empty() && k.reads[0].dtype != DType::fp32) {
+          x = k.reads[0];
           x32 = {x.name + "#fp32", x.bytes / dtype_bytes(x.dtype) * dtype_bytes(DType::fp32), DType::fp32, x.layout};
           cast.reads = {x};
           cast.writes = {x32};
