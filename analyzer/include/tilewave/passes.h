@@ -15,8 +15,10 @@ Layout conv_kernel_layout(const ConvProblem& p, DType dtype, int align, Layout g
 
 // Wraps every convolution whose kernel needs another layout than its
 // activations have (ExecutionConfig::activation_layout) between transforms:
-// input and filter before, output back after. Every layout transform of a
-// kernel graph comes from here.
+// input and filter before, output back after. Under eager channels_last it
+// follows each tensor's memory format instead, adding the copies PyTorch
+// makes around a GroupNorm and before a convolution (docs/model.md "Layout
+// pass"). Every layout transform of a kernel graph comes from here.
 void layout_pass(const LowerInput& in, KernelGraph& graph);
 // autocast over fp32 weights, and PyTorch's fp32 defaults (docs/model.md
 // "Precision pass"). Does nothing for weights stored in the compute type.
