@@ -40,7 +40,8 @@ GPU_BOUND_BATCHES = (64, 256)
 
 
 def key(r):
-    return (r["model"], r["precision"], r["layout"], r["batch"])
+    """A row's setting; a profiled forward without a precision is run.py's AMP one."""
+    return (r["model"], r.get("precision", "amp_fp16"), r["layout"], r["batch"])
 
 
 def gpu_facts(tilewave, ids):
@@ -90,39 +91,43 @@ def setting_lines(tilewave, folder_a, folder_b, gpu_a, gpu_b):
     return out
 
 
-def class_sums(tilewave, folder, gpu, keys):
-    """{class: Counter(measured_us, predicted_us)} over the folder's profiled forwards whose setting is in keys."""
-    rows = [r for r in kernel_classes.kernel_rows(folder) if key(dict(r, precision=r.get("precision", "amp_fp16")))
-            in keys]
+def forward_class_sums(tilewave, folder, gpu, keys):
+    """{setting: {class: Counter(measured_us, predicted_us)}} of the folder's profiled forwards whose setting is
+    in keys and that tilewave could analyse."""
+    rows = [r for r in kernel_classes.kernel_rows(folder) if key(r) in keys]
     with tempfile.TemporaryDirectory() as tmp:
         onnx = kernel_classes.onnx_files(sorted({r["model"] for r in rows}), tmp)
         results, _ = kernel_classes.checks(tilewave, rows, onnx, gpu, tmp)
-    sums = collections.defaultdict(collections.Counter)
-    done = set()
+    sums = {}
     for r, c in results:
-        done.add(key(dict(r, precision=r.get("precision", "amp_fp16"))))
+        by_class = sums.setdefault(key(r), collections.defaultdict(collections.Counter))
         for row in c["by_class"]:
-            sums[row["class"]]["measured_us"] += row["measured_us"]
-            sums[row["class"]]["predicted_us"] += row["predicted_us"]
-    return sums, done
+            by_class[row["class"]]["measured_us"] += row["measured_us"]
+            by_class[row["class"]]["predicted_us"] += row["predicted_us"]
+    return sums
+
+
+def summed(forwards, keys):
+    """{class: Counter} over the forwards of those settings."""
+    sums = collections.defaultdict(collections.Counter)
+    for k in keys:
+        for cls, s in forwards[k].items():
+            sums[cls].update(s)
+    return sums
 
 
 def class_lines(tilewave, folder_a, folder_b, a, b):
     def profiled(folder):
-        return {key(dict(r, precision=r.get("precision", "amp_fp16"))) for r in kernel_classes.kernel_rows(folder)
-                if r["batch"] in GPU_BOUND_BATCHES}
+        return {key(r) for r in kernel_classes.kernel_rows(folder) if r["batch"] in GPU_BOUND_BATCHES}
     keys = profiled(folder_a) & profiled(folder_b)
-    sums_a, done_a = class_sums(tilewave, folder_a, a["id"], keys)
-    sums_b, done_b = class_sums(tilewave, folder_b, b["id"], keys)
-    if done_a != done_b:  # a forward one GPU's prediction could not analyse: leave it out of both
-        keep = done_a & done_b
-        sums_a, _ = class_sums(tilewave, folder_a, a["id"], keep)
-        sums_b, _ = class_sums(tilewave, folder_b, b["id"], keep)
-        done_a = keep
+    forwards_a = forward_class_sums(tilewave, folder_a, a["id"], keys)
+    forwards_b = forward_class_sums(tilewave, folder_b, b["id"], keys)
+    both = set(forwards_a) & set(forwards_b)  # a forward either GPU's prediction could not analyse: out of both
+    sums_a, sums_b = summed(forwards_a, both), summed(forwards_b, both)
     total_a = sum(s["measured_us"] for s in sums_a.values())
     out = ["", "Kernel classes over the %d profiled forwards at batch %s both hold (%.0f ms measured on %s); DRAM "
            "%.0f GB/s on %s, %.0f GB/s on %s; SMs x clock %d x %.0f MHz and %d x %.0f MHz:" % (
-               len(done_a), " and ".join(map(str, GPU_BOUND_BATCHES)), total_a / 1e3, a["id"],
+               len(both), " and ".join(map(str, GPU_BOUND_BATCHES)), total_a / 1e3, a["id"],
                a["dram_bandwidth_gbs"], a["id"], b["dram_bandwidth_gbs"], b["id"], a["sms"], a["boost_clock_mhz"],
                b["sms"], b["boost_clock_mhz"]), "",
            "| class | share on A | measured B/A | predicted B/A | DRAM share d, measured | d, predicted |",

@@ -112,7 +112,7 @@ void layout_pass(const LowerInput& in, KernelGraph& graph) {
   // two transforms ever meet. Eager under channels_last is the exception:
   // a GroupNorm returns NCHW, and the format then follows the ops.
   const Layout given = in.exec.activation_layout();
-  const bool formats_follow_ops = given == Layout::nhwc && std::string(in.exec.runtime_profile().name()) == "eager";
+  const bool formats_follow_ops = given == Layout::nhwc && in.exec.runtime_profile().follows_layout();
   MemoryFormats formats(given);
   std::vector<Kernel> out;
   out.reserve(graph.kernels.size());

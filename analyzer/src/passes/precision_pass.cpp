@@ -34,13 +34,11 @@ bool runs_in_fp32(const Kernel& k) {
   return m && m->op == MemoryOp::row_norm;
 }
 
-// A kernel the runtime launches inside `owner`'s op, after it: its later
-// steps, or the layout pass's transform of its output.
+// A kernel the runtime launches inside `owner`'s op, after it.
 bool same_op(const Kernel& owner, const Kernel& next) {
   return next.layer && std::holds_alternative<MemoryProblem>(next.layer->problem) && !owner.nodes.empty() &&
          !next.nodes.empty() && next.nodes[0] == owner.nodes[0] &&
-         (next.ops.is(RuntimeStep::norm_params) || next.ops.is(RuntimeStep::norm_apply) ||
-          next.ops.is(RuntimeStep::layout_transform));
+         (next.ops.is(RuntimeStep::norm_params) || next.ops.is(RuntimeStep::norm_apply));
 }
 
 // The layout pass's transform of an fp32 op's input (an eager GroupNorm's
@@ -200,7 +198,7 @@ void precision_pass(const LowerInput& in, KernelGraph& graph) {
     }
     if (runs_in_fp32(k) || input_transform) {
       // Cast in, run and write in fp32. The op's later kernels (GroupNorm's
-      // scale and apply, the transforms around it) run in fp32 too. Eager
+      // scale and apply, and the copy before it) run in fp32 too. Eager
       // leaves the result fp32 for whoever reads it next; inductor casts it
       // back at once.
       const Kernel owner = input_transform ? graph.kernels[i + 1] : k;
