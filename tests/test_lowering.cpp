@@ -909,3 +909,31 @@ TEST_CASE("eager under autocast: a Cast to the type its input has in the export 
   CHECK(dtype(6) == DType::fp32);  // FLOAT16 -> FLOAT is x.float()
   CHECK(dtype(7) == DType::fp32);
 }
+
+TEST_CASE("the precision pass reads the runtime's traits, not its name") {
+  const size_t conv = Problem(ConvProblem{}).index();
+  LoadOptions o;
+  o.batch = 1;
+  const Model convnext = load_onnx(test::zoo("convnext_tiny.onnx"), o);
+  for (const RuntimeProfile* r : builtin_runtimes()) {
+    const std::string name = r->name();
+    CAPTURE(name);
+    // PyTorch's fp32 runs cuDNN's convolutions in TF32; an engine keeps fp32.
+    const KernelGraph fp32 = lower_at(name, DType::fp32);
+    REQUIRE_FALSE(of_problem(fp32, conv).empty());
+    for (const Kernel* k : of_problem(fp32, conv)) CHECK((k->layer->dtype == DType::tf32) == r->applies_autocast());
+    // Under AMP autocast brings casts. Placed tensor by tensor (eager), a
+    // LayerNorm reads the fp32 tensor its input already is; a compiler casts
+    // inside its kernels, so an fp32-list op sits between two casts.
+    ExecutionConfig amp = default_execution(*r, DType::fp16);
+    amp.amp = true;
+    const KernelGraph g = lower_model(convnext, amp);
+    int casts = 0, casts_back = 0;
+    for (const auto& k : g.kernels) {
+      casts += k.ops.is(RuntimeStep::cast);
+      casts_back += k.ops.is(RuntimeStep::cast) && k.name.find("/cast_back") != std::string::npos;
+    }
+    CHECK((casts > 0) == r->applies_autocast());
+    CHECK((casts_back > 0) == (r->applies_autocast() && !r->casts_per_tensor()));
+  }
+}

@@ -61,6 +61,12 @@ class RuntimeProfile {
   // one fused kernel too; PyTorch eager fuses only scaled_dot_product_attention
   // (docs/model.md "Attention").
   virtual bool fuses_written_attention() const { return true; }
+  // PyTorch's precision rules apply: cuDNN convolutions in TF32 in fp32, and
+  // autocast's casts and fp32-list ops under AMP (docs/model.md "Precision pass").
+  virtual bool applies_autocast() const { return false; }
+  // Autocast's casts are kernels of their own, placed tensor by tensor as the
+  // types flow (eager); a compiler casts inside its generated kernels instead.
+  virtual bool casts_per_tensor() const { return false; }
 };
 
 // The built-in runtimes, the default (eager) first: the one list of them

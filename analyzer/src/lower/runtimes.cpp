@@ -54,6 +54,8 @@ class EagerRuntime : public RuntimeProfile {
   bool follows_layout() const override { return true; }
   // Attention computed op by op in Python stays op by op (docs/model.md "Attention").
   bool fuses_written_attention() const override { return false; }
+  bool applies_autocast() const override { return true; }
+  bool casts_per_tensor() const override { return true; }
   const char* name() const override { return "eager"; }
   const char* summary() const override {
     return "PyTorch eager: one kernel per framework op; a conv's bias or BatchNorm is separate kernels";
@@ -129,6 +131,7 @@ class EagerFoldedRuntime : public RuntimeProfile {
 
 class InductorRuntime : public RuntimeProfile {
  public:
+  bool applies_autocast() const override { return true; }
   const char* name() const override { return "inductor"; }
   const char* summary() const override {
     return "torch.compile, default mode: library convs and matmuls, each group of pointwise ops and "

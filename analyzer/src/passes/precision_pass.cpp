@@ -9,11 +9,6 @@ namespace tilewave {
 
 namespace {
 
-bool pytorch_runtime(const ExecutionConfig& e) {
-  const std::string r = e.runtime_profile().name();
-  return r == "eager" || r == "inductor";
-}
-
 Kernel cast_kernel(const Kernel& owner, const std::string& suffix, int64_t elems, DType from, DType to) {
   // A vectorized elementwise kernel (at::native's float16 copy), not a strided copy.
   Layer l = elementwise_layer(elems, to);
@@ -125,7 +120,7 @@ class TypeFlow {
 
 void precision_pass(const LowerInput& in, KernelGraph& graph) {
   const ExecutionConfig& e = in.exec;
-  if (!pytorch_runtime(e)) return;
+  if (!e.runtime_profile().applies_autocast()) return;
   // PyTorch's fp32 default: cuDNN convolutions in TF32 (allow_tf32), matmuls in fp32.
   if (e.dtype == DType::fp32 && !e.amp) {
     for (Kernel& k : graph.kernels)
@@ -138,7 +133,7 @@ void precision_pass(const LowerInput& in, KernelGraph& graph) {
   // Eager follows autocast's types tensor by tensor; inductor's generated
   // kernels cast inside themselves, so there every op runs in the half type
   // and an fp32-list op sits between two casts.
-  const bool flow = std::string(e.runtime_profile().name()) == "eager";
+  const bool flow = e.runtime_profile().casts_per_tensor();
   TypeFlow types(in, half);
   std::unordered_set<std::string> graph_inputs(m.inputs.begin(), m.inputs.end());
   std::vector<Kernel> out;
