@@ -161,7 +161,7 @@ def fit_sets(tilewave, runs, gpu_file, pmap=map, out=print):
             out_set["direct_bw_efficiency"] = round(min(1.0, p["direct_bw_efficiency"] / u), 5)
         f, u = ls2([tuple(v) for v in reduce_cells[layout].values()])
         out_set["fixed_us_reduce_extra"] = round(max(0.0, f), 4)
-        if any(rows for _, rows, _, _ in reduce_cells[layout].values()):  # else the base set's 0
+        if any(n_rows for _, n_rows, _, _ in reduce_cells[layout].values()):  # else the base set's 0
             out_set["reduce_row_ns"] = round(max(0.0, u * 1e3), 4)
         key = "eager %s amp" % ("nchw" if layout == "nchw" else "nhwc")
         sets[key] = out_set
@@ -169,8 +169,8 @@ def fit_sets(tilewave, runs, gpu_file, pmap=map, out=print):
         for cls in ("bn", "transform", "depthwise"):
             for b, (n, v, m) in sorted(cells[(layout, cls)].items()):
                 out("  %-9s b%-4d kernels %5d  profiled (less ramp) %9.1f us  variable %9.1f us" % (cls, b, n, m, v))
-        for b, (n, rows, m, v) in sorted(reduce_cells[layout].items()):
-            out("  %-9s b%-4d kernels %5d  profiled %9.1f us  variable %9.1f us  rows %d" % ("reduce", b, n, m, v, rows))
+        for b, (n, n_rows, m, v) in sorted(reduce_cells[layout].items()):
+            out("  %-9s b%-4d kernels %5d  profiled %9.1f us  variable %9.1f us  rows %d" % ("reduce", b, n, m, v, n_rows))
         out("  " + json.dumps(out_set, sort_keys=True))
     out(json.dumps(sets, sort_keys=True))
     return sets

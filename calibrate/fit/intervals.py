@@ -31,7 +31,8 @@ from calibrate import module
 from calibrate.fit.row_moments import GPU, RUN, stamp_eager
 from calibrate.pair.harness_runs import commit
 from calibrate.validate import corpus_networks
-from calibrate.validate.kernel_classes import CORPUS, ROOT, InputError
+from calibrate.cli import InputError
+from calibrate.validate.kernel_classes import CORPUS, ROOT
 
 COMMAND = "python3 -m calibrate.fit.intervals build/analyzer/tilewave --write"
 REGIMES = ("graph", "loop_gpu", "loop_host")

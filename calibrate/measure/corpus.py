@@ -47,6 +47,7 @@ if __name__ == "__main__" and not __package__:  # run as a path (calibrate/measu
     sys.exit()
 
 from calibrate import jsonl  # noqa: E402  (after the path entry above)
+from calibrate.cli import InputError  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -79,8 +80,6 @@ RULES = ("pool: timm models at their default input size (manifest default_input_
          % (GMACS_CAP, CORPUS["cnn"], CORPUS["vit_hybrid"], FRESH["cnn"], FRESH["vit_hybrid"]))
 
 
-class InputError(Exception):
-    """A file that cannot be read or is not what it should be: one line, exit 1."""
 
 
 def rel(path):

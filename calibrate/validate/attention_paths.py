@@ -29,7 +29,8 @@ import tempfile
 from calibrate import harness_flags, jsonl
 from calibrate.module import tilewave_module
 from calibrate.pair.kernel_names import kernel_class
-from calibrate.validate.kernel_classes import InputError, kernel_rows, onnx_files
+from calibrate.cli import InputError, print_lines
+from calibrate.validate.kernel_classes import kernel_rows, onnx_files
 
 
 def paths(tilewave, folders):
@@ -114,16 +115,9 @@ def main():
     a = ap.parse_args()
     if bool(a.cases) == bool(a.run_dirs):
         ap.error("give run folders or --cases FILE")
-    try:
-        if a.cases:
-            print("\n".join(case_lines(a.cases)))
-            return 0
-        result, failed = paths(a.tilewave, a.run_dirs)
-    except (InputError, ImportError) as e:
-        print("attention_paths.py: %s" % e, file=sys.stderr)
-        return 1
-    print("\n".join(lines(result, failed)))
-    return 0
+    if a.cases:
+        return print_lines("attention_paths.py", lambda: case_lines(a.cases))
+    return print_lines("attention_paths.py", lambda: lines(*paths(a.tilewave, a.run_dirs)))
 
 
 if __name__ == "__main__":

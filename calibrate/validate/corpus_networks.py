@@ -47,7 +47,8 @@ import numpy
 from calibrate import harness_flags, jsonl
 from calibrate.module import tilewave_module
 from calibrate.stats import kendall_tau
-from calibrate.validate.kernel_classes import CORPUS, InputError, onnx_files
+from calibrate.cli import InputError, print_lines
+from calibrate.validate.kernel_classes import CORPUS, onnx_files
 
 BATCHES = (1, 16, 64, 256)
 # tilewave's totals and 80% interval (docs/model.md "Prediction intervals") of one setting, in a plain loop
@@ -215,15 +216,10 @@ def main():
     a = ap.parse_args()
     if a.misses < 0:
         ap.error("--misses: %d is negative" % a.misses)
-    try:
-        if a.networks:
-            print("\n".join(network_lines(a.run_dir, a.tilewave, a.networks.split(","), a.gpu)))
-        else:
-            print("\n".join(lines_of(a.run_dir, a.tilewave, a.gpu, a.misses)))
-    except (InputError, ImportError) as e:
-        print("corpus_networks.py: %s" % e, file=sys.stderr)
-        return 1
-    return 0
+    if a.networks:
+        return print_lines("corpus_networks.py",
+                           lambda: network_lines(a.run_dir, a.tilewave, a.networks.split(","), a.gpu))
+    return print_lines("corpus_networks.py", lambda: lines_of(a.run_dir, a.tilewave, a.gpu, a.misses))
 
 
 if __name__ == "__main__":

@@ -34,7 +34,7 @@ import tempfile
 
 from calibrate.module import tilewave_module
 from calibrate.validate import corpus_networks, kernel_classes
-from calibrate.validate.kernel_classes import InputError
+from calibrate.cli import InputError, print_lines
 
 GPU_BOUND_BATCHES = (64, 256)
 
@@ -165,12 +165,7 @@ def main():
     if len(gpus) != 2 or not all(gpus):
         print("gpu_pair.py: --gpus takes two GPU ids, A,B", file=sys.stderr)
         return 2
-    try:
-        print("\n".join(lines_of(a.run_a, a.run_b, gpus, a.tilewave)))
-    except (InputError, ImportError) as e:
-        print("gpu_pair.py: %s" % e, file=sys.stderr)
-        return 1
-    return 0
+    return print_lines("gpu_pair.py", lambda: lines_of(a.run_a, a.run_b, gpus, a.tilewave))
 
 
 if __name__ == "__main__":

@@ -29,7 +29,8 @@ import numpy
 from calibrate import jsonl
 from calibrate.fit.host_spread import HOST_BOUND_BATCHES
 from calibrate.validate import corpus_networks
-from calibrate.validate.kernel_classes import CORPUS, InputError
+from calibrate.cli import InputError, print_lines
+from calibrate.validate.kernel_classes import CORPUS
 
 
 def pass_rows(folder):
@@ -113,12 +114,7 @@ def main():
     ap.add_argument("run_dir", help="a calibrate/measure/run.py folder of the corpus")
     ap.add_argument("--tilewave", default=os.path.join("build", "analyzer", "tilewave"))
     a = ap.parse_args()
-    try:
-        print("\n".join(lines_of(a.run_dir, a.tilewave)))
-    except (InputError, ImportError) as e:
-        print("host_passes.py: %s" % e, file=sys.stderr)
-        return 1
-    return 0
+    return print_lines("host_passes.py", lambda: lines_of(a.run_dir, a.tilewave))
 
 
 if __name__ == "__main__":

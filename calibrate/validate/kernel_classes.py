@@ -43,6 +43,7 @@ import tarfile
 import tempfile
 
 from calibrate import harness_flags, jsonl
+from calibrate.cli import InputError, print_lines
 from calibrate.module import tilewave_module
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -51,8 +52,6 @@ ARCHIVE = os.path.join(ROOT, "onnx_models", "timm_results", "timm_results_onnx.t
 CORPUS = os.path.join(ROOT, "calibrate", "data", "h200", "corpus", "networks.json")
 
 
-class InputError(Exception):
-    pass
 
 
 def kernel_rows(folder):
@@ -236,13 +235,10 @@ def main():
     ap.add_argument("--by", default="harness", choices=("harness", "batch", "none"))
     ap.add_argument("--families", default="all", choices=("fit", "held_out", "all"))
     a = ap.parse_args()
-    try:
+    def make_lines():
         results, failed = classes(a.tilewave, a.run_dirs, a.gpu, a.families)
-    except (InputError, ImportError) as e:
-        print("kernel_classes.py: %s" % e, file=sys.stderr)
-        return 1
-    print("\n".join(lines_of(results, failed, a.by) + left_out_lines(failed)))
-    return 0
+        return lines_of(results, failed, a.by) + left_out_lines(failed)
+    return print_lines("kernel_classes.py", make_lines)
 
 
 if __name__ == "__main__":

@@ -21,9 +21,11 @@ import collections
 import json
 import os
 import statistics
+import sys
 import tempfile
 
 from calibrate import jsonl
+from calibrate.cli import InputError, print_lines
 from calibrate.fit.softmax_rows import BANDS, band_of as warp_band_of
 from calibrate.module import tilewave_module
 
@@ -48,8 +50,6 @@ def layer_of(row):
     return layer
 
 
-class InputError(Exception):
-    pass
 
 
 def eager_gpu(gpu_file, path, module):
@@ -108,12 +108,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--gpu", default=GPU)
     args = ap.parse_args()
-    try:
-        lines = lines_of(args.gpu)
-    except InputError as e:
-        raise SystemExit("row_sweep: %s" % e)
-    print("\n".join(lines))
+    return print_lines("row_sweep.py", lambda: lines_of(args.gpu))
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

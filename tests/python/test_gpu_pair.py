@@ -5,7 +5,7 @@ import json
 import pytest
 
 from calibrate.validate import gpu_pair
-from calibrate.validate.kernel_classes import InputError
+from calibrate.cli import InputError
 
 H200 = {"id": "a", "sms": 132, "boost_clock_mhz": 1980.0, "dram_bandwidth_gbs": 4800.0}
 H100 = {"id": "b", "sms": 132, "boost_clock_mhz": 1980.0, "dram_bandwidth_gbs": 3350.0}

@@ -7,7 +7,7 @@ import os
 import pytest
 
 from calibrate.validate import host_passes
-from calibrate.validate.kernel_classes import InputError
+from calibrate.cli import InputError
 
 Prediction = collections.namedtuple("Prediction", "loop graph loop_interval graph_interval")
 
