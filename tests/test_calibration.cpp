@@ -73,7 +73,10 @@ TEST_CASE("fit recovers known parameters from synthetic measurements") {
 
   const GpuModel start = test::gpu("h200");
   const auto before = error_stats(start, data, split.test);
+  const int64_t built_before = CostModel::built_on_this_thread();
   const FitResult fit = fit_parameters(start, data, split.train);
+  // The parameters are looked up once per candidate, not once per layer.
+  CHECK(CostModel::built_on_this_thread() - built_before == fit.evaluations);
   GpuModel fitted = start;
   for (const auto& [k, v] : fit.params) fitted.params[k] = v;
   const auto after = error_stats(fitted, data, split.test);

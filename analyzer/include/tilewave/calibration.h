@@ -11,6 +11,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "tilewave/gpu_model.h"
+#include "tilewave/kernel_cost.h"
 #include "tilewave/layer_set.h"
 #include "tilewave/lowering.h"
 #include "tilewave/model.h"
@@ -49,8 +50,10 @@ struct FitResult {
 // The loss every fit minimises: soft-L1 of log(predicted/measured), scale 0.1.
 double robust_loss(double predicted, double measured);
 
-// Predicted time (µs) of item i under a candidate GPU model.
-using PredictFn = std::function<double(const GpuModel&, size_t)>;
+// Predicted time (µs) of item i under a candidate GPU model: the fit looks
+// its parameters up once per candidate (a CostModel, whose `gpu` is the
+// candidate), not once per item.
+using PredictFn = std::function<double(const CostModel&, size_t)>;
 
 // Fits the parameters of the given scopes: minimises the mean soft-L1 loss of
 // log(predicted/measured) over `train` with NLopt within each parameter's

@@ -83,8 +83,9 @@ struct Objective {
   double operator()(const std::vector<double>& x) {
     ++evaluations;
     for (size_t i = 0; i < names.size(); ++i) gpu.params[names[i]] = x[i];
+    const CostModel model(gpu);
     double sum = 0;
-    for (size_t i : *train) sum += robust_loss((*predict)(gpu, i), (*measured)[i]);
+    for (size_t i : *train) sum += robust_loss((*predict)(model, i), (*measured)[i]);
     return sum / double(train->size());
   }
 };
@@ -173,7 +174,7 @@ FitResult fit_parameters(const GpuModel& start, const std::vector<Measurement>& 
                          const std::vector<size_t>& train, const ProgressFn& progress) {
   std::vector<double> measured;
   for (const auto& m : data) measured.push_back(m.measured_us);
-  const PredictFn predict = [&](const GpuModel& g, size_t i) { return cost_layer(data[i].entry.layer, g).time_us; };
+  const PredictFn predict = [&](const CostModel& m, size_t i) { return cost_layer(data[i].entry.layer, m).time_us; };
   return fit_scope(start, {ParamScope::layer}, train, predict, measured, progress);
 }
 

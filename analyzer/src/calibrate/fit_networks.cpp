@@ -77,14 +77,14 @@ NetworkFit fit_networks(const GpuModel& start, const RuntimeProfile& runtime, co
     train.push_back(i);
   }
   r.runs_fitted = train.size();
-  const PredictFn predict = [&](const GpuModel& g, size_t i) {
-    return analyze_model(nets[i].model, g, opt).total.time_us;
+  const PredictFn predict = [&](const CostModel& m, size_t i) {
+    return analyze_model(nets[i].model, m.gpu, opt).total.time_us;
   };
   auto errors = [&](const char* stage, const GpuModel& g) {
     for (const auto* subset : {&train, &test}) {
       std::map<int64_t, std::vector<double>> by_batch;
       for (size_t i : *subset)
-        by_batch[nets[i].model.batch].push_back(std::abs(predict(g, i) / nets[i].measured_us - 1));
+        by_batch[nets[i].model.batch].push_back(std::abs(predict(CostModel(g), i) / nets[i].measured_us - 1));
       for (auto& [b, e] : by_batch)
         r.errors.push_back({stage, subset == &train ? "fitted" : "held-out", b, int(e.size()), quantile(e, 0.5)});
     }
@@ -103,7 +103,8 @@ NetworkFit fit_networks(const GpuModel& start, const RuntimeProfile& runtime, co
     // One analysis per run and candidate, shared by that run's kernels. The
     // profile's device times include no launch gap, so it is taken off.
     std::map<size_t, std::pair<std::vector<double>, std::map<std::string, double>>> cache;
-    const PredictFn predict_kernel = [&](const GpuModel& g, size_t k) {
+    const PredictFn predict_kernel = [&](const CostModel& m, size_t k) {
+      const GpuModel& g = m.gpu;
       const std::vector<double> key = {g.param("l2_bw_factor"), g.param("l2_reuse_fraction")};
       auto& [cached_key, by_node] = cache[kernels[k].run];
       if (cached_key != key) {

@@ -144,10 +144,11 @@ RuntimeFit fit_runtime(const GpuModel& gpu, const RuntimeProfile& runtime, const
     if (progress) progress(lowered.size(), runs.size(), "lowering runs");
     lowered.push_back(lower_model(run.model, cuda_graph_harness(runtime, opt.exec.dtype)));
   }
-  const PredictFn predict = [&](const GpuModel& g, size_t i) { return network_time_us(lowered[i], g); };
+  const PredictFn predict = [&](const CostModel& m, size_t i) { return cost_network(lowered[i], m).time_us; };
   auto median_errors = [&](const GpuModel& g) {
+    const CostModel model(g);
     std::map<int64_t, std::vector<double>> by_batch;
-    for (size_t i : all) by_batch[runs[i].model.batch].push_back(std::abs(predict(g, i) / measured[i] - 1));
+    for (size_t i : all) by_batch[runs[i].model.batch].push_back(std::abs(predict(model, i) / measured[i] - 1));
     std::map<int64_t, double> out;
     for (auto& [b, e] : by_batch) out[b] = quantile(e, 0.5);
     return out;
@@ -171,9 +172,9 @@ RuntimeFit fit_runtime(const GpuModel& gpu, const RuntimeProfile& runtime, const
       if (std::abs(predicted - c.kernels) <= kClassCountMatch * c.kernels) items.push_back(k);
     }
     if (items.size() < 2 * params.size() + 2) continue;  // too few runs use this class to fit it
-    const PredictFn predict_class = [&](const GpuModel& g, size_t k) {
+    const PredictFn predict_class = [&](const CostModel& m, size_t k) {
       const size_t run = class_times[k].run;
-      const std::vector<double> device = kernel_device_times_us(lowered[run], CostModel(g));
+      const std::vector<double> device = kernel_device_times_us(lowered[run], m);
       double sum = 0;
       for (size_t i = 0; i < device.size(); ++i)
         if (lowered[run].kernels[i].layer && runtime_class(*lowered[run].kernels[i].layer) == cls) sum += device[i];
