@@ -53,6 +53,13 @@ EOF
       --made-by "tilewave calibrate carry --gpu h200 --to $g -o gpu_models/$g.json"
     mv "gpu_models/$g.json.new" "gpu_models/$g.json"
   done
+  # The Blackwell files take the H200's eager and inductor sets too (the fitted RTX cards have
+  # none); other_gpus.py --write also refits the RTX cards from timm's published results.
+  for g in rtx5090 rtx-pro-6000-maxq; do
+    "$tw" calibrate carry --gpu rtx4090,rtx3090,h200 --to "$g" -o "gpu_models/$g.json.new" \
+      --made-by "tilewave calibrate carry --gpu rtx4090,rtx3090,h200 --to $g -o gpu_models/$g.json"
+    mv "gpu_models/$g.json.new" "gpu_models/$g.json"
+  done
 fi
 
 echo "== 3. networks: every runtime, set and batch (fit families, held-out families, the fresh set)"

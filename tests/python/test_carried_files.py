@@ -1,5 +1,8 @@
-"""The GPU files carried from the H200 alone are what `calibrate carry` makes of today's h200.json: a refit
-of the H200 that is not carried on leaves them stale (calibrate/reproduce_runtimes.sh step 2b carries them)."""
+"""Every carried GPU file is what `calibrate carry` makes of today's donors, in the order its own
+`carried_over.from` names them: a refit of a donor that is not carried on leaves the file stale
+(calibrate/reproduce_runtimes.sh step 2b carries the H200's; calibrate/validate/other_gpus.py --write
+the Blackwell files from the fitted RTX cards and the H200)."""
+import glob
 import json
 import os
 import subprocess
@@ -7,23 +10,40 @@ import subprocess
 import pytest
 import tilewave
 
-CLI = os.environ.get("TILEWAVE_CLI", os.path.join(os.path.dirname(__file__), "..", "..", "build", "analyzer",
-                                                  "tilewave"))
-FROM_H200 = [g for g in tilewave.gpu_database() if g["trust"] == "carried-over" and g["param_origin"]
-             and all(origin.startswith("h200: ") for origin in g["param_origin"].values())]
+HERE = os.path.dirname(__file__)
+CLI = os.environ.get("TILEWAVE_CLI", os.path.join(HERE, "..", "..", "build", "analyzer", "tilewave"))
+GPU_DIR = os.path.join(HERE, "..", "..", "gpu_models")
 
 
-def test_some_files_are_carried_from_the_h200():
-    assert {"h100", "a100", "l4"} <= {g["id"] for g in FROM_H200}
+def carried_files():
+    out = []
+    for path in sorted(glob.glob(os.path.join(GPU_DIR, "*.json"))):
+        with open(path) as f:
+            record = json.load(f)
+        if record.get("trust") == "carried-over":
+            out.append((os.path.basename(path)[:-len(".json")], record["carried_over"]["from"]))
+    return out
 
 
-@pytest.mark.parametrize("gpu", FROM_H200, ids=lambda g: g["id"])
-def test_a_file_carried_from_the_h200_holds_what_carrying_gives_now(gpu):
-    carried = json.loads(subprocess.run([CLI, "calibrate", "carry", "--gpu", "h200", "--to", gpu["id"]],
+CARRIED = carried_files()
+DATABASE = {g["id"]: g for g in tilewave.gpu_database()}
+
+
+def test_the_carried_files_include_those_from_the_h200_and_from_the_fitted_rtx_cards():
+    donors = dict(CARRIED)
+    assert {"h100", "a100", "l4"} <= {g for g, d in donors.items() if d == ["h200"]}
+    assert donors.get("rtx5090") == ["rtx4090", "rtx3090", "h200"]
+
+
+@pytest.mark.parametrize("gpu,donors", CARRIED, ids=[g for g, _ in CARRIED])
+def test_a_carried_file_holds_what_carrying_from_its_donors_gives_now(gpu, donors):
+    carried = json.loads(subprocess.run([CLI, "calibrate", "carry", "--gpu", ",".join(donors), "--to", gpu],
                                         check=True, capture_output=True, text=True).stdout)
-    def held(values, names):  # the database fills what a file leaves out with defaults
-        return {k: values.get(k) for k in names}
-    assert held(gpu["params"], carried["params"]) == pytest.approx(carried["params"], abs=1e-4)
-    assert gpu["runtime_params"].keys() == carried["runtime_params"].keys()
-    for name, values in carried["runtime_params"].items():
-        assert held(gpu["runtime_params"][name], values["params"]) == pytest.approx(values["params"], abs=1e-4), name
+    held = DATABASE[gpu]
+
+    def values(of, names):  # the database fills what a file leaves out with defaults
+        return {k: of.get(k) for k in names}
+    assert values(held["params"], carried["params"]) == pytest.approx(carried["params"], abs=1e-4)
+    assert held["runtime_params"].keys() == carried["runtime_params"].keys()
+    for name, set_ in carried["runtime_params"].items():
+        assert values(held["runtime_params"][name], set_["params"]) == pytest.approx(set_["params"], abs=1e-4), name
