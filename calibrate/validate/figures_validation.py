@@ -150,25 +150,26 @@ def validation_harness_targets(runs):
     groups = harness_groups(runs)
     stats = {key: harness.row_stats(g) for key, g in groups.items() if key[0] in ("held-out", "fresh")}
 
-    def span(name, which, scale=100, unit="%"):
+    def value(which, v):
+        return ("%.2f" % v) if which == "tau" else ("%.1f%%" % (100 * v))
+
+    def span(name, which):
         v = [s[which] for k, s in stats.items() if k[0] == name]
-        fmt = "%.1f" if unit else "%.2f"
-        return (fmt % (scale * min(v))) + "–" + (fmt % (scale * max(v))) + unit
+        return value(which, min(v)) + "–" + value(which, max(v))
 
     def meeting(which):
-        keys = [k for k, s in stats.items() if (s[which] >= HARNESS_TARGETS[which] if which == "tau"
-                                                 else s[which] <= HARNESS_TARGETS[which])]
-        return "%d of %d cells%s" % (len(keys), len(stats), (" (" + ", ".join(
-            "%s %s at %d: %s" % (k[0], k[1], k[2], ("%.2f" % stats[k][which]) if which == "tau"
-                                 else ("%.1f%%" % (100 * stats[k][which]))) for k in sorted(keys)) + ")") if keys else "")
+        keys = sorted(k for k, s in stats.items() if (s[which] >= HARNESS_TARGETS[which] if which == "tau"
+                                                      else s[which] <= HARNESS_TARGETS[which]))
+        return "%d of %d%s" % (len(keys), len(stats), (": " + ", ".join(
+            "%s %s b%d (%s)" % (k[0], k[1], k[2], value(which, stats[k][which])) for k in keys)) if keys else "")
 
+    lines = ["| target | fresh | held-out | cells that meet it |", "| --- | --- | --- | --- |"]
+    for which in ("median", "p90", "tau"):
+        target = HARNESS_TARGETS[which]
+        label = ("tau ≥ %g" % target) if which == "tau" else ("%s ≤ %g%%" % (which, 100 * target))
+        lines.append("| %s | %s | %s | %s |" % (label, span("fresh", which), span("held-out", which), meeting(which)))
     flops = [s["tau_flops"] for s in stats.values()]
-    return ["Medians are %s on the fresh set and %s on the held-out set; p90s %s and %s; tau %s (fresh) and %s "
-            "(held-out), against FLOPs' %.2f to %.2f. The median target (≤ 10%%) is met in %s, the p90 one "
-            "(≤ 25%%) in %s, the tau one (≥ 0.9) in %s." % (
-                span("fresh", "median"), span("held-out", "median"), span("fresh", "p90"), span("held-out", "p90"),
-                span("fresh", "tau", 1, ""), span("held-out", "tau", 1, ""), min(flops), max(flops),
-                meeting("median"), meeting("p90"), meeting("tau"))]
+    return lines + ["", "FLOPs' tau over the same cells: %.2f to %.2f." % (min(flops), max(flops))]
 
 
 def validation_harness_repeatability(runs):
