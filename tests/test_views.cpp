@@ -21,6 +21,8 @@
 #include "tilewave/trace_check.h"
 #include "tilewave/layer_list.h"
 #include "tilewave/advise.h"
+#include "tilewave/search.h"
+#include "tilewave/view_registry.h"
 #include "tilewave_onnx.pb.h"
 
 using namespace tilewave;
@@ -695,4 +697,27 @@ TEST_CASE("node facts carry both shares, and the utilization and losses annotate
   CHECK(busy == doctest::Approx(1));
   CHECK(step == doctest::Approx(a.total.gpu_busy_us / a.total.time_us));
   CHECK(step < busy);  // eager's loop at batch 1 is host-bound: the step is longer than the GPU's work
+}
+
+TEST_CASE("nas's rows stream through the view registry: its csv and jsonl entries format a row, a whole view has none") {
+  space::SearchRow r;
+  r.index = 7;
+  r.encoding = "1-2-3";
+  r.cost.time_us = 12.5;
+  r.cost.kernels = 4;
+  r.cost.bound = "memory";
+  const ViewRegistry& views = ViewRegistry::global();
+  std::string csv, jsonl;
+  views.row_writer<space::SearchRow>("nas", "csv")(r, csv);
+  views.row_writer<space::SearchRow>("nas", "jsonl")(r, jsonl);
+  std::string expected_csv;
+  nas_csv_row(r, expected_csv);
+  CHECK(csv == expected_csv);
+  CHECK(csv.rfind("7,1-2-3,", 0) == 0);
+  const auto j = nlohmann::json::parse(jsonl);
+  CHECK(j.at("index") == 7);
+  CHECK(j.at("encoding") == "1-2-3");
+  // A view written whole streams no rows; an unknown format is the registry's usage error.
+  CHECK_THROWS_AS(views.row_writer<space::SearchRow>("analyze", "table"), std::logic_error);
+  CHECK_THROWS_AS(views.row_writer<space::SearchRow>("nas", "table"), InputError);
 }

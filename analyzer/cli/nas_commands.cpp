@@ -89,7 +89,7 @@ int cmd_nas(const CommonOptions& o, const NasOptions& n) {
     const ViewRegistry& views = ViewRegistry::global();
     views.write(os, "nas", o.format, NasRowsViewInput{&header, {}});
     space::SearchCallbacks cb;
-    cb.format = [&o](const space::SearchRow& r, std::string& out) { format_nas_row(r, o.format, out); };
+    cb.format = views.row_writer<space::SearchRow>("nas", o.format);
     cb.row = [&os](const space::SearchRow& r) { os << r.text << '\n'; };
     cb.progress = [&progress](uint64_t done, uint64_t all) { progress.update(done, all, "candidates"); };
     result = search.run(opt, cb);

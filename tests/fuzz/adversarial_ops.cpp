@@ -56,6 +56,7 @@
 #include "tilewave/op_registry.h"
 #include "tilewave/pipeline.h"
 #include "tilewave/report.h"
+#include "tilewave/view_registry.h"
 #include "tilewave/run_options.h"
 #include "tilewave/output_file.h"
 #include "tilewave/search.h"
@@ -832,7 +833,7 @@ NasRunOut run_nas(const std::string& space_file, const space::SearchOptions& opt
   space::Search search(s, g, exec, host, 1);
   out.header = nas_header({s, space_file, opt, total, g, exec, 1, o.dtype, host ? host->id : ""});
   space::SearchCallbacks cb;
-  cb.format = [&format](const space::SearchRow& r, std::string& text) { format_nas_row(r, format, text); };
+  cb.format = ViewRegistry::global().row_writer<space::SearchRow>("nas", format);
   cb.row = [&out](const space::SearchRow& r) {
     fuzz::check_number("nas time_us", r.cost.time_us);
     fuzz::check_number("nas flops", double(r.cost.flops));
@@ -1037,7 +1038,7 @@ FileCase make_file_case(uint64_t seed, uint64_t index, const std::string& dir, c
       // as a part, and -o naming a part, a sidecar or a new file. As
       // `tilewave nas-merge` (cmd_nas_merge under main's OutputScope): one
       // line and no file changed, or rows that hold the contract.
-      const std::string format = chance(rng, 0.6) ? "csv" : "json";
+      const std::string format = chance(rng, 0.6) ? "csv" : "jsonl";
       const uint64_t shards = uint64_t(between(rng, 1, 3));
       space::SearchOptions opt;
       opt.samples = uint64_t(between(rng, 1, 6));
@@ -1050,7 +1051,7 @@ FileCase make_file_case(uint64_t seed, uint64_t index, const std::string& dir, c
         const NasRunOut run = run_nas(TILEWAVE_NAS_SPACE, opt, format, 1);
         const std::string path = fmt::format("{}/part{}{}.{}", dir, i, odd, format == "csv" ? "csv" : "jsonl");
         std::ostringstream text;
-        write_nas_rows(text, run.header, {}, format);
+        ViewRegistry::global().write(text, "nas", format, NasRowsViewInput{&run.header, {}});
         for (const auto& r : run.rows) text << r << "\n";
         write(path, text.str());
         if (format == "csv") write(nas_meta_path(path), json_text(run.header, 2) + "\n");
@@ -1145,7 +1146,7 @@ FileCase make_file_case(uint64_t seed, uint64_t index, const std::string& dir, c
               const NasMerge merged = merge_nas_outputs(files);
               merged_format = merged.format;
               write_output(output, [&](std::ostream& os) {
-                write_nas_rows(os, merged.header, {}, merged.format);
+                ViewRegistry::global().write(os, "nas", merged.format, NasRowsViewInput{&merged.header, {}});
                 for (const auto& text : merged.rows) os << text << "\n";
               });
               if (merged.format == "csv")
@@ -1180,7 +1181,7 @@ FileCase make_file_case(uint64_t seed, uint64_t index, const std::string& dir, c
       opt.sampling = chance(rng, 0.3) ? space::Sampling::unique : space::Sampling::replacement;
       opt.pareto = chance(rng, 0.2);
       opt.min_utilization = chance(rng, 0.2) ? 0.001 : 0;
-      const std::string format = chance(rng, 0.5) ? "csv" : "json";
+      const std::string format = chance(rng, 0.5) ? "csv" : "jsonl";
       c.description += fmt::format(" ({} samples, seed {}, {})", opt.samples, opt.seed, space::sampling_name(opt.sampling));
       body = [=] {
         const NasRunOut first = run_nas(path, opt, format, 0);

@@ -118,8 +118,8 @@ nlohmann::json notes_json(const std::vector<Analysis>& as, const char* what);
 // Python module's scores); `with_losses` adds the loss split.
 nlohmann::json candidate_to_json(const space::CandidateCost& c, bool with_losses = false);
 // `tilewave nas` (views/nas.cpp, docs/nas.md): a row as CSV (the
-// nas_columns, appended to `out`) or as a JSON Lines object; format_nas_row
-// is either, by format (csv, else JSON Lines).
+// nas_columns, appended to `out`) or as a JSON Lines object; the view
+// registry's nas entries stream them (ViewRegistry::row_writer).
 const std::vector<std::string>& nas_columns();
 // A nas CSV's column line, read by name (nas-merge): shards from before
 // time_us name it latency_us and lack bound, shards from before bound lack
@@ -144,7 +144,12 @@ class NasCsvColumns {
 };
 void nas_csv_row(const space::SearchRow& r, std::string& out);
 nlohmann::json nas_json_row(const space::SearchRow& r);
-void format_nas_row(const space::SearchRow& r, const std::string& format, std::string& out);
+void nas_jsonl_row(const space::SearchRow& r, std::string& out);
+enum class NasRowFormat { csv, jsonl };
+// The header (CSV: the version and column lines; JSON Lines: the header
+// object; none where `header` is null) and rows already formatted.
+void write_nas_rows(std::ostream& os, const nlohmann::json* header, const std::vector<space::SearchRow>& rows,
+                    NasRowFormat format);
 // What a run's header says of it, which nas-merge compares shard against shard.
 struct NasRun {
   const space::SearchSpace& space;

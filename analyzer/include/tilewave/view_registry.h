@@ -20,6 +20,10 @@ struct ViewEntry {
   std::string summary;  // what it shows, for --help
   std::type_index input;  // the result it is written from
   std::function<void(std::ostream&, const void*)> write;
+  // A streamed view's one row, formatted as the command produces it (nas's
+  // candidates); empty for a view written whole.
+  std::type_index row_input = std::type_index(typeid(void));
+  std::function<void(const void*, std::string&)> row;
 };
 
 class ViewRegistry {
@@ -37,6 +41,19 @@ class ViewRegistry {
                [write](std::ostream& os, const void* input) { write(os, *static_cast<const Input*>(input)); }});
   }
 
+  // A streamed format: `write` writes the header and any rows handed over
+  // whole, `row` one row into a string as the command produces it.
+  template <class Input, class Row>
+  void add_streamed(const std::string& command, const std::string& format, const std::string& summary,
+                    std::function<void(std::ostream&, const Input&)> write,
+                    std::function<void(const Row&, std::string&)> row) {
+    ViewEntry entry{command, format, summary, std::type_index(typeid(Input)),
+                    [write](std::ostream& os, const void* input) { write(os, *static_cast<const Input*>(input)); }};
+    entry.row_input = std::type_index(typeid(Row));
+    entry.row = [row](const void* r, std::string& out) { row(*static_cast<const Row*>(r), out); };
+    add_entry(std::move(entry));
+  }
+
   // The command's formats, in the order they were added (the first is the
   // default where the command has none of its own).
   std::vector<std::string> formats(const std::string& command) const;
@@ -50,6 +67,14 @@ class ViewRegistry {
   const ViewEntry& find(const std::string& command, const std::string& format,
                         const std::string& option = "--format") const;
 
+  // The row formatter of a streamed format (find's error otherwise).
+  template <class Row>
+  std::function<void(const Row&, std::string&)> row_writer(const std::string& command, const std::string& format) const {
+    const ViewEntry& view = find(command, format);
+    check_row(view, std::type_index(typeid(Row)));
+    return [&view](const Row& r, std::string& out) { view.row(&r, out); };
+  }
+
   // Writes `input` in the command's `format` (find's error otherwise).
   template <class Input>
   void write(std::ostream& os, const std::string& command, const std::string& format, const Input& input) const {
@@ -62,6 +87,7 @@ class ViewRegistry {
   ViewRegistry() = default;
   void add_entry(ViewEntry entry);
   static void check_input(const ViewEntry& view, std::type_index given);
+  static void check_row(const ViewEntry& view, std::type_index given);
   std::vector<ViewEntry> entries_;
 };
 

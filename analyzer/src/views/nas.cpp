@@ -48,10 +48,7 @@ json nas_json_row(const space::SearchRow& r) {
   return j;
 }
 
-void format_nas_row(const space::SearchRow& r, const std::string& format, std::string& out) {
-  if (format == "csv") nas_csv_row(r, out);
-  else out = json_text(nas_json_row(r));
-}
+void nas_jsonl_row(const space::SearchRow& r, std::string& out) { out = json_text(nas_json_row(r)); }
 
 json nas_header(const NasRun& run) {
   const space::SearchOptions& o = run.options;
@@ -75,17 +72,16 @@ json nas_header(const NasRun& run) {
           {"pareto", o.pareto}};
 }
 
-void write_nas_rows(std::ostream& os, const json& header, const std::vector<space::SearchRow>& rows,
-                    const std::string& format) {
-  const bool csv = format == "csv";
-  if (!header.is_null()) {
-    if (csv) {
+void write_nas_rows(std::ostream& os, const json* header, const std::vector<space::SearchRow>& rows,
+                    NasRowFormat format) {
+  if (header) {
+    if (format == NasRowFormat::csv) {
       views::write_csv_version(os);
       const auto& columns = nas_columns();
       for (size_t i = 0; i < columns.size(); ++i) os << (i ? "," : "") << columns[i];
       os << "\n";
     } else {
-      os << json_text(header) << "\n";
+      os << json_text(*header) << "\n";
     }
   }
   for (const auto& r : rows) os << r.text << "\n";

@@ -87,14 +87,15 @@ void add_builtin_views(ViewRegistry& r) {
     print_json(os, check_to_json(in.analysis, in.trace, in.check));
   });
 
-  // nas writes its rows as the search gives them (format_nas_row); the entry writes the header and a row list.
-  for (const char* format : {"csv", "jsonl"})
-    r.add<NasRowsViewInput>("nas", format,
-                            std::string(format) == "csv" ? "a row per candidate, the header beside the file"
-                                                         : "JSON Lines: the header, then a line per candidate",
-                            [format](std::ostream& os, const NasRowsViewInput& in) {
-                              write_nas_rows(os, in.header ? *in.header : nlohmann::json(), in.rows, format);
-                            });
+  // nas streams its rows as the search formats them (the entry's row); the entry writes the header and a row list.
+  r.add_streamed<NasRowsViewInput, space::SearchRow>(
+      "nas", "csv", "a row per candidate, the header beside the file",
+      [](std::ostream& os, const NasRowsViewInput& in) { write_nas_rows(os, in.header, in.rows, NasRowFormat::csv); },
+      nas_csv_row);
+  r.add_streamed<NasRowsViewInput, space::SearchRow>(
+      "nas", "jsonl", "JSON Lines: the header, then a line per candidate",
+      [](std::ostream& os, const NasRowsViewInput& in) { write_nas_rows(os, in.header, in.rows, NasRowFormat::jsonl); },
+      nas_jsonl_row);
 
   r.add<GpusViewInput>("gpus", "table", "a line per GPU",
                        [](std::ostream& os, const GpusViewInput& in) { write_gpus_table(os, in.gpus); });
@@ -179,6 +180,11 @@ const ViewEntry& ViewRegistry::find(const std::string& command, const std::strin
 void ViewRegistry::check_input(const ViewEntry& view, std::type_index given) {
   if (view.input != given)
     throw std::logic_error(fmt::format("{} --format {} is written from another result", view.command, view.format));
+}
+
+void ViewRegistry::check_row(const ViewEntry& view, std::type_index given) {
+  if (!view.row || view.row_input != given)
+    throw std::logic_error(fmt::format("{} --format {} streams no rows of that kind", view.command, view.format));
 }
 
 }  // namespace tilewave
