@@ -16,9 +16,11 @@ Classes, by profiled kernel name / by tilewave's kernel:
 
 usage: python3 -m calibrate.pair.harness_kernel_classes build/analyzer/tilewave [--set fit|held-out|fresh]
 """
+import argparse
 import collections
 import sys
 
+from calibrate.cli import print_lines
 from calibrate.pair.harness_runs import RUNS, kernel_lists, predict, rows, zoo_split
 from calibrate.pair.kernel_names import kernel_class  # (analyzer/data/kernel_names.json)
 
@@ -85,10 +87,12 @@ def table_lines(sums, want):
 
 
 def main():
-    tilewave = sys.argv[1]
-    want = sys.argv[sys.argv.index("--set") + 1] if "--set" in sys.argv else "fit"
-    print("\n".join(table_lines(class_sums(tilewave, want), want)))
+    ap = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
+    ap.add_argument("tilewave", help="the CLI whose build holds the Python module")
+    ap.add_argument("--set", default="fit", choices=("fit", "held-out", "fresh"))
+    a = ap.parse_args()
+    return print_lines("harness_kernel_classes.py", lambda: table_lines(class_sums(a.tilewave, a.set), a.set))
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -21,12 +21,14 @@ judge a later model on the same measurements.
 usage: python3 -m calibrate.validate.nas_rank [--data calibrate/data/h200/nas] [--tilewave build/analyzer/tilewave]
 """
 import argparse
+import sys
 import json
 import os
 import statistics
 import subprocess
 import tempfile
 
+from calibrate.cli import print_lines
 from calibrate.stats import kendall_tau
 
 from calibrate import harness_flags
@@ -147,8 +149,8 @@ def main():
     ap.add_argument("--data", default="calibrate/data/h200/nas")
     ap.add_argument("--tilewave", help="predict again with this binary instead of reading the committed predictions")
     args = ap.parse_args()
-    print("\n".join(table_lines(*cells(args.data, args.tilewave))))
+    return print_lines("nas_rank.py", lambda: table_lines(*cells(args.data, args.tilewave)))
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

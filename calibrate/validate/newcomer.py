@@ -21,9 +21,11 @@ usage: python3 -m calibrate.validate.newcomer build/analyzer/tilewave --gpu NEW.
        --run-dir calibrate/data/h200/measure_run
 """
 import argparse
+import sys
 import os
 import statistics
 
+from calibrate.cli import print_lines
 from calibrate.fit import fit_all
 from calibrate.pair.harness_runs import ROOT, zoo_split
 from calibrate import jsonl
@@ -90,8 +92,8 @@ def main():
     ap.add_argument("--host", required=True)
     ap.add_argument("--run-dir", required=True, help="the run.py folder the new files were fitted on")
     args = ap.parse_args()
-    print("\n".join(comparison(args.tilewave, args.gpu, args.host, args.run_dir)))
+    return print_lines("newcomer.py", lambda: comparison(args.tilewave, args.gpu, args.host, args.run_dir))
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
