@@ -67,12 +67,13 @@ class ViewRegistry {
   const ViewEntry& find(const std::string& command, const std::string& format,
                         const std::string& option = "--format") const;
 
-  // The row formatter of a streamed format (find's error otherwise).
+  // The row formatter of a streamed format (find's error otherwise); a copy,
+  // so a view added later cannot leave it dangling.
   template <class Row>
   std::function<void(const Row&, std::string&)> row_writer(const std::string& command, const std::string& format) const {
     const ViewEntry& view = find(command, format);
     check_row(view, std::type_index(typeid(Row)));
-    return [&view](const Row& r, std::string& out) { view.row(&r, out); };
+    return [row = view.row](const Row& r, std::string& out) { row(&r, out); };
   }
 
   // Writes `input` in the command's `format` (find's error otherwise).
