@@ -37,8 +37,7 @@ class ViewRegistry {
   template <class Input>
   void add(const std::string& command, const std::string& format, const std::string& summary,
            std::function<void(std::ostream&, const Input&)> write) {
-    add_entry({command, format, summary, std::type_index(typeid(Input)),
-               [write](std::ostream& os, const void* input) { write(os, *static_cast<const Input*>(input)); }});
+    add_entry(entry_of(command, format, summary, std::move(write)));
   }
 
   // A streamed format: `write` writes the header and any rows handed over
@@ -47,8 +46,7 @@ class ViewRegistry {
   void add_streamed(const std::string& command, const std::string& format, const std::string& summary,
                     std::function<void(std::ostream&, const Input&)> write,
                     std::function<void(const Row&, std::string&)> row) {
-    ViewEntry entry{command, format, summary, std::type_index(typeid(Input)),
-                    [write](std::ostream& os, const void* input) { write(os, *static_cast<const Input*>(input)); }};
+    ViewEntry entry = entry_of(command, format, summary, std::move(write));
     entry.row_input = std::type_index(typeid(Row));
     entry.row = [row](const void* r, std::string& out) { row(*static_cast<const Row*>(r), out); };
     add_entry(std::move(entry));
@@ -86,6 +84,13 @@ class ViewRegistry {
 
  private:
   ViewRegistry() = default;
+  template <class Input>
+  static ViewEntry entry_of(const std::string& command, const std::string& format, const std::string& summary,
+                            std::function<void(std::ostream&, const Input&)> write) {
+    return {command, format, summary, std::type_index(typeid(Input)),
+            [write](std::ostream& os, const void* input) { write(os, *static_cast<const Input*>(input)); },
+            std::type_index(typeid(void)), {}};
+  }
   void add_entry(ViewEntry entry);
   static void check_input(const ViewEntry& view, std::type_index given);
   static void check_row(const ViewEntry& view, std::type_index given);
