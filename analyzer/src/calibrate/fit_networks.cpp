@@ -81,10 +81,11 @@ NetworkFit fit_networks(const GpuModel& start, const RuntimeProfile& runtime, co
     return analyze_model(nets[i].model, m.gpu, opt).total.time_us;
   };
   auto errors = [&](const char* stage, const GpuModel& g) {
+    const CostModel model(g);
     for (const auto* subset : {&train, &test}) {
       std::map<int64_t, std::vector<double>> by_batch;
       for (size_t i : *subset)
-        by_batch[nets[i].model.batch].push_back(std::abs(predict(CostModel(g), i) / nets[i].measured_us - 1));
+        by_batch[nets[i].model.batch].push_back(std::abs(predict(model, i) / nets[i].measured_us - 1));
       for (auto& [b, e] : by_batch)
         r.errors.push_back({stage, subset == &train ? "fitted" : "held-out", b, int(e.size()), quantile(e, 0.5)});
     }
