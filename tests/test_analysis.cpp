@@ -179,6 +179,11 @@ TEST_CASE("the 80% interval: the GPU file's percentiles of its regime and class,
   const Analysis graph = analyze_file(test::zoo("resnet18.onnx"), gpu, o);
   CHECK(graph.interval.regime == "graph");
   CHECK(graph.interval.low_us == doctest::Approx(0.8 * graph.total.time_us));
+  CHECK(graph.interval.basis == "held-out networks");
+  // A carried file's percentiles were measured on another GPU carried the same way, and it says so.
+  GpuModel carried = gpu;
+  carried.trust = Trust::carried_over;
+  CHECK(analyze_file(test::zoo("resnet18.onnx"), carried, o).interval.basis == "networks on a GPU carried over");
 
   // A softmax makes a network one with attention.
   test::OnnxBuilder b(13);

@@ -112,6 +112,32 @@ TEST_CASE("carry-over: runtime sets follow the same rules, donors must be calibr
   CHECK_THROWS_WITH_AS(carry_over(target, {self}), doctest::Contains("other than the target"), InputError);
 }
 
+TEST_CASE("carry-over: a carried file's interval is its donor's carried_interval_*, never the donor's own") {
+  GpuModel h200 = gpu("h200", "hopper", "wgmma-sm90", "HBM3e");
+  h200.runtime_params["eager"] = {{"interval_graph_attention_low", 0.88},
+                                  {"interval_graph_attention_high", 1.41},
+                                  {"carried_interval_graph_attention_low", 0.95},
+                                  {"carried_interval_graph_attention_high", 1.62},
+                                  {"carried_interval_loop_gpu_attention_low", 0.0}};  // 0: not measured
+  GpuModel rtx = gpu("rtx3090", "ampere", "mma-sm80", "GDDR6X");
+  rtx.runtime_params["eager"] = {{"carried_interval_graph_attention_low", 0.5}};  // listed second: not taken
+  const CarryOver c = carry_over(gpu("a100", "ampere", "mma-sm80", "HBM2e"), {h200, rtx});
+  const auto& eager = c.runtime_params.at("eager");
+  CHECK(eager.at("interval_graph_attention_low").value == doctest::Approx(0.95));
+  CHECK(eager.at("interval_graph_attention_high").value == doctest::Approx(1.62));
+  CHECK(eager.at("interval_graph_attention_high").from == "h200");
+  CHECK(eager.at("interval_graph_attention_high").rule.find("carried_interval_graph_attention_high") !=
+        std::string::npos);
+  CHECK_FALSE(eager.count("interval_loop_gpu_attention_low"));  // none measured: none stated
+  for (const auto& [name, p] : eager) CHECK(name.rfind("carried_interval_", 0) == std::string::npos);
+
+  // A donor with its own interval and no carried one gives the carried file none.
+  GpuModel plain = h200;
+  plain.runtime_params["eager"] = {{"interval_graph_attention_low", 0.88}, {"fixed_us_memory", 1.2}};
+  CHECK_FALSE(carry_over(gpu("l4", "ada", "mma-sm80", "GDDR6"), {plain}).runtime_params.at("eager").count(
+      "interval_graph_attention_low"));
+}
+
 TEST_CASE("carry-over: every parameter declares its owner once, and the bundled files name their families") {
   for (const auto& p : param_table()) CHECK(p.owner != ParamOwner::host);
   for (const char* id : {"h200", "a100", "rtx4090", "t4", "v100"}) {

@@ -292,6 +292,10 @@ int cmd_calibrate_from_benchmark(const CommonOptions& o, const std::vector<std::
     const CarryOver c = carry_over(start, gpus_of(o, from, "--from"));
     start = with_carried(start, c);
     carried_from = c.donors;
+    // A carried interval is how a GPU carried over missed; once fitted to this GPU's own results the
+    // file is no longer that, and its own residuals are timm's, not measured here: it states none.
+    for (auto& [key, set] : start.runtime_params)
+      for (auto it = set.begin(); it != set.end();) it = it->first.rfind("interval_", 0) == 0 ? set.erase(it) : std::next(it);
   }
   std::vector<BenchmarkRun> runs;
   for (const auto& path : results) {

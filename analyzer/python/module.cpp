@@ -463,7 +463,7 @@ PYBIND11_MODULE(tilewave, m) {
       "gpu_param_sources, peak_tflops, batch, dtype, runtime, runtime_calibrated, execution, host, launch_gap_us, "
       "nodes, free_nodes, total (flops, bytes, time_us, gpu_busy_us, host_busy_us, bound_by, utilization, "
       "gpu_busy_utilization, dram_bytes, l2_hit_bytes, bandwidth_utilization, throughput_per_s, kernels, loss), "
-      "interval (the 80% prediction interval: coverage, regime, network_class, measured, low_factor, high_factor, "
+      "interval (the 80% prediction interval: coverage, regime, network_class, measured, basis, low_factor, high_factor, "
       "low_us, high_us, why_none; docs/model.md), unmodelled, partial, node_fates, by_op, by_name (the --by op and --by name summaries), memory, "
       "schedule (both timelines), layers (one per kernel, docs/report.md), notes (assumptions made while loading), "
       "tilewave_version (what `tilewave --version` prints).",

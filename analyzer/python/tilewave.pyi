@@ -131,7 +131,7 @@ class RunFacts(TypedDict):
     free_nodes: int
     total: Totals
     # The 80% prediction interval (docs/model.md "Prediction intervals"): coverage, regime, network_class,
-    # measured, low_factor, high_factor, low_us, high_us, why_none.
+    # measured, basis, low_factor, high_factor, low_us, high_us, why_none.
     interval: Dict[str, Any]
     unmodelled: List[str]
     partial: bool

@@ -16,9 +16,18 @@ It judges them before anyone relies on them:
 A fresh set, measured after the model is frozen, is the last judge
 (calibrate.validate.corpus_networks's "in N%" columns on its folder).
 
-usage: python3 -m calibrate.fit.intervals build/analyzer/tilewave [--write]
+With --carried it measures instead how a GPU file carried from the H200
+misses: the same percentiles over the networks measured on the H100 with
+gpu_models/h100.json, carried from the H200 alone and fitted on none of
+them (CARRIED_RUN; every network there is fresh to the model), judged family
+by family. The H200 file keeps them as carried_interval_*, and `tilewave
+calibrate carry` gives them to every file carried from it as its interval_*.
+
+usage: python3 -m calibrate.fit.intervals build/analyzer/tilewave [--carried] [--write]
 (--write: the twelve percentiles into gpu_models/h200.json's eager set with
-their provenance, through tilewave.write_gpu; PYTHONPATH=build/analyzer/python)
+their provenance, through tilewave.write_gpu, as interval_* or with --carried
+as carried_interval_*; then carry the carried files again
+(calibrate/reproduce_runtimes.sh step 2b); PYTHONPATH=build/analyzer/python)
 """
 import collections
 import json
@@ -35,6 +44,9 @@ from calibrate.cli import InputError
 from calibrate.validate.kernel_classes import CORPUS, ROOT
 
 COMMAND = "python3 -m calibrate.fit.intervals build/analyzer/tilewave --write"
+# The carried GPU measured here: its folder, and its file as `tilewave calibrate carry --gpu h200` wrote it.
+CARRIED_RUN = "calibrate/data/h100/corpus/fresh"
+CARRIED_GPU = "h100"
 REGIMES = ("graph", "loop_gpu", "loop_host")
 CLASSES = ("no_attention", "attention")
 # Fewer held-out settings than this in a regime and class leave its interval unstated (0 in the file).
@@ -138,12 +150,12 @@ def report(settings, fitted, coverage, out=print):
         share(f for _, f in judged), share(f for _, f in fit_rows), stated))
 
 
-def values_of(fitted):
+def values_of(fitted, prefix="interval"):
     """The GPU file's twelve parameters: 0 where the interval is not stated."""
     values = {}
     for (g, c), q in sorted(fitted.items()):
-        values["interval_%s_%s_low" % (g, c)] = q[0] if q else 0.0
-        values["interval_%s_%s_high" % (g, c)] = q[1] if q else 0.0
+        values["%s_%s_%s_low" % (prefix, g, c)] = q[0] if q else 0.0
+        values["%s_%s_%s_high" % (prefix, g, c)] = q[1] if q else 0.0
     return values
 
 
@@ -161,14 +173,37 @@ def run(tilewave, out=print, predicted_corpus=None):
     return values_of(fitted)
 
 
+def run_carried(tilewave, out=print, predicted_corpus=None):
+    """The carried percentiles (carried_interval_*): every setting measured on the carried GPU counts as
+    held out, since the model was fitted on none of them; `predicted_corpus` as in run()."""
+    networks = {n["name"]: n for n in json.load(open(CORPUS))["networks"]}
+    rows, predicted, failed = predicted_corpus or corpus_networks.corpus_predictions(
+        os.path.join(ROOT, CARRIED_RUN), tilewave, CARRIED_GPU)
+    settings = [s._replace(split="held_out") for s in settings_of(rows, predicted, networks)]
+    out("%d settings of %d networks measured on the %s (%s), each measured / predicted by gpu_models/%s.json, "
+        "carried from the H200%s" % (
+            len(settings), len({s.model for s in settings}), CARRIED_GPU.upper(), CARRIED_RUN, CARRIED_GPU,
+            "; left out (tilewave could not analyse them): " + ", ".join(sorted(failed)) if failed else ""))
+    coverage = module.tilewave_module(tilewave).interval_coverage
+    fitted = fit(settings, coverage)
+    report(settings, fitted, coverage, out)
+    return values_of(fitted, "carried_interval")
+
+
 def main():
     if len(sys.argv) < 2 or sys.argv[1].startswith("-"):
         raise SystemExit(__doc__.strip().split("\n\n")[-1])
+    carried = "--carried" in sys.argv
     try:
-        values = run(sys.argv[1])
+        values = (run_carried if carried else run)(sys.argv[1])
     except (InputError, ImportError) as e:
         raise SystemExit("intervals.py: %s" % e)
-    if "--write" in sys.argv:
+    if "--write" in sys.argv and carried:
+        stamp_eager(sys.argv[1], values, "%s --carried (commit %s): %s/bench_median.jsonl.gz predicted by "
+                    "gpu_models/%s.json as carried from the H200, every network fresh to the model, timm's harness: "
+                    "every configuration and batch, the step in a plain loop and the GPU time of a CUDA-graph replay"
+                    % (COMMAND, commit(), CARRIED_RUN, CARRIED_GPU))
+    elif "--write" in sys.argv:
         stamp_eager(sys.argv[1], values, "%s (commit %s): %s/bench_median.jsonl.gz, the held-out families "
                     "(calibrate/data/h200/corpus/networks.json split), timm's harness: every configuration and batch, "
                     "the step in a plain loop and the GPU time of a CUDA-graph replay" % (COMMAND, commit(), RUN))

@@ -90,9 +90,23 @@ def validation_fresh_set(runs):
 H100_FRESH = os.path.join(os.path.dirname(DATA), "h100", "corpus", "fresh")
 
 
+def h100_predictions(runs):
+    """The H100's fresh set predicted once for both figures that read it."""
+    if "h100_predictions" not in runs.cache:
+        runs.cache["h100_predictions"] = corpus_networks.corpus_predictions(H100_FRESH, runs.tw, "h100")
+    return runs.cache["h100_predictions"]
+
+
 def validation_h100_fresh(runs):
     """docs/validation.md: `python3 -m calibrate.validate.corpus_networks calibrate/data/h100/corpus/fresh --gpu h100 --misses 6`."""
-    return corpus_networks.lines_of(H100_FRESH, runs.tw, gpu="h100", misses=6)
+    return corpus_networks.lines_of(H100_FRESH, runs.tw, gpu="h100", misses=6, predicted_corpus=h100_predictions(runs))
+
+
+def validation_carried_intervals(runs):
+    """docs/validation.md: `python3 -m calibrate.fit.intervals build/analyzer/tilewave --carried`."""
+    lines = []
+    intervals.run_carried(runs.tw, out=lines.append, predicted_corpus=h100_predictions(runs))
+    return lines
 
 
 def validation_gpu_pair(runs):
@@ -244,6 +258,7 @@ FIGURES = {"validation-kernel-classes": validation_kernel_classes,
            "validation-fresh-set": validation_fresh_set,
            "validation-host-passes": validation_host_passes,
            "validation-h100-fresh": validation_h100_fresh,
+           "validation-carried-intervals": validation_carried_intervals,
            "validation-gpu-pair": validation_gpu_pair,
            "validation-memory-formats": validation_memory_formats,
            "validation-other-gpus": validation_other_gpus,
@@ -258,5 +273,5 @@ FIGURES.update({"validation-runs-" + (folder or "bundled").replace("_", "-"): ru
                 for label, folder, _ in RUNS_SETS})
 # Figures over the whole measured corpus: their time grows with each device call's networks, so the
 # default test run leaves them to ctest's `long` label (doc_figures.py --figures).
-LONG = {"validation-fresh-set", "validation-host-passes", "validation-h100-fresh", "validation-gpu-pair", "validation-kernel-classes", "validation-corpus-networks", "validation-intervals", "validation-strided-eltwise",
+LONG = {"validation-carried-intervals", "validation-fresh-set", "validation-host-passes", "validation-h100-fresh", "validation-gpu-pair", "validation-kernel-classes", "validation-corpus-networks", "validation-intervals", "validation-strided-eltwise",
         "validation-softmax-rows"}

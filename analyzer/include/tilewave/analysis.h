@@ -125,6 +125,9 @@ struct PredictionInterval {
   std::string network_class;  // "attention" (a softmax or attention kernel) or "no_attention"
   double low_factor = 0, high_factor = 0;  // the GPU file's percentiles; 0: none measured
   double low_us = 0, high_us = 0;          // time_us times them
+  // Whose residuals: "held-out networks" (measured on this GPU) or, in a carried file, "networks on a GPU
+  // carried over" (measured on another GPU whose file was carried from the same donor).
+  std::string basis;
   std::string why_none;  // when not measured(): why the answer states none
   bool measured() const { return high_us > 0; }
 };

@@ -2,6 +2,7 @@
 #include "tilewave/carry_over.h"
 
 #include <algorithm>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -85,6 +86,28 @@ double scaled(const ParamInfo& p, double v, const GpuModel& from, const GpuModel
   return v;
 }
 
+constexpr std::string_view kIntervalPrefix = "interval_", kCarriedPrefix = "carried_interval_";
+
+// A carried file's interval is not its donor's own (another GPU's residuals
+// say nothing of this one's) but how networks missed on a GPU whose file was
+// carried from that donor: the donor's carried_interval_* (docs/model.md
+// "Prediction intervals").
+// `carried` names a carried_interval_* parameter; the first holder with a
+// measured value (> 0) gives it.
+void carry_interval(const std::string& carried, const std::string& key, const std::vector<const GpuModel*>& holders,
+                    std::map<std::string, CarriedParam>& set) {
+  const std::string name = std::string(kIntervalPrefix) + carried.substr(kCarriedPrefix.size());
+  if (set.count(name)) return;
+  for (const GpuModel* d : holders) {
+    const auto& params = d->runtime_params.at(key);
+    const auto it = params.find(carried);
+    if (it != params.end() && it->second > 0) {
+      set[name] = {it->second, d->id, fmt::format("its {}: networks measured on a GPU carried from it", carried)};
+      return;
+    }
+  }
+}
+
 }  // namespace
 
 CarryOver carry_over(const GpuModel& target, const std::vector<GpuModel>& donors) {
@@ -118,6 +141,10 @@ CarryOver carry_over(const GpuModel& target, const std::vector<GpuModel>& donors
         if (set.count(name)) continue;
         const ParamInfo* p = info_of(name);
         if (!p) continue;
+        if (name.rfind(kCarriedPrefix, 0) == 0) {
+          carry_interval(name, key, holders, set);
+          continue;
+        }
         std::vector<const GpuModel*> having;
         for (const GpuModel* c : holders)
           if (c->runtime_params.at(key).count(name)) having.push_back(c);

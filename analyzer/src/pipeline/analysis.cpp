@@ -166,6 +166,7 @@ PredictionInterval prediction_interval(const Analysis& a, const GpuModel& gpu) {
                              a.host_id, gpu.id, default_host_id());
     return p;
   }
+  p.basis = gpu.trust == Trust::carried_over ? "networks on a GPU carried over" : "held-out networks";
   p.low_factor = low;
   p.high_factor = high;
   p.low_us = a.total.time_us * low;

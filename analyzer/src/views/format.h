@@ -98,9 +98,9 @@ inline std::string interval_text(const PredictionInterval& p) {
   if (p.regime.empty()) return "none: " + p.why_none;
   if (!p.measured()) return fmt::format("none for networks {} ({}): {}", network, regime, p.why_none);
   const bool ms = p.high_us >= 1000;
-  return fmt::format("{:.{}f}-{} ({:.2f}-{:.2f}x the prediction, as held-out networks {} fell; {})",
+  return fmt::format("{:.{}f}-{} ({:.2f}-{:.2f}x the prediction, as {} {} fell; {})",
                      ms ? p.low_us / 1000 : p.low_us, ms ? 2 : 1, fmt_time_us(p.high_us), p.low_factor, p.high_factor,
-                     network, regime);
+                     p.basis, network, regime);
 }
 
 // A note under a table: "Note: " and the text in lines of at most about

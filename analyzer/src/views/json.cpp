@@ -83,6 +83,7 @@ json analysis_summary_json(const Analysis& a) {
                             {"regime", a.interval.regime},
                             {"network_class", a.interval.network_class},
                             {"measured", a.interval.measured()},
+                            {"basis", a.interval.basis},
                             {"low_factor", a.interval.low_factor},
                             {"high_factor", a.interval.high_factor},
                             {"low_us", a.interval.low_us},
