@@ -14,7 +14,7 @@ def model_runtime_terms(runs):
     lines = ["| set | parameter | value | unit |", "| --- | --- | ---: | --- |"]
     for name, entry in sets.items():
         for param, value in sorted(entry["params"].items()):
-            if not param.startswith("interval_"):
+            if not param.startswith(("interval_", "carried_interval_")):
                 lines.append(f"| {name} | `{param}` | {value:g} | {units.get(param, '?')} |")
     return lines
 
