@@ -47,19 +47,26 @@ eager["runtime_params"]["inductor"] = inductor["runtime_params"]["inductor"]
 tilewave.write_gpu(eager, sys.argv[3])
 EOF
   echo "== 2b. carry the base and runtime sets to the other GPU files"
-  for g in h100 h100-pcie a100 a10 l4 l40s t4 v100; do  # rtx3090/4090/5090, pro-6000: calibrate/validate/other_gpus.py --write
-    # the target is also an input, so the new file is written beside it and then replaces it
-    "$tw" calibrate carry --gpu h200 --to "$g" -o "gpu_models/$g.json.new" \
-      --made-by "tilewave calibrate carry --gpu h200 --to $g -o gpu_models/$g.json"
-    mv "gpu_models/$g.json.new" "gpu_models/$g.json"
-  done
-  # The Blackwell files take the H200's eager and inductor sets too (the fitted RTX cards have
-  # none); other_gpus.py --write also refits the RTX cards from timm's published results.
-  for g in rtx5090 rtx-pro-6000-maxq; do
-    "$tw" calibrate carry --gpu rtx4090,rtx3090,h200 --to "$g" -o "gpu_models/$g.json.new" \
-      --made-by "tilewave calibrate carry --gpu rtx4090,rtx3090,h200 --to $g -o gpu_models/$g.json"
-    mv "gpu_models/$g.json.new" "gpu_models/$g.json"
-  done
+  carry_all() {
+    for g in h100 h100-pcie a100 a10 l4 l40s t4 v100; do  # rtx3090/4090/5090, pro-6000: calibrate/validate/other_gpus.py --write
+      # the target is also an input, so the new file is written beside it and then replaces it
+      "$tw" calibrate carry --gpu h200 --to "$g" -o "gpu_models/$g.json.new" \
+        --made-by "tilewave calibrate carry --gpu h200 --to $g -o gpu_models/$g.json"
+      mv "gpu_models/$g.json.new" "gpu_models/$g.json"
+    done
+    # The Blackwell files take the H200's eager and inductor sets too (the fitted RTX cards have
+    # none); other_gpus.py --write also refits the RTX cards from timm's published results.
+    for g in rtx5090 rtx-pro-6000-maxq; do
+      "$tw" calibrate carry --gpu rtx4090,rtx3090,h200 --to "$g" -o "gpu_models/$g.json.new" \
+        --made-by "tilewave calibrate carry --gpu rtx4090,rtx3090,h200 --to $g -o gpu_models/$g.json"
+      mv "gpu_models/$g.json.new" "gpu_models/$g.json"
+    done
+  }
+  carry_all
+  # The carried intervals are the H100's misses under the file just carried to it (docs/model.md
+  # "Prediction intervals"); they change no prediction, so one more carry hands them on.
+  PYTHONPATH="$(dirname "$tw")/python:." python3 -m calibrate.fit.intervals "$tw" --carried --write
+  carry_all
 fi
 
 echo "== 3. networks: every runtime, set and batch (fit families, held-out families, the fresh set)"
