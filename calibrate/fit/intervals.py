@@ -159,18 +159,24 @@ def values_of(fitted, prefix="interval"):
     return values
 
 
+def fitted_and_reported(tilewave, settings, failed, head, out):
+    """The percentiles of `settings`, after a first line (`head` and the networks tilewave could not analyse)
+    and the report that judges them."""
+    out(head + ("; left out (tilewave could not analyse them): " + ", ".join(sorted(failed)) if failed else ""))
+    coverage = module.tilewave_module(tilewave).interval_coverage
+    fitted = fit(settings, coverage)
+    report(settings, fitted, coverage, out)
+    return fitted
+
+
 def run(tilewave, out=print, predicted_corpus=None):
     """The percentiles; `predicted_corpus`: corpus_networks.corpus_predictions of RUN already made."""
     networks = {n["name"]: n for n in json.load(open(CORPUS))["networks"]}
     rows, predicted, failed = predicted_corpus or corpus_networks.corpus_predictions(os.path.join(ROOT, RUN), tilewave)
     settings = settings_of(rows, predicted, networks)
-    out("%d settings of %d corpus networks (%s), each measured / predicted by %s%s" % (
-        len(settings), len({s.model for s in settings}), RUN, os.path.relpath(GPU, ROOT),
-        "; left out (tilewave could not analyse them): " + ", ".join(sorted(failed)) if failed else ""))
-    coverage = module.tilewave_module(tilewave).interval_coverage
-    fitted = fit(settings, coverage)
-    report(settings, fitted, coverage, out)
-    return values_of(fitted)
+    head = "%d settings of %d corpus networks (%s), each measured / predicted by %s" % (
+        len(settings), len({s.model for s in settings}), RUN, os.path.relpath(GPU, ROOT))
+    return values_of(fitted_and_reported(tilewave, settings, failed, head, out))
 
 
 def run_carried(tilewave, out=print, predicted_corpus=None):
@@ -180,14 +186,10 @@ def run_carried(tilewave, out=print, predicted_corpus=None):
     rows, predicted, failed = predicted_corpus or corpus_networks.corpus_predictions(
         os.path.join(ROOT, CARRIED_RUN), tilewave, CARRIED_GPU)
     settings = [s._replace(split="held_out") for s in settings_of(rows, predicted, networks)]
-    out("%d settings of %d networks measured on the %s (%s), each measured / predicted by gpu_models/%s.json, "
-        "carried from the H200%s" % (
-            len(settings), len({s.model for s in settings}), CARRIED_GPU.upper(), CARRIED_RUN, CARRIED_GPU,
-            "; left out (tilewave could not analyse them): " + ", ".join(sorted(failed)) if failed else ""))
-    coverage = module.tilewave_module(tilewave).interval_coverage
-    fitted = fit(settings, coverage)
-    report(settings, fitted, coverage, out)
-    return values_of(fitted, "carried_interval")
+    head = "%d settings of %d networks measured on the %s (%s), each measured / predicted by gpu_models/%s.json, " \
+        "carried from the H200" % (len(settings), len({s.model for s in settings}), CARRIED_GPU.upper(), CARRIED_RUN,
+                                   CARRIED_GPU)
+    return values_of(fitted_and_reported(tilewave, settings, failed, head, out), "carried_interval")
 
 
 def main():
