@@ -117,6 +117,9 @@ def main():
     files = sys.argv[2:] or [os.path.join(root, "README.md")] + sorted(glob.glob(os.path.join(root, "docs", "*.md")))
     problems = []
     for path in files:
+        if not os.path.isfile(path):  # a directory or a FIFO: never opened (a FIFO would block)
+            print(f"{path}: cannot read: not a regular file", file=sys.stderr)
+            return 1
         try:
             problems += scan(root, path)
         except (OSError, UnicodeDecodeError) as e:

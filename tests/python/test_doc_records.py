@@ -77,3 +77,14 @@ def test_an_unreadable_doc_is_one_line(tmp_path):
     doc.write_bytes(b"\xff\xfe 12%\n")
     r = subprocess.run([sys.executable, SCRIPT, ROOT, str(doc)], capture_output=True, text=True, timeout=60)
     assert r.returncode == 1 and r.stderr.count("\n") == 1 and "bad.md" in r.stderr
+
+
+@pytest.mark.parametrize("kind", ["directory", "fifo", "missing"])
+def test_a_path_that_is_not_a_regular_file_is_one_line(tmp_path, kind):
+    path = tmp_path / "doc.md"
+    if kind == "directory":
+        path.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(path)
+    r = subprocess.run([sys.executable, SCRIPT, ROOT, str(path)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1 and r.stderr.count("\n") == 1 and "doc.md" in r.stderr and r.stdout == ""
