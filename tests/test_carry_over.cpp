@@ -2,6 +2,7 @@
 // docs/calibration.md "Carry-over"): the values it writes.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -136,6 +137,32 @@ TEST_CASE("carry-over: a carried file's interval is its donor's carried_interval
   plain.runtime_params["eager"] = {{"interval_graph_attention_low", 0.88}, {"fixed_us_memory", 1.2}};
   CHECK_FALSE(carry_over(gpu("l4", "ada", "mma-sm80", "GDDR6"), {plain}).runtime_params.at("eager").count(
       "interval_graph_attention_low"));
+}
+
+TEST_CASE("carry-over: interval names come from one place, and without_intervals drops only intervals") {
+  // Every name the two helpers compose is a parameter of the table, owned by validation.
+  for (const char* regime : {"graph", "loop_gpu", "loop_host"})
+    for (const char* cls : {"attention", "no_attention"})
+      for (const char* bound : {"low", "high"}) {
+        const std::string own = interval_param(regime, cls, bound);
+        const auto p = std::find_if(param_table().begin(), param_table().end(),
+                                     [&](const ParamInfo& q) { return own == q.name; });
+        REQUIRE(p != param_table().end());
+        CHECK(p->owner == ParamOwner::validation);
+        CHECK(interval_of_carried("carried_" + own) == own);
+      }
+  CHECK(interval_of_carried("interval_graph_attention_low").empty());
+  CHECK(interval_of_carried("carried_fixed_us_memory").empty());
+  CHECK(interval_of_carried("carried_").empty());
+
+  GpuModel g = gpu("h100", "hopper", "wgmma-sm90", "HBM3");
+  g.runtime_params["eager"] = {{"interval_graph_attention_low", 0.9},
+                               {"carried_interval_graph_attention_high", 1.5},
+                               {"fixed_us_memory", 1.2},
+                               {"not_a_parameter", 3.0}};
+  const GpuModel stripped = without_intervals(g);
+  CHECK(stripped.runtime_params.at("eager") ==
+        std::map<std::string, double>{{"fixed_us_memory", 1.2}, {"not_a_parameter", 3.0}});
 }
 
 TEST_CASE("carry-over: every parameter declares its owner once, and the bundled files name their families") {

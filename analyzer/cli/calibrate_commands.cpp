@@ -294,8 +294,7 @@ int cmd_calibrate_from_benchmark(const CommonOptions& o, const std::vector<std::
     carried_from = c.donors;
     // A carried interval is how a GPU carried over missed; once fitted to this GPU's own results the
     // file is no longer that, and its own residuals are timm's, not measured here: it states none.
-    for (auto& [key, set] : start.runtime_params)
-      for (auto it = set.begin(); it != set.end();) it = it->first.rfind("interval_", 0) == 0 ? set.erase(it) : std::next(it);
+    start = without_intervals(start);
   }
   std::vector<BenchmarkRun> runs;
   for (const auto& path : results) {

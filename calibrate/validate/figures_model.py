@@ -9,12 +9,14 @@ H200 = "gpu_models/h200.json"
 
 def model_runtime_terms(runs):
     """docs/model.md: the runtime and layout/precision sets of gpu_models/h200.json (`tilewave params` gives each unit), intervals left to "Prediction intervals"."""
-    units = {p["name"]: p["unit"] for p in module.tilewave_module(runs.tw).params() if p["file"] == "gpu"}
+    params = [p for p in module.tilewave_module(runs.tw).params() if p["file"] == "gpu"]
+    units = {p["name"]: p["unit"] for p in params}
+    intervals = {p["name"] for p in params if p["owner"] == "validation"}
     sets = json.load(open(H200))["runtime_params"]
     lines = ["| set | parameter | value | unit |", "| --- | --- | ---: | --- |"]
     for name, entry in sets.items():
         for param, value in sorted(entry["params"].items()):
-            if not param.startswith(("interval_", "carried_interval_")):
+            if param not in intervals:
                 lines.append(f"| {name} | `{param}` | {value:g} | {units.get(param, '?')} |")
     return lines
 

@@ -46,4 +46,9 @@ CarryOver carry_over(const GpuModel& target, const std::vector<GpuModel>& donors
 // file `calibrate carry` writes would load.
 GpuModel with_carried(const GpuModel& target, const CarryOver& c);
 
+// The GPU without any interval parameter (owner validation) in its runtime
+// sets: a file fitted to a GPU's own results is no longer the carried file
+// whose misses its carried interval stated.
+GpuModel without_intervals(GpuModel g);
+
 }  // namespace tilewave

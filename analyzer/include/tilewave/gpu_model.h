@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -84,6 +85,14 @@ struct ParamInfo {
 // Every parameter the cost model reads (kGpuParams, gpu_params.h); the
 // single list the loader, the `gpus` view and the calibration fit iterate over.
 const std::vector<ParamInfo>& param_table();
+
+// The interval parameters' names (owner validation; docs/model.md
+// "Prediction intervals"): interval_<regime>_<class>_<bound> is a GPU's own,
+// carried_interval_<regime>_<class>_<bound> the one it keeps for the files
+// carried from it. The one place these spellings are composed.
+std::string interval_param(std::string_view regime, std::string_view network_class, std::string_view bound);
+// interval_<rest> for carried_interval_<rest>; "" for any other name.
+std::string interval_of_carried(std::string_view name);
 
 // How far a GPU file's parameters can be trusted (docs/calibration.md
 // "Other GPUs"): measured and fitted on the card; fitted to a published

@@ -86,8 +86,6 @@ double scaled(const ParamInfo& p, double v, const GpuModel& from, const GpuModel
   return v;
 }
 
-constexpr std::string_view kIntervalPrefix = "interval_", kCarriedPrefix = "carried_interval_";
-
 // A carried file's interval is not its donor's own (another GPU's residuals
 // say nothing of this one's) but how networks missed on a GPU whose file was
 // carried from that donor: the donor's carried_interval_* (docs/model.md
@@ -96,7 +94,7 @@ constexpr std::string_view kIntervalPrefix = "interval_", kCarriedPrefix = "carr
 // measured value (> 0) gives it.
 void carry_interval(const std::string& carried, const std::string& key, const std::vector<const GpuModel*>& holders,
                     std::map<std::string, CarriedParam>& set) {
-  const std::string name = std::string(kIntervalPrefix) + carried.substr(kCarriedPrefix.size());
+  const std::string name = interval_of_carried(carried);
   if (set.count(name)) return;
   for (const GpuModel* d : holders) {
     const auto& params = d->runtime_params.at(key);
@@ -141,7 +139,7 @@ CarryOver carry_over(const GpuModel& target, const std::vector<GpuModel>& donors
         if (set.count(name)) continue;
         const ParamInfo* p = info_of(name);
         if (!p) continue;
-        if (name.rfind(kCarriedPrefix, 0) == 0) {
+        if (!interval_of_carried(name).empty()) {
           carry_interval(name, key, holders, set);
           continue;
         }
@@ -156,6 +154,15 @@ CarryOver carry_over(const GpuModel& target, const std::vector<GpuModel>& donors
     if (set.empty()) out.runtime_params.erase(key);
   }
   return out;
+}
+
+GpuModel without_intervals(GpuModel g) {
+  for (auto& [key, set] : g.runtime_params)
+    for (auto it = set.begin(); it != set.end();) {
+      const ParamInfo* p = info_of(it->first);
+      it = p && p->owner == ParamOwner::validation ? set.erase(it) : std::next(it);
+    }
+  return g;
 }
 
 GpuModel with_carried(const GpuModel& target, const CarryOver& c) {

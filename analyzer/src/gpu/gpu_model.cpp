@@ -52,6 +52,16 @@ const char* param_owner_name(ParamOwner o) {
   return "?";
 }
 
+std::string interval_param(std::string_view regime, std::string_view network_class, std::string_view bound) {
+  return fmt::format("interval_{}_{}_{}", regime, network_class, bound);
+}
+
+std::string interval_of_carried(std::string_view name) {
+  constexpr std::string_view carried = "carried_";
+  if (name.substr(0, carried.size()) != carried || name.substr(carried.size(), 9) != "interval_") return "";
+  return std::string(name.substr(carried.size()));
+}
+
 const char* param_scope_name(ParamScope s) {
   switch (s) {
     case ParamScope::layer: return "layer";

@@ -153,8 +153,8 @@ PredictionInterval prediction_interval(const Analysis& a, const GpuModel& gpu) {
     return k.kernel.ops.contains("Softmax") || (k.kernel.layer && kernel_class(*k.kernel.layer) == KernelClass::attention);
   });
   p.network_class = attention ? "attention" : "no_attention";
-  const std::string stem = "interval_" + p.regime + "_" + p.network_class;
-  const double low = gpu.param(stem + "_low"), high = gpu.param(stem + "_high");
+  const double low = gpu.param(interval_param(p.regime, p.network_class, "low"));
+  const double high = gpu.param(interval_param(p.regime, p.network_class, "high"));
   if (!(low > 0) || !(high >= low)) {
     p.why_none = fmt::format("{}'s file measured none under {}", gpu.id, a.runtime);
     return p;
