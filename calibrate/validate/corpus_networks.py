@@ -27,7 +27,9 @@ families, fixed before anything was fitted. The issue's targets are read on
 held_out (and on the fresh set, measured after the model is frozen).
 
 usage: python3 -m calibrate.validate.corpus_networks RUN_DIR [--tilewave build/analyzer/tilewave]
-       [--gpu h200] [--misses N] [--networks A,B,...]
+       [--gpu h200] [--misses N] [--networks A,B,...] [--calls A-B]
+--calls keeps the rows that those run.py calls measured (each row's `call`): a folder resumed on another
+machine is judged machine by machine, since host-bound steps move between machines.
 --networks prints, instead of the table, each setting of those networks: predicted / measured step and GPU
 time per configuration and batch.
 Predicted in process by the Python module's analyze(), the calls spread over
@@ -56,8 +58,21 @@ BATCHES = (1, 16, 64, 256)
 Prediction = collections.namedtuple("Prediction", "loop graph loop_interval graph_interval")
 
 
-def measured_rows(folder):
-    """bench_median.jsonl[.gz]'s rows that ran (status ok, a step and a CUDA-graph time)."""
+def parse_calls(text):
+    """"4-6" or "1,2,3" -> {4, 5, 6} or {1, 2, 3}; InputError for anything else."""
+    calls = set()
+    for part in text.split(","):
+        first, dash, last = part.strip().partition("-")
+        if (not (first.isdigit() and (last.isdigit() if dash else True)) or int(last or first) < int(first)
+                or int(last or first) - int(first) > 10000):  # a range no folder has, not a set of 10^9
+            raise InputError("--calls: %r is not a call number or a range A-B (as 4-6 or 1,2,3)" % text[:40])
+        calls.update(range(int(first), int(last or first) + 1))
+    return calls
+
+
+def measured_rows(folder, calls=None):
+    """bench_median.jsonl[.gz]'s rows that ran (status ok, a step and a CUDA-graph time); with `calls`, only
+    those the run.py calls of that set measured."""
     path = jsonl.in_folder(folder, "bench_median.jsonl")
     try:
         rows = jsonl.read(path)
@@ -70,10 +85,11 @@ def measured_rows(folder):
         if not (isinstance(r, dict) and isinstance(r.get("model"), str) and isinstance(r.get("batch"), int)
                 and (r.get("precision"), r.get("layout")) in harness_flags.CONFIGURATIONS):
             raise InputError("%s: row %d is not a run.py network row (model, batch, precision, layout)" % (path, i))
-        if r.get("status") == "ok" and r.get("step_ms_median", 0) > 0:
+        if r.get("status") == "ok" and r.get("step_ms_median", 0) > 0 and (calls is None or r.get("call") in calls):
             out.append(r)
     if not out:
-        raise InputError("%s: no network row that ran (status ok, a step time)" % path)
+        raise InputError("%s: no network row that ran (status ok, a step time)%s" % (
+            path, " in calls %s" % ",".join(map(str, sorted(calls))) if calls is not None else ""))
     return out
 
 
@@ -145,28 +161,30 @@ def coverage(settings):
     return "%.0f%%" % (100 * sum(inside) / len(inside)) if inside else "-"
 
 
-def corpus_predictions(folder, tilewave, gpu="h200"):
-    """The folder's rows of corpus networks, their Predictions and the networks left out ({model: error}): the
-    one pass over the corpus that this table and calibrate.fit.intervals both read."""
+def corpus_predictions(folder, tilewave, gpu="h200", calls=None):
+    """The folder's rows of corpus networks (of `calls` only, if given), their Predictions and the networks
+    left out ({model: error}): the one pass over the corpus that this table and calibrate.fit.intervals both
+    read."""
     names = {n["name"] for n in json.load(open(CORPUS))["networks"]}
-    rows = [r for r in measured_rows(folder) if r["model"] in names]
+    rows = [r for r in measured_rows(folder, calls) if r["model"] in names]
     with tempfile.TemporaryDirectory() as tmp:
         onnx = onnx_files(sorted({r["model"] for r in rows}), tmp)
         predicted, failed = predictions(tilewave, rows, onnx, gpu)
     return rows, predicted, failed
 
 
-def lines_of(folder, tilewave, gpu="h200", misses=0, predicted_corpus=None):
-    """The table's lines; `predicted_corpus`: corpus_predictions(folder, tilewave, gpu) already made."""
-    rows, predicted, failed = predicted_corpus or corpus_predictions(folder, tilewave, gpu)
+def lines_of(folder, tilewave, gpu="h200", misses=0, predicted_corpus=None, calls=None):
+    """The table's lines; `predicted_corpus`: corpus_predictions(folder, tilewave, gpu, calls) already made."""
+    rows, predicted, failed = predicted_corpus or corpus_predictions(folder, tilewave, gpu, calls)
     split = {n["name"]: n["split"] for n in json.load(open(CORPUS))["networks"]}
     body, worst = table(rows, predicted, split)
     labels = head(tilewave_module(tilewave).interval_coverage)
     networks = {r["model"] for r in rows if r["model"] not in failed}
     splits = [s for s in ("fit", "held_out", "fresh") if any(split[m] == s for m in networks)]
-    out = ["%d networks of the corpus (%s), %d settings measured and predicted%s" % (
+    out = ["%d networks of the corpus (%s), %d settings measured and predicted%s%s" % (
         len(networks), ", ".join("%d %s" % (sum(split[m] == s for m in networks), s) for s in splits),
-        len(predicted), "; %d networks left out (tilewave could not analyse them)" % len(failed) if failed else ""),
+        len(predicted), ", those run.py calls %s measured" % ",".join(map(str, sorted(calls))) if calls is not None else "",
+        "; %d networks left out (tilewave could not analyse them)" % len(failed) if failed else ""),
         "", "| " + " | ".join(labels) + " |", "|" + " --- |" * len(labels)]
     out += ["| " + " | ".join(cells) + " |" for cells in body]
     out += ["  left out: %s: %s" % (m, e) for m, e in sorted(failed.items())]
@@ -178,10 +196,10 @@ def lines_of(folder, tilewave, gpu="h200", misses=0, predicted_corpus=None):
     return out
 
 
-def network_lines(folder, tilewave, names, gpu="h200"):
+def network_lines(folder, tilewave, names, gpu="h200", calls=None):
     """Each setting of the named networks: predicted / measured step and GPU time (CUDA graph), per
     configuration and batch, one line per network and configuration."""
-    rows = [r for r in measured_rows(folder) if r["model"] in names]
+    rows = [r for r in measured_rows(folder, calls) if r["model"] in names]
     missing = sorted(set(names) - {r["model"] for r in rows})
     if missing:
         raise InputError("%s: no measured row of %s" % (folder, ", ".join(missing)))
@@ -213,13 +231,18 @@ def main():
     ap.add_argument("--gpu", default="h200")
     ap.add_argument("--misses", type=int, default=0, help="also list each split's N largest step misses")
     ap.add_argument("--networks", help="A,B,...: instead of the table, each setting of these networks")
+    ap.add_argument("--calls", help="A-B or A,B,...: only the rows these run.py calls measured (each row's call)")
     a = ap.parse_args()
     if a.misses < 0:
         ap.error("--misses: %d is negative" % a.misses)
+    try:
+        calls = parse_calls(a.calls) if a.calls is not None else None
+    except InputError as e:
+        ap.error(str(e))
     if a.networks:
         return print_lines("corpus_networks.py",
-                           lambda: network_lines(a.run_dir, a.tilewave, a.networks.split(","), a.gpu))
-    return print_lines("corpus_networks.py", lambda: lines_of(a.run_dir, a.tilewave, a.gpu, a.misses))
+                           lambda: network_lines(a.run_dir, a.tilewave, a.networks.split(","), a.gpu, calls))
+    return print_lines("corpus_networks.py", lambda: lines_of(a.run_dir, a.tilewave, a.gpu, a.misses, calls=calls))
 
 
 if __name__ == "__main__":

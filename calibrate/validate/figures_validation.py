@@ -87,6 +87,16 @@ def validation_fresh_set(runs):
     return corpus_networks.lines_of(DATA + "/corpus/fresh", runs.tw, misses=6)
 
 
+def fresh_set_calls(calls):
+    """The fresh set's table of one machine's run.py calls (calibrate/data/h200/corpus/fresh/README.md)."""
+    def figure(runs):
+        return corpus_networks.lines_of(DATA + "/corpus/fresh", runs.tw, misses=6,
+                                        calls=corpus_networks.parse_calls(calls))
+    figure.__doc__ = ("docs/validation.md: `python3 -m calibrate.validate.corpus_networks "
+                      "calibrate/data/h200/corpus/fresh --calls %s --misses 6`." % calls)
+    return figure
+
+
 H100_FRESH = os.path.join(os.path.dirname(DATA), "h100", "corpus", "fresh")
 
 
@@ -256,6 +266,8 @@ FIGURES = {"validation-kernel-classes": validation_kernel_classes,
            "validation-attention-paths": validation_attention_paths,
            "validation-sdpa-cases": validation_sdpa_cases,
            "validation-fresh-set": validation_fresh_set,
+           "validation-fresh-set-calls-1-3": fresh_set_calls("1-3"),
+           "validation-fresh-set-calls-4-6": fresh_set_calls("4-6"),
            "validation-host-passes": validation_host_passes,
            "validation-h100-fresh": validation_h100_fresh,
            "validation-carried-intervals": validation_carried_intervals,
@@ -273,5 +285,6 @@ FIGURES.update({"validation-runs-" + (folder or "bundled").replace("_", "-"): ru
                 for label, folder, _ in RUNS_SETS})
 # Figures over the whole measured corpus: their time grows with each device call's networks, so the
 # default test run leaves them to ctest's `long` label (doc_figures.py --figures).
-LONG = {"validation-carried-intervals", "validation-fresh-set", "validation-host-passes", "validation-h100-fresh", "validation-gpu-pair", "validation-kernel-classes", "validation-corpus-networks", "validation-intervals", "validation-strided-eltwise",
+LONG = {"validation-carried-intervals", "validation-fresh-set", "validation-fresh-set-calls-1-3",
+        "validation-fresh-set-calls-4-6", "validation-host-passes", "validation-h100-fresh", "validation-gpu-pair", "validation-kernel-classes", "validation-corpus-networks", "validation-intervals", "validation-strided-eltwise",
         "validation-softmax-rows"}

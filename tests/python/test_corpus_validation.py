@@ -123,3 +123,21 @@ def test_corpus_networks_names_a_network_the_folder_never_measured(tmp_path):
          "step_ms_median": 1.0, "graph_ms": 0.5, "host_ms": 1.0}) + "\n")
     with pytest.raises(kernel_classes.InputError, match="no measured row of timm/b"):
         corpus_networks.network_lines(str(tmp_path), None, ["timm/a", "timm/b"])
+
+
+def test_corpus_networks_keeps_the_rows_of_the_calls_asked_for(tmp_path):
+    """A folder resumed on another machine is judged call by call: --calls 4-6 keeps only those calls' rows."""
+    from calibrate.validate import corpus_networks
+    row = {"model": "timm/a", "precision": "amp_fp16", "layout": "nchw", "status": "ok", "step_ms_median": 1.0,
+           "graph_ms": 0.5, "host_ms": 1.0}
+    (tmp_path / "bench_median.jsonl").write_text("".join(
+        json.dumps(dict(row, batch=b, call=c)) + "\n" for b, c in ((1, 2), (16, 4), (64, 6), (256, 7))))
+    assert corpus_networks.parse_calls("4-6") == {4, 5, 6}
+    assert corpus_networks.parse_calls("1, 3") == {1, 3}
+    assert [r["batch"] for r in corpus_networks.measured_rows(str(tmp_path), {4, 5, 6})] == [16, 64]
+    assert len(corpus_networks.measured_rows(str(tmp_path))) == 4
+    with pytest.raises(kernel_classes.InputError, match="in calls 3"):
+        corpus_networks.measured_rows(str(tmp_path), {3})
+    for bad in ("6-4", "x", "", "4-", "-4", "1.5", "1-999999999"):
+        with pytest.raises(kernel_classes.InputError, match="--calls"):
+            corpus_networks.parse_calls(bad)
