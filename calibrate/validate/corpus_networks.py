@@ -27,9 +27,11 @@ families, fixed before anything was fitted. The issue's targets are read on
 held_out (and on the fresh set, measured after the model is frozen).
 
 usage: python3 -m calibrate.validate.corpus_networks RUN_DIR [--tilewave build/analyzer/tilewave]
-       [--gpu h200] [--misses N] [--networks A,B,...] [--calls A-B]
+       [--gpu h200] [--misses N] [--networks A,B,...] [--calls A-B] [--kind cnn|transformer]
 --calls keeps the rows that those run.py calls measured (each row's `call`): a folder resumed on another
 machine is judged machine by machine, since host-bound steps move between machines.
+--kind keeps the corpus's networks of that kind (networks.json's `kind`; transformer: hybrid and vit), which
+issue 31's step targets name apart.
 --networks prints, instead of the table, each setting of those networks: predicted / measured step and GPU
 time per configuration and batch.
 Predicted in process by the Python module's analyze(), the calls spread over
@@ -53,6 +55,8 @@ from calibrate.cli import InputError, print_lines
 from calibrate.validate.kernel_classes import CORPUS, onnx_files
 
 BATCHES = (1, 16, 64, 256)
+# --kind's names over networks.json's kinds.
+KINDS = {"cnn": {"cnn"}, "transformer": {"hybrid", "vit"}}
 # tilewave's totals and 80% interval (docs/model.md "Prediction intervals") of one setting, in a plain loop
 # and replayed in a CUDA graph.
 Prediction = collections.namedtuple("Prediction", "loop graph loop_interval graph_interval")
@@ -161,11 +165,11 @@ def coverage(settings):
     return "%.0f%%" % (100 * sum(inside) / len(inside)) if inside else "-"
 
 
-def corpus_predictions(folder, tilewave, gpu="h200", calls=None):
-    """The folder's rows of corpus networks (of `calls` only, if given), their Predictions and the networks
-    left out ({model: error}): the one pass over the corpus that this table and calibrate.fit.intervals both
-    read."""
-    names = {n["name"] for n in json.load(open(CORPUS))["networks"]}
+def corpus_predictions(folder, tilewave, gpu="h200", calls=None, kind=None):
+    """The folder's rows of corpus networks (of `calls` and of KINDS[kind] only, if given), their Predictions
+    and the networks left out ({model: error}): the one pass over the corpus that this table and
+    calibrate.fit.intervals both read."""
+    names = {n["name"] for n in json.load(open(CORPUS))["networks"] if kind is None or n["kind"] in KINDS[kind]}
     rows = [r for r in measured_rows(folder, calls) if r["model"] in names]
     with tempfile.TemporaryDirectory() as tmp:
         onnx = onnx_files(sorted({r["model"] for r in rows}), tmp)
@@ -173,16 +177,19 @@ def corpus_predictions(folder, tilewave, gpu="h200", calls=None):
     return rows, predicted, failed
 
 
-def lines_of(folder, tilewave, gpu="h200", misses=0, predicted_corpus=None, calls=None):
-    """The table's lines; `predicted_corpus`: corpus_predictions(folder, tilewave, gpu, calls) already made."""
-    rows, predicted, failed = predicted_corpus or corpus_predictions(folder, tilewave, gpu, calls)
+def lines_of(folder, tilewave, gpu="h200", misses=0, predicted_corpus=None, calls=None, kind=None):
+    """The table's lines; `predicted_corpus`: corpus_predictions(folder, tilewave, gpu, calls, kind) already
+    made."""
+    rows, predicted, failed = predicted_corpus or corpus_predictions(folder, tilewave, gpu, calls, kind)
     split = {n["name"]: n["split"] for n in json.load(open(CORPUS))["networks"]}
     body, worst = table(rows, predicted, split)
     labels = head(tilewave_module(tilewave).interval_coverage)
     networks = {r["model"] for r in rows if r["model"] not in failed}
     splits = [s for s in ("fit", "held_out", "fresh") if any(split[m] == s for m in networks)]
-    out = ["%d networks of the corpus (%s), %d settings measured and predicted%s%s" % (
-        len(networks), ", ".join("%d %s" % (sum(split[m] == s for m in networks), s) for s in splits),
+    out = ["%d %snetworks of the corpus (%s), %d settings measured and predicted%s%s" % (
+        len(networks), "" if not kind else kind + " " if KINDS[kind] == {kind} else "%s (%s) " % (
+            kind, ", ".join(sorted(KINDS[kind]))),
+        ", ".join("%d %s" % (sum(split[m] == s for m in networks), s) for s in splits),
         len(predicted), ", those run.py calls %s measured" % ",".join(map(str, sorted(calls))) if calls is not None else "",
         "; %d networks left out (tilewave could not analyse them)" % len(failed) if failed else ""),
         "", "| " + " | ".join(labels) + " |", "|" + " --- |" * len(labels)]
@@ -232,6 +239,7 @@ def main():
     ap.add_argument("--misses", type=int, default=0, help="also list each split's N largest step misses")
     ap.add_argument("--networks", help="A,B,...: instead of the table, each setting of these networks")
     ap.add_argument("--calls", help="A-B or A,B,...: only the rows these run.py calls measured (each row's call)")
+    ap.add_argument("--kind", choices=sorted(KINDS), help="only the corpus's networks of this kind")
     a = ap.parse_args()
     if a.misses < 0:
         ap.error("--misses: %d is negative" % a.misses)
@@ -242,7 +250,8 @@ def main():
     if a.networks:
         return print_lines("corpus_networks.py",
                            lambda: network_lines(a.run_dir, a.tilewave, a.networks.split(","), a.gpu, calls))
-    return print_lines("corpus_networks.py", lambda: lines_of(a.run_dir, a.tilewave, a.gpu, a.misses, calls=calls))
+    return print_lines("corpus_networks.py",
+                       lambda: lines_of(a.run_dir, a.tilewave, a.gpu, a.misses, calls=calls, kind=a.kind))
 
 
 if __name__ == "__main__":

@@ -87,13 +87,14 @@ def validation_fresh_set(runs):
     return corpus_networks.lines_of(DATA + "/corpus/fresh", runs.tw, misses=6)
 
 
-def fresh_set_calls(calls):
-    """The fresh set's table of one machine's run.py calls (calibrate/data/h200/corpus/fresh/README.md)."""
+def fresh_set_part(calls=None, kind=None):
+    """The fresh set's table of one machine's run.py calls (calibrate/data/h200/corpus/fresh/README.md) or of
+    one kind of network."""
     def figure(runs):
-        return corpus_networks.lines_of(DATA + "/corpus/fresh", runs.tw, misses=6,
-                                        calls=corpus_networks.parse_calls(calls))
+        return corpus_networks.lines_of(DATA + "/corpus/fresh", runs.tw, misses=6, kind=kind,
+                                        calls=corpus_networks.parse_calls(calls) if calls else None)
     figure.__doc__ = ("docs/validation.md: `python3 -m calibrate.validate.corpus_networks "
-                      "calibrate/data/h200/corpus/fresh --calls %s --misses 6`." % calls)
+                      "calibrate/data/h200/corpus/fresh %s --misses 6`." % ("--calls " + calls if calls else "--kind " + kind))
     return figure
 
 
@@ -266,8 +267,10 @@ FIGURES = {"validation-kernel-classes": validation_kernel_classes,
            "validation-attention-paths": validation_attention_paths,
            "validation-sdpa-cases": validation_sdpa_cases,
            "validation-fresh-set": validation_fresh_set,
-           "validation-fresh-set-calls-1-3": fresh_set_calls("1-3"),
-           "validation-fresh-set-calls-4-6": fresh_set_calls("4-6"),
+           "validation-fresh-set-calls-1-3": fresh_set_part(calls="1-3"),
+           "validation-fresh-set-calls-4-6": fresh_set_part(calls="4-6"),
+           "validation-fresh-set-cnn": fresh_set_part(kind="cnn"),
+           "validation-fresh-set-transformer": fresh_set_part(kind="transformer"),
            "validation-host-passes": validation_host_passes,
            "validation-h100-fresh": validation_h100_fresh,
            "validation-carried-intervals": validation_carried_intervals,
@@ -286,5 +289,5 @@ FIGURES.update({"validation-runs-" + (folder or "bundled").replace("_", "-"): ru
 # Figures over the whole measured corpus: their time grows with each device call's networks, so the
 # default test run leaves them to ctest's `long` label (doc_figures.py --figures).
 LONG = {"validation-carried-intervals", "validation-fresh-set", "validation-fresh-set-calls-1-3",
-        "validation-fresh-set-calls-4-6", "validation-host-passes", "validation-h100-fresh", "validation-gpu-pair", "validation-kernel-classes", "validation-corpus-networks", "validation-intervals", "validation-strided-eltwise",
+        "validation-fresh-set-calls-4-6", "validation-fresh-set-cnn", "validation-fresh-set-transformer", "validation-host-passes", "validation-h100-fresh", "validation-gpu-pair", "validation-kernel-classes", "validation-corpus-networks", "validation-intervals", "validation-strided-eltwise",
         "validation-softmax-rows"}

@@ -141,3 +141,30 @@ def test_corpus_networks_keeps_the_rows_of_the_calls_asked_for(tmp_path):
     for bad in ("6-4", "x", "", "4-", "-4", "1.5", "1-999999999"):
         with pytest.raises(kernel_classes.InputError, match="--calls"):
             corpus_networks.parse_calls(bad)
+
+
+def test_corpus_networks_kind_keeps_that_kind_of_the_corpus(monkeypatch, tmp_path):
+    """--kind transformer keeps hybrids and ViTs of networks.json, --kind cnn the CNNs, before anything is
+    predicted."""
+    from calibrate.validate import corpus_networks
+    corpus = tmp_path / "networks.json"
+    corpus.write_text(json.dumps({"networks": [{"name": "timm/c", "kind": "cnn"}, {"name": "timm/h", "kind": "hybrid"},
+                                               {"name": "timm/v", "kind": "vit"}]}))
+    row = {"precision": "amp_fp16", "layout": "nchw", "batch": 1, "status": "ok", "step_ms_median": 1.0,
+           "graph_ms": 0.5, "host_ms": 1.0}
+    (tmp_path / "bench_median.jsonl").write_text("".join(json.dumps(dict(row, model=m)) + "\n"
+                                                         for m in ("timm/c", "timm/h", "timm/v")))
+    seen = {}
+
+    def predictions(tilewave, rows, onnx, gpu):  # records what would be predicted
+        seen["models"] = sorted(r["model"] for r in rows)
+        return {}, {}
+    monkeypatch.setattr(corpus_networks, "CORPUS", str(corpus))
+    monkeypatch.setattr(corpus_networks, "onnx_files", lambda names, tmp: {n: n for n in names})
+    monkeypatch.setattr(corpus_networks, "predictions", predictions)
+    corpus_networks.corpus_predictions(str(tmp_path), None, kind="transformer")
+    assert seen.pop("models") == ["timm/h", "timm/v"]
+    corpus_networks.corpus_predictions(str(tmp_path), None, kind="cnn")
+    assert seen.pop("models") == ["timm/c"]
+    corpus_networks.corpus_predictions(str(tmp_path), None)
+    assert seen.pop("models") == ["timm/c", "timm/h", "timm/v"]
