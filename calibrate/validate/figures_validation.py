@@ -31,6 +31,12 @@ def validation_kernel_classes(runs):
     return kernel_classes.lines_of(results, failed, "harness") + kernel_classes.left_out_lines(failed)
 
 
+def validation_fresh_kernel_classes(runs):
+    """docs/validation.md: `python3 -m calibrate.validate.kernel_classes calibrate/data/h200/corpus/fresh --by none`."""
+    results, failed = kernel_classes.classes(runs.tw, [DATA + "/corpus/fresh"])
+    return kernel_classes.lines_of(results, failed, "none") + kernel_classes.left_out_lines(failed)
+
+
 def corpus_predictions(runs):
     """The corpus predicted once for both figures that read it."""
     if "corpus_predictions" not in runs.cache:
@@ -269,6 +275,7 @@ FIGURES = {"validation-kernel-classes": validation_kernel_classes,
            "validation-fresh-set": validation_fresh_set,
            "validation-fresh-set-calls-1-3": fresh_set_part(calls="1-3"),
            "validation-fresh-set-calls-4-6": fresh_set_part(calls="4-6"),
+           "validation-fresh-kernel-classes": validation_fresh_kernel_classes,
            "validation-fresh-set-cnn": fresh_set_part(kind="cnn"),
            "validation-fresh-set-transformer": fresh_set_part(kind="transformer"),
            "validation-host-passes": validation_host_passes,
