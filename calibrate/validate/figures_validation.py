@@ -32,9 +32,10 @@ def validation_kernel_classes(runs):
 
 
 def validation_fresh_kernel_classes(runs):
-    """docs/validation.md: `python3 -m calibrate.validate.kernel_classes calibrate/data/h200/corpus/fresh --by none`."""
+    """docs/validation.md: `python3 -m calibrate.validate.kernel_classes calibrate/data/h200/corpus/fresh --by none --networks-of gemm`."""
     results, failed = kernel_classes.classes(runs.tw, [DATA + "/corpus/fresh"])
-    return kernel_classes.lines_of(results, failed, "none") + kernel_classes.left_out_lines(failed)
+    return (kernel_classes.lines_of(results, failed, "none") + kernel_classes.unpaired_lines(results, "gemm")
+            + kernel_classes.left_out_lines(failed))
 
 
 def corpus_predictions(runs):

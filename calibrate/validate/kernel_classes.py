@@ -28,7 +28,9 @@ forwards, per class:
 
 usage: python3 -m calibrate.validate.kernel_classes RUN_DIR [RUN_DIR ...]
        [--tilewave build/analyzer/tilewave] [--gpu h200] [--by harness|batch|none]
-       [--families fit|held_out|all]
+       [--families fit|held_out|all] [--networks-of CLASS]
+--networks-of CLASS adds the ten networks with the most measured time of that class left unpaired, with
+their measured and predicted time of the class: whether a class's "missing" is one network or many.
 ONNX files: onnx_models/runtime/ for onnx_models/zoo.py's networks, else
 onnx_models/timm_results/timm_results_onnx.tar.xz (the corpus of
 calibrate/data/h200/corpus/networks.json), unpacked to a temporary folder.
@@ -197,6 +199,25 @@ def lines_of(results, failed, group_name="harness"):
     return out
 
 
+def unpaired_lines(results, cls, top=10):
+    """The `top` networks by measured time of class `cls` that no predicted kernel paired with, summed over
+    their forwards, beside their measured and predicted time of the class."""
+    sums = collections.defaultdict(collections.Counter)
+    for r, c in results:
+        for row in c["by_class"]:
+            if row["class"] == cls:
+                for field in ("missing_us", "measured_us", "predicted_us"):
+                    sums[r["model"]][field] += row[field]
+    total = sum(s["missing_us"] for s in sums.values())
+    out = ["", "%s: %.1f ms measured with no predicted kernel paired, by network:" % (cls, total / 1e3), "",
+           "| network | unpaired, ms | share of it | measured, ms | predicted, ms |", "| --- | ---: | ---: | ---: | ---: |"]
+    for model, s in sorted(sums.items(), key=lambda kv: -kv[1]["missing_us"])[:top]:
+        out.append("| %s | %.1f | %.1f%% | %.1f | %.1f |" % (
+            model, s["missing_us"] / 1e3, 100 * s["missing_us"] / total if total else 0, s["measured_us"] / 1e3,
+            s["predicted_us"] / 1e3))
+    return out
+
+
 def left_out_lines(failed):
     """One line per network and error tilewave could not analyse, with how many forwards that left out."""
     counts = collections.Counter((model, error) for model, _, error in failed)
@@ -234,10 +255,13 @@ def main():
     ap.add_argument("--gpu", default="h200")
     ap.add_argument("--by", default="harness", choices=("harness", "batch", "none"))
     ap.add_argument("--families", default="all", choices=("fit", "held_out", "all"))
+    ap.add_argument("--networks-of", metavar="CLASS",
+                    help="also the ten networks with the most unpaired measured time of this class")
     a = ap.parse_args()
     def make_lines():
         results, failed = classes(a.tilewave, a.run_dirs, a.gpu, a.families)
-        return lines_of(results, failed, a.by) + left_out_lines(failed)
+        return (lines_of(results, failed, a.by) + (unpaired_lines(results, a.networks_of) if a.networks_of else [])
+                + left_out_lines(failed))
     return print_lines("kernel_classes.py", make_lines)
 
 

@@ -168,3 +168,18 @@ def test_corpus_networks_kind_keeps_that_kind_of_the_corpus(monkeypatch, tmp_pat
     assert seen.pop("models") == ["timm/c"]
     corpus_networks.corpus_predictions(str(tmp_path), None)
     assert seen.pop("models") == ["timm/c", "timm/h", "timm/v"]
+
+
+def test_unpaired_time_of_a_class_is_summed_by_network_largest_first():
+    """--networks-of: whether a class's unpaired time is one network or many."""
+    def forward(model, cls, missing, measured, predicted):
+        return ({"model": model}, {"by_class": [{"class": cls, "missing_us": missing, "measured_us": measured,
+                                                 "predicted_us": predicted},
+                                                {"class": "conv", "missing_us": 9e6, "measured_us": 9e6,
+                                                 "predicted_us": 0}]})
+    results = [forward("timm/a", "gemm", 1000, 4000, 3000), forward("timm/b", "gemm", 3000, 5000, 1000),
+               forward("timm/a", "gemm", 1000, 1000, 1000)]
+    lines = kernel_classes.unpaired_lines(results, "gemm")
+    assert lines[1] == "gemm: 5.0 ms measured with no predicted kernel paired, by network:"
+    assert lines[5:] == ["| timm/b | 3.0 | 60.0% | 5.0 | 1.0 |", "| timm/a | 2.0 | 40.0% | 5.0 | 4.0 |"]
+    assert kernel_classes.unpaired_lines(results, "softmax")[5:] == []
