@@ -202,16 +202,12 @@ def lines_of(results, failed, group_name="harness"):
 def unpaired_lines(results, cls, top=10):
     """The `top` networks by measured time of class `cls` that no predicted kernel paired with, summed over
     their forwards, beside their measured and predicted time of the class."""
-    sums = collections.defaultdict(collections.Counter)
-    for r, c in results:
-        for row in c["by_class"]:
-            if row["class"] == cls:
-                for field in ("missing_us", "measured_us", "predicted_us"):
-                    sums[r["model"]][field] += row[field]
-    total = sum(s["missing_us"] for s in sums.values())
+    sums, _ = table(results, lambda r: r["model"])
+    by_model = {model: classes[cls] for model, classes in sums.items() if cls in classes}
+    total = sum(s["missing_us"] for s in by_model.values())
     out = ["", "%s: %.1f ms measured with no predicted kernel paired, by network:" % (cls, total / 1e3), "",
            "| network | unpaired, ms | share of it | measured, ms | predicted, ms |", "| --- | ---: | ---: | ---: | ---: |"]
-    for model, s in sorted(sums.items(), key=lambda kv: -kv[1]["missing_us"])[:top]:
+    for model, s in sorted(by_model.items(), key=lambda kv: -kv[1]["missing_us"])[:top]:
         out.append("| %s | %.1f | %.1f%% | %.1f | %.1f |" % (
             model, s["missing_us"] / 1e3, 100 * s["missing_us"] / total if total else 0, s["measured_us"] / 1e3,
             s["predicted_us"] / 1e3))

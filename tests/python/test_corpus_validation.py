@@ -172,11 +172,14 @@ def test_corpus_networks_kind_keeps_that_kind_of_the_corpus(monkeypatch, tmp_pat
 
 def test_unpaired_time_of_a_class_is_summed_by_network_largest_first():
     """--networks-of: whether a class's unpaired time is one network or many."""
+    def sums(cls, missing, measured, predicted):  # a check() by_class row
+        row = dict.fromkeys(("measured", "paired_measured_us", "paired_predicted_us", "same_class_measured_us",
+                             "same_class_predicted_us", "extra_us"), 0)
+        return dict(row, **{"class": cls, "missing_us": missing, "measured_us": measured, "predicted_us": predicted})
+
     def forward(model, cls, missing, measured, predicted):
-        return ({"model": model}, {"by_class": [{"class": cls, "missing_us": missing, "measured_us": measured,
-                                                 "predicted_us": predicted},
-                                                {"class": "conv", "missing_us": 9e6, "measured_us": 9e6,
-                                                 "predicted_us": 0}]})
+        return ({"model": model}, {"measured_kernel_us": measured + 9e6,
+                                   "by_class": [sums(cls, missing, measured, predicted), sums("conv", 9e6, 9e6, 0)]})
     results = [forward("timm/a", "gemm", 1000, 4000, 3000), forward("timm/b", "gemm", 3000, 5000, 1000),
                forward("timm/a", "gemm", 1000, 1000, 1000)]
     lines = kernel_classes.unpaired_lines(results, "gemm")
