@@ -201,9 +201,13 @@ def lines_of(results, failed, group_name="harness"):
 
 def unpaired_lines(results, cls, top=10):
     """The `top` networks by measured time of class `cls` that no predicted kernel paired with, summed over
-    their forwards, beside their measured and predicted time of the class."""
+    their forwards, beside their measured and predicted time of the class; InputError for a class no forward
+    has."""
     sums, _ = table(results, lambda r: r["model"])
     by_model = {model: classes[cls] for model, classes in sums.items() if cls in classes}
+    if not by_model:  # a misspelt class is an error, not a table of zeros
+        raise InputError("--networks-of: no forward has a kernel of class %r (classes here: %s)" % (
+            cls[:40], ", ".join(sorted({c for classes in sums.values() for c in classes}))))
     total = sum(s["missing_us"] for s in by_model.values())
     out = ["", "%s: %.1f ms measured with no predicted kernel paired, by network:" % (cls, total / 1e3), "",
            "| network | unpaired, ms | share of it | measured, ms | predicted, ms |", "| --- | ---: | ---: | ---: | ---: |"]

@@ -185,4 +185,5 @@ def test_unpaired_time_of_a_class_is_summed_by_network_largest_first():
     lines = kernel_classes.unpaired_lines(results, "gemm")
     assert lines[1] == "gemm: 5.0 ms measured with no predicted kernel paired, by network:"
     assert lines[5:] == ["| timm/b | 3.0 | 60.0% | 5.0 | 1.0 |", "| timm/a | 2.0 | 40.0% | 5.0 | 4.0 |"]
-    assert kernel_classes.unpaired_lines(results, "softmax")[5:] == []
+    with pytest.raises(kernel_classes.InputError, match="no forward has a kernel of class 'softmax'.*conv, gemm"):
+        kernel_classes.unpaired_lines(results, "softmax")
