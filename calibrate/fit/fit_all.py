@@ -50,13 +50,14 @@ from calibrate.fit import harness_passes, row_moments, softmax_rows, strided_elt
 from calibrate.pair.class_times import kernel_class
 from calibrate.pair.harness_runs import commit, param_table, predict
 from calibrate import jsonl, module
+from calibrate.cli import InputError
 from calibrate.log import log as log_line
 
 MODELS_DIR = "onnx_models/runtime"
 
 
-class StageError(Exception):
-    pass
+class StageError(InputError):
+    """A stage that cannot run on the folder it was given (so a caller's print_lines reports it as one line)."""
 
 
 def log(msg):
@@ -180,10 +181,11 @@ def pmap(fn, items):
 
 # --- held-out networks ------------------------------------------------------------------------------------
 
-def setting_errors(tilewave, gpu, host, rows):
+def setting_errors(tilewave, gpu, host, rows, paths=None):
     """{(scope, setting): [predicted / measured]} of timm-harness rows: `.half()` rows give the CUDA-graph time
     (runtime set and network terms); AMP rows their CUDA-graph time (layout and precision sets), their forward
-    call at batch 1 and 16 (host) and their whole step in a plain loop."""
+    call at batch 1 and 16 (host) and their whole step in a plain loop. paths: {model: ONNX file} where a model
+    is not in onnx_models/runtime/."""
     jobs = []
     for r in rows:
         half = r.get("precision") == "half"
@@ -194,7 +196,8 @@ def setting_errors(tilewave, gpu, host, rows):
 
     def one(job):
         r, launch, amp = job
-        return predict(tilewave, r["model"], r["layout"], r["batch"], launch, amp=amp, gpu=gpu, host=host)
+        return predict(tilewave, r["model"], r["layout"], r["batch"], launch, amp=amp, gpu=gpu, host=host,
+                       path=(paths or {}).get(r["model"]))
 
     out = collections.defaultdict(list)
     for (r, launch, amp), pred in zip(jobs, pmap(one, jobs)):
@@ -410,7 +413,7 @@ def main():
     work = args.keep or tempfile.mkdtemp(prefix="tilewave-fit-all-")
     try:
         fit_all(args, work)
-    except (StageError, RuntimeError, ValueError, KeyError, OSError) as e:
+    except (InputError, RuntimeError, ValueError, KeyError, OSError) as e:
         msg = str(e).replace(work + os.sep, "")
         print("fit_all.py: %s: %s" % (args.run_dir, msg), file=sys.stderr)
         return 1

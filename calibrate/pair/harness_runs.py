@@ -7,6 +7,7 @@ import os
 import subprocess
 
 from calibrate import harness_flags, jsonl, module
+from calibrate.cli import InputError
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 RUNS = ["calibrate/data/h200/timm_harness/fit_heldout", "calibrate/data/h200/timm_harness/fresh"]
@@ -67,7 +68,7 @@ def predict(tilewave, model, layout, batch, launch="loop", amp=True, gpu="h200",
     try:
         return tw.analyze(path, batch=batch, gpu=gpu, host=host, **harness_flags.timm(layout, amp, launch))
     except tw.InputError as e:
-        raise RuntimeError("%s: %s" % (path, e)) from None
+        raise InputError("%s: %s" % (os.path.relpath(path, ROOT) if path.startswith(ROOT) else path, e)) from None
 
 
 def commit():

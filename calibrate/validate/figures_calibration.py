@@ -544,8 +544,19 @@ def calibration_two_commands_first_run(runs):
                                TWO_COMMANDS + "/from_measure_run/host.json", DATA + "/measure_run")
 
 
+H100 = "calibrate/data/h100"
+
+
+def calibration_two_commands_h100(runs):
+    """docs/calibration.md: the same for the files fit_all.py made from run.py's H100 run, judged on the H100's
+    fresh set against the carried gpu_models/h100.json."""
+    return newcomer.comparison(runs.tw, H100 + "/two_commands/h100.json", H100 + "/two_commands/host.json",
+                               H100 + "/two_commands/run", shipped=("h100", "h200-vm"), judge=H100 + "/corpus/fresh")
+
+
 FIGURES = {"calibration-two-commands": calibration_two_commands,
-           "calibration-two-commands-first-run": calibration_two_commands_first_run, "calibration-measured": calibration_measured, "calibration-runner-timing": calibration_runner_timing,
+           "calibration-two-commands-first-run": calibration_two_commands_first_run,
+           "calibration-two-commands-h100": calibration_two_commands_h100, "calibration-measured": calibration_measured, "calibration-runner-timing": calibration_runner_timing,
            "calibration-framework-layers": calibration_framework_layers,
            "calibration-fit": calibration_fit, "calibration-params": calibration_params,
            "calibration-physics": calibration_physics, "calibration-host-micro": calibration_host_micro,
@@ -556,4 +567,4 @@ FIGURES = {"calibration-two-commands": calibration_two_commands,
            "calibration-int8-example": calibration_int8_example, "calibration-weakest": calibration_weakest,
            "calibration-carry": calibration_carry}
 # Figures over the whole measured corpus: the default test run leaves them to ctest's `long` label.
-LONG = {"calibration-host-fit"}
+LONG = {"calibration-host-fit", "calibration-two-commands-h100"}

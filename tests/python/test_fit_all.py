@@ -130,3 +130,48 @@ def test_write_gpu_refuses_a_file_analyze_would_refuse(tmp_path):
     del g["params"]["tc_efficiency"]
     tilewave.write_gpu(g, tmp_path / "h200.json")
     assert json.load(open(tmp_path / "h200.json"))["sms"] == g["sms"]
+
+
+def newcomer(*args):
+    r = subprocess.run([sys.executable, "-m", "calibrate.validate.newcomer", cli(), *map(str, args)],
+                       capture_output=True, text=True, cwd=ROOT, timeout=600)
+    return r.returncode, r.stdout, r.stderr
+
+
+def test_newcomer_judges_another_folder_less_the_runs_and_the_shipped_files_families(tmp_path):
+    slice_of_run(tmp_path / "run", {"gernet"}, 0)
+    judge = tmp_path / "judge"
+    judge.mkdir()
+    bench = [dict(r, family="Ger_Net") if r.get("family") == "gernet" else r for r in rows("bench_median")
+             if r.get("header") or r["family"] in ("gernet", "mnasnet", "dpn")]
+    write(judge / "bench_median.jsonl", bench)
+    # gernet is the run's family however it is spelt, dpn68 a fit network of the shipped file: mnasnet1_0 is left.
+    code, out, err = newcomer("--gpu", os.path.join(ROOT, "gpu_models", "h200.json"), "--host", "h200-vm",
+                              "--run-dir", tmp_path / "run", "--judge", judge)
+    assert code == 0, err
+    assert "settings of 1 networks" in out and str(tmp_path) not in out, out
+    graph = [line for line in out.splitlines() if line.startswith("| eager PyTorch, CUDA graph, `.half()`")]
+    assert len(graph) == 1 and "batch 1/16/64/256 | 4 |" in graph[0], out
+    assert "| eager PyTorch, CUDA graph, AMP NCHW, batch 1/16/64/256 | 4 |" in out
+    assert "| host issue time, AMP channels_last, batch 1/16 | 2 |" in out
+    # The same files in both columns: no difference, in every row.
+    table = [line for line in out.splitlines() if line.startswith("| eager") or line.startswith("| host")]
+    assert len(table) == 7 and all(line.endswith("| +0.0 points |") for line in table), out
+
+
+@pytest.mark.parametrize("args, code, says", [
+    (["--shipped", "h200"], 2, "--shipped takes GPU,HOST"),
+    (["--judge", "nowhere"], 1, "nowhere: no bench_median.jsonl"),
+    (["--gpu", "nonesuch"], 1, "unknown GPU 'nonesuch'"),
+])
+def test_newcomer_bad_input_is_one_line(tmp_path, args, code, says):
+    slice_of_run(tmp_path / "run", {"gernet"}, 0)
+    judge = tmp_path / "judge"
+    judge.mkdir()
+    write(judge / "bench_median.jsonl", [r for r in rows("bench_median") if r.get("family") == "mnasnet"])
+    base = {"--gpu": "h200", "--host": "h200-vm", "--run-dir": tmp_path / "run", "--judge": judge}
+    for i in range(0, len(args), 2):
+        base[args[i]] = args[i + 1]
+    got, out, err = newcomer(*[x for kv in base.items() for x in kv])
+    assert got == code and says in err and "Traceback" not in err, err
+    assert code == 2 or len(err.strip().splitlines()) == 1
