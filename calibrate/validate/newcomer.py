@@ -49,7 +49,7 @@ def ok_rows(path):
 def family_key(row):
     """A row's family as the sets compare it: onnx_models/zoo.py spells `mobilenet_v2` what the corpus's
     networks.json spells `mobilenetv2`, so underscores and case do not count."""
-    return row.get("family", row["model"]).replace("_", "").lower()
+    return (row.get("family") or row["model"]).replace("_", "").lower()
 
 
 def heldout_rows(run_families):
