@@ -38,6 +38,13 @@ def validation_fresh_kernel_classes(runs):
             + kernel_classes.left_out_lines(failed))
 
 
+def validation_cait_block(runs):
+    """docs/validation.md: `python3 -m calibrate.validate.kernel_classes calibrate/data/h200/corpus/fresh --forward
+    timm/cait_xs24_384:amp_fp16:nchw:64 --nodes blocks.1/attn/`."""
+    return kernel_classes.forward_lines(runs.tw, DATA + "/corpus/fresh", "timm/cait_xs24_384:amp_fp16:nchw:64", "h200",
+                                        "blocks.1/attn/")
+
+
 def corpus_predictions(runs):
     """The corpus predicted once for both figures that read it."""
     if "corpus_predictions" not in runs.cache:
@@ -264,7 +271,7 @@ def runs_set_figure(label, folder):
     return figure
 
 
-FIGURES = {"validation-kernel-classes": validation_kernel_classes,
+FIGURES = {"validation-kernel-classes": validation_kernel_classes, "validation-cait-block": validation_cait_block,
            "validation-corpus-networks": validation_corpus_networks,
            "validation-intervals": validation_intervals,
            "validation-row-moments": validation_row_moments,

@@ -29,8 +29,13 @@ forwards, per class:
 usage: python3 -m calibrate.validate.kernel_classes RUN_DIR [RUN_DIR ...]
        [--tilewave build/analyzer/tilewave] [--gpu h200] [--by harness|batch|none]
        [--families fit|held_out|all] [--networks-of CLASS]
+       python3 -m calibrate.validate.kernel_classes RUN_DIR --forward MODEL:PRECISION:LAYOUT:BATCH [--nodes TEXT]
 --networks-of CLASS adds the ten networks with the most measured time of that class left unpaired, with
 their measured and predicted time of the class: whether a class's "missing" is one network or many.
+--forward prints one profiled forward's pairs in launch order instead of the sums: each predicted kernel
+(node, op, µs) beside the measured kernel paired with it (class, µs), and each kernel of either side that
+nothing paired; --nodes keeps the pairs from the first to the last predicted kernel whose node name holds
+TEXT (one block of a network, say), with the unpaired kernels between them.
 ONNX files: onnx_models/runtime/ for onnx_models/zoo.py's networks, else
 onnx_models/timm_results/timm_results_onnx.tar.xz (the corpus of
 calibrate/data/h200/corpus/networks.json), unpacked to a temporary folder.
@@ -247,6 +252,52 @@ def classes(tilewave, folders, gpu="h200", families="all"):
         return checks(tilewave, rows, onnx, gpu, tmp)
 
 
+def forward_key(spec):
+    """(model, precision, layout, batch) of --forward's MODEL:PRECISION:LAYOUT:BATCH."""
+    parts = spec.rsplit(":", 3)
+    if len(parts) != 4 or not parts[3].isdigit() or (parts[1], parts[2]) not in harness_flags.CONFIGURATIONS:
+        raise InputError("--forward %r: not MODEL:PRECISION:LAYOUT:BATCH with PRECISION:LAYOUT one of %s" % (
+            spec[:80], ", ".join("%s:%s" % k for k in sorted(harness_flags.CONFIGURATIONS))))
+    return parts[0], parts[1], parts[2], int(parts[3])
+
+
+def forward_lines(tilewave, folder, spec, gpu, nodes=None):
+    """The --forward table: one forward's check() pairs in launch order (the module doc)."""
+    key = forward_key(spec)
+    rows = [r for r in kernel_rows(folder)
+            if (r["model"], r.get("precision", "amp_fp16"), r["layout"], r["batch"]) == key]
+    if not rows:
+        raise InputError("%s: no profiled forward %s" % (folder, ":".join(map(str, key))))
+    with tempfile.TemporaryDirectory() as tmp:
+        onnx = onnx_files([key[0]], tmp)
+        results, failed = checks(tilewave, rows[:1], onnx, gpu, tmp)
+    if failed:
+        raise InputError("%s: %s" % failed[0][::2])
+    check = results[0][1]
+    pairs = check["pairs"]
+    if nodes:
+        hit = [i for i, p in enumerate(pairs) if nodes in (p.get("predicted") or "")]
+        if not hit:
+            raise InputError("--nodes %r: no predicted kernel of %s has it in its node name" % (nodes[:80], key[0]))
+        pairs = pairs[hit[0]:hit[-1] + 1]
+    out = ["%s, %s %s batch %d on %s: %d of %d pairs%s (measured %.1f ms, predicted %.1f ms of kernel time in all)" % (
+        key[0], key[1], key[2], key[3], gpu, len(pairs), len(check["pairs"]),
+        ", from the first to the last kernel of a node holding `%s`" % nodes if nodes else "",
+        check["measured_kernel_us"] / 1e3, check["predicted_kernel_us"] / 1e3), "",
+        "| predicted kernel (node) | op | predicted, µs | measured class | measured, µs |",
+        "| --- | --- | ---: | --- | ---: |"]
+    for p in pairs:
+        measured = "measured_class" in p
+        out.append("| %s | %s | %s | %s | %s |" % (
+            p.get("predicted") or "(nothing predicted)", p.get("predicted_op") or "",
+            "%.1f" % p["predicted_us"] if p.get("predicted") else "", p["measured_class"] if measured else "(none ran)",
+            "%.1f" % p["measured_us"] if measured else ""))
+    predicted = sum(p["predicted_us"] for p in pairs if p.get("predicted"))
+    measured = sum(p["measured_us"] for p in pairs if "measured_class" in p)
+    return out + ["", "These pairs: measured %.1f µs, predicted %.1f µs; measured with nothing predicted %.1f µs." % (
+        measured, predicted, sum(p["measured_us"] for p in pairs if "measured_class" in p and not p.get("predicted")))]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("run_dirs", nargs="+", help="calibrate/measure/run.py folders")
@@ -257,7 +308,19 @@ def main():
     ap.add_argument("--families", default="all", choices=("fit", "held_out", "all"))
     ap.add_argument("--networks-of", metavar="CLASS",
                     help="also the ten networks with the most unpaired measured time of this class")
+    ap.add_argument("--forward", metavar="MODEL:PRECISION:LAYOUT:BATCH",
+                    help="instead, one profiled forward's pairs in launch order (of the one RUN_DIR)")
+    ap.add_argument("--nodes", metavar="TEXT", help="with --forward: the pairs from the first to the last "
+                    "predicted kernel whose node name holds TEXT")
     a = ap.parse_args()
+    if a.nodes and not a.forward:
+        ap.error("--nodes needs --forward")
+    if a.forward and len(a.run_dirs) != 1:
+        ap.error("--forward reads one RUN_DIR")
+    if a.forward:
+        return print_lines("kernel_classes.py", lambda: forward_lines(a.tilewave, a.run_dirs[0], a.forward, a.gpu,
+                                                                     a.nodes))
+
     def make_lines():
         results, failed = classes(a.tilewave, a.run_dirs, a.gpu, a.families)
         return (lines_of(results, failed, a.by) + (unpaired_lines(results, a.networks_of) if a.networks_of else [])

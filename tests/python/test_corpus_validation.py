@@ -187,3 +187,40 @@ def test_unpaired_time_of_a_class_is_summed_by_network_largest_first():
     assert lines[5:] == ["| timm/b | 3.0 | 60.0% | 5.0 | 1.0 |", "| timm/a | 2.0 | 40.0% | 5.0 | 4.0 |"]
     with pytest.raises(kernel_classes.InputError, match="no forward has a kernel of class 'softmax'.*conv, gemm"):
         kernel_classes.unpaired_lines(results, "softmax")
+
+
+def one_forward_folder(tmp_path):
+    """A run.py folder holding convnext_tiny's AMP NCHW forward at batch 16 of measure_run/."""
+    row = [r for r in forwards("convnext_tiny", 12) if (r["precision"], r["layout"], r["batch"]) ==
+           ("amp_fp16", "nchw", 16)]
+    assert len(row) == 1
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "kernels.jsonl").write_text(json.dumps(row[0]) + "\n")
+    return str(tmp_path / "run"), row[0]
+
+
+def test_one_forward_in_launch_order_and_a_block_of_it(tmp_path):
+    folder, row = one_forward_folder(tmp_path)
+    cli = os.environ.get("TILEWAVE_CLI")
+    whole = kernel_classes.forward_lines(cli, folder, "convnext_tiny:amp_fp16:nchw:16", "h200")
+    table = [line for line in whole if line.startswith("| ") and not line.startswith(("| predicted kernel", "| ---"))]
+    measured = [line for line in table if not line.endswith("| (none ran) |  |")]
+    assert len(measured) == len(row["list"])  # every measured kernel is a row, paired or not
+    assert sum(float(line.rsplit("|", 2)[1]) for line in measured) == pytest.approx(
+        sum(us for _, us in row["list"]), abs=0.05 * len(measured))
+    block = kernel_classes.forward_lines(cli, folder, "convnext_tiny:amp_fp16:nchw:16", "h200", nodes="/features.3/")
+    rows = [line for line in block if line.startswith("| ") and not line.startswith(("| predicted kernel", "| ---"))]
+    named = [line for line in rows if "(nothing predicted)" not in line]
+    assert 0 < len(rows) < len(table) and "/features.3/" in named[0] and "/features.3/" in named[-1]
+
+
+@pytest.mark.parametrize("spec, nodes, says", [
+    ("convnext_tiny:amp_fp16:nchw", None, "not MODEL:PRECISION:LAYOUT:BATCH"),
+    ("convnext_tiny:fp8:nchw:16", None, "not MODEL:PRECISION:LAYOUT:BATCH"),
+    ("convnext_tiny:amp_fp16:nchw:64", None, "no profiled forward convnext_tiny:amp_fp16:nchw:64"),
+    ("convnext_tiny:amp_fp16:nchw:16", "no/such/node", "no predicted kernel of convnext_tiny has it"),
+])
+def test_a_forward_or_block_that_is_not_there_is_one_error(tmp_path, spec, nodes, says):
+    folder, _ = one_forward_folder(tmp_path)
+    with pytest.raises(kernel_classes.InputError, match=says):
+        kernel_classes.forward_lines(os.environ.get("TILEWAVE_CLI"), folder, spec, "h200", nodes)
