@@ -26,6 +26,7 @@ usage: python3 -m calibrate.validate.newcomer build/analyzer/tilewave --gpu NEW.
        --run-dir calibrate/data/h200/measure_run [--shipped GPU,HOST] [--judge RUN_DIR]
 """
 import argparse
+import json
 import sys
 import os
 import statistics
@@ -35,7 +36,8 @@ from calibrate.cli import print_lines
 from calibrate.fit import fit_all
 from calibrate.pair.harness_runs import ROOT, zoo_split
 from calibrate import jsonl
-from calibrate.validate.kernel_classes import onnx_files
+from calibrate.validate.corpus_networks import KINDS
+from calibrate.validate.kernel_classes import CORPUS, onnx_files
 
 RUNTIMES = ["calibrate/data/h200/runtimes/" + s + "/bench.jsonl" for s in
             ("fit_heldout", "fit_heldout_remainder", "fresh", "fresh2")]
@@ -85,6 +87,12 @@ def judged_rows(judge, run_families):
             if r["model"] not in shipped_fit and family_key(r) not in run_families]
 
 
+def corpus_kinds():
+    """{network: kind} of the corpus's networks.json (cnn, hybrid, vit)."""
+    with open(CORPUS) as f:
+        return {n["name"]: n["kind"] for n in json.load(f)["networks"]}
+
+
 def batches_of(key, rows):
     """`batch 1/16/…`: the batches of ROWS that setting KEY of fit_all.setting_errors judges."""
     scope, setting = key
@@ -123,12 +131,21 @@ def table(tilewave, gpu, host, run_dir, shipped, judge, run_families, rows, grap
     lines = ["| harness (networks neither file was fitted on) | settings | " +
              " | ".join("%s: median error" % label for label, _, _ in files) + " | new − shipped |",
              "| --- | ---: |" + " ---: |" * (len(files) + 1)]
+    def row(label, key, errs):
+        med = [100 * fit_all.median_error(e[key]) for e in errs]
+        return "| %s | %d | %s | %+.1f points |" % (label, len(errs[0][key]), " | ".join("%.1f%%" % m for m in med),
+                                                    med[1] - med[0])
     for key, label in ROWS:
         if not errs[0].get(key):
             continue
-        med = [100 * fit_all.median_error(e[key]) for e in errs]
-        lines.append("| %s, %s | %d | %s | %+.1f points |" % (label, batches_of(key, rows), len(errs[0][key]),
-                                                             " | ".join("%.1f%%" % m for m in med), med[1] - med[0]))
+        lines.append(row("%s, %s" % (label, batches_of(key, rows)), key, errs))
+        if judge and key == ROWS[0][0]:  # the run's sample is CNNs: how its GPU file does on each kind apart
+            kinds = corpus_kinds()
+            for kind in sorted(KINDS):
+                part = [r for r in graph if kinds.get(r["model"]) in KINDS[kind]]
+                if part:
+                    lines.append(row("… of them %ss (corpus `kind`)" % ("CNN" if kind == "cnn" else kind), key,
+                                     [fit_all.setting_errors(tilewave, g, h, part, paths) for _, g, h in files]))
     source = ("`%s`, less " % fit_all.portable(judge)) if judge else ""
     lines += ["", "Judged: %d CUDA-graph settings of %d networks and %d plain-loop settings of %d networks "
               "(%sthe shipped file's fit families and the %d families of `%s`). Median predicted / measured "
