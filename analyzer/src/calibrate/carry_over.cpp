@@ -90,11 +90,10 @@ double scaled(const ParamInfo& p, double v, const GpuModel& from, const GpuModel
 // say nothing of this one's) but how networks missed on a GPU whose file was
 // carried from that donor: the donor's carried_interval_* (docs/model.md
 // "Prediction intervals").
-// `carried` names a carried_interval_* parameter; the first holder with a
-// measured value (> 0) gives it.
-void carry_interval(const std::string& carried, const std::string& key, const std::vector<const GpuModel*>& holders,
-                    std::map<std::string, CarriedParam>& set) {
-  const std::string name = interval_of_carried(carried);
+// `carried` names a carried_interval_* parameter and `name` the interval it
+// becomes; the first holder with a measured value (> 0) gives it.
+void carry_interval(const std::string& carried, const std::string& name, const std::string& key,
+                    const std::vector<const GpuModel*>& holders, std::map<std::string, CarriedParam>& set) {
   if (set.count(name)) return;
   for (const GpuModel* d : holders) {
     const auto& params = d->runtime_params.at(key);
@@ -139,8 +138,8 @@ CarryOver carry_over(const GpuModel& target, const std::vector<GpuModel>& donors
         if (set.count(name)) continue;
         const ParamInfo* p = info_of(name);
         if (!p) continue;
-        if (!interval_of_carried(name).empty()) {
-          carry_interval(name, key, holders, set);
+        if (const std::string interval = interval_of_carried(name); !interval.empty()) {
+          carry_interval(name, interval, key, holders, set);
           continue;
         }
         std::vector<const GpuModel*> having;
