@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Which kernels PyTorch eager runs when an op reads a permuted (non-contiguous)
+activation, against the same op on a contiguous one, under timm's harness
+(fp32 modules under autocast fp16, inference_mode, torch.randn data). The
+evidence for the eager lowering's rule on layout-view Transposes
+(docs/validation.md "What CaiT runs that tilewave does not predict"): which
+consumers copy a permuted input contiguous first, and when a Linear's bias is
+added by a kernel of its own instead of the GEMM's epilogue.
+
+Each case pairs with a contiguous twin of the same shape: CaiT's talking-heads
+maps (a Linear over the head axis of a permuted [batch, heads, tokens, tokens]
+map, the softmax of the map permuted back, the map times v), a ViT-style 3-D
+Linear on a transposed input, and ConvNeXt's LayerNorm over an NCHW activation
+permuted to channels-last. Each is warmed up, then profiled over REPS calls in
+its own profiler session; a row records every kernel name with its calls per
+call and median time, and the sum over one call.
+
+usage (GPU machine): python3 calibrate/measure/strided_inputs.py --out DIR
+writes DIR/strided_inputs.jsonl: a header row, then one row per case
+{"case", "input", "input_stride", "kernels": [[name, calls, median_us], ...], "call_us", "error"}
+"""
+import argparse
+import json
+import os
+import statistics
+
+import torch
+
+REPS = 5
+
+
+def half(*shape):
+    return torch.randn(*shape, device="cuda", dtype=torch.float16)
+
+
+def cases():
+    """(name, input tensor, the call on it): each permuted case, then its contiguous twin."""
+    b, heads, n, d, c = 64, 8, 577, 48, 384
+    talk = torch.nn.Linear(heads, heads).cuda()
+    talk_nobias = torch.nn.Linear(heads, heads, bias=False).cuda()
+    proj = torch.nn.Linear(c, c).cuda()
+    norm = torch.nn.LayerNorm(c).cuda()
+    v = half(b, heads, n, d)
+    heads_first = half(b, heads, n, n)
+    heads_last = half(b, n, n, heads)
+    yield "linear over heads, permuted map (CaiT proj_l)", heads_first.permute(0, 2, 3, 1), talk
+    yield "linear over heads, contiguous map", heads_last, talk
+    yield "linear over heads without bias, permuted map", heads_first.permute(0, 2, 3, 1), talk_nobias
+    yield "softmax, map permuted back (CaiT)", heads_last.permute(0, 3, 1, 2), lambda x: x.softmax(-1)
+    yield "softmax, contiguous map", heads_first, lambda x: x.softmax(-1)
+    yield "matmul, permuted map @ v (CaiT)", heads_last.permute(0, 3, 1, 2), lambda x: x @ v
+    yield "matmul, contiguous map @ v", heads_first, lambda x: x @ v
+    yield "linear 3-D, transposed [B,C,N] (tokens last)", half(b, c, n).transpose(1, 2), proj
+    yield "linear 3-D, contiguous [B,N,C]", half(b, n, c), proj
+    yield "layer_norm, NCHW permuted to channels-last (ConvNeXt)", half(b, c, 14, 14).permute(0, 2, 3, 1), norm
+    yield "layer_norm, contiguous [B,H,W,C]", half(b, 14, 14, c), norm
+
+
+def profile(fn):
+    """{kernel name: [us per call]} over REPS calls of fn, and the error if it raised."""
+    try:
+        for _ in range(3):
+            fn()
+        torch.cuda.synchronize()
+    except RuntimeError as e:
+        return {}, str(e).splitlines()[0][:200]
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        for _ in range(REPS):
+            fn()
+        torch.cuda.synchronize()
+    times = {}
+    for e in prof.events():
+        if e.device_type == torch.autograd.DeviceType.CUDA:
+            times.setdefault(e.name, []).append(e.device_time)
+    return times, None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "strided_inputs.jsonl"), "w") as out:
+        out.write(json.dumps({"header": True, "tool": "calibrate/measure/strided_inputs.py", "torch": torch.__version__,
+                              "gpu": torch.cuda.get_device_name(), "reps": REPS, "data": "torch.randn, fp16 activations",
+                              "harness": "fp32 modules under torch.autocast(cuda, float16), inference_mode"}) + "\n")
+        for name, x, op in cases():
+            def call():
+                with torch.inference_mode(), torch.autocast("cuda", dtype=torch.float16):
+                    return op(x)
+            times, error = profile(call)
+            kernels = [[k, len(us) / REPS, statistics.median(us)] for k, us in times.items()]
+            row = {"case": name, "input": list(x.shape), "input_stride": list(x.stride()),
+                   "contiguous": x.is_contiguous(), "kernels": kernels,
+                   "call_us": sum(calls * us for _, calls, us in kernels), "error": error}
+            out.write(json.dumps(row) + "\n")
+            out.flush()
+            print("%-55s %9.1f us  %s" % (name, row["call_us"], " | ".join(
+                "%s x%g %.1f" % (k[:50], calls, us) for k, calls, us in kernels) or error), flush=True)
+
+
+if __name__ == "__main__":
+    main()
