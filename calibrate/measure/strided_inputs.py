@@ -3,7 +3,7 @@
 activation, against the same op on a contiguous one, under timm's harness
 (fp32 modules under autocast fp16, inference_mode, torch.randn data). The
 evidence for the eager lowering's rule on layout-view Transposes
-(docs/validation.md "What CaiT runs that tilewave does not predict"): which
+(docs/validation.md "The fresh set: networks measured after the freeze (issue 31)", on CaiT): which
 consumers copy a permuted input contiguous first, and when a Linear's bias is
 added by a kernel of its own instead of the GEMM's epilogue.
 
