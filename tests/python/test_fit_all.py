@@ -1,6 +1,7 @@
 """calibrate/fit/fit_all.py (docs/calibration.md "Calibrating a GPU in two commands"): every scope
 fitted from one run.py folder, both files written through the one writers with their provenance,
 and one error line, no file, for a folder it cannot use."""
+import glob
 import gzip
 import json
 import os
@@ -175,3 +176,38 @@ def test_newcomer_bad_input_is_one_line(tmp_path, args, code, says):
     got, out, err = newcomer(*[x for kv in base.items() for x in kv])
     assert got == code and says in err and "Traceback" not in err, err
     assert code == 2 or len(err.strip().splitlines()) == 1
+
+
+def repository_files():
+    """(path, kind) of every GPU and host file the repository holds: the database's, the hosts', and those the
+    calibration commands wrote under calibrate/data/."""
+    out = []
+    for path in sorted(glob.glob(os.path.join(ROOT, "gpu_models", "**", "*.json"), recursive=True)
+                       + glob.glob(os.path.join(ROOT, "calibrate", "data", "**", "*.json"), recursive=True)):
+        with open(path) as f:
+            try:
+                record = json.load(f)
+            except ValueError:
+                continue
+        if isinstance(record, dict) and "sms" in record and "arch" in record:
+            out.append((os.path.relpath(path, ROOT), "gpu"))
+        elif isinstance(record, dict) and "host_op_us" in record.get("params", {}):
+            out.append((os.path.relpath(path, ROOT), "host"))
+    return out
+
+
+REPOSITORY_FILES = repository_files()
+
+
+def test_the_repository_holds_gpu_and_host_files_of_each_origin():
+    paths = {p for p, _ in REPOSITORY_FILES}
+    assert {"gpu_models/h200.json", "gpu_models/hosts/h200-vm.json", "calibrate/data/h100/h100_datasheet.json",
+            "calibrate/data/h100/two_commands/host.json"} <= paths
+
+
+@pytest.mark.parametrize("path, kind", REPOSITORY_FILES, ids=[p for p, _ in REPOSITORY_FILES])
+def test_every_gpu_and_host_file_is_what_the_one_writer_writes_of_it(tmp_path, path, kind):
+    with open(os.path.join(ROOT, path)) as f:
+        text = f.read()
+    (tilewave.write_gpu if kind == "gpu" else tilewave.write_host)(json.loads(text), tmp_path / "again.json")
+    assert (tmp_path / "again.json").read_text() == text
