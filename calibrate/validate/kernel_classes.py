@@ -287,15 +287,15 @@ def forward_lines(tilewave, folder, spec, gpu, nodes=None):
         "| predicted kernel (node) | op | predicted, µs | measured class | measured, µs |",
         "| --- | --- | ---: | --- | ---: |"]
     for p in pairs:
-        measured = "measured_class" in p
+        ran = "measured_class" in p
         out.append("| %s | %s | %s | %s | %s |" % (
             p.get("predicted") or "(nothing predicted)", p.get("predicted_op") or "",
-            "%.1f" % p["predicted_us"] if p.get("predicted") else "", p["measured_class"] if measured else "(none ran)",
-            "%.1f" % p["measured_us"] if measured else ""))
-    predicted = sum(p["predicted_us"] for p in pairs if p.get("predicted"))
-    measured = sum(p["measured_us"] for p in pairs if "measured_class" in p)
+            "%.1f" % p["predicted_us"] if p.get("predicted") else "", p["measured_class"] if ran else "(none ran)",
+            "%.1f" % p["measured_us"] if ran else ""))
+    ran = [p for p in pairs if "measured_class" in p]
     return out + ["", "These pairs: measured %.1f µs, predicted %.1f µs; measured with nothing predicted %.1f µs." % (
-        measured, predicted, sum(p["measured_us"] for p in pairs if "measured_class" in p and not p.get("predicted")))]
+        sum(p["measured_us"] for p in ran), sum(p["predicted_us"] for p in pairs if p.get("predicted")),
+        sum(p["measured_us"] for p in ran if not p.get("predicted")))]
 
 
 def main():

@@ -26,6 +26,7 @@ usage: python3 -m calibrate.validate.newcomer build/analyzer/tilewave --gpu NEW.
        --run-dir calibrate/data/h200/measure_run [--shipped GPU,HOST] [--judge RUN_DIR]
 """
 import argparse
+import collections
 import json
 import sys
 import os
@@ -109,28 +110,36 @@ def comparison(tilewave, gpu, host, run_dir, shipped=("h200", "h200-vm"), judge=
     """Markdown lines: the judged sets, then per harness the median |error| of the shipped files, the new
     files and the new GPU file under the shipped host, and the difference new - shipped in points."""
     run_families = {family_key(r) for r in fit_all.read_rows(run_dir, "bench_median")}
-    paths = {}
+    ship_gpu, ship_host = shipped
+    name = lambda f: "`%s`" % os.path.basename(f) if f.endswith(".json") else "`%s.json`" % f
+    files = [("shipped %s + `%s`" % (name(ship_gpu), ship_host), ship_gpu, ship_host), ("new files", gpu, host),
+             ("new GPU file + `%s`" % ship_host, gpu, ship_host)]
     with tempfile.TemporaryDirectory() as tmp:
         if judge:
             rows = judged_rows(judge, run_families)
             graph = [r for r in rows if r.get("graph_ms") and r.get("precision") == "half"]
             loop = [r for r in rows if r.get("step_ms") and r.get("precision") != "half"]
             paths = onnx_files(sorted({r["model"] for r in rows}), tmp)
+            kinds = corpus_kinds()
         else:
             graph, loop = heldout_rows(run_families)
-            rows = graph + loop
-        return table(tilewave, gpu, host, run_dir, shipped, judge, run_families, rows, graph, loop, paths)
-
-
-def table(tilewave, gpu, host, run_dir, shipped, judge, run_families, rows, graph, loop, paths):
-    ship_gpu, ship_host = shipped
-    name = lambda f: "`%s`" % os.path.basename(f) if f.endswith(".json") else "`%s.json`" % f
-    files = [("shipped %s + `%s`" % (name(ship_gpu), ship_host), ship_gpu, ship_host), ("new files", gpu, host),
-             ("new GPU file + `%s`" % ship_host, gpu, ship_host)]
-    errs = [fit_all.setting_errors(tilewave, g, h, rows, paths) for _, g, h in files]
+            rows, paths, kinds = graph + loop, {}, {}
+        # The run's sample is CNNs: with --judge, the `.half()` graph rows also by corpus kind. Each row is
+        # predicted once, in the part it falls in; the whole set's errors are the parts' together.
+        parts = {kind: [r for r in graph if kinds.get(r["model"]) in KINDS[kind]] for kind in sorted(KINDS)} if judge else {}
+        in_part = {id(r) for part in parts.values() for r in part}
+        parts[None] = [r for r in rows if id(r) not in in_part]
+        by_part = {p: [fit_all.setting_errors(tilewave, g, h, prows, paths) for _, g, h in files]
+                   for p, prows in parts.items() if prows}
+    errs = [collections.defaultdict(list) for _ in files]
+    for part in by_part.values():
+        for i, e in enumerate(part):
+            for k, ratios in e.items():
+                errs[i][k] += ratios
     lines = ["| harness (networks neither file was fitted on) | settings | " +
              " | ".join("%s: median error" % label for label, _, _ in files) + " | new − shipped |",
              "| --- | ---: |" + " ---: |" * (len(files) + 1)]
+
     def row(label, key, errs):
         med = [100 * fit_all.median_error(e[key]) for e in errs]
         return "| %s | %d | %s | %+.1f points |" % (label, len(errs[0][key]), " | ".join("%.1f%%" % m for m in med),
@@ -139,13 +148,9 @@ def table(tilewave, gpu, host, run_dir, shipped, judge, run_families, rows, grap
         if not errs[0].get(key):
             continue
         lines.append(row("%s, %s" % (label, batches_of(key, rows)), key, errs))
-        if judge and key == ROWS[0][0]:  # the run's sample is CNNs: how its GPU file does on each kind apart
-            kinds = corpus_kinds()
-            for kind in sorted(KINDS):
-                part = [r for r in graph if kinds.get(r["model"]) in KINDS[kind]]
-                if part:
-                    lines.append(row("… of them %ss (corpus `kind`)" % ("CNN" if kind == "cnn" else kind), key,
-                                     [fit_all.setting_errors(tilewave, g, h, part, paths) for _, g, h in files]))
+        if key == ROWS[0][0]:
+            lines += [row("… of them %ss (corpus `kind`)" % ("CNN" if kind == "cnn" else kind), key, by_part[kind])
+                      for kind in sorted(KINDS) if kind in by_part]
     source = ("`%s`, less " % fit_all.portable(judge)) if judge else ""
     lines += ["", "Judged: %d CUDA-graph settings of %d networks and %d plain-loop settings of %d networks "
               "(%sthe shipped file's fit families and the %d families of `%s`). Median predicted / measured "
