@@ -12,7 +12,7 @@ maps (a Linear over the head axis of a permuted [batch, heads, tokens, tokens]
 map, the softmax of the map permuted back, the map times v), a ViT-style 3-D
 Linear on a transposed input, and ConvNeXt's LayerNorm over an NCHW activation
 permuted to channels-last. Each is warmed up, then profiled over REPS calls in
-its own profiler session; a row records every kernel name with its calls per
+its own profiler session (sdpa_paths.profile); a row records every kernel name with its calls per
 call and median time, and the sum over one call.
 
 usage (GPU machine): python3 calibrate/measure/strided_inputs.py --out DIR
@@ -23,10 +23,17 @@ import argparse
 import json
 import os
 import statistics
+import sys
 
-import torch
+if __name__ == "__main__" and not __package__:  # run as a path (calibrate/measure/_path_entry.py)
+    import _path_entry
+    _path_entry.run_as_module(__file__)
+    sys.exit()
 
-REPS = 5
+import torch  # noqa: E402  (after the path entry above)
+
+from calibrate.gpu_state import nvidia_smi  # noqa: E402
+from calibrate.measure.sdpa_paths import REPS, profile  # noqa: E402; warm up, then REPS calls in one profiler session
 
 
 def half(*shape):
@@ -56,25 +63,6 @@ def cases():
     yield "layer_norm, contiguous [B,H,W,C]", half(b, 14, 14, c), norm
 
 
-def profile(fn):
-    """{kernel name: [us per call]} over REPS calls of fn, and the error if it raised."""
-    try:
-        for _ in range(3):
-            fn()
-        torch.cuda.synchronize()
-    except RuntimeError as e:
-        return {}, str(e).splitlines()[0][:200]
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        for _ in range(REPS):
-            fn()
-        torch.cuda.synchronize()
-    times = {}
-    for e in prof.events():
-        if e.device_type == torch.autograd.DeviceType.CUDA:
-            times.setdefault(e.name, []).append(e.device_time)
-    return times, None
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
@@ -82,7 +70,10 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "strided_inputs.jsonl"), "w") as out:
         out.write(json.dumps({"header": True, "tool": "calibrate/measure/strided_inputs.py", "torch": torch.__version__,
-                              "gpu": torch.cuda.get_device_name(), "reps": REPS, "data": "torch.randn, fp16 activations",
+                              "cuda": torch.version.cuda, "cudnn": torch.backends.cudnn.version(),
+                              "gpu": torch.cuda.get_device_name(),
+                              "gpu_state": nvidia_smi("driver_version,clocks.max.sm,clocks.sm,power.limit"),
+                              "reps": REPS, "data": "torch.randn, fp16 activations",
                               "harness": "fp32 modules under torch.autocast(cuda, float16), inference_mode"}) + "\n")
         for name, x, op in cases():
             def call():
