@@ -359,6 +359,82 @@ TEST_CASE("eager: an exporter's decomposition of one framework op is one kernel"
   CHECK(l.kernels[4].layer->extra_bytes == 16 * 2);  // the fp16 bias, read by the epilogue
 }
 
+// CaiT's talking heads, small: a map from a matmul, permuted heads-last for a
+// Linear over the heads, permuted back for the softmax.
+test::OnnxBuilder talking_heads() {
+  test::OnnxBuilder b(17);
+  b.input("q", {2, 4, 16, 8});
+  b.input("k", {2, 4, 8, 16});
+  b.weight("w", {4, 4});
+  b.weight("bias", {4});
+  b.node("MatMul", {"q", "k"}, {"map"});
+  test::OnnxBuilder::attr(b.node("Transpose", {"map"}, {"heads_last"}), "perm", std::vector<int64_t>{0, 2, 3, 1});
+  b.node("MatMul", {"heads_last", "w"}, {"mixed"});
+  b.node("Add", {"mixed", "bias"}, {"biased"});
+  test::OnnxBuilder::attr(b.node("Transpose", {"biased"}, {"heads_first"}), "perm", std::vector<int64_t>{0, 3, 1, 2});
+  test::OnnxBuilder::attr(b.node("Softmax", {"heads_first"}, {"y"}), "axis", int64_t(-1));
+  b.output("y");
+  return b;
+}
+
+TEST_CASE("eager copies a permuted view a matmul or softmax reads; a Linear on one adds its bias apart") {
+  const Model m = talking_heads().load_batch(2);
+  ExecutionConfig e = default_execution(*find_runtime("eager"));  // NCHW under autocast, as timm's harness
+  REQUIRE(e.amp);
+  for (Layout layout : {Layout::nchw, Layout::nhwc}) {
+    const std::string name = layout_name(layout);
+    CAPTURE(name);
+    e.layout = layout;
+    const KernelGraph g = lower_model(m, e);
+    auto named = [&](const std::string& n) -> const Kernel& {
+      const auto k = std::find_if(g.kernels.begin(), g.kernels.end(), [&](const Kernel& x) { return x.name == n; });
+      REQUIRE(k != g.kernels.end());
+      return *k;
+    };
+    // A matmul's output is contiguous in its own order whatever the layout,
+    // so both permutes are copies (strided elementwise kernels); the Linear's
+    // bias is an add of its own, in the half type after its cast; the
+    // softmax reads the half map and writes fp32 without a cast kernel.
+    CHECK(ops(g) == std::vector<std::string>{"cast", "cast", "MatMul", "Transpose", "cast", "MatMul", "cast", "Add",
+                                             "Transpose", "Softmax"});
+    for (const char* view : {"heads_last", "heads_first"}) {
+      const auto& copy = std::get<MemoryProblem>(named(view).layer->problem);
+      CHECK(copy.op == MemoryOp::eltwise);
+      CHECK(copy.strided);
+      CHECK(copy.elems == 2 * 4 * 16 * 16);
+      CHECK(named(view).layer->dtype == DType::fp16);
+    }
+    CHECK(named("biased/cast_bias").ops.is(RuntimeStep::cast));
+    CHECK(named("biased").layer->dtype == DType::fp16);
+    CHECK(named("y").layer->dtype == DType::fp32);
+  }
+  // Compilers and engines keep the permutes as views.
+  for (const std::string runtime : {"inductor", "tensorrt"}) {
+    CAPTURE(runtime);
+    const auto names = ops(lower_model(m, default_execution(*find_runtime(runtime))));
+    CHECK(count(names, "Transpose") == 0);
+  }
+}
+
+TEST_CASE("eager: a channels-last activation permuted to [N, H, W, C] is already contiguous") {
+  // activations.onnx: elementwise ops on the input, then Transpose(0,2,3,1)
+  // before a Linear. In NCHW that view is a copy and the bias an add of its
+  // own; under channels_last the input and the ops on it are channels-last.
+  LoadOptions o;
+  o.batch = 2;
+  const Model m = load_onnx(test::data("activations.onnx"), o);
+  ExecutionConfig e = default_execution(*find_runtime("eager"));
+  e.layout = Layout::nchw;
+  const auto nchw = ops(lower_model(m, e));
+  CHECK(count(nchw, "MatMul") == 1);
+  CHECK(count(nchw, "Add") == 1);
+  CHECK(count(nchw, "Transpose") == 2);  // the copy for the Linear, and the real (0,1,3,2) one
+  e.layout = Layout::nhwc;
+  const auto nhwc = ops(lower_model(m, e));
+  CHECK(count(nhwc, "MatMul+Add") == 1);
+  CHECK(count(nhwc, "Transpose") == 1);
+}
+
 TEST_CASE("eager: ConvNeXt-T's exporter decompositions are one kernel each; its conv biases are its own") {
   // 137 framework-op kernels, one bias add for each of its 22 convs (named
   // parameters, no BatchNorm folded in) and the stem's two padding copies.

@@ -67,6 +67,10 @@ class RuntimeProfile {
   // Autocast's casts are kernels of their own, placed tensor by tensor as the
   // types flow (eager); a compiler casts inside its generated kernels instead.
   virtual bool casts_per_tensor() const { return false; }
+  // An op that needs contiguous memory (a matmul, a Linear, a softmax) copies
+  // a permuted view of a map first, and a Linear on such a view adds its bias
+  // in a kernel of its own (docs/model.md "Framework ops": permuted inputs).
+  virtual bool copies_permuted_views() const { return false; }
 };
 
 // The built-in runtimes, the default (eager) first: the one list of them

@@ -33,6 +33,9 @@ struct LowerContext {
   // The configuration's activation layout: how a 4-D tensor lies in memory
   // between framework ops (ExecutionConfig::activation_layout).
   Layout layout;
+  // The runtime copies a permuted view an op needs contiguous
+  // (RuntimeProfile::copies_permuted_views).
+  bool copies_permuted_views = false;
   // Shape of input/output i; throws Unmodelled if absent or unknown.
   const TensorInfo& input(size_t i) const;
   const TensorInfo& output(size_t i) const;

@@ -133,6 +133,12 @@ class Finder {
   std::optional<FrameworkOp> linear_bias_at(const Node& mm) const {
     if (mm.op_type != "MatMul" || mm.inputs.size() != 2 || !model_.static_tensors.count(mm.inputs[1]))
       return std::nullopt;
+    // PyTorch's linear fuses the bias only for a contiguous input; a copied
+    // permuted view goes through matmul and an add of its own (docs/model.md
+    // "Framework ops": permuted inputs).
+    if (const Node* t = model_.producer_of(mm.inputs[0]);
+        t && t->op_type == "Transpose" && in_.exec.runtime_profile().copies_permuted_views() && lower_node(in_, *t))
+      return std::nullopt;
     const auto& readers = model_.readers_of(mm.outputs[0]);
     if (readers.size() != 1 || model_.is_output(mm.outputs[0])) return std::nullopt;
     const Node& add = model_.nodes[readers[0].node];

@@ -73,7 +73,8 @@ std::optional<Kernel> lower_node_uncached(const LowerInput& in, const Node& n) {
     return k;
   }
   try {
-    k.layer = rule->lower(LowerContext{in.model, n, in.dtype, in.exec.activation_layout()});
+    k.layer = rule->lower(LowerContext{in.model, n, in.dtype, in.exec.activation_layout(),
+                                       in.exec.runtime_profile().copies_permuted_views()});
   } catch (const Unmodelled& e) {
     k.unmodelled_reason = e.what();
     return k;

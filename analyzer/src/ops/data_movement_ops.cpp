@@ -1,6 +1,9 @@
 // Ops that only move data (Concat, Transpose, Slice, Pad, Resize, Gather …):
 // copy kernels reading their dynamic inputs and writing their outputs.
+#include <algorithm>
 #include <cmath>
+#include <set>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -53,6 +56,30 @@ std::optional<Layer> lower_read_all(const LowerContext& ctx) {
   return make_copy(ctx, dynamic_input_elems(ctx), output_elems(ctx));
 }
 
+// Whether PyTorch holds `tensor` channels-last under a channels_last
+// configuration: the network's input (timm's harness converts it), a
+// convolution's, pooling's or BatchNorm's output, or an elementwise op's over
+// such a tensor (its output takes its input's strides). A matmul's or a
+// reshape's output is contiguous in its own dimension order.
+bool channels_last_in_memory(const Model& m, std::string tensor) {
+  static const std::set<std::string> kept = {"Conv", "ConvTranspose", "MaxPool", "AveragePool", "GlobalAveragePool",
+                                             "GlobalMaxPool", "BatchNormalization", "Resize", "Upsample", "Pad"};
+  static const std::set<std::string> follows = {"Relu", "Sigmoid", "Tanh", "Add", "Sub", "Mul", "Div", "Erf",
+                                                "Clip", "HardSigmoid", "HardSwish", "LeakyRelu", "Softplus", "Exp",
+                                                "Neg", "Abs", "Sqrt", "Pow", "Cast", "Identity", "Dropout"};
+  for (int depth = 0; depth < 256; ++depth) {  // a bounded walk: hostile graphs chain without end
+    const Node* p = m.producer_of(tensor);
+    if (!p) return std::find(m.inputs.begin(), m.inputs.end(), tensor) != m.inputs.end();
+    if (kept.count(p->op_type)) return true;
+    if (!follows.count(p->op_type)) return false;
+    const auto x = std::find_if(p->inputs.begin(), p->inputs.end(),
+                                [&](const std::string& t) { return !t.empty() && !m.static_tensors.count(t); });
+    if (x == p->inputs.end()) return false;
+    tensor = *x;
+  }
+  return false;
+}
+
 // tilewave keeps 4-D activations channels-last (NHWC, as cuDNN's tensor-core
 // convs and PyTorch's channels_last run them), so the permutes between the
 // NCHW and NHWC views of one tensor are relabelings, not copies
@@ -61,6 +88,21 @@ std::optional<Layer> lower_transpose(const LowerContext& ctx) {
   const std::vector<int64_t> perm = attr_ints(ctx.node, "perm");
   const bool layout_view = ctx.input(0).dims.size() == 4 &&
                            (perm == std::vector<int64_t>{0, 2, 3, 1} || perm == std::vector<int64_t>{0, 3, 1, 2});
+  // A channels-last tensor permuted to [N, H, W, C] is contiguous already.
+  const bool contiguous = perm == std::vector<int64_t>{0, 2, 3, 1} && ctx.layout == Layout::nhwc &&
+                          channels_last_in_memory(ctx.model, ctx.node.inputs[0]);
+  if (layout_view && ctx.copies_permuted_views && !contiguous)
+    for (const auto& r : ctx.model.readers_of(ctx.node.outputs[0])) {
+      // docs/model.md "Framework ops": a matmul or softmax copies the permuted
+      // view contiguous in PyTorch's unvectorised copy kernel, which the
+      // strided elementwise terms price.
+      const std::string& op = ctx.model.nodes[size_t(r.node)].op_type;
+      if (op == "MatMul" || op == "Softmax") {
+        Layer copy = elementwise_layer(ctx.input(0).numel(), ctx.dtype);
+        std::get<MemoryProblem>(copy.problem).strided = true;
+        return copy;
+      }
+    }
   if (layout_view) return std::nullopt;
   return lower_read_all(ctx);
 }

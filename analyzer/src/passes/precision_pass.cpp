@@ -43,6 +43,34 @@ bool transforms_fp32_input(const Kernel& k, const Kernel& next) {
          !next.nodes.empty() && k.nodes[0] == next.nodes[0];
 }
 
+// An Add of a constant bias vector to a MatMul by a constant weight, left a
+// kernel of its own: nn.Linear's bias where PyTorch could not put it in the
+// GEMM's epilogue (docs/model.md "Framework ops": permuted inputs).
+bool unfused_linear_bias(const Model& m, const Kernel& k) {
+  if (k.nodes.size() != 1 || k.nodes[0] < 0 || !k.ops.is("Add")) return false;
+  const Node& add = m.nodes[size_t(k.nodes[0])];
+  if (add.inputs.size() != 2) return false;
+  for (size_t i = 0; i < 2; ++i) {
+    const Node* mm = m.producer_of(add.inputs[i]);
+    if (mm && mm->op_type == "MatMul" && mm->inputs.size() == 2 && m.static_tensors.count(mm->inputs[1]) &&
+        m.static_tensors.count(add.inputs[1 - i]))
+      return true;
+  }
+  return false;
+}
+
+// A Transpose copied for a matmul or convolution: autocast casts the view to
+// the half type, keeping its strides, and the op copies the cast view
+// (calibrate/data/h100/strided_inputs/with_copy_sweep, CaiT's proj_w).
+bool copies_for_compute(const Model& m, const Kernel& k) {
+  if (k.nodes.size() != 1 || k.nodes[0] < 0 || !k.ops.is("Transpose")) return false;
+  const auto& readers = m.readers_of(m.nodes[size_t(k.nodes[0])].outputs[0]);
+  return !readers.empty() && std::all_of(readers.begin(), readers.end(), [&](const auto& r) {
+    const std::string& op = m.nodes[size_t(r.node)].op_type;
+    return op == "MatMul" || op == "Gemm" || op == "Conv";
+  });
+}
+
 // onnx::TensorProto's element types the flow below tells apart.
 constexpr int64_t kOnnxFloat = 1, kOnnxFloat16 = 10, kOnnxBfloat16 = 16;
 
@@ -185,7 +213,8 @@ void precision_pass(const LowerInput& in, KernelGraph& graph) {
       continue;
     }
     const bool input_transform = i + 1 < graph.kernels.size() && transforms_fp32_input(k, graph.kernels[i + 1]);
-    if (flow && !input_transform && (k.ops.is(RuntimeStep::layout_transform) || k.ops.is(RuntimeStep::pad))) {
+    if (flow && !input_transform &&
+        (k.ops.is(RuntimeStep::layout_transform) || k.ops.is(RuntimeStep::pad) || copies_for_compute(m, k))) {
       cast_fp32_reads(k);
       types.write(k, half);
       out.push_back(std::move(k));
@@ -203,7 +232,11 @@ void precision_pass(const LowerInput& in, KernelGraph& graph) {
       // The op reads the fp32 copy the cast just wrote (docs/model.md
       // "Inside a network": its L2 hits are that copy's).
       // `k` reads the op's input: the op's first kernel, or the transform before it.
-      const bool input_fp32 = flow && !k.reads.empty() && types.of(k.reads[0]) == DType::fp32;
+      // Autocast gives a softmax an fp32 output type, not an fp32 input:
+      // eager's one kernel reads the half tensor and writes fp32
+      // (calibrate/data/h100/strided_inputs), with no cast kernel.
+      const bool input_fp32 =
+          flow && ((!k.reads.empty() && types.of(k.reads[0]) == DType::fp32) || owner.ops.is("Softmax"));
       TensorRef x, x32;
       if (!input_fp32) {
         Kernel cast = cast_kernel(owner, "/cast_fp32", p.elems_read(), half, DType::fp32);
@@ -235,8 +268,18 @@ void precision_pass(const LowerInput& in, KernelGraph& graph) {
       // an fp32 parameter, runs and writes in fp32 (a BatchNorm's own fp32
       // parameters do not: cuDNN keeps the activations' type).
       const MemoryOp op = std::get<MemoryProblem>(k.layer->problem).op;
-      bool fp32 = types.reads_fp32(k) ||
-                  (op == MemoryOp::eltwise && !k.ops.is_runtime_step() && types.reads_fp32_parameter(k));
+      // A Linear's bias added apart from its GEMM: autocast cast the bias
+      // with the weight, so the add stays in the half type and that cast is
+      // a kernel of its own.
+      const bool linear_bias = unfused_linear_bias(m, k);
+      if (linear_bias) {
+        const Node& add = m.nodes[size_t(k.nodes[0])];
+        for (const auto& t : add.inputs)
+          if (m.static_tensors.count(t) && m.numel(t) > 0)
+            out.push_back(cast_kernel(k, "/cast_bias", m.numel(t), DType::fp32, half));
+      }
+      bool fp32 = types.reads_fp32(k) || (op == MemoryOp::eltwise && !k.ops.is_runtime_step() && !linear_bias &&
+                                          types.reads_fp32_parameter(k));
       // The model's own casts (x.float(), x.to(dtype)) decide for themselves,
       // except a cast to the type its input already has in the fp32 export:
       // there x.float() and x.to(x_dtype) (EvoNorm's group std, which casts
