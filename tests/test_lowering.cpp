@@ -416,6 +416,23 @@ TEST_CASE("eager copies a permuted view a matmul or softmax reads; a Linear on o
   }
 }
 
+TEST_CASE("eager: a product and bias written by hand promote to the fp32 bias; only a Linear's stays half") {
+  // The same graph with the product read twice: not nn.Linear, so PyTorch's
+  // `x @ w + b` under autocast adds in fp32 (type promotion by the fp32
+  // parameter) and casts no bias.
+  test::OnnxBuilder b = talking_heads();
+  b.node("Relu", {"mixed"}, {"also"});
+  b.output("also");
+  ExecutionConfig e = default_execution(*find_runtime("eager"));
+  const KernelGraph g = lower_model(b.load_batch(2), e);
+  const auto names = ops(g);
+  CHECK(count(names, "Add") == 1);
+  for (const auto& k : g.kernels) {
+    CHECK(k.name != "biased/cast_bias");
+    if (k.name == "biased") CHECK(k.layer->dtype == DType::fp32);
+  }
+}
+
 TEST_CASE("eager: a channels-last activation permuted to [N, H, W, C] is already contiguous") {
   // activations.onnx: elementwise ops on the input, then Transpose(0,2,3,1)
   // before a Linear. In NCHW that view is a copy and the bias an add of its

@@ -43,18 +43,22 @@ bool transforms_fp32_input(const Kernel& k, const Kernel& next) {
          !next.nodes.empty() && k.nodes[0] == next.nodes[0];
 }
 
-// An Add of a constant bias vector to a MatMul by a constant weight, left a
-// kernel of its own: nn.Linear's bias where PyTorch could not put it in the
-// GEMM's epilogue (docs/model.md "Framework ops": permuted inputs).
+// An Add of a constant bias to a MatMul by a constant weight over a
+// Transpose, the MatMul's one reader, left a kernel of its own: nn.Linear's
+// bias, which PyTorch puts in the GEMM's epilogue only for a contiguous input
+// (docs/model.md "Framework ops": permuted inputs). A MatMul and Add written
+// by hand (the product read elsewhere too) promote to the fp32 parameter.
 bool unfused_linear_bias(const Model& m, const Kernel& k) {
   if (k.nodes.size() != 1 || k.nodes[0] < 0 || !k.ops.is("Add")) return false;
   const Node& add = m.nodes[size_t(k.nodes[0])];
   if (add.inputs.size() != 2) return false;
   for (size_t i = 0; i < 2; ++i) {
     const Node* mm = m.producer_of(add.inputs[i]);
-    if (mm && mm->op_type == "MatMul" && mm->inputs.size() == 2 && m.static_tensors.count(mm->inputs[1]) &&
-        m.static_tensors.count(add.inputs[1 - i]))
-      return true;
+    if (!mm || mm->op_type != "MatMul" || mm->inputs.size() != 2 || !m.static_tensors.count(mm->inputs[1]) ||
+        !m.static_tensors.count(add.inputs[1 - i]) || m.readers_of(add.inputs[i]).size() != 1)
+      continue;
+    const Node* view = m.producer_of(mm->inputs[0]);
+    if (view && view->op_type == "Transpose") return true;
   }
   return false;
 }
