@@ -18,3 +18,12 @@ def nvidia_smi(fields, index=None):
         return None
     lines = r.stdout.strip().splitlines()
     return lines[0].strip() if r.returncode == 0 and lines else None
+
+
+def profiled_header(tool, reps, **fields):
+    """The header row of a profiled measure script's JSON lines (strided_inputs.py, attention_sweep.py): the
+    tool, PyTorch, CUDA and cuDNN, the GPU and its state, the repetitions, then the script's own fields."""
+    import torch  # on the GPU machine only: the rest of calibrate/ runs without it
+    return {"header": True, "tool": tool, "torch": torch.__version__, "cuda": torch.version.cuda,
+            "cudnn": torch.backends.cudnn.version(), "gpu": torch.cuda.get_device_name(),
+            "gpu_state": nvidia_smi("driver_version,clocks.max.sm,clocks.sm,power.limit"), "reps": reps, **fields}

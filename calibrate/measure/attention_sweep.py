@@ -37,7 +37,7 @@ if __name__ == "__main__" and not __package__:  # run as a path (calibrate/measu
 import torch  # noqa: E402  (after the path entry above)
 import torch.nn.functional as F  # noqa: E402
 
-from calibrate.gpu_state import nvidia_smi  # noqa: E402
+from calibrate.gpu_state import nvidia_smi, profiled_header  # noqa: E402
 from calibrate.measure.sdpa_paths import REPS, profile  # noqa: E402; warm up, then REPS calls in one profiler session
 
 # (query tokens, key tokens) as timm's networks give them: windows, ViTs at 224 and 384 (with and without a
@@ -105,13 +105,9 @@ def main():
     start = time.monotonic()
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "attention_sweep.jsonl"), "w") as out:
-        out.write(json.dumps({"header": True, "tool": "calibrate/measure/attention_sweep.py", "torch": torch.__version__,
-                              "cuda": torch.version.cuda, "cudnn": torch.backends.cudnn.version(),
-                              "gpu": torch.cuda.get_device_name(),
-                              "gpu_state": nvidia_smi("driver_version,clocks.max.sm,clocks.sm,power.limit"),
-                              "reps": REPS, "seed": args.seed, "sample": args.sample,
-                              "data": "torch.randn: half q, k, v; fp32 or bool masks",
-                              "harness": "torch.autocast(cuda, float16), inference_mode"}) + "\n")
+        out.write(json.dumps(profiled_header("calibrate/measure/attention_sweep.py", REPS, seed=args.seed,
+                                             sample=args.sample, data="torch.randn: half q, k, v; fp32 or bool masks",
+                                             harness="torch.autocast(cuda, float16), inference_mode")) + "\n")
         done = 0
         for b, h, q, kv, d, mask in CORE + sample(args.sample, args.seed):
             if time.monotonic() - start > args.deadline_s:

@@ -37,7 +37,7 @@ if __name__ == "__main__" and not __package__:  # run as a path (calibrate/measu
 
 import torch  # noqa: E402  (after the path entry above)
 
-from calibrate.gpu_state import nvidia_smi  # noqa: E402
+from calibrate.gpu_state import profiled_header  # noqa: E402
 from calibrate.measure.sdpa_paths import REPS, profile  # noqa: E402; warm up, then REPS calls in one profiler session
 
 
@@ -98,12 +98,10 @@ def main():
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "strided_inputs.jsonl"), "w") as out:
-        out.write(json.dumps({"header": True, "tool": "calibrate/measure/strided_inputs.py", "torch": torch.__version__,
-                              "cuda": torch.version.cuda, "cudnn": torch.backends.cudnn.version(),
-                              "gpu": torch.cuda.get_device_name(),
-                              "gpu_state": nvidia_smi("driver_version,clocks.max.sm,clocks.sm,power.limit"),
-                              "reps": REPS, "data": "torch.randn, fp16 activations (fp32 where a row's input_dtype says)",
-                              "harness": "fp32 modules under torch.autocast(cuda, float16), inference_mode"}) + "\n")
+        out.write(json.dumps(profiled_header(
+            "calibrate/measure/strided_inputs.py", REPS,
+            data="torch.randn, fp16 activations (fp32 where a row's input_dtype says)",
+            harness="fp32 modules under torch.autocast(cuda, float16), inference_mode")) + "\n")
         for name, x, op in cases():
             def call():
                 with torch.inference_mode(), torch.autocast("cuda", dtype=torch.float16):

@@ -1,6 +1,7 @@
 """The figures docs/validation.md quotes (calibrate/validate/doc_figures.py)."""
 import os
 
+from calibrate.fit import attention_tiles  # (calibrate/fit/attention_tiles.py)
 from calibrate.fit import intervals  # (calibrate/fit/intervals.py)
 from calibrate.pair import harness_kernel_classes  # (calibrate/pair/harness_kernel_classes.py)
 from calibrate.fit import row_moments  # (calibrate/fit/row_moments.py)
@@ -17,6 +18,7 @@ from calibrate.validate import kernel_classes  # (calibrate/validate/kernel_clas
 from calibrate.validate import pool_validation  # (calibrate/validate/pool_validation.py)
 from calibrate.validate import row_sweep  # (calibrate/validate/row_sweep.py)
 from calibrate.validate import figures_readme  # (calibrate/validate/figures_readme.py: other_gpus.py's kept text)
+from calibrate.module import tilewave_module
 from calibrate.validate.figures_common import DATA
 
 # The run.py folders with profiled forwards under timm's harness on the H200.
@@ -157,6 +159,12 @@ def validation_sdpa_cases(runs):
     return attention_paths.case_lines(DATA + "/sdpa_paths/sdpa_paths.jsonl")
 
 
+def validation_attention_tiles(runs):
+    """docs/validation.md: `python3 -m calibrate.fit.attention_tiles calibrate/data/h100/attention_sweep --other calibrate/data/h200/sdpa_paths/sdpa_paths.jsonl`."""
+    sweep = os.path.join(os.path.dirname(DATA), "h100", "attention_sweep")
+    return attention_tiles.table_lines(sweep, tilewave_module(runs.tw), "h100", DATA + "/sdpa_paths/sdpa_paths.jsonl", "h200")
+
+
 def validation_other_gpus(runs):
     """docs/validation.md: the tables `python3 -m calibrate.validate.other_gpus --write` printed when it wrote gpu_models/rtx3090.json and rtx4090.json (calibrate/data/other_gpus/validate.md), held to the held-out errors those files record."""
     figures_readme.kept_other_gpus_fit()
@@ -280,6 +288,7 @@ FIGURES = {"validation-kernel-classes": validation_kernel_classes, "validation-c
            "validation-row-sweep": validation_row_sweep,
            "validation-attention-paths": validation_attention_paths,
            "validation-sdpa-cases": validation_sdpa_cases,
+           "validation-attention-tiles": validation_attention_tiles,
            "validation-fresh-set": validation_fresh_set,
            "validation-fresh-set-calls-1-3": fresh_set_part(calls="1-3"),
            "validation-fresh-set-calls-4-6": fresh_set_part(calls="4-6"),
