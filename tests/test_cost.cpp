@@ -207,3 +207,50 @@ TEST_CASE("precisions: int8 is faster than fp16 is faster than fp32 on a big GEM
   CHECK(t16 < t32);
   CHECK(cost_layer(gemm(8192, 8192, 8192, DType::fp32), g).path == CostPath::cuda_gemm);
 }
+
+namespace {
+Layer attention(int64_t bh, int64_t q, int64_t kv, int64_t d, bool masked = false, DType dtype = DType::fp16) {
+  Layer l;
+  AttentionProblem a;
+  a.batch_heads = bh, a.q_len = q, a.kv_len = kv, a.head_dim = a.v_head_dim = d, a.masked = masked;
+  l.problem = a;
+  l.dtype = dtype;
+  return l;
+}
+// A 132-SM GPU with the fused-attention tile terms set to round numbers.
+GpuModel attention_gpu() {
+  GpuModel g = test::paper_gpu(132, 128, 128, 32);
+  g.params["attention_floor_us"] = 2.0;
+  g.params["attention_cta_us"] = 1.0;
+  g.params["attention_block_us"] = 1.0;
+  g.params["attention_wide_cta_us"] = 1.5;
+  g.params["attention_wide_block_us"] = 2.0;
+  g.params["attention_mask_block_us"] = 1.5;
+  g.params["attention_mask_odd_block_us"] = 5.0;
+  return g;
+}
+}  // namespace
+
+TEST_CASE("fused attention by its tiles: CTAs of 128 queries over SMs, key blocks of 128, a mask by row parity") {
+  const GpuModel g = attention_gpu();
+  // 768 (batch, head) pairs x ceil(197/128) = 1,536 CTAs: 1536/132 = 11.64 per SM, each with 2 key blocks.
+  const double per_sm = 1536.0 / 132;
+  CHECK(cost_layer(attention(768, 197, 197, 64), g).compute_us == doctest::Approx(per_sm * (1.0 + 2 * 1.0)));
+  CHECK(cost_layer(attention(768, 197, 197, 64), g).fixed_us == doctest::Approx(2.0));
+  CHECK(cost_layer(attention(768, 197, 197, 80), g).compute_us == doctest::Approx(per_sm * (1.5 + 2 * 2.0)));
+  // An odd mask row (197 keys) costs the odd term per block, an even one (196) the even term.
+  CHECK(cost_layer(attention(768, 197, 197, 64, true), g).compute_us == doctest::Approx(per_sm * (1.0 + 2 * 6.0)));
+  CHECK(cost_layer(attention(768, 196, 196, 64, true), g).compute_us == doctest::Approx(per_sm * (1.0 + 2 * 2.5)));
+  // Fewer CTAs than SMs still take one CTA's time.
+  CHECK(cost_layer(attention(4, 49, 49, 32), g).compute_us == doctest::Approx(1.0 + 1.0));
+}
+
+TEST_CASE("fused attention: without the tile terms, and in fp32, the GEMM view prices it") {
+  const GpuModel with_terms = attention_gpu();
+  const GpuModel without = test::paper_gpu(132, 128, 128, 32);
+  const KernelCost gemm_view = cost_layer(attention(768, 197, 197, 64), without);
+  CHECK(gemm_view.time_us != doctest::Approx(cost_layer(attention(768, 197, 197, 64), with_terms).time_us));
+  CHECK(gemm_view.time_us == doctest::Approx(cost_layer(attention(768, 197, 197, 64, true), without).time_us));
+  CHECK(cost_layer(attention(768, 197, 197, 64, false, DType::fp32), with_terms).time_us ==
+        doctest::Approx(cost_layer(attention(768, 197, 197, 64, false, DType::fp32), without).time_us));
+}

@@ -20,7 +20,8 @@ TEST_CASE("layer objects round-trip through JSON") {
       R"({"op":"softmax","outer":64,"inner":301056,"row_moments":true,"dtype":"fp32"})",
       R"({"op":"copy","elems_in":10,"elems_out":20,"dtype":"int8"})",
       R"({"op":"softmax","outer":4096,"inner":49,"warp_rows":true,"dtype":"fp16"})",
-      R"({"op":"softmax","outer":4096,"inner":3137,"kept_inside":19,"dtype":"fp16"})"};
+      R"({"op":"softmax","outer":4096,"inner":3137,"kept_inside":19,"dtype":"fp16"})",
+      R"({"op":"attention","batch_heads":768,"q_len":197,"kv_len":197,"head_dim":64,"masked":true,"dtype":"fp16"})"};
   for (const char* text : lines) {
     CAPTURE(text);
     const Layer l = layer_from_json(json::parse(text));
@@ -32,6 +33,10 @@ TEST_CASE("layer objects round-trip through JSON") {
   const Layer moments = layer_from_json(json::parse(lines[6]));
   CHECK(layer_to_json(moments).at("row_moments") == true);
   CHECK(min_bytes(moments) == 64 * 301056 * 4 + 2 * 64 * 4);
+  // A mask is kept; an attention without one writes no field.
+  CHECK(std::get<AttentionProblem>(layer_from_json(json::parse(lines[10])).problem).masked);
+  const json plain = json::parse(R"({"op":"attention","batch_heads":8,"q_len":49,"kv_len":49,"head_dim":32})");
+  CHECK(!layer_to_json(layer_from_json(plain)).contains("masked"));
 }
 
 TEST_CASE("bad layer objects name the field") {

@@ -809,6 +809,30 @@ TEST_CASE("scaled_dot_product_attention's export, Q and K each scaled by the roo
   CHECK(lower_model(m, exec).kernels.size() == 5);
 }
 
+TEST_CASE("an attention chain with a mask added to its scores is a masked attention problem; a scalar add is not") {
+  for (bool mask : {true, false}) {
+    CAPTURE(mask);
+    OnnxBuilder b(17);
+    b.input("q", {-1, 4, 64, 32});
+    b.input("kt", {-1, 4, 32, 80});
+    b.input("v", {-1, 4, 80, 80});
+    b.input("bias", {1, 4, 64, 80});
+    b.floats("root", {0.3535f}, true);
+    b.floats("shift", {0.5f}, true);
+    b.node("Mul", {"q", "root"}, {"qs"});
+    b.node("Mul", {"kt", "root"}, {"ks"});
+    b.node("MatMul", {"qs", "ks"}, {"s"});
+    b.node("Add", {"s", mask ? "bias" : "shift"}, {"sb"});
+    OnnxBuilder::attr(b.node("Softmax", {"sb"}, {"p"}), "axis", int64_t(-1));
+    b.node("MatMul", {"p", "v"}, {"o"});
+    b.node("Add", {"o", "bias"}, {"y"});  // keeps the bias an input either way
+    b.output("y");
+    const KernelGraph g = lower_model(b.load_batch(2), cuda_graph_harness(default_runtime(), DType::fp16));
+    REQUIRE(g.kernels.size() == 2);  // attention, then the add
+    CHECK(std::get<AttentionProblem>(g.kernels[0].layer->problem).masked == mask);
+  }
+}
+
 TEST_CASE("eager runs scaled_dot_product_attention's math path for 5-D inputs and one key head over several") {
   // calibrate/data/h200/sdpa_paths: the fused kernel takes 4-D inputs whose keys have the queries' heads.
   const auto kernels = [](std::vector<int64_t> q, std::vector<int64_t> kt, std::vector<int64_t> v) {

@@ -67,7 +67,7 @@ const char* param_owner_name(ParamOwner o);
 // bytes per SM cycle, and reaches f x ratio of the target's bandwidth,
 // ratio = (BW/(SMs x clock))_donor / (BW/(SMs x clock))_target, capped at the
 // parameter's upper bound (docs/calibration.md "Carry-over").
-enum class ParamScale { none, dram_bandwidth, inverse_sm_clock, sm_limited_rate };
+enum class ParamScale { none, dram_bandwidth, inverse_sm_clock, inverse_clock, sm_limited_rate };
 // How `tilewave params` spells it: "kept", "with DRAM bandwidth", ...
 const char* param_scale_name(ParamScale s);
 

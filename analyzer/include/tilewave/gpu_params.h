@@ -231,6 +231,27 @@ inline constexpr ParamInfo kGpuParams[] = {
     {"carried_interval_loop_host_attention_high", 0.00, 0.00, 20.0, "x",
      "90th percentile of measured / predicted, a plain loop's step that the host sets, over networks with attention (a softmax or an attention kernel) measured on a GPU whose file was carried from this one; a file carried from this one states it as its interval_loop_host_attention_high (docs/model.md \"Prediction intervals\"); 0: not measured",
      ParamScope::runtime, ParamOwner::validation},
+    {"attention_floor_us", 0.00, 0.00, 20.0, "us",
+     "fixed time of a fused attention kernel (cuDNN's flash kernel under eager PyTorch) beside its CTAs' work: "
+     "its launch and first wave (docs/model.md \"Attention\"); this and the six below are 0 where not measured, "
+     "and such a GPU prices the kernel as a GEMM", ParamScope::runtime, ParamOwner::architecture, ParamScale::inverse_clock},
+    {"attention_cta_us", 0.00, 0.00, 20.0, "us",
+     "SM time of one CTA of a fused attention kernel beside its key blocks (128 queries of one batch and head: "
+     "loading them and writing their output), head sizes up to 64", ParamScope::runtime, ParamOwner::architecture,
+     ParamScale::inverse_clock},
+    {"attention_block_us", 0.00, 0.00, 20.0, "us",
+     "SM time of one block of 128 keys in such a CTA (both products and the online softmax), head sizes up to 64",
+     ParamScope::runtime, ParamOwner::architecture, ParamScale::inverse_clock},
+    {"attention_wide_cta_us", 0.00, 0.00, 20.0, "us", "attention_cta_us of the kernel for head sizes above 64",
+     ParamScope::runtime, ParamOwner::architecture, ParamScale::inverse_clock},
+    {"attention_wide_block_us", 0.00, 0.00, 20.0, "us", "attention_block_us of the kernel for head sizes above 64",
+     ParamScope::runtime, ParamOwner::architecture, ParamScale::inverse_clock},
+    {"attention_mask_block_us", 0.00, 0.00, 20.0, "us",
+     "SM time a mask (an additive bias or a bool mask) adds to each key block, for mask rows of an even length",
+     ParamScope::runtime, ParamOwner::architecture, ParamScale::inverse_clock},
+    {"attention_mask_odd_block_us", 0.00, 0.00, 40.0, "us",
+     "the same for mask rows of an odd length (49, 197, 577 keys), which cannot be read two values at a time",
+     ParamScope::runtime, ParamOwner::architecture, ParamScale::inverse_clock},
     {"max_split_k", 16, 16, 16, "", "largest split-K factor the GEMM heuristic considers (not fitted)",
      ParamScope::layer, ParamOwner::architecture},
 };

@@ -31,6 +31,9 @@ struct GemmProblem {
 // kv_len keys, never writing the q_len x kv_len scores.
 struct AttentionProblem {
   int64_t batch_heads = 1, q_len = 1, kv_len = 1, head_dim = 1, v_head_dim = 1;
+  // An additive or bool mask read with the scores (a relative-position bias,
+  // a padding mask): the fused kernel loads a tile of it per key block.
+  bool masked = false;
   int64_t macs() const { return batch_heads * q_len * kv_len * (head_dim + v_head_dim); }
 };
 

@@ -77,6 +77,7 @@ double scaled(const ParamInfo& p, double v, const GpuModel& from, const GpuModel
     case ParamScale::dram_bandwidth: return v * to.dram_bandwidth_gbs / from.dram_bandwidth_gbs;
     case ParamScale::inverse_sm_clock:
       return v * (double(from.sms) * from.boost_clock_mhz) / (double(to.sms) * to.boost_clock_mhz);
+    case ParamScale::inverse_clock: return v * double(from.boost_clock_mhz) / to.boost_clock_mhz;
     case ParamScale::sm_limited_rate: {
       const double from_ratio = from.dram_bandwidth_gbs / (double(from.sms) * from.boost_clock_mhz);
       const double to_ratio = to.dram_bandwidth_gbs / (double(to.sms) * to.boost_clock_mhz);

@@ -251,6 +251,41 @@ KernelCost cost_direct_conv(const ConvProblem& p, int64_t bytes, DType dtype, co
   return c;
 }
 
+// docs/model.md "Attention": the fused kernel by its own tiles. A CTA owns
+// kAttentionQueryTile queries of one (batch, head) and walks the keys in
+// blocks of kAttentionKeyTile; the SMs run the CTAs back to back.
+constexpr int64_t kAttentionQueryTile = 128, kAttentionKeyTile = 128;
+
+KernelCost cost_fused_attention(const AttentionProblem& a, int64_t bytes, DType dtype, const CostModel& m,
+                                double hits) {
+  KernelCost c;
+  c.path = CostPath::tensor_gemm;
+  c.flops = 2 * a.macs();
+  c.bytes = bytes;
+  c.peak_flops = m.gpu.precision(dtype).peak_tflops * 1e12;
+  const bool wide = std::max(a.head_dim, a.v_head_dim) > 64;
+  const double cta_us = wide ? m.get<param_index("attention_wide_cta_us")>() : m.get<param_index("attention_cta_us")>();
+  double block_us = wide ? m.get<param_index("attention_wide_block_us")>() : m.get<param_index("attention_block_us")>();
+  if (a.masked)
+    block_us += a.kv_len % 2 ? m.get<param_index("attention_mask_odd_block_us")>()
+                             : m.get<param_index("attention_mask_block_us")>();
+  const int64_t key_blocks = ceil_div(a.kv_len, kAttentionKeyTile);
+  c.tiles = a.batch_heads * ceil_div(a.q_len, kAttentionQueryTile);
+  c.waves = ceil_div(c.tiles, m.gpu.sms);
+  c.compute_us = std::max(1.0, double(c.tiles) / m.gpu.sms) * (cta_us + double(key_blocks) * block_us);
+  c.memory_us = memory_time_us(double(bytes), hits, m.get<param_index("gemm_bw_efficiency")>(), m);
+  c.ramp_us = ramp_time_us(double(bytes), hits, m);
+  c.fixed_us = m.get<param_index("attention_floor_us")>();
+  // The tile loss: the queries and keys the last tiles pad.
+  const double ideal_us = double(c.flops) / c.peak_flops * 1e6;
+  const double padded_us = ideal_us * double(round_up(a.q_len, kAttentionQueryTile)) / double(a.q_len) *
+                           double(key_blocks * kAttentionKeyTile) / double(a.kv_len);
+  finish(c, m, dtype, padded_us, padded_us);
+  c.kernel = fmt::format("attention_fused_{}_{}{}", dtype_name(dtype), wide ? "wide" : "narrow",
+                         a.masked ? "_masked" : "");
+  return c;
+}
+
 // docs/model.md "Grouped convolutions": cuDNN's NHWC grouped kernels take
 // power-of-two group widths; other widths (RegNet's 24, 48, 56, 120 ...) run
 // per-group or CUDA-core engines in NCHW. `transform_us`: the layout
@@ -421,6 +456,10 @@ KernelCost cost_problem(const Layer& layer, const CostModel& m, double l2_hit_by
     return cost_gemm({g->M, g->N, g->K, g->batch, g->macs(), bytes, aligned, factor}, layer.dtype, m, l2_hit_bytes);
   }
   if (auto* a = std::get_if<AttentionProblem>(&layer.problem)) {
+    // Measured in half precision only; elsewhere, and where the GPU file has
+    // no tile terms, the GEMM view below.
+    if ((layer.dtype == DType::fp16 || layer.dtype == DType::bf16) && m.get<param_index("attention_block_us")>() > 0)
+      return cost_fused_attention(*a, bytes, layer.dtype, m, l2_hit_bytes);
     // A flash-attention CTA owns a block of queries and the whole value
     // width, and streams every key block through two MMAs (QK^T, then PV):
     // as a GEMM, M = queries, N = value width, K = keys x (d + d_v) / d_v

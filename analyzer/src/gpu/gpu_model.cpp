@@ -78,6 +78,7 @@ const char* param_scale_name(ParamScale s) {
     case ParamScale::none: return "kept";
     case ParamScale::dram_bandwidth: return "with DRAM bandwidth";
     case ParamScale::inverse_sm_clock: return "inversely with SMs x clock";
+    case ParamScale::inverse_clock: return "inversely with the clock";
     case ParamScale::sm_limited_rate: return "as an SM-limited rate";
   }
   return "?";

@@ -119,6 +119,7 @@ Layer layer_from_json(const json& j) {
     a.kv_len = positive_int(j, "kv_len");
     a.head_dim = positive_int(j, "head_dim");
     a.v_head_dim = positive_int(j, "v_head_dim", a.head_dim);
+    a.masked = flag(j, "masked");
     l.problem = a;
   } else {
     MemoryProblem m;
@@ -198,6 +199,7 @@ json layer_to_json(const Layer& l) {
     j["q_len"] = a->q_len;
     j["kv_len"] = a->kv_len;
     j["head_dim"] = a->head_dim;
+    if (a->masked) j["masked"] = true;
     j["v_head_dim"] = a->v_head_dim;
   } else {
     const auto& m = std::get<MemoryProblem>(l.problem);

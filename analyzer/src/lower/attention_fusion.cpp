@@ -47,6 +47,7 @@ AttentionChains::AttentionChains(const Model& m, bool sdpa_only) {
       const std::string& other = next->inputs[0] == m.nodes[size_t(c.nodes.back())].outputs[0] ? next->inputs[1]
                                                                                                  : next->inputs[0];
       if (next->op_type != "Add" && !is_scalar_operand(m, other)) break;
+      if (next->op_type == "Add" && !is_scalar_operand(m, other)) c.problem.masked = true;
       c.nodes.push_back(next->index);
       next = sole_reader(m, next->outputs[0]);
     }

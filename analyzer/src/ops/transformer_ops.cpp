@@ -91,7 +91,7 @@ void shape_attention(ShapeContext& ctx) {
 }
 
 Layer attention_layer(const LowerContext& ctx, int64_t batch_heads, int64_t q_len, int64_t kv_len, int64_t d,
-                      int64_t dv) {
+                      int64_t dv, bool masked) {
   // The shape functions refuse zero-sized operands; a form they leave
   // unknown is checked here, before the cost model divides by dv.
   if (batch_heads <= 0 || q_len <= 0 || kv_len <= 0 || d <= 0 || dv <= 0)
@@ -103,6 +103,7 @@ Layer attention_layer(const LowerContext& ctx, int64_t batch_heads, int64_t q_le
   p.kv_len = kv_len;
   p.head_dim = d;
   p.v_head_dim = dv;
+  p.masked = masked;
   Layer l;
   l.problem = p;
   l.dtype = ctx.dtype;
@@ -113,7 +114,7 @@ std::optional<Layer> lower_attention(const LowerContext& ctx) {
   const auto a = attention_dims(nullptr, ctx.input(0).dims, ctx.input(1).dims, ctx.input(2).dims, ctx.node);
   int64_t kv_len = a.kv_len;
   if (ctx.has_input(4)) kv_len += ctx.input(4).dims[2];  // the past cache is attended too
-  return attention_layer(ctx, a.batch * a.q_heads, a.q_len, kv_len, a.head_dim, a.v_head_dim);
+  return attention_layer(ctx, a.batch * a.q_heads, a.q_len, kv_len, a.head_dim, a.v_head_dim, ctx.has_input(3));
 }
 
 // com.microsoft.MultiHeadAttention with separate 3-D query, key and value.
@@ -133,7 +134,9 @@ std::optional<Layer> lower_mha(const LowerContext& ctx) {
   // A hidden size below the head count (0 among them) leaves heads of size 0.
   if (heads <= 0 || q[2] < heads || v[2] < heads || q[2] % heads || v[2] % heads)
     throw Unmodelled("num_heads does not divide the hidden sizes");
-  return attention_layer(ctx, q[0] * heads, q[1], k[1], q[2] / heads, v[2] / heads);
+  // Inputs 4 and 5: a key padding mask and an attention bias.
+  return attention_layer(ctx, q[0] * heads, q[1], k[1], q[2] / heads, v[2] / heads,
+                         ctx.has_input(4) || ctx.has_input(5));
 }
 
 // com.microsoft.Attention: [B, S, D_in] with packed QKV weights [D_in, Dq+Dk+Dv].
