@@ -809,6 +809,33 @@ TEST_CASE("scaled_dot_product_attention's export, Q and K each scaled by the roo
   CHECK(lower_model(m, exec).kernels.size() == 5);
 }
 
+TEST_CASE("eager: a ViT's qkv permute and unbind feed scaled_dot_product_attention as views, and its output's head swap is free") {
+  OnnxBuilder b(17);
+  b.input("qkv", {-1, 50, 3, 4, 16});
+  b.ints("parts", {1, 1, 1});
+  b.ints("axis0", {0});
+  b.floats("root", {0.5f}, true);
+  OnnxBuilder::attr(b.node("Transpose", {"qkv"}, {"t"}), "perm", std::vector<int64_t>{2, 0, 3, 1, 4});
+  OnnxBuilder::attr(b.node("Split", {"t", "parts"}, {"s0", "s1", "s2"}), "axis", int64_t(0));
+  b.node("Squeeze", {"s0", "axis0"}, {"q"});
+  b.node("Squeeze", {"s1", "axis0"}, {"k"});
+  b.node("Squeeze", {"s2", "axis0"}, {"v"});
+  OnnxBuilder::attr(b.node("Transpose", {"k"}, {"kt"}), "perm", std::vector<int64_t>{0, 1, 3, 2});
+  b.node("Mul", {"q", "root"}, {"qs"});
+  b.node("Mul", {"kt", "root"}, {"ks"});
+  b.node("MatMul", {"qs", "ks"}, {"sc"});
+  OnnxBuilder::attr(b.node("Softmax", {"sc"}, {"p"}), "axis", int64_t(-1));
+  b.node("MatMul", {"p", "v"}, {"o"});
+  OnnxBuilder::attr(b.node("Transpose", {"o"}, {"y"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
+  b.output("y");
+  const Model m = b.load_batch(2);
+  const KernelGraph eager = lower_model(m, cuda_graph_harness(default_runtime(), DType::fp16));
+  REQUIRE(eager.kernels.size() == 1);
+  CHECK(eager.kernels[0].ops.is(RuntimeStep::attention));
+  // Other runtimes keep their own rules: torch.compile's lowering is not eager's views.
+  CHECK(lower_model(m, cuda_graph_harness(*find_runtime("inductor"), DType::fp16)).kernels.size() > 1);
+}
+
 TEST_CASE("an attention chain with a mask added to its scores is a masked attention problem; a scalar add is not") {
   for (bool mask : {true, false}) {
     CAPTURE(mask);

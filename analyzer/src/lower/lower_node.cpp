@@ -5,6 +5,7 @@
 #include "attention_fusion.h"
 
 #include <algorithm>
+#include <set>
 
 #include <fmt/format.h>
 #include "tilewave_onnx.pb.h"
@@ -36,8 +37,43 @@ std::optional<Kernel> lower_node(const LowerInput& in, const Node& n) {
   return *slot;
 }
 
+namespace {
+// Whether every reader of `tensor`, through permutes, splits and squeezes,
+// is a node of a fused attention chain (or reads only its shape).
+bool only_feeds_fused_attention(const LowerInput& in, const std::string& tensor, int depth) {
+  const auto readers = in.model.readers_of(tensor);
+  if (readers.empty() || depth > 8 || in.model.is_output(tensor)) return false;
+  for (const TensorRead& r : readers) {
+    if (in.attention->chain_of(r.node)) continue;
+    const Node& next = in.model.nodes[size_t(r.node)];
+    if (next.domain.empty() && (next.op_type == "Shape" || next.op_type == "Size")) continue;  // reads no values
+    static const std::set<std::string> passes = {"Transpose", "Split", "Squeeze", "Unsqueeze"};
+    if (!next.domain.empty() || !passes.count(next.op_type)) return false;
+    for (const auto& out : next.outputs)
+      if (!out.empty() && !only_feeds_fused_attention(in, out, depth + 1)) return false;
+  }
+  return true;
+}
+}  // namespace
+
 std::optional<Kernel> lower_node_uncached(const LowerInput& in, const Node& n) {
   if (produces_only_folded(in, n)) return std::nullopt;  // folded at load or build time
+  // Eager's permute and unbind are views, and scaled_dot_product_attention
+  // takes q, k and v strided as they leave them: a ViT's qkv split launches
+  // nothing (docs/model.md "Framework ops").
+  if (in.attention && in.exec.runtime_profile().copies_permuted_views() && n.domain.empty() &&
+      (n.op_type == "Transpose" || n.op_type == "Split") && !n.outputs.empty()) {
+    bool feeds = true;
+    for (const auto& out : n.outputs) feeds = feeds && (out.empty() || only_feeds_fused_attention(in, out, 0));
+    if (feeds) return std::nullopt;
+    // Its output is laid out [batch, tokens, heads, d]: moving the heads back
+    // past the tokens makes it contiguous.
+    const Node* p = n.inputs.empty() ? nullptr : in.model.producer_of(n.inputs[0]);
+    const AttentionChain* c = p ? in.attention->chain_of(p->index) : nullptr;
+    if (n.op_type == "Transpose" && c && c->nodes.back() == p->index &&
+        attr_ints(n, "perm") == std::vector<int64_t>{0, 2, 1, 3})
+      return std::nullopt;
+  }
   if (const AttentionChain* c = in.attention ? in.attention->chain_of(n.index) : nullptr) {
     // Launched where its P V product stands, after every operand (V may be
     // produced after the head); named after its head.
