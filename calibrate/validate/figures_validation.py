@@ -162,7 +162,7 @@ def validation_sdpa_cases(runs):
 def validation_attention_tiles(runs):
     """docs/validation.md: `python3 -m calibrate.fit.attention_tiles calibrate/data/h100/attention_sweep --other calibrate/data/h200/sdpa_paths/sdpa_paths.jsonl`."""
     sweep = os.path.join(os.path.dirname(DATA), "h100", "attention_sweep")
-    return attention_tiles.table_lines(sweep, tilewave_module(runs.tw), "h100", DATA + "/sdpa_paths/sdpa_paths.jsonl", "h200")
+    return attention_tiles.table_lines(sweep, tilewave_module(runs.tw), "h100", DATA + "/sdpa_paths/sdpa_paths.jsonl", "h200")[0]
 
 
 def validation_other_gpus(runs):

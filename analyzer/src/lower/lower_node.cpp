@@ -39,18 +39,20 @@ std::optional<Kernel> lower_node(const LowerInput& in, const Node& n) {
 
 namespace {
 // Whether every reader of `tensor`, through permutes, splits and squeezes,
-// is a node of a fused attention chain (or reads only its shape).
-bool only_feeds_fused_attention(const LowerInput& in, const std::string& tensor, int depth) {
-  const auto readers = in.model.readers_of(tensor);
+// is a node of a fused attention chain (or reads only its shape). `budget`
+// bounds the readers visited: a hostile graph fans out without end.
+bool only_feeds_fused_attention(const LowerInput& in, const std::string& tensor, int depth, int& budget) {
+  const auto& readers = in.model.readers_of(tensor);
   if (readers.empty() || depth > 8 || in.model.is_output(tensor)) return false;
   for (const TensorRead& r : readers) {
+    if (--budget < 0) return false;
     if (in.attention->chain_of(r.node)) continue;
     const Node& next = in.model.nodes[size_t(r.node)];
     if (next.domain.empty() && (next.op_type == "Shape" || next.op_type == "Size")) continue;  // reads no values
     static const std::set<std::string> passes = {"Transpose", "Split", "Squeeze", "Unsqueeze"};
     if (!next.domain.empty() || !passes.count(next.op_type)) return false;
     for (const auto& out : next.outputs)
-      if (!out.empty() && !only_feeds_fused_attention(in, out, depth + 1)) return false;
+      if (!out.empty() && !only_feeds_fused_attention(in, out, depth + 1, budget)) return false;
   }
   return true;
 }
@@ -64,7 +66,8 @@ std::optional<Kernel> lower_node_uncached(const LowerInput& in, const Node& n) {
   if (in.attention && in.exec.runtime_profile().copies_permuted_views() && n.domain.empty() &&
       (n.op_type == "Transpose" || n.op_type == "Split") && !n.outputs.empty()) {
     bool feeds = true;
-    for (const auto& out : n.outputs) feeds = feeds && (out.empty() || only_feeds_fused_attention(in, out, 0));
+    int budget = 256;
+    for (const auto& out : n.outputs) feeds = feeds && (out.empty() || only_feeds_fused_attention(in, out, 0, budget));
     if (feeds) return std::nullopt;
     // Its output is laid out [batch, tokens, heads, d]: moving the heads back
     // past the tokens makes it contiguous.
