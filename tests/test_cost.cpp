@@ -198,6 +198,68 @@ TEST_CASE("an RGB stem pads its 3 channels to 4 and reduces over all taps at onc
   CHECK(c.tile_eff > 0.5);
 }
 
+namespace {
+// A dense RGB convolution: N x 3 x HW x HW, K filters of R x R at `stride`, from NCHW memory or NHWC.
+Layer rgb_conv(int64_t n, int64_t hw, int64_t k, int64_t r, int64_t stride, bool nchw) {
+  Layer l;
+  ConvProblem p;
+  p.N = n, p.C = 3, p.K = k, p.H = p.W = hw, p.R = p.S = r, p.stride = {stride, stride}, p.nchw = nchw;
+  l.problem = p;
+  return l;
+}
+}  // namespace
+
+TEST_CASE("narrow_conv: cuDNN's three first-layer shapes, the 3x3 one not from NCHW, every other narrow shape unaligned") {
+  auto kind = [](int64_t k, int64_t r, int64_t stride, bool nchw) {
+    return narrow_conv(std::get<ConvProblem>(rgb_conv(1, 224, k, r, stride, nchw).problem), 8, nchw);
+  };
+  CHECK(kind(64, 7, 2, false) == NarrowConv::first_layer);
+  CHECK(kind(64, 7, 2, true) == NarrowConv::first_layer);
+  CHECK(kind(32, 7, 2, true) == NarrowConv::first_layer);
+  CHECK(kind(64, 3, 2, false) == NarrowConv::first_layer);
+  CHECK(kind(64, 3, 2, true) == NarrowConv::unaligned);
+  CHECK(kind(32, 3, 2, false) == NarrowConv::unaligned);
+  CHECK(kind(128, 7, 2, false) == NarrowConv::unaligned);
+  CHECK(kind(192, 16, 16, false) == NarrowConv::unaligned);
+  CHECK(kind(4, 3, 2, false) == NarrowConv::none);  // fewer filters than a vector: a direct kernel
+  ConvProblem wide = std::get<ConvProblem>(rgb_conv(1, 56, 64, 3, 1, false).problem);
+  wide.C = 8;
+  CHECK(narrow_conv(wide, 8, false) == NarrowConv::none);
+  wide.C = 6, wide.groups = 2, wide.K = 64;
+  CHECK(narrow_conv(wide, 8, false) == NarrowConv::none);
+}
+
+TEST_CASE("narrow-channel implicit GEMM: 128x32 tiles shared by the SMs, each a set-up and 16-deep steps, by its memory's terms; 0 keeps the padded GEMM") {
+  GpuModel g = test::paper_gpu(132, 128, 128, 32);
+  const Layer patch = rgb_conv(256, 224, 192, 16, 16, false);
+  const KernelCost padded = cost_layer(patch, g);
+  CHECK(padded.kernel.find("padded") != std::string::npos);
+  g.params["narrow_conv_nhwc_tile_us"] = 0.25;
+  g.params["narrow_conv_nhwc_step_us"] = 0.5;
+  g.params["narrow_conv_nchw_tile_us"] = 0.75;
+  g.params["narrow_conv_nchw_step_us"] = 1.0;
+  // 256 x 14 x 14 pixels = 392 tiles of 128, 192 filters = 6 of 32, 3 x 16 x 16 = 768 = 48 steps of 16.
+  const double tiles = 392.0 * 6;
+  const KernelCost nhwc = cost_layer(patch, g);
+  CHECK(nhwc.kernel == "conv_unaligned_nhwc_fp16_128x32x16");
+  CHECK(nhwc.compute_us == doctest::Approx(tiles / 132 * (0.25 + 48 * 0.5)));
+  CHECK(nhwc.tile_eff == doctest::Approx(1.0));
+  const KernelCost nchw = cost_layer(rgb_conv(256, 224, 192, 16, 16, true), g);
+  CHECK(nchw.kernel == "conv_unaligned_nchw_fp16_128x32x16");
+  CHECK(nchw.compute_us == doctest::Approx(tiles / 132 * (0.75 + 48 * 1.0)));
+  CHECK(nchw.path == CostPath::cuda_gemm);
+  // Unpadded 3x3/2 over 224: 64 x 111 x 111 = 788,544 pixels in 6,161 tiles of 128; 24 filters in one
+  // tile of 32; 3 x 3 x 3 = 27 values in 2 steps of 16.
+  const KernelCost stem = cost_layer(rgb_conv(64, 224, 24, 3, 2, false), g);
+  CHECK(stem.tile_eff == doctest::Approx(788544.0 * 24 * 27 / (6161.0 * 128 * 32 * 2 * 16)));
+  CHECK(stem.compute_us == doctest::Approx(6161.0 / 132 * (0.25 + 2 * 0.5)));
+  // A first-layer shape keeps the padded GEMM, and so does fp32.
+  CHECK(cost_layer(rgb_conv(64, 224, 64, 7, 2, false), g).kernel.find("padded") != std::string::npos);
+  Layer fp32 = patch;
+  fp32.dtype = DType::fp32;
+  CHECK(cost_layer(fp32, g).kernel.find("unaligned_nhwc") == std::string::npos);
+}
+
 TEST_CASE("precisions: int8 is faster than fp16 is faster than fp32 on a big GEMM") {
   const GpuModel g = test::gpu("a100");
   const double t8 = cost_layer(gemm(8192, 8192, 8192, DType::int8), g).time_us;

@@ -21,7 +21,8 @@ TEST_CASE("layer objects round-trip through JSON") {
       R"({"op":"copy","elems_in":10,"elems_out":20,"dtype":"int8"})",
       R"({"op":"softmax","outer":4096,"inner":49,"warp_rows":true,"dtype":"fp16"})",
       R"({"op":"softmax","outer":4096,"inner":3137,"kept_inside":19,"dtype":"fp16"})",
-      R"({"op":"attention","batch_heads":768,"q_len":197,"kv_len":197,"head_dim":64,"masked":true,"dtype":"fp16"})"};
+      R"({"op":"attention","batch_heads":768,"q_len":197,"kv_len":197,"head_dim":64,"masked":true,"dtype":"fp16"})",
+      R"({"op":"conv","N":8,"C":3,"H":224,"W":224,"K":192,"R":16,"S":16,"stride":[16,16],"nchw":true,"dtype":"fp16"})"};
   for (const char* text : lines) {
     CAPTURE(text);
     const Layer l = layer_from_json(json::parse(text));
@@ -37,6 +38,9 @@ TEST_CASE("layer objects round-trip through JSON") {
   CHECK(std::get<AttentionProblem>(layer_from_json(json::parse(lines[10])).problem).masked);
   const json plain = json::parse(R"({"op":"attention","batch_heads":8,"q_len":49,"kv_len":49,"head_dim":32})");
   CHECK(!layer_to_json(layer_from_json(plain)).contains("masked"));
+  // A conv run from NCHW memory says so; one from NHWC (a lone layer) writes no field.
+  CHECK(std::get<ConvProblem>(layer_from_json(json::parse(lines[11])).problem).nchw);
+  CHECK(!layer_to_json(layer_from_json(json::parse(lines[0]))).contains("nchw"));
 }
 
 TEST_CASE("bad layer objects name the field") {

@@ -38,21 +38,52 @@ KernelGraph eager_lowering(const Model& m, bool amp, Layout layout = Layout::nhw
 }
 }  // namespace
 
-TEST_CASE("eager: a conv's bias is PyTorch's BatchNorm kernels; an RGB stem is padded first; Flatten is free") {
+TEST_CASE("eager: a conv's bias is PyTorch's BatchNorm kernels; an RGB stem without a first-layer kernel is not padded; Flatten is free") {
   const KernelGraph l = lower(test::data("tiny_cnn.onnx"), "eager");
-  CHECK(ops(l) == std::vector<std::string>{"pad", "pad", "Conv", "bn_prep", "bn_prep", "bias", "Relu", "Conv", "Add",
+  CHECK(ops(l) == std::vector<std::string>{"Conv", "bn_prep", "bn_prep", "bias", "Relu", "Conv", "Add",
                                            "Relu", "MaxPool", "GlobalAveragePool", "Gemm"});
   CHECK(l.free_nodes == 1);
   // The bias pass reads the conv's raw output and writes the value the Relu reads.
-  const Kernel& conv = l.kernels[2];
-  const Kernel& bias = l.kernels[5];
+  const Kernel& conv = l.kernels[0];
+  const Kernel& bias = l.kernels[3];
   REQUIRE(conv.writes.size() == 1);
   REQUIRE(bias.reads.size() == 1);
   CHECK(bias.reads[0].name == conv.writes[0].name);
-  CHECK(bias.writes[0].name == l.kernels[6].reads[0].name);
-  CHECK(conv.reads[0].name == l.kernels[0].writes[0].name);  // the padded input
+  CHECK(bias.writes[0].name == l.kernels[4].reads[0].name);
+  CHECK(conv.reads[0].name.find("#pad") == std::string::npos);  // the image itself, unpadded
   CHECK(std::get<MemoryProblem>(bias.layer->problem).elems == 2 * 16 * 32 * 32);
   CHECK(std::get<MemoryProblem>(bias.layer->problem).outer == 2 * 16);  // (image, channel) planes
+}
+
+TEST_CASE("an RGB stem in half precision: padded into a first-layer kernel from channels_last, transformed into it from NCHW, else neither") {
+  // docs/model.md "Narrow-channel convolutions".
+  auto stem = [](int64_t k, int64_t r, Layout layout, DType dtype = DType::fp16) {
+    test::OnnxBuilder b(13);
+    b.input("x", {2, 3, 64, 64});
+    b.weight("w", {k, 3, r, r});
+    auto& n = b.node("Conv", {"x", "w"}, {"y"});
+    test::OnnxBuilder::attr(n, "strides", std::vector<int64_t>{2, 2});
+    test::OnnxBuilder::attr(n, "pads", std::vector<int64_t>{r / 2, r / 2, r / 2, r / 2});
+    b.output("y");
+    ExecutionConfig e = cuda_graph_harness(*find_runtime("eager"), dtype);
+    e.layout = layout;
+    const KernelGraph l = lower_model(b.load_batch(2), e);
+    // The kernels' steps, then "nchw" where the conv kernel reads NCHW memory.
+    std::vector<std::string> names;
+    for (const Kernel& k : l.kernels) names.push_back(k.ops.text());
+    for (const Kernel& k : l.kernels)
+      if (auto* p = k.layer ? std::get_if<ConvProblem>(&k.layer->problem) : nullptr; p && p->nchw) names.push_back("nchw");
+    return names;
+  };
+  using V = std::vector<std::string>;
+  CHECK(stem(64, 7, Layout::nhwc) == V{"pad", "pad", "Conv"});
+  CHECK(stem(64, 3, Layout::nhwc) == V{"pad", "pad", "Conv"});
+  CHECK(stem(32, 3, Layout::nhwc) == V{"Conv"});
+  CHECK(stem(64, 7, Layout::nchw) == V{"layout_transform", "layout_transform", "Conv", "layout_transform"});
+  CHECK(stem(64, 3, Layout::nchw) == V{"Conv", "nchw"});
+  CHECK(stem(32, 3, Layout::nchw) == V{"Conv", "nchw"});
+  // fp32 keeps its padding (no first-layer kernel evidence there).
+  CHECK(stem(32, 3, Layout::nhwc, DType::fp32) == V{"pad", "pad", "Conv"});
 }
 
 TEST_CASE("eager: an unfolded BatchNormalization node also runs its two channel kernels first") {
@@ -315,15 +346,15 @@ TEST_CASE("lowering below and beside fp16: PyTorch's fp32, bf16 autocast, an int
 
 TEST_CASE("inductor: library convs, each pointwise group one generated kernel reading its inputs once") {
   const KernelGraph l = lower(test::data("tiny_cnn.onnx"), "inductor");
-  CHECK(ops(l) == std::vector<std::string>{"pad", "pad", "Conv", "bias+Relu", "Conv", "Add+Relu+MaxPool",
-                                           "GlobalAveragePool", "Gemm"});
+  CHECK(ops(l) == std::vector<std::string>{"Conv", "bias+Relu", "Conv", "Add+Relu+MaxPool", "GlobalAveragePool",
+                                           "Gemm"});
   // Add+Relu+MaxPool reads the second conv's output and the first Relu's, and
   // writes only the pooled map.
-  const auto& fused = std::get<MemoryProblem>(l.kernels[5].layer->problem);
+  const auto& fused = std::get<MemoryProblem>(l.kernels[3].layer->problem);
   CHECK(fused.op == MemoryOp::fused);
   CHECK(fused.elems_in == 2 * (2 * 16 * 32 * 32));
   CHECK(fused.elems_out == 2 * 16 * 16 * 16);
-  CHECK(l.kernels[5].reads.size() == 2);
+  CHECK(l.kernels[3].reads.size() == 2);
 }
 
 TEST_CASE("inductor: ResNet-50's BatchNorms, residual adds and ReLUs fuse into one kernel per conv") {
@@ -453,10 +484,11 @@ TEST_CASE("eager: a channels-last activation permuted to [N, H, W, C] is already
 }
 
 TEST_CASE("eager: ConvNeXt-T's exporter decompositions are one kernel each; its conv biases are its own") {
-  // 137 framework-op kernels, one bias add for each of its 22 convs (named
-  // parameters, no BatchNorm folded in) and the stem's two padding copies.
+  // 137 framework-op kernels and one bias add for each of its 22 convs (named
+  // parameters, no BatchNorm folded in); its 4x4/4 stem has no first-layer
+  // kernel, so nothing pads it.
   const KernelGraph l = lower(test::zoo("convnext_tiny.onnx"), "eager", 16);
-  CHECK(l.kernels.size() == 137 + 22 + 2);
+  CHECK(l.kernels.size() == 137 + 22);
   const auto names = ops(l);
   CHECK(std::count(names.begin(), names.end(), "Div+Erf+Add+Mul+Mul") == 18);
   CHECK(std::count(names.begin(), names.end(), "MatMul+Add") == 36);
@@ -597,8 +629,9 @@ TEST_CASE("inside a network, an input the previous kernel just wrote is read fro
   // Eager: conv1 -> its bias pass -> relu1 -> conv2. relu1 reads what the
   // bias pass just wrote and conv2 reads relu1's output back from L2.
   CHECK(hits(with_l2, "relu1") == 2 * act);
-  // conv1 reads its padded input (2x4x32x32 fp16) from L2 and leaves its raw output there.
-  CHECK(hits(with_l2, "conv1") == act + 2 * 4 * 32 * 32 * 2);
+  // conv1 reads the image (2x3x32x32 fp16, unpadded: no first-layer kernel) from L2 and leaves its raw
+  // output there.
+  CHECK(hits(with_l2, "conv1") == act + 2 * 3 * 32 * 32 * 2);
   // A window of half the activation: only the most recent half is still there.
   g.params["l2_reuse_fraction"] = 0.5 * double(act) / (g.l2_mb * 1e6);
   const Analysis half = analyze_file(test::data("tiny_cnn.onnx"), g, a);

@@ -252,6 +252,19 @@ inline constexpr ParamInfo kGpuParams[] = {
     {"attention_mask_odd_block_us", 0.00, 0.00, 40.0, "us",
      "the same for mask rows of an odd length (49, 197, 577 keys), which cannot be read two values at a time",
      ParamScope::runtime, ParamOwner::architecture, ParamScale::inverse_clock},
+    {"narrow_conv_nhwc_tile_us", 0.00, 0.00, 20.0, "us",
+     "time per SM of one 128x32 output tile's set-up and write-back in the tensor-core implicit GEMM without vector "
+     "loads that cuDNN runs, from NHWC, for a convolution over fewer channels than one vector and no first-layer "
+     "kernel (docs/model.md \"Narrow-channel convolutions\"); this and the three below are 0 where not measured, and "
+     "such a GPU prices the convolution as a padded GEMM", ParamScope::runtime, ParamOwner::architecture, ParamScale::inverse_clock},
+    {"narrow_conv_nhwc_step_us", 0.00, 0.00, 20.0, "us",
+     "time per SM of one 16-deep reduction step of such a tile (its operands gathered element by element)",
+     ParamScope::runtime, ParamOwner::architecture, ParamScale::inverse_clock},
+    {"narrow_conv_nchw_tile_us", 0.00, 0.00, 20.0, "us",
+     "the tile term of its CUDA-core implicit GEMM from NCHW (cuDNN's implicit_convolve_sgemm)",
+     ParamScope::runtime, ParamOwner::architecture, ParamScale::inverse_clock},
+    {"narrow_conv_nchw_step_us", 0.00, 0.00, 20.0, "us", "the step term of that CUDA-core implicit GEMM",
+     ParamScope::runtime, ParamOwner::architecture, ParamScale::inverse_clock},
     {"max_split_k", 16, 16, 16, "", "largest split-K factor the GEMM heuristic considers (not fitted)",
      ParamScope::layer, ParamOwner::architecture},
 };

@@ -16,6 +16,9 @@ struct ConvProblem {
   std::array<int64_t, 2> stride{1, 1}, pad{0, 0}, dilation{1, 1};
   int64_t groups = 1;
   bool transposed = false;  // ConvTranspose: H,W are the input size
+  // The kernel reads and writes NCHW memory, as the layout pass decides it
+  // (a lone layer runs NHWC).
+  bool nchw = false;
   int64_t P() const;        // output height
   int64_t Q() const;        // output width
   int64_t macs() const;
@@ -94,6 +97,13 @@ bool grouped_fallback(const ConvProblem& p, int align);
 // convolution (depthwise and small groups)"). The one definition.
 bool is_depthwise(int64_t in_channels, int64_t groups);
 bool is_depthwise(const ConvProblem& p);
+// Which kernel cuDNN runs for a dense convolution reading fewer channels than
+// one `align`-element vector (an RGB stem), in `nchw` memory or NHWC
+// (docs/model.md "Narrow-channel convolutions"): its first-layer kernel for
+// the shapes it has one for, padded to 4 channels; otherwise, with at least
+// one vector of filters, an implicit GEMM without vector loads.
+enum class NarrowConv { none, first_layer, unaligned };
+NarrowConv narrow_conv(const ConvProblem& p, int align, bool nchw);
 
 using Problem = std::variant<ConvProblem, GemmProblem, MemoryProblem, AttentionProblem>;
 

@@ -310,9 +310,47 @@ double lone_transform_us(const ConvProblem& p, DType dtype, int align, const Cos
   return memory_time_us(2 * tensor_bytes, 0, m.get<param_index("transform_bw_efficiency")>(), m);
 }
 
+// docs/model.md "Narrow-channel convolutions": cuDNN's implicit GEMM over
+// channels too few for vector loads walks fixed 128x32x16 tiles, each step
+// gathering its operands element by element; the SMs share the tiles.
+KernelCost cost_unaligned_conv(const ConvProblem& p, int64_t bytes, DType dtype, const CostModel& m, double hits,
+                               double tile_us, double step_us) {
+  const TileShape tile{128, 32, 16, 1};
+  const int64_t pixels = p.N * p.P() * p.Q();
+  const int64_t k_steps = ceil_div(p.C * p.R * p.S, tile.k);
+  KernelCost c;
+  c.path = p.nchw ? CostPath::cuda_gemm : CostPath::tensor_gemm;
+  c.tile = tile;
+  c.tiles = ceil_div(pixels, tile.m) * ceil_div(p.K, tile.n);
+  c.waves = ceil_div(c.tiles, m.gpu.sms);
+  c.split_k = 1;
+  c.aligned = false;
+  c.flops = 2 * p.macs();
+  c.peak_flops = m.gpu.peak_flops(p.nchw ? DType::fp32 : dtype);
+  c.bytes = bytes;
+  c.tile_eff = double(p.macs()) / (double(c.tiles) * tile.m * tile.n * double(k_steps) * tile.k);
+  c.wave_eff = 1.0;  // steps, not whole tiles, are shared out: no wave tail
+  c.mainloop_eff = 1.0;
+  c.compute_us = double(c.tiles) / m.gpu.sms * (tile_us + double(k_steps) * step_us);
+  c.memory_us = memory_time_us(double(bytes), hits, m.get<param_index("gemm_bw_efficiency")>(), m);
+  c.ramp_us = ramp_time_us(double(bytes), hits, m);
+  c.fixed_us = m.get<param_index("fixed_us_gemm")>();
+  const double ideal_us = c.peak_flops > 0 ? double(c.flops) / c.peak_flops * 1e6 : 0.0;
+  finish(c, m, dtype, ideal_us / c.tile_eff, ideal_us / c.tile_eff);
+  c.kernel = fmt::format("conv_unaligned_{}_{}_{}", p.nchw ? "nchw" : "nhwc", dtype_name(dtype), tile.name());
+  return c;
+}
+
 KernelCost cost_conv(const ConvProblem& p, int64_t bytes, DType dtype, const CostModel& m, double hits, bool lone) {
   const int64_t cg = p.C / p.groups, kg = p.K / p.groups;
   const int align = m.gpu.precision(dtype).align;
+  if ((dtype == DType::fp16 || dtype == DType::bf16) && narrow_conv(p, align, p.nchw) == NarrowConv::unaligned) {
+    const double tile_us = p.nchw ? m.get<param_index("narrow_conv_nchw_tile_us")>()
+                                  : m.get<param_index("narrow_conv_nhwc_tile_us")>();
+    const double step_us = p.nchw ? m.get<param_index("narrow_conv_nchw_step_us")>()
+                                  : m.get<param_index("narrow_conv_nhwc_step_us")>();
+    if (tile_us > 0 || step_us > 0) return cost_unaligned_conv(p, bytes, dtype, m, hits, tile_us, step_us);
+  }
   const bool aligned = dims_aligned(cg, kg, align);
   // Implicit GEMM (docs/model.md "GEMM-like kernels"): misaligned
   // channels are padded up to the alignment, which shows up as tile loss.

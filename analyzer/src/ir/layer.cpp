@@ -92,6 +92,19 @@ bool grouped_fallback(const ConvProblem& p, int align) {
 bool is_depthwise(int64_t in_channels, int64_t groups) { return groups > 1 && in_channels == groups; }
 bool is_depthwise(const ConvProblem& p) { return is_depthwise(p.C, p.groups); }
 
+NarrowConv narrow_conv(const ConvProblem& p, int align, bool nchw) {
+  // Fewer filters than a vector too (ECA's 1-D channel convolution) run
+  // cuDNN's direct kernels instead.
+  if (p.groups != 1 || p.transposed || p.C >= align || p.K < align) return NarrowConv::none;
+  // cuDNN's first-layer kernels, by their names: k64 r7s7, k64 r3s3 and k32
+  // r7s7, stride 2, over 4 channels. From NCHW its heuristic takes only the
+  // 7x7 ones (they then run between layout transforms).
+  const bool stride2 = p.stride[0] == 2 && p.stride[1] == 2 && p.dilation[0] == 1 && p.dilation[1] == 1;
+  const bool square = p.R == p.S;
+  const bool shape = square && ((p.R == 7 && (p.K == 64 || p.K == 32)) || (p.R == 3 && p.K == 64 && !nchw));
+  return p.C < 4 && stride2 && shape ? NarrowConv::first_layer : NarrowConv::unaligned;
+}
+
 int64_t useful_flops(const Layer& l) {
   if (auto* c = std::get_if<ConvProblem>(&l.problem)) return 2 * c->macs();
   if (auto* g = std::get_if<GemmProblem>(&l.problem)) return 2 * g->macs();

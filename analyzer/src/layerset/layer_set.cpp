@@ -103,6 +103,7 @@ Layer layer_from_json(const json& j) {
   if (op == "conv" || op == "conv_transpose") {
     ConvProblem p = conv_from_json(j, true);
     p.transposed = op == "conv_transpose";
+    p.nchw = flag(j, "nchw");
     check_output_size(p);
     l.problem = p;
   } else if (op == "gemm") {
@@ -189,6 +190,7 @@ json layer_to_json(const Layer& l) {
   };
   if (auto* c = std::get_if<ConvProblem>(&l.problem)) {
     conv_fields(*c, true);
+    if (c->nchw) j["nchw"] = true;
   } else if (auto* g = std::get_if<GemmProblem>(&l.problem)) {
     j["M"] = g->M;
     j["N"] = g->N;

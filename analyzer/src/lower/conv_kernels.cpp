@@ -41,6 +41,14 @@ std::vector<Kernel> channel_padding_kernels(const LowerInput& in, const KernelEd
   const ConvProblem* p = conv_problem(conv);
   constexpr int64_t padded_channels = 4;
   if (!p || p->groups != 1 || p->transposed || p->C >= padded_channels) return {};
+  // In half precision only cuDNN's first-layer kernels take padded input,
+  // and from NCHW their layout transform pads it (docs/model.md
+  // "Narrow-channel convolutions").
+  const bool half = in.dtype == DType::fp16 || in.dtype == DType::bf16;
+  const int align = int(16 / dtype_bytes(in.dtype));
+  if (half && (in.exec.activation_layout() == Layout::nchw ||
+               narrow_conv(*p, align, false) != NarrowConv::first_layer))
+    return {};
   MemoryProblem image;
   image.op = MemoryOp::copy;
   image.elems_in = p->N * p->C * p->H * p->W;

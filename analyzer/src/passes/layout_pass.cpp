@@ -12,13 +12,18 @@ Layout conv_kernel_layout(const ConvProblem& p, DType dtype, int align, Layout g
   // is given: from NCHW cuDNN's NHWC kernel, from channels_last its
   // tensorTransformGeneric layout (docs/model.md "Grouped convolutions").
   if (grouped_fallback(p, align)) return given == Layout::nhwc ? Layout::nchw : Layout::nhwc;
-  if (given == Layout::nhwc || dtype == DType::fp32 || dtype == DType::int8 || p.C < 4) return given;
+  if (given == Layout::nhwc || dtype == DType::fp32 || dtype == DType::int8) return given;
   // Given NCHW, cuDNN's tensor-core convolutions run NHWC. Pointwise (1x1,
   // stride 1) ones run as GEMMs on NCHW directly, depthwise and other direct
-  // convolutions on CUDA cores in NCHW, an RGB stem in its own first-layer
-  // kernel that reads NCHW. Groups of at least one 16-byte vector of
-  // channels run on tensor cores (docs/model.md "Direct convolution
-  // (depthwise and small groups)").
+  // convolutions on CUDA cores in NCHW, an RGB stem in NHWC only where it
+  // has a first-layer kernel (docs/model.md "Narrow-channel convolutions").
+  // Groups of at least one 16-byte vector of channels run on tensor cores
+  // (docs/model.md "Direct convolution (depthwise and small groups)").
+  switch (narrow_conv(p, align, true)) {
+    case NarrowConv::first_layer: return Layout::nhwc;
+    case NarrowConv::unaligned: return given;
+    case NarrowConv::none: break;
+  }
   if (p.groups > 1) return p.C / p.groups >= 16 / dtype_bytes(dtype) ? Layout::nhwc : given;
   const bool pointwise = p.R == 1 && p.S == 1 && p.stride[0] == 1 && p.stride[1] == 1;
   return pointwise ? given : Layout::nhwc;
@@ -149,6 +154,7 @@ void layout_pass(const LowerInput& in, KernelGraph& graph) {
     }
     for (const auto& w : k.writes) formats.set(w, format);
     const Layout need = conv_kernel_layout(*p, d, int(16 / dtype_bytes(d)), format);
+    std::get<ConvProblem>(k.layer->problem).nchw = need == Layout::nchw;
     if (need == format) {
       out.push_back(std::move(k));
       continue;
