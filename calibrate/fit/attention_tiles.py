@@ -41,7 +41,7 @@ import tempfile
 import numpy as np
 from scipy.optimize import least_squares
 
-from calibrate.fit.row_moments import stamp_eager
+from calibrate.fit.corpus_fit import stamp_eager
 from calibrate.module import ROOT, tilewave_module
 from calibrate.pair.harness_runs import commit
 

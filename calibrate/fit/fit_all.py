@@ -11,8 +11,9 @@ folder (docs/calibration.md "Calibrating a GPU in two commands"), in order:
                     their profiled kernels summed per class (pair/class_times.py's classes)
   4. kernel paths   the runtime set's terms of single kernel paths, on the fit families'
                     profiled forwards paired kernel by kernel: fit/strided_eltwise.py (PyTorch's
-                    two elementwise paths), fit/row_moments.py (GroupNorm's moments kernel) and
-                    fit/softmax_rows.py (the short-row softmax), each when the folder's
+                    two elementwise paths), fit/row_moments.py (GroupNorm's moments kernel),
+                    fit/softmax_rows.py (the short-row softmax) and fit/narrow_convs.py
+                    (convolutions over fewer channels than a vector), each when the folder's
                     networks run such kernels
   5. layout and precision sets   fit/harness_passes.py's fit_sets: "eager nchw amp" and
                     "eager nhwc amp" on the fit families' AMP forwards and their kernels
@@ -46,7 +47,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 from calibrate.fit import harness_host
-from calibrate.fit import harness_passes, row_moments, softmax_rows, strided_eltwise
+from calibrate.fit import corpus_fit, harness_passes, narrow_convs, row_moments, softmax_rows, strided_eltwise
 from calibrate.pair.class_times import kernel_class
 from calibrate.pair.harness_runs import commit, param_table, predict
 from calibrate import jsonl, module
@@ -242,18 +243,19 @@ def kernel_paths(args, profiles, fit_fam, family_of, start, path, report):
     harness configuration), written as `path` from `start`; each fit's report lines go to `report`."""
     split_of = {m: "fit" if f in fit_fam else "held_out" for m, f in family_of.items()}
     rows = [p for p in profiles if split_of.get(p["model"]) == "fit"]
-    log("4/6 kernel paths: fit/strided_eltwise.py, fit/row_moments.py and fit/softmax_rows.py on %d profiled "
-        "forwards of the fit families" % len(rows))
+    log("4/6 kernel paths: fit/strided_eltwise.py, fit/row_moments.py, fit/softmax_rows.py and fit/narrow_convs.py "
+        "on %d profiled forwards of the fit families" % len(rows))
     gpu = json.load(open(start))
     eager = gpu["runtime_params"]["eager"]
     lines = []
     for fit, what in ((strided_eltwise.fit, "elementwise kernel pairs (strided and vectorised paths)"),
                       (row_moments.fit, "GroupNorm moments kernels"),
-                      (softmax_rows.fit, "short-row softmax kernels (softmax_warp_forward)")):
+                      (softmax_rows.fit, "short-row softmax kernels (softmax_warp_forward)"),
+                      (narrow_convs.fit, "narrow-channel convolution kernels (implicit GEMMs without vector loads)")):
         try:
             values = fit(args.tilewave, rows, start, split_of, out=lines.append, tables=False,
                          source=portable(args.run_dir))
-        except row_moments.NoPairs as e:
+        except corpus_fit.NoPairs as e:
             print("    %s; they keep the start file's values" % e)
             continue
         eager["params"].update(values)

@@ -37,7 +37,7 @@ import sys
 import numpy as np
 
 from calibrate import module
-from calibrate.fit.row_moments import GPU, RUN, stamp_eager
+from calibrate.fit.corpus_fit import GPU, RUN, stamp_eager
 from calibrate.pair.harness_runs import commit
 from calibrate.validate import corpus_networks
 from calibrate.cli import InputError

@@ -42,7 +42,7 @@ import tempfile
 import numpy as np
 from scipy.optimize import least_squares
 
-from calibrate.fit.row_moments import NoPairs, corpus_main, held_line, portable, with_params
+from calibrate.fit.corpus_fit import RUN, NoPairs, corpus_main, held_line, portable, with_params
 from calibrate.pair.harness_runs import param_table
 from calibrate.validate.kernel_classes import onnx_files, paired_layers
 
@@ -79,7 +79,7 @@ def pairs_with(tilewave, rows, onnx, gpu_file, tmp, narrow=None):
     return [x for x in kept if key(x[0], x[2]) in narrow]
 
 
-def fit(tilewave, rows, gpu_file, split_of, out=print, tables=True):
+def fit(tilewave, rows, gpu_file, split_of, out=print, tables=True, source=RUN):
     """The four terms fitted on the fit families' narrow-channel convolutions of `rows` (run.py's profiled
     forwards); NoPairs when no fit-family forward has one."""
     bounds = param_table(tilewave)
@@ -100,7 +100,8 @@ def fit(tilewave, rows, gpu_file, split_of, out=print, tables=True):
             fit_pairs = [(m, tile_counts[(key(r, k), m)], k) for r, m, k in steps
                          if layout_of(k) == layout and split_of.get(r["model"]) == "fit"]
             if not fit_pairs:
-                raise NoPairs("no fit-family forward has a narrow-channel convolution from %s" % layout.upper())
+                raise NoPairs("%s: no fit-family forward has a narrow-channel convolution from %s" % (
+                    source, layout.upper()))
             x = np.array([[t["time_us"] - t["fixed_us"], k["time_us"] - k["fixed_us"]] for _, t, k in fit_pairs])
             fixed = np.array([k["fixed_us"] for _, _, k in fit_pairs])
             measured = np.log([m for m, _, _ in fit_pairs])

@@ -34,25 +34,19 @@ import collections
 import json
 import os
 import statistics
-import sys
 import tempfile
 
 import numpy as np
 from scipy.optimize import lsq_linear
 
 from calibrate import harness_flags, module
-from calibrate.pair.harness_runs import commit, param_table
-from calibrate.validate.kernel_classes import CORPUS, ROOT, kernel_rows, onnx_files
+from calibrate.fit.corpus_fit import RUN, NoPairs, corpus_main, held_line, portable, with_params
+from calibrate.pair.harness_runs import param_table
+from calibrate.validate.kernel_classes import onnx_files
 
-RUN = "calibrate/data/h200/corpus/run"
-GPU = os.path.join(ROOT, "gpu_models", "h200.json")
 PARAMS = ("row_block_us", "row_block_element_ns", "row_block_l2_element_ns")
 MEASURED = "RowwiseMomentsCUDAKernel"
 COMMAND = "python3 -m calibrate.fit.row_moments build/analyzer/tilewave --write"
-
-
-def splits():
-    return {n["name"]: n["split"] for n in json.load(open(CORPUS))["networks"]}
 
 
 def forwards(tilewave, rows, onnx, gpu_file):
@@ -81,14 +75,6 @@ def design(pairs):
     return np.array(a), np.array(b)
 
 
-def with_params(tilewave, gpu_file, values, path):
-    """A copy of the GPU file at `path` with `values` in its eager set, through the one GPU-file writer."""
-    g = json.load(open(gpu_file))
-    g["runtime_params"]["eager"]["params"].update(values)
-    module.tilewave_module(tilewave).write_gpu(g, path)
-    return path
-
-
 def report(label, data, split_of, out):
     """Per split: kernels, median and p90 |error|; per network and setting, predicted / measured moments time
     summed over the forward, at each batch."""
@@ -110,10 +96,6 @@ def report(label, data, split_of, out):
     for (split, net, setting), cells in sorted(by_net.items()):
         out("  %-9s %-20s %-23s %s" % (split, net, setting, " ".join(
             "%7.2f" % (cells[b][1] / cells[b][0]) if b in cells else "%7s" % "-" for b in batches)))
-
-
-class NoPairs(ValueError):
-    """The rows hold no fit-family kernel of the kind a fit needs: nothing to fit, the start values stand."""
 
 
 def fit(tilewave, rows, gpu_file, split_of, out=print, tables=True, source=RUN):
@@ -148,57 +130,6 @@ def fit(tilewave, rows, gpu_file, split_of, out=print, tables=True, source=RUN):
                 after, _ = forwards(tilewave, rows, onnx, with_params(tilewave, gpu_file, values, os.path.join(tmp, "gpu.json")))
                 report("predicted / measured, with the fitted values", after, split_of, out)
     return values
-
-
-def on_corpus(fit_of, tilewave, out=print):
-    """A kernel-path fit, fit_of(tilewave, rows, gpu_file, split_of, out), on the H200 corpus (RUN) against
-    gpu_models/h200.json, split as networks.json splits it."""
-    return fit_of(tilewave, list(kernel_rows(os.path.join(ROOT, RUN))), GPU, splits(), out)
-
-
-def portable(path):
-    """A GPU file as the reports name it: relative to the repository when inside it, else its name."""
-    full = os.path.abspath(path)
-    return os.path.relpath(full, ROOT) if full.startswith(ROOT + os.sep) else os.path.basename(full)
-
-
-def held_line(held, values, gpu_file=GPU):
-    """Whether the GPU file's eager set `held` holds the fitted `values`, and what it holds if not."""
-    if all(held.get(n) == v for n, v in values.items()):
-        return "%s's eager set holds these values" % portable(gpu_file)
-    return "%s's eager set holds %s (rerun with --write to replace them)" % (
-        portable(gpu_file), json.dumps({n: held.get(n) for n in values}))
-
-
-def write_eager(tilewave, values, command, kernels):
-    """`values` into gpu_models/h200.json's eager set through the one GPU-file writer, stamped with the
-    command, its commit and the corpus kernels (`kernels`: which) they were fitted on."""
-    stamp_eager(tilewave, values, "%s (commit %s): %s/kernels.jsonl.gz, the %s of the fit families "
-                "(calibrate/data/h200/corpus/networks.json split), timm's harness" % (command, commit(), RUN, kernels))
-
-
-def stamp_eager(tilewave, values, provenance):
-    """`values` into gpu_models/h200.json's eager set through the one GPU-file writer, with `provenance` as
-    their fitted_on entry."""
-    tw = module.tilewave_module(tilewave)
-    g = json.load(open(GPU))
-    eager = g["runtime_params"]["eager"]
-    eager["params"].update(values)
-    eager["fitted_on"][", ".join(values)] = provenance
-    tw.write_gpu(g, GPU)
-
-
-def corpus_main(fit_of, doc, command, kernels):
-    """The command line of a kernel-path fit: on_corpus(fit_of), and with --write its values into
-    gpu_models/h200.json's eager set, stamped with `command` and the `kernels` they were fitted on."""
-    if len(sys.argv) < 2:
-        raise SystemExit(doc.strip().split("\n\n")[-1])
-    try:
-        values = on_corpus(fit_of, sys.argv[1])
-    except NoPairs as e:
-        raise SystemExit(str(e))
-    if "--write" in sys.argv:
-        write_eager(sys.argv[1], values, command, kernels)
 
 
 def main():

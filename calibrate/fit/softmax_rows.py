@@ -54,7 +54,7 @@ import tempfile
 import numpy as np
 from scipy.optimize import least_squares
 
-from calibrate.fit.row_moments import RUN, NoPairs, corpus_main, held_line, portable, with_params
+from calibrate.fit.corpus_fit import RUN, NoPairs, corpus_main, held_line, portable, with_params
 from calibrate.pair.harness_runs import param_table
 from calibrate.pair.kernel_names import kernel_class
 from calibrate.validate.kernel_classes import onnx_files, paired_layers

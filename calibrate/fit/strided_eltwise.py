@@ -51,7 +51,7 @@ import tempfile
 import numpy as np
 from scipy.optimize import lsq_linear
 
-from calibrate.fit.row_moments import RUN, NoPairs, corpus_main, held_line, portable, with_params
+from calibrate.fit.corpus_fit import RUN, NoPairs, corpus_main, held_line, portable, with_params
 from calibrate.pair.harness_runs import gpu_params, param_table
 from calibrate.pair.kernel_names import kernel_class
 from calibrate.validate.kernel_classes import onnx_files, paired_layers

@@ -4,7 +4,7 @@ import os
 from calibrate.fit import attention_tiles  # (calibrate/fit/attention_tiles.py)
 from calibrate.fit import intervals  # (calibrate/fit/intervals.py)
 from calibrate.pair import harness_kernel_classes  # (calibrate/pair/harness_kernel_classes.py)
-from calibrate.fit import row_moments  # (calibrate/fit/row_moments.py)
+from calibrate.fit import corpus_fit, row_moments  # (calibrate/fit/corpus_fit.py, row_moments.py)
 from calibrate.fit import softmax_rows  # (calibrate/fit/softmax_rows.py)
 from calibrate.fit import strided_eltwise  # (calibrate/fit/strided_eltwise.py)
 from calibrate.validate import attention_paths  # (calibrate/validate/attention_paths.py)
@@ -69,21 +69,21 @@ def validation_intervals(runs):
 def validation_row_moments(runs):
     """docs/validation.md: `python3 -m calibrate.fit.row_moments build/analyzer/tilewave`."""
     lines = []
-    row_moments.on_corpus(row_moments.fit, runs.tw, out=lines.append)
+    corpus_fit.on_corpus(row_moments.fit, runs.tw, out=lines.append)
     return lines
 
 
 def validation_strided_eltwise(runs):
     """docs/validation.md: `python3 -m calibrate.fit.strided_eltwise build/analyzer/tilewave`."""
     lines = []
-    row_moments.on_corpus(strided_eltwise.fit, runs.tw, out=lines.append)
+    corpus_fit.on_corpus(strided_eltwise.fit, runs.tw, out=lines.append)
     return lines
 
 
 def validation_softmax_rows(runs):
     """docs/validation.md: `python3 -m calibrate.fit.softmax_rows build/analyzer/tilewave`."""
     lines = []
-    row_moments.on_corpus(softmax_rows.fit, runs.tw, out=lines.append)
+    corpus_fit.on_corpus(softmax_rows.fit, runs.tw, out=lines.append)
     return lines
 
 
