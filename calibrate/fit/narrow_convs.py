@@ -79,6 +79,18 @@ def pairs_with(tilewave, rows, onnx, gpu_file, tmp, narrow=None):
     return [x for x in kept if key(x[0], x[2]) in narrow]
 
 
+def solve(fit_pairs, names, bounds):
+    """The (tile, step) terms `names` from [(measured us, JSON with the tile term at 1 us, JSON with the step
+    term at 1 us)]: least squares on the log of time with a robust loss, since a kernel the pairing joined to
+    another convolution's (an NCHW forward launches several unlike ones back to back) must not pull them."""
+    x = np.array([[t["time_us"] - t["fixed_us"], k["time_us"] - k["fixed_us"]] for _, t, k in fit_pairs])
+    fixed = np.array([k["fixed_us"] for _, _, k in fit_pairs])
+    measured = np.log([m for m, _, _ in fit_pairs])
+    low = [max(bounds[n]["min"], 1e-4) for n in names]
+    return least_squares(lambda v: np.log(fixed + x @ v) - measured, [0.5, 0.5], loss="soft_l1", f_scale=0.1,
+                         bounds=(low, [bounds[n]["max"] for n in names])).x
+
+
 def fit(tilewave, rows, gpu_file, split_of, out=print, tables=True, source=RUN):
     """The four terms fitted on the fit families' narrow-channel convolutions of `rows` (run.py's profiled
     forwards); NoPairs when no fit-family forward has one."""
@@ -102,15 +114,7 @@ def fit(tilewave, rows, gpu_file, split_of, out=print, tables=True, source=RUN):
             if not fit_pairs:
                 raise NoPairs("%s: no fit-family forward has a narrow-channel convolution from %s" % (
                     source, layout.upper()))
-            x = np.array([[t["time_us"] - t["fixed_us"], k["time_us"] - k["fixed_us"]] for _, t, k in fit_pairs])
-            fixed = np.array([k["fixed_us"] for _, _, k in fit_pairs])
-            measured = np.log([m for m, _, _ in fit_pairs])
-            # A robust loss on the log ratio: a kernel the pairing joined to another convolution's (an NCHW
-            # forward launches several unlike ones back to back) must not pull the terms.
-            low = [max(bounds[n]["min"], 1e-4) for n in names]
-            solved = least_squares(lambda v: np.log(fixed + x @ v) - measured, [0.5, 0.5], loss="soft_l1",
-                                   f_scale=0.1, bounds=(low, [bounds[n]["max"] for n in names]))
-            values.update({n: round(float(v), 4) for n, v in zip(names, solved.x)})
+            values.update({n: round(float(v), 4) for n, v in zip(names, solve(fit_pairs, names, bounds))})
             out("%s: fitted on %d kernels of the fit families: %s" % (
                 layout.upper(), len(fit_pairs), ", ".join("%s = %.4f us" % (n, values[n]) for n in names)))
         if tables:

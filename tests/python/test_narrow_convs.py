@@ -1,0 +1,33 @@
+"""calibrate/fit/narrow_convs.py: which predicted kernels it fits, and the robust fit recovers the tile and
+step terms that made synthetic kernel times, beside a few pairs no term explains (mispaired kernels)."""
+import pytest
+
+from calibrate.fit import narrow_convs as fit
+
+NAMES = fit.PARAMS["nchw"]
+BOUNDS = {n: {"min": 0.0, "max": 20.0} for n in NAMES}
+
+
+def test_layout_of_takes_only_the_narrow_channel_kernels():
+    assert fit.layout_of({"kernel": "conv_unaligned_nhwc_fp16_128x32x16"}) == "nhwc"
+    assert fit.layout_of({"kernel": "conv_unaligned_nchw_bf16_128x32x16"}) == "nchw"
+    assert fit.layout_of({"kernel": "conv_tensor_gemm_fp16_64x64x32_padded"}) is None
+    assert fit.layout_of({}) is None
+
+
+def pair(tiles, k_steps, tile_us, step_us, fixed=2.7, measured=None):
+    """(measured, JSON at tile 1 us, JSON at step 1 us) of a kernel of `tiles` tiles per SM and `k_steps` steps."""
+    made = fixed + tiles * (tile_us + k_steps * step_us)
+    return (measured if measured is not None else made,
+            {"time_us": fixed + tiles, "fixed_us": fixed}, {"time_us": fixed + tiles * k_steps, "fixed_us": fixed})
+
+
+def test_the_fit_recovers_the_terms_that_made_the_times():
+    tile_us, step_us = 0.8, 0.7
+    data = [pair(tiles, k_steps, tile_us, step_us, fixed) for tiles in (0.5, 3, 47, 380, 2000)
+            for k_steps in (1, 2, 10, 48) for fixed in (1.3, 2.7, 4.0)]
+    assert list(fit.solve(data, NAMES, BOUNDS)) == pytest.approx([tile_us, step_us], rel=1e-3)
+    # Pairs no term explains, a tenth of the time they would take (one in 20): the robust loss keeps them from
+    # moving the fit much.
+    data += [pair(380, 2, tile_us, step_us, measured=60.0 + i) for i in range(3)]
+    assert list(fit.solve(data, NAMES, BOUNDS)) == pytest.approx([tile_us, step_us], rel=0.05)
