@@ -84,6 +84,9 @@ TEST_CASE("an RGB stem in half precision: padded into a first-layer kernel from 
   CHECK(stem(32, 3, Layout::nchw) == V{"Conv", "nchw"});
   // fp32 keeps its padding (no first-layer kernel evidence there).
   CHECK(stem(32, 3, Layout::nhwc, DType::fp32) == V{"pad", "pad", "Conv"});
+  // Fewer filters than a vector too (an ECA gate's convolution): a direct kernel where it is, unpadded.
+  CHECK(stem(1, 3, Layout::nchw) == V{"Conv", "nchw"});
+  CHECK(stem(1, 3, Layout::nhwc) == V{"Conv"});
 }
 
 TEST_CASE("eager: an unfolded BatchNormalization node also runs its two channel kernels first") {

@@ -24,6 +24,9 @@ Layout conv_kernel_layout(const ConvProblem& p, DType dtype, int align, Layout g
     case NarrowConv::unaligned: return given;
     case NarrowConv::none: break;
   }
+  // Fewer filters than a vector as well (ECA's 1-D convolution over the
+  // channels): cuDNN's direct kernels, in the layout given.
+  if (p.groups == 1 && p.C < align) return given;
   if (p.groups > 1) return p.C / p.groups >= 16 / dtype_bytes(dtype) ? Layout::nhwc : given;
   const bool pointwise = p.R == 1 && p.S == 1 && p.stride[0] == 1 && p.stride[1] == 1;
   return pointwise ? given : Layout::nhwc;
