@@ -395,6 +395,39 @@ TEST_CASE("eager: an exporter's decomposition of one framework op is one kernel"
 
 // CaiT's talking heads, small: a map from a matmul, permuted heads-last for a
 // Linear over the heads, permuted back for the softmax.
+TEST_CASE("an expand read only by elementwise ops is a view they broadcast in place; anything else copies it") {
+  // ECA's gate: x * sigmoid(conv(pool(x))).expand_as(x), as torch.onnx writes it.
+  test::OnnxBuilder b(13);
+  b.input("x", {2, 8, 6, 6});
+  b.input("m", {2, 8, 6, 6});
+  b.ints("full", {2, 8, 6, 6});
+  b.node("GlobalAveragePool", {"x"}, {"pooled"});
+  b.node("Sigmoid", {"pooled"}, {"gate"});
+  b.node("Expand", {"gate", "full"}, {"gate_x"});
+  b.node("Mul", {"x", "gate_x"}, {"y"});
+  b.node("Expand", {"gate", "full"}, {"gate_m"});  // also read by a matmul: a tensor of its own
+  b.node("Mul", {"y", "gate_m"}, {"z"});
+  b.node("MatMul", {"gate_m", "m"}, {"w"});
+  b.output("z");
+  b.output("w");
+  const Model m = b.load_batch(2);
+  for (const std::string runtime : {"eager", "inductor", "tensorrt"}) {
+    CAPTURE(runtime);
+    const KernelGraph g = lower_model(m, default_execution(*find_runtime(runtime)));
+    // The view's own node is in no kernel of its own.
+    CHECK(std::none_of(g.kernels.begin(), g.kernels.end(), [](const Kernel& k) { return k.name == "gate_x"; }));
+    if (runtime != "eager") continue;  // a compiler or engine fuses the copy for the matmul into a kernel too
+    CHECK(count(ops(g), "Expand") == 1);
+    const auto y = std::find_if(g.kernels.begin(), g.kernels.end(), [](const Kernel& k) { return k.name == "y"; });
+    REQUIRE(y != g.kernels.end());
+    // It reads x and the gate before the expand: a broadcast operand, strided.
+    const auto& mul = std::get<MemoryProblem>(y->layer->problem);
+    CHECK(mul.inputs == 1);
+    CHECK(mul.strided);
+    CHECK(y->layer->extra_bytes == 2 * 8 * dtype_bytes(DType::fp16));  // the gate's half activations
+  }
+}
+
 test::OnnxBuilder talking_heads() {
   test::OnnxBuilder b(17);
   b.input("q", {2, 4, 16, 8});

@@ -26,6 +26,8 @@ enum class FusionRole {
   opaque,       // a kernel of its own
 };
 
+class OpRegistry;
+
 struct LowerContext {
   const Model& model;
   const Node& node;
@@ -36,6 +38,9 @@ struct LowerContext {
   // The runtime copies a permuted view an op needs contiguous
   // (RuntimeProfile::copies_permuted_views).
   bool copies_permuted_views = false;
+  // The ops' entries, for rules that ask what their readers are (an expand
+  // read only by elementwise ops); null where no graph surrounds the node.
+  const OpRegistry* registry = nullptr;
   // Shape of input/output i; throws Unmodelled if absent or unknown.
   const TensorInfo& input(size_t i) const;
   const TensorInfo& output(size_t i) const;

@@ -42,6 +42,19 @@ std::optional<Layer> make_copy(const LowerContext& ctx, int64_t elems_in, int64_
   return l;
 }
 
+bool expand_is_view(const LowerContext& ctx, const Node& expand) {
+  if (!ctx.registry || expand.op_type != "Expand" || !expand.domain.empty() || expand.outputs.size() != 1 ||
+      expand.inputs.empty() || ctx.model.is_output(expand.outputs[0]) || ctx.model.numel(expand.inputs[0]) < 0 ||
+      ctx.model.static_tensors.count(expand.inputs[0]))  // a constant expanded is a tensor of its own
+    return false;
+  const auto& readers = ctx.model.readers_of(expand.outputs[0]);
+  return !readers.empty() && std::all_of(readers.begin(), readers.end(), [&](const TensorRead& r) {
+    const Node& n = ctx.model.nodes[size_t(r.node)];
+    const OpRule* rule = ctx.registry->find(n.domain, n.op_type);
+    return rule && rule->role == FusionRole::elementwise;
+  });
+}
+
 namespace {
 
 // Reads what it writes, wherever it comes from.
@@ -54,6 +67,13 @@ std::optional<Layer> lower_move(const LowerContext& ctx) {
 // read the smaller input once and write the larger output).
 std::optional<Layer> lower_read_all(const LowerContext& ctx) {
   return make_copy(ctx, dynamic_input_elems(ctx), output_elems(ctx));
+}
+
+// PyTorch's expand (expand_as) is a view with stride 0 where it broadcasts:
+// an elementwise op reads it in place, anything else copies it.
+std::optional<Layer> lower_expand(const LowerContext& ctx) {
+  if (expand_is_view(ctx, ctx.node)) return std::nullopt;
+  return lower_read_all(ctx);
 }
 
 // Whether PyTorch holds `tensor` channels-last under a channels_last
@@ -486,7 +506,7 @@ void register_data_movement_ops(OpRegistry& r) {
   read_all("Pad", shape_pad).inputs(1, 4).traits(index_remap);
   read_all("Resize", shape_resize).inputs(1, 4).traits(index_remap);
   read_all("Upsample", shape_resize).inputs(1, 2).traits(index_remap);
-  read_all("Expand", shape_expand).inputs(2, 2).traits(index_remap);
+  r.add({"", "Expand", FusionRole::opaque, shape_expand, lower_expand, TILEWAVE_HERE}).inputs(2, 2).traits(index_remap);
   read_all("Tile", shape_tile).inputs(2, 3).traits(index_remap);
   read_all("DepthToSpace", [](ShapeContext& c) { shape_depth_space(c, true); }).inputs(1, 1).rank(0, 4).traits(index_remap);
   read_all("SpaceToDepth", [](ShapeContext& c) { shape_depth_space(c, false); }).inputs(1, 1).rank(0, 4).traits(index_remap);

@@ -24,14 +24,18 @@ std::optional<Layer> lower_elementwise(const LowerContext& ctx) {
   l.dtype = ctx.dtype;
   for (size_t i = 0; i < ctx.node.inputs.size(); ++i) {
     if (!ctx.has_input(i)) continue;
-    const int64_t n = ctx.input(i).numel();
+    const TensorInfo* operand = &ctx.input(i);
+    // An expand it reads in place: the tensor before the expand is what it reads.
+    if (const Node* p = ctx.model.producer_of(ctx.node.inputs[i]); p && expand_is_view(ctx, *p))
+      operand = ctx.model.tensor(p->inputs[0]);
+    const int64_t n = operand->numel();
     // Full-size operands stream through; broadcast ones (bias, BN scale) are
     // small and make the kernel strided, unless a scalar: the export writes a
     // Python number as a rank-0 constant, which PyTorch passes as an argument,
     // and a one-element tensor (StarReLU's scale) with its rank.
     if (n >= out) ++m.inputs;
     else l.extra_bytes += ctx.bytes_of(n);
-    if (n < out && (n > 1 || !ctx.input(i).dims.empty())) m.strided = true;
+    if (n < out && (n > 1 || !operand->dims.empty())) m.strided = true;
   }
   l.problem = m;
   return l;

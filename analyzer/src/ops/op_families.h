@@ -28,6 +28,9 @@ std::optional<Layer> lower_matmul_dims(const LowerContext& ctx, const std::vecto
                                        const std::vector<int64_t>& b, const std::vector<int64_t>& y, bool int8);
 
 std::optional<Layer> lower_elementwise(const LowerContext& ctx);
+// Whether `expand` (an Expand node) launches nothing: every reader is
+// elementwise and reads the stride-0 view in place (docs/model.md "Framework ops").
+bool expand_is_view(const LowerContext& ctx, const Node& expand);
 // A data-movement kernel reading elems_in and writing elems_out.
 std::optional<Layer> make_copy(const LowerContext& ctx, int64_t elems_in, int64_t elems_out);
 // A row normalisation over the dims from `axis` on (softmax, LayerNorm, RMSNorm).
