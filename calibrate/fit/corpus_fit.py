@@ -55,27 +55,32 @@ def held_line(held, values, gpu_file=GPU):
         portable(gpu_file), json.dumps({n: held.get(n) for n in values}))
 
 
-def write_eager(tilewave, values, command, kernels):
+def write_eager(tilewave, values, command, kernels, shared_with=None):
     """`values` into gpu_models/h200.json's eager set through the one GPU-file writer, stamped with the
-    command, its commit and the corpus kernels (`kernels`: which) they were fitted on."""
+    command, its commit and the corpus kernels (`kernels`: which) they were fitted on; `shared_with`, as
+    in stamp_eager."""
     stamp_eager(tilewave, values, "%s (commit %s): %s/kernels.jsonl.gz, the %s of the fit families "
-                "(calibrate/data/h200/corpus/networks.json split), timm's harness" % (command, commit(), RUN, kernels))
+                "(calibrate/data/h200/corpus/networks.json split), timm's harness" % (command, commit(), RUN, kernels),
+                shared_with)
 
 
-def stamp_eager(tilewave, values, provenance):
+def stamp_eager(tilewave, values, provenance, shared_with=None):
     """`values` into gpu_models/h200.json's eager set through the one GPU-file writer, with `provenance` as
-    their fitted_on entry."""
+    their fitted_on entry. `shared_with` ({runtime set: why}) names other sets that run the same library
+    kernels (cuDNN's under torch.compile): they get the same values, their provenance saying why."""
     tw = module.tilewave_module(tilewave)
     g = json.load(open(GPU))
-    eager = g["runtime_params"]["eager"]
-    eager["params"].update(values)
-    eager["fitted_on"][", ".join(values)] = provenance
+    for name, why in [("eager", None)] + sorted((shared_with or {}).items()):
+        target = g["runtime_params"][name]
+        target["params"].update(values)
+        target["fitted_on"][", ".join(values)] = provenance if why is None else "%s; %s" % (provenance, why)
     tw.write_gpu(g, GPU)
 
 
-def corpus_main(fit_of, doc, command, kernels):
+def corpus_main(fit_of, doc, command, kernels, shared_with=None):
     """The command line of a kernel-path fit: on_corpus(fit_of), and with --write its values into
-    gpu_models/h200.json's eager set, stamped with `command` and the `kernels` they were fitted on."""
+    gpu_models/h200.json's eager set (and the sets `shared_with` names, as in stamp_eager), stamped with
+    `command` and the `kernels` they were fitted on."""
     if len(sys.argv) < 2:
         raise SystemExit(doc.strip().split("\n\n")[-1])
     try:
@@ -83,4 +88,4 @@ def corpus_main(fit_of, doc, command, kernels):
     except NoPairs as e:
         raise SystemExit(str(e))
     if "--write" in sys.argv:
-        write_eager(sys.argv[1], values, command, kernels)
+        write_eager(sys.argv[1], values, command, kernels, shared_with)

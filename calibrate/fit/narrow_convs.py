@@ -30,8 +30,10 @@ Pairing: `tilewave check`'s pairs of each profiled forward
 kernel is such a convolution and the measured one is a convolution kernel.
 
 usage: python3 -m calibrate.fit.narrow_convs build/analyzer/tilewave [--write]
-(--write: the four go into gpu_models/h200.json's "eager" set with their
-provenance, through tilewave.write_gpu; PYTHONPATH=build/analyzer/python)
+(--write: the four go into gpu_models/h200.json's "eager" and "inductor" sets
+with their provenance, through tilewave.write_gpu; PYTHONPATH=build/analyzer/python.
+torch.compile hands convolutions to cuDNN, and its profiled forwards launch the
+same three kinds of kernel: see INDUCTOR)
 """
 import collections
 import json
@@ -49,6 +51,9 @@ from calibrate.validate.kernel_classes import onnx_files, paired_layers
 PARAMS = {"nhwc": ("narrow_conv_nhwc_tile_us", "narrow_conv_nhwc_step_us"),
           "nchw": ("narrow_conv_nchw_tile_us", "narrow_conv_nchw_step_us")}
 COMMAND = "python3 -m calibrate.fit.narrow_convs build/analyzer/tilewave --write"
+INDUCTOR = {"inductor": "the same cuDNN kernels run under torch.compile (image_first_layer, "
+                        "implicit_gemm_indexed_wo_smem tilesize128x32x16 and implicit_convolve_sgemm in the "
+                        "inductor forwards of calibrate/data/h200/runtimes/*/kernels.jsonl.gz)"}
 
 
 def layout_of(layer):
@@ -145,7 +150,7 @@ def report(label, pairs, split_of, narrow, out):
 
 
 def main():
-    corpus_main(fit, __doc__, COMMAND, "narrow-channel convolution kernels")
+    corpus_main(fit, __doc__, COMMAND, "narrow-channel convolution kernels", INDUCTOR)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,7 @@
 """calibrate/fit/narrow_convs.py: which predicted kernels it fits, and the robust fit recovers the tile and
 step terms that made synthetic kernel times, beside a few pairs no term explains (mispaired kernels)."""
+import json
+
 import pytest
 
 from calibrate.fit import narrow_convs as fit
@@ -31,3 +33,20 @@ def test_the_fit_recovers_the_terms_that_made_the_times():
     # moving the fit much.
     data += [pair(380, 2, tile_us, step_us, measured=60.0 + i) for i in range(3)]
     assert list(fit.solve(data, NAMES, BOUNDS)) == pytest.approx([tile_us, step_us], rel=0.05)
+
+
+def test_write_puts_the_terms_in_the_eager_and_inductor_sets_with_why(tmp_path, monkeypatch):
+    from calibrate.fit import corpus_fit
+    gpu = tmp_path / "h200.json"
+    gpu.write_text(open(corpus_fit.GPU).read())
+    monkeypatch.setattr(corpus_fit, "GPU", str(gpu))
+    values = {"narrow_conv_nchw_tile_us": 0.5, "narrow_conv_nchw_step_us": 0.25}
+    corpus_fit.stamp_eager(None, values, "the fit's own line", fit.INDUCTOR)
+    sets = json.loads(gpu.read_text())["runtime_params"]
+    for name in ("eager", "inductor"):
+        assert {n: sets[name]["params"][n] for n in values} == values
+    key = ", ".join(values)
+    assert sets["eager"]["fitted_on"][key] == "the fit's own line"
+    assert sets["inductor"]["fitted_on"][key].startswith("the fit's own line; the same cuDNN kernels")
+    # Sets that run other kernels (the layout/precision sets of eager PyTorch) are left as they were.
+    assert "narrow_conv_nchw_tile_us" not in sets["eager nchw amp"]["params"]
