@@ -483,6 +483,48 @@ TEST_CASE("eager copies a permuted view a matmul or softmax reads; a Linear on o
   }
 }
 
+TEST_CASE("autocast casts a Linear's bias with its weight: two small cast kernels beside its one GEMM") {
+  // DeiT's qkv under timm's harness: the profile holds three casts before each
+  // Linear (the fp32 input, the weight, the bias) and one GEMM with the bias.
+  test::OnnxBuilder b(17);
+  b.input("x", {2, 16, 8});
+  b.weight("w", {8, 4});
+  b.weight("bias", {4});
+  b.node("MatMul", {"x", "w"}, {"product"});
+  b.node("Add", {"product", "bias"}, {"y"});
+  b.output("y");
+  const KernelGraph g = lower_model(b.load_batch(2), default_execution(*find_runtime("eager")));
+  std::vector<std::string> names;
+  for (const auto& k : g.kernels) names.push_back(k.name);
+  // The parameters first, then the activation, just before the GEMM (as the profile orders them).
+  CHECK(names == std::vector<std::string>{"product/cast_weight", "product/cast_bias", "product/cast_input", "product"});
+  CHECK(g.kernels.back().ops.text() == "MatMul+Add");
+  CHECK(std::get<MemoryProblem>(g.kernels[1].layer->problem).elems == 4);
+}
+
+TEST_CASE("eager under autocast: an add of a half tensor into an fp32 one casts per element, unvectorised") {
+  // A ViT's residual: the fp32 stream plus a half projection runs PyTorch's
+  // unrolled_elementwise_kernel; two half operands stay vectorised.
+  test::OnnxBuilder b(17);
+  b.input("x", {2, 16, 8});
+  b.weight("w", {8, 8});
+  b.node("MatMul", {"x", "w"}, {"p"});
+  b.node("MatMul", {"x", "w"}, {"q"});
+  b.node("Add", {"x", "p"}, {"stream"});
+  b.node("Add", {"p", "q"}, {"halves"});
+  b.output("stream");
+  b.output("halves");
+  const KernelGraph g = lower_model(b.load_batch(2), default_execution(*find_runtime("eager")));
+  std::map<std::string, const Kernel*> named;
+  for (const auto& k : g.kernels) named[k.name] = &k;
+  REQUIRE(named.count("stream"));
+  REQUIRE(named.count("halves"));
+  CHECK(named["stream"]->layer->dtype == DType::fp32);
+  CHECK(std::get<MemoryProblem>(named["stream"]->layer->problem).strided);
+  CHECK(named["halves"]->layer->dtype == DType::fp16);
+  CHECK_FALSE(std::get<MemoryProblem>(named["halves"]->layer->problem).strided);
+}
+
 TEST_CASE("eager: a product and bias written by hand promote to the fp32 bias; only a Linear's stays half") {
   // The same graph with the product read twice: not nn.Linear, so PyTorch's
   // `x @ w + b` under autocast adds in fp32 (type promotion by the fp32
@@ -1012,14 +1054,16 @@ TEST_CASE("eager under autocast: types follow PyTorch's promotion; a half-type o
   const KernelGraph g = eager_lowering(m, true);
   CHECK(ops(g) == std::vector<std::string>{"cast", "cast", "Conv", "Mul", "Add", "Relu", "cast", "cast", "Conv", "Mul"});
   auto dtype = [&](size_t i) { return g.kernels[i].layer->dtype; };
-  CHECK(g.kernels[0].reads[0].name == "x");  // the network's fp32 input, cast where the conv reads it
+  // The weight's cast, then the network's fp32 input, cast where the conv reads it.
+  CHECK(g.kernels[0].name == "a/cast_weight");
+  CHECK(g.kernels[1].reads[0].name == "x");
   CHECK(dtype(2) == DType::fp16);
   CHECK(dtype(3) == DType::fp32);  // the parameter promotes
   CHECK(dtype(4) == DType::fp32);  // an fp32 operand promotes
   CHECK(dtype(5) == DType::fp32);
-  CHECK(g.kernels[6].name == "c/cast_input");  // the second conv casts the fp32 activation it reads
-  CHECK(g.kernels[6].reads[0].name == "act");
-  CHECK(g.kernels[8].reads[0].name == g.kernels[6].writes[0].name);
+  CHECK(g.kernels[7].name == "c/cast_input");  // the second conv casts the fp32 activation it reads
+  CHECK(g.kernels[7].reads[0].name == "act");
+  CHECK(g.kernels[8].reads[0].name == g.kernels[7].writes[0].name);
   CHECK(dtype(9) == DType::fp16);  // a scalar does not promote
   // The fp32 values are twice the bytes: the Relu moves 4 + 4 bytes a value.
   CHECK(min_bytes(*g.kernels[5].layer) == 2 * 8 * 6 * 6 * 8);

@@ -191,7 +191,29 @@ void precision_pass(const LowerInput& in, KernelGraph& graph) {
     if (flow) types.refresh_reads(k);
     if (is_compute(k) && !k.nodes.empty() && k.nodes[0] >= 0) {
       const Node& n = m.nodes[size_t(k.nodes[0])];
+      // Every weight is cast on every forward (no cast cache under inference_mode).
+      std::vector<Kernel> parameter_casts;
+      const bool conv = std::holds_alternative<ConvProblem>(k.layer->problem);
+      for (size_t i = 1; i < n.inputs.size(); ++i) {
+        const std::string& t = n.inputs[i];
+        if (t.empty() || !m.initializers.count(t) || m.numel(t) <= 0) continue;
+        // A folded BatchNorm's bias is not the conv's: PyTorch's BatchNorm keeps fp32 parameters.
+        if (conv && i == 2 && !bias_is_own(n, std::get<ConvProblem>(k.layer->problem))) continue;
+        parameter_casts.push_back(cast_kernel(k, i == 1 ? "/cast_weight" : "/cast_bias", m.numel(t), DType::fp32, half));
+      }
+      // A Linear's bias sits in its own Add node (MatMul then Add, one GEMM
+      // with a bias epilogue): autocast casts it with the weight.
+      for (size_t j = 1; j < k.nodes.size(); ++j) {
+        if (k.nodes[j] < 0 || m.nodes[size_t(k.nodes[j])].op_type != "Add") continue;
+        for (const auto& t : m.nodes[size_t(k.nodes[j])].inputs)
+          if (m.initializers.count(t) && m.numel(t) > 0)
+            parameter_casts.push_back(cast_kernel(k, "/cast_bias", m.numel(t), DType::fp32, half));
+      }
       if (flow) {
+        // Eager's profiles show the parameters' casts first, then the
+        // activation's, just before the op that reads it.
+        for (auto& c : parameter_casts) out.push_back(std::move(c));
+        parameter_casts.clear();
         cast_fp32_reads(k);
       } else {
         // The fp32 input reaches the first op as fp32: autocast casts it there.
@@ -203,15 +225,7 @@ void precision_pass(const LowerInput& in, KernelGraph& graph) {
             out.push_back(std::move(cast));
           }
       }
-      // Every weight is cast on every forward (no cast cache under inference_mode).
-      const bool conv = std::holds_alternative<ConvProblem>(k.layer->problem);
-      for (size_t i = 1; i < n.inputs.size(); ++i) {
-        const std::string& t = n.inputs[i];
-        if (t.empty() || !m.initializers.count(t) || m.numel(t) <= 0) continue;
-        // A folded BatchNorm's bias is not the conv's: PyTorch's BatchNorm keeps fp32 parameters.
-        if (conv && i == 2 && !bias_is_own(n, std::get<ConvProblem>(k.layer->problem))) continue;
-        out.push_back(cast_kernel(k, i == 1 ? "/cast_weight" : "/cast_bias", m.numel(t), DType::fp32, half));
-      }
+      for (auto& c : parameter_casts) out.push_back(std::move(c));
       types.write(k, half);
       out.push_back(std::move(k));
       continue;
@@ -298,6 +312,13 @@ void precision_pass(const LowerInput& in, KernelGraph& graph) {
         if (to == kOnnxFloat16 || to == kOnnxBfloat16) fp32 = false;
       }
       if (fp32) k.layer->dtype = DType::fp32;
+      // Operands of two types (a half tensor promoted beside an fp32 one, a
+      // ViT's residual add under autocast): PyTorch casts each element as it
+      // loads it, in its unrolled kernel without vector loads, which the
+      // strided terms price (docs/model.md "Memory-bound kernels").
+      if (op == MemoryOp::eltwise && !k.ops.is_runtime_step() && !k.ops.is("Cast") &&
+          std::any_of(k.reads.begin(), k.reads.end(), [&](const TensorRef& r) { return types.of(r) != k.layer->dtype; }))
+        std::get<MemoryProblem>(k.layer->problem).strided = true;
       types.write(k, k.layer->dtype);
     }
     out.push_back(std::move(k));
