@@ -10,6 +10,9 @@ For every width (values per row) and total size, on torch.randn data:
                (what autocast runs, softmax being on its fp32 list)
   softmax_f32  fp32 in and out
   layer_norm   F.layer_norm over the last axis with weight and bias, half
+  layer_norm_f32  the same in fp32 (a ViT's fp32 residual stream under autocast)
+  layer_norm_amp  half input under torch.autocast(float16): autocast runs
+               layer_norm in fp32, so a cast, then the fp32 kernel
   softmax_dim1 torch.softmax over axis 1 of [rows, width, 8], half: the
                softmax of an axis that is not the last (PyTorch's spatial
                kernel), only for a few widths
@@ -18,7 +21,8 @@ short profiler session; a row records every kernel name the calls launched
 and the median duration of the row kernel (the kernel launched once per
 call). Rows are written as they are measured, so a deadline keeps them.
 
-usage (GPU machine): python3 calibrate/measure/row_kernels.py --out DIR [--deadline-s 300]
+usage (GPU machine): python3 calibrate/measure/row_kernels.py --out DIR [--deadline-s 300] [--ops OP,...]
+(--ops: only those ops)
 writes DIR/row_kernels.jsonl: a header row, then one row per shape
 {"op", "width", "rows", "in", "out", "kernel", "kernels", "median_us", "us"}
 """
@@ -46,6 +50,8 @@ def cases():
             yield "softmax_amp", width, rows, torch.float16, torch.float32
             yield "softmax_f32", width, rows, torch.float32, torch.float32
             yield "layer_norm", width, rows, torch.float16, torch.float16
+            yield "layer_norm_f32", width, rows, torch.float32, torch.float32
+            yield "layer_norm_amp", width, rows, torch.float16, torch.float32
     for width in DIM1_WIDTHS:
         for total in TOTALS:
             yield "softmax_dim1", width, max(1, total // (width * 8)), torch.float16, torch.float16
@@ -56,9 +62,15 @@ def call_of(op, width, rows, dtype_in, dtype_out):
         x = torch.randn(rows, width, 8, device="cuda", dtype=dtype_in)
         return lambda: torch.softmax(x, 1)
     x = torch.randn(rows, width, device="cuda", dtype=dtype_in)
-    if op == "layer_norm":
-        w = torch.randn(width, device="cuda", dtype=dtype_in)
-        b = torch.randn(width, device="cuda", dtype=dtype_in)
+    if op.startswith("layer_norm"):
+        # autocast's layer_norm keeps fp32 weights (a module's parameters)
+        w = torch.randn(width, device="cuda", dtype=dtype_out)
+        b = torch.randn(width, device="cuda", dtype=dtype_out)
+        if op == "layer_norm_amp":
+            def amp():
+                with torch.autocast("cuda", dtype=torch.float16):
+                    return F.layer_norm(x, (width,), w, b)
+            return amp
         return lambda: F.layer_norm(x, (width,), w, b)
     if dtype_out != dtype_in:
         return lambda: torch.softmax(x, -1, dtype=dtype_out)
@@ -82,7 +94,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
     ap.add_argument("--deadline-s", type=float, default=300)
+    ap.add_argument("--ops", help="comma-separated ops to measure (default: all)")
     args = ap.parse_args()
+    only = set(args.ops.split(",")) if args.ops else None
     start = time.time()
     os.makedirs(args.out, exist_ok=True)
     names = {torch.float16: "fp16", torch.float32: "fp32"}
@@ -91,6 +105,8 @@ def main():
                               "gpu": torch.cuda.get_device_name(), "reps": REPS, "data": "torch.randn"}) + "\n")
         done = 0
         for op, width, rows, din, dout in cases():
+            if only is not None and op not in only:
+                continue
             if time.time() - start > args.deadline_s:
                 print("deadline: %d shapes measured, the rest left out" % done, flush=True)
                 break
