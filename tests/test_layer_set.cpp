@@ -15,6 +15,7 @@ TEST_CASE("layer objects round-trip through JSON") {
       R"({"op":"gemm","M":100,"N":200,"K":300,"batch":4,"dtype":"bf16"})",
       R"({"op":"eltwise","elems":1000,"inputs":2,"dtype":"fp32"})",
       R"({"op":"eltwise","elems":1000,"inputs":1,"strided":true,"dtype":"fp16"})",
+      R"({"op":"eltwise","elems":1000,"inputs":2,"unrolled":true,"dtype":"fp32"})",
       R"({"op":"pool","N":1,"C":64,"H":112,"W":112,"R":3,"S":3,"stride":[2,2],"pad":[1,1],"mode":"max","dtype":"fp16"})",
       R"({"op":"reduce","outer":2048,"inner":49,"dtype":"fp16"})",
       R"({"op":"softmax","outer":64,"inner":301056,"row_moments":true,"dtype":"fp32"})",
@@ -58,6 +59,7 @@ TEST_CASE("bad layer objects name the field") {
   CHECK(error(R"({"op":"softmaxx","outer":1,"inner":1})").find("unknown op") != std::string::npos);
   CHECK(error(R"({"op":"softmax","outer":1,"inner":1,"row_moments":1})").find("'row_moments'") != std::string::npos);
   CHECK(error(R"({"op":"eltwise","elems":1,"strided":"yes"})").find("'strided'") != std::string::npos);
+  CHECK(error(R"({"op":"eltwise","elems":1,"strided":true,"unrolled":true})").find("'unrolled'") != std::string::npos);
   CHECK(error(R"({"op":"softmax","outer":1,"inner":1,"warp_rows":"yes"})").find("'warp_rows'") != std::string::npos);
   // The warp path holds rows of at most 1,024 contiguous values.
   CHECK(error(R"({"op":"softmax","outer":1,"inner":1025,"warp_rows":true})").find("'warp_rows'") != std::string::npos);
