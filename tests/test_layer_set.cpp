@@ -15,7 +15,6 @@ TEST_CASE("layer objects round-trip through JSON") {
       R"({"op":"gemm","M":100,"N":200,"K":300,"batch":4,"dtype":"bf16"})",
       R"({"op":"eltwise","elems":1000,"inputs":2,"dtype":"fp32"})",
       R"({"op":"eltwise","elems":1000,"inputs":1,"strided":true,"dtype":"fp16"})",
-      R"({"op":"eltwise","elems":1000,"inputs":2,"unrolled":true,"dtype":"fp32"})",
       R"({"op":"pool","N":1,"C":64,"H":112,"W":112,"R":3,"S":3,"stride":[2,2],"pad":[1,1],"mode":"max","dtype":"fp16"})",
       R"({"op":"reduce","outer":2048,"inner":49,"dtype":"fp16"})",
       R"({"op":"softmax","outer":64,"inner":301056,"row_moments":true,"dtype":"fp32"})",
@@ -23,7 +22,8 @@ TEST_CASE("layer objects round-trip through JSON") {
       R"({"op":"softmax","outer":4096,"inner":49,"warp_rows":true,"dtype":"fp16"})",
       R"({"op":"softmax","outer":4096,"inner":3137,"kept_inside":19,"dtype":"fp16"})",
       R"({"op":"attention","batch_heads":768,"q_len":197,"kv_len":197,"head_dim":64,"masked":true,"dtype":"fp16"})",
-      R"({"op":"conv","N":8,"C":3,"H":224,"W":224,"K":192,"R":16,"S":16,"stride":[16,16],"nchw":true,"dtype":"fp16"})"};
+      R"({"op":"conv","N":8,"C":3,"H":224,"W":224,"K":192,"R":16,"S":16,"stride":[16,16],"nchw":true,"dtype":"fp16"})",
+      R"({"op":"eltwise","elems":1000,"inputs":2,"unrolled":true,"dtype":"fp32"})"};
   for (const char* text : lines) {
     CAPTURE(text);
     const Layer l = layer_from_json(json::parse(text));
