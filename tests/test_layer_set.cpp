@@ -22,7 +22,8 @@ TEST_CASE("layer objects round-trip through JSON") {
       R"({"op":"softmax","outer":4096,"inner":49,"warp_rows":true,"dtype":"fp16"})",
       R"({"op":"softmax","outer":4096,"inner":3137,"kept_inside":19,"dtype":"fp16"})",
       R"({"op":"attention","batch_heads":768,"q_len":197,"kv_len":197,"head_dim":64,"masked":true,"dtype":"fp16"})",
-      R"({"op":"conv","N":8,"C":3,"H":224,"W":224,"K":192,"R":16,"S":16,"stride":[16,16],"nchw":true,"dtype":"fp16"})"};
+      R"({"op":"conv","N":8,"C":3,"H":224,"W":224,"K":192,"R":16,"S":16,"stride":[16,16],"nchw":true,"dtype":"fp16"})",
+      R"({"op":"eltwise","elems":1000,"inputs":2,"unrolled":true,"dtype":"fp32"})"};
   for (const char* text : lines) {
     CAPTURE(text);
     const Layer l = layer_from_json(json::parse(text));
@@ -58,6 +59,7 @@ TEST_CASE("bad layer objects name the field") {
   CHECK(error(R"({"op":"softmaxx","outer":1,"inner":1})").find("unknown op") != std::string::npos);
   CHECK(error(R"({"op":"softmax","outer":1,"inner":1,"row_moments":1})").find("'row_moments'") != std::string::npos);
   CHECK(error(R"({"op":"eltwise","elems":1,"strided":"yes"})").find("'strided'") != std::string::npos);
+  CHECK(error(R"({"op":"eltwise","elems":1,"strided":true,"unrolled":true})").find("'unrolled'") != std::string::npos);
   CHECK(error(R"({"op":"softmax","outer":1,"inner":1,"warp_rows":"yes"})").find("'warp_rows'") != std::string::npos);
   // The warp path holds rows of at most 1,024 contiguous values.
   CHECK(error(R"({"op":"softmax","outer":1,"inner":1025,"warp_rows":true})").find("'warp_rows'") != std::string::npos);

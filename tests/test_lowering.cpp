@@ -502,7 +502,7 @@ TEST_CASE("autocast casts a Linear's bias with its weight: two small cast kernel
   CHECK(std::get<MemoryProblem>(g.kernels[1].layer->problem).elems == 4);
 }
 
-TEST_CASE("eager under autocast: an add of a half tensor into an fp32 one casts per element, unvectorised") {
+TEST_CASE("eager under autocast: an add of a half tensor into an fp32 one is PyTorch's unrolled kernel, not a vectorised one") {
   // A ViT's residual: the fp32 stream plus a half projection runs PyTorch's
   // unrolled_elementwise_kernel; two half operands stay vectorised.
   test::OnnxBuilder b(17);
@@ -520,9 +520,27 @@ TEST_CASE("eager under autocast: an add of a half tensor into an fp32 one casts 
   REQUIRE(named.count("stream"));
   REQUIRE(named.count("halves"));
   CHECK(named["stream"]->layer->dtype == DType::fp32);
-  CHECK(std::get<MemoryProblem>(named["stream"]->layer->problem).strided);
+  CHECK(std::get<MemoryProblem>(named["stream"]->layer->problem).unrolled);
+  CHECK_FALSE(std::get<MemoryProblem>(named["stream"]->layer->problem).strided);
   CHECK(named["halves"]->layer->dtype == DType::fp16);
+  CHECK_FALSE(std::get<MemoryProblem>(named["halves"]->layer->problem).unrolled);
   CHECK_FALSE(std::get<MemoryProblem>(named["halves"]->layer->problem).strided);
+
+  // Its cost: unrolled_element_ps per output element on top of the traffic, and its own floor.
+  GpuModel gpu = test::gpu("h200");
+  MemoryProblem p;
+  p.elems = 1'000'000;
+  p.unrolled = true;
+  Layer layer;
+  layer.problem = p;
+  gpu.params["unrolled_element_ps"] = 0.0;
+  gpu.params["fixed_us_unrolled_extra"] = 0.0;
+  const KernelCost plain = cost_layer(layer, gpu);
+  gpu.params["unrolled_element_ps"] = 0.7;
+  gpu.params["fixed_us_unrolled_extra"] = 1.2;
+  const KernelCost unrolled = cost_layer(layer, gpu);
+  CHECK(unrolled.memory_us - plain.memory_us == doctest::Approx(0.7));  // 10^6 elements at 0.7 ps
+  CHECK(unrolled.fixed_us - plain.fixed_us == doctest::Approx(1.2));
 }
 
 TEST_CASE("eager: a product and bias written by hand promote to the fp32 bias; only a Linear's stays half") {

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fits PyTorch eager's two elementwise paths (docs/model.md "Memory-bound
+"""Fits PyTorch eager's elementwise paths (docs/model.md "Memory-bound
 kernels"; docs/validation.md "Elementwise kernels: two paths") on the H200
 corpus's profiled forwards.
 
@@ -9,7 +9,13 @@ bias, a per-channel scale) sends it to `elementwise_kernel<128, 4>`, which
 computes each operand's offset per element and loads one element at a time.
 tilewave marks such kernels `strided` (an operand of fewer values than the
 output's that is not a rank-0 scalar) and adds `strided_element_ps` per output element to
-their memory time and `fixed_us_strided_extra` to their floor; every
+their memory time and `fixed_us_strided_extra` to their floor. Operands of
+two types, all contiguous (under autocast, a half tensor beside an fp32 one),
+send it to `unrolled_elementwise_kernel`, which casts each element as it
+loads it: marked `unrolled`, with `unrolled_element_ps` per output element
+and `fixed_us_unrolled_extra` on its floor, fitted (after the rate) on the
+pairs of a predicted unrolled kernel and a measured one, on relative error
+like the strided terms. Every
 elementwise kernel streams its bytes at `eltwise_bw_efficiency`.
 
 Pairing: the library's one step (`tilewave check`, the module's check(), as
@@ -39,7 +45,7 @@ every elementwise kernel, fitted the same way on both paths' pairs: the
 model before them), and, when the fit moved them, with the fitted values.
 
 usage: python3 -m calibrate.fit.strided_eltwise build/analyzer/tilewave [--write]
-(--write: the three go into gpu_models/h200.json's "eager" set with their
+(--write: the five go into gpu_models/h200.json's "eager" set with their
 provenance, through tilewave.write_gpu; PYTHONPATH=build/analyzer/python)
 """
 import collections
@@ -57,6 +63,8 @@ from calibrate.pair.kernel_names import kernel_class
 from calibrate.validate.kernel_classes import onnx_files, paired_layers
 
 RATE = "eltwise_bw_efficiency"
+UNROLLED = "unrolled_element_ps"
+UNROLLED_EXTRA = "fixed_us_unrolled_extra"
 COMMAND = "python3 -m calibrate.fit.strided_eltwise build/analyzer/tilewave --write"
 
 
@@ -91,10 +99,12 @@ def rate_design(data, bw_bytes_per_us, l2_factor, floors=None):
     return np.array(a), np.array(b)
 
 
-def strided_design(data, held, rate, bw_bytes_per_us, l2_factor):
+def strided_design(data, held, rate, bw_bytes_per_us, l2_factor, extra="fixed_us_strided_extra"):
+    """Relative error of a path's kernels beyond their floor (less the held `extra`) and traffic, linear in
+    (the path's extra floor, its time per output element): the strided path, or with `extra` the unrolled."""
     a, b = [], []
     for _, measured, _, k in data:
-        base = k["fixed_us"] - held.get("fixed_us_strided_extra", 0.0)  # the floor without the term fitted
+        base = k["fixed_us"] - held.get(extra, 0.0)  # the floor without the term fitted
         dram, rest = traffic_us(k, bw_bytes_per_us, l2_factor)
         a.append([1 / measured, k["layer"]["elems"] * 1e-6 / measured])
         b.append((measured - base - dram / rate - rest) / measured)
@@ -103,21 +113,22 @@ def strided_design(data, held, rate, bw_bytes_per_us, l2_factor):
 
 def report(label, data, split_of, out):
     """Per split and measured path: pairs, measured ms, predicted / measured summed, median |error|, and the
-    share of the predicted kernels marked strided."""
-    cells = collections.defaultdict(lambda: [0.0, 0.0, [], 0])
+    shares of the predicted kernels marked strided and unrolled."""
+    cells = collections.defaultdict(lambda: [0.0, 0.0, [], 0, 0])
     for r, measured, path, k in data:
         c = cells[(split_of.get(r["model"], "?"), path)]
         c[0] += measured
         c[1] += k["time_us"]
         c[2].append(abs(k["time_us"] / measured - 1))
         c[3] += bool(k["layer"].get("strided"))
+        c[4] += bool(k["layer"].get("unrolled"))
     out(label)
-    out("  %-9s %-11s %7s %12s %10s %14s %15s" % ("split", "path", "pairs", "measured ms", "pred/meas",
-                                                  "median |error|", "marked strided"))
-    for (split, path), (measured, predicted, errors, strided) in sorted(cells.items()):
-        out("  %-9s %-11s %7d %12.1f %10.2f %13.1f%% %14.0f%%" % (
+    out("  %-9s %-11s %7s %12s %10s %14s %15s %15s" % ("split", "path", "pairs", "measured ms", "pred/meas",
+                                                       "median |error|", "marked strided", "marked unrolled"))
+    for (split, path), (measured, predicted, errors, strided, unrolled) in sorted(cells.items()):
+        out("  %-9s %-11s %7d %12.1f %10.2f %13.1f%% %14.0f%% %14.0f%%" % (
             split, path, len(errors), measured / 1e3, predicted / measured, 100 * statistics.median(errors),
-            100 * strided / len(errors)))
+            100 * strided / len(errors), 100 * unrolled / len(errors)))
 
 
 def fit(tilewave, rows, gpu_file, split_of, out=print, tables=True, source=RUN):
@@ -149,8 +160,15 @@ def fit(tilewave, rows, gpu_file, split_of, out=print, tables=True, source=RUN):
         extra, ps = lsq_linear(a, b, bounds=(lo, hi)).x
         values = {"strided_element_ps": round(float(ps), 4), "fixed_us_strided_extra": round(float(extra), 4),
                   RATE: round(rate, 5)}
-        out("fitted on %d strided and %d vectorised elementwise pairs of the fit families: %s" % (
-            len(strided), len(plain), json.dumps(values)))
+        unrolled = [p for p in fit_pairs if p[3]["layer"].get("unrolled") and p[2] == "unrolled"]
+        if unrolled:  # only networks under autocast mix types; without them the held values stand
+            a, b = strided_design(unrolled, held, rate, bw, l2_factor, UNROLLED_EXTRA)
+            names = (UNROLLED_EXTRA, UNROLLED)
+            extra, ps = lsq_linear(a, b, bounds=([bounds[n]["min"] for n in names],
+                                                 [bounds[n]["max"] for n in names])).x
+            values.update({UNROLLED: round(float(ps), 4), UNROLLED_EXTRA: round(float(extra), 4)})
+        out("fitted on %d strided, %d unrolled and %d vectorised elementwise pairs of the fit families: %s" % (
+            len(strided), len(unrolled), len(plain), json.dumps(values)))
         if tables:  # the script's own run: say whether --write would change the file
             out(held_line(held, values, gpu_file))
         if not tables:
@@ -162,7 +180,8 @@ def fit(tilewave, rows, gpu_file, split_of, out=print, tables=True, source=RUN):
                                                  if p[3]["layer"].get("strided") else 0.0) for p in both])
         one_rate = round(1 / float(lsq_linear(a, b, bounds=([1 / bounds[RATE]["max"]],
                                                             [1 / bounds[RATE]["min"]])).x[0]), 5)
-        without = {"strided_element_ps": 0.0, "fixed_us_strided_extra": 0.0, RATE: one_rate}
+        without = {"strided_element_ps": 0.0, "fixed_us_strided_extra": 0.0, UNROLLED: 0.0, UNROLLED_EXTRA: 0.0,
+                   RATE: one_rate}
         baseline, _ = pairs(tilewave, rows, onnx,
                             with_params(tilewave, gpu_file, without, os.path.join(tmp, "one_rate.json")), tmp)
         report("predicted / measured, without the strided terms: one rate for every elementwise kernel, fitted "

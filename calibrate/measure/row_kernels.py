@@ -97,6 +97,9 @@ def main():
     ap.add_argument("--ops", help="comma-separated ops to measure (default: all)")
     args = ap.parse_args()
     only = set(args.ops.split(",")) if args.ops else None
+    unknown = sorted((only or set()) - {op for op, *_ in cases()})
+    if unknown:
+        ap.error("--ops: unknown op %s" % ", ".join(unknown))
     start = time.time()
     os.makedirs(args.out, exist_ok=True)
     names = {torch.float16: "fp16", torch.float32: "fp32"}

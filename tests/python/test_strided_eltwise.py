@@ -37,3 +37,15 @@ def test_both_fits_recover_the_parameters_that_made_the_times():
     # The held floor already holds an extra of `extra`: the fit takes it out and finds it again.
     a, b = fit.strided_design(strided, {"fixed_us_strided_extra": extra}, rate, BW, L2)
     assert lsq_linear(a, b).x == approx([extra, ps])
+
+
+def test_the_unrolled_fit_recovers_its_terms_after_the_rate():
+    rate, ps, extra = 0.8, 0.7, 1.2
+    unrolled = []
+    for i, size in enumerate(np.geomspace(1e5, 3e8, 30)):
+        k = kernel(size / 10, size, size * (i % 3) / 4, False, fixed=1.3 + extra)
+        k["layer"]["unrolled"] = True
+        dram, rest = fit.traffic_us(k, BW, L2)
+        unrolled.append(({}, 1.3 + extra + dram / rate + rest + k["layer"]["elems"] * ps * 1e-6, "unrolled", k))
+    a, b = fit.strided_design(unrolled, {fit.UNROLLED_EXTRA: extra}, rate, BW, L2, fit.UNROLLED_EXTRA)
+    assert lsq_linear(a, b).x == approx([extra, ps])

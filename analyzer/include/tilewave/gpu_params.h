@@ -123,6 +123,14 @@ inline constexpr ParamInfo kGpuParams[] = {
      ParamScope::runtime, ParamOwner::launch, ParamScale::inverse_sm_clock},
     {"fixed_us_strided_extra", 0.00, 0.00, 20.0, "us",
      "fixed cost of such a strided elementwise kernel beyond fixed_us_memory", ParamScope::runtime, ParamOwner::launch},
+    {"unrolled_element_ps", 0.00, 0.00, 100.0, "ps",
+     "GPU time per output element that an elementwise kernel over operands of two types (contiguous) adds to "
+     "its memory time: PyTorch eager's unrolled kernel casts each element as it loads it, without vector "
+     "loads; 0 for runtimes that generate their own kernels",
+     ParamScope::runtime, ParamOwner::launch, ParamScale::inverse_sm_clock},
+    {"fixed_us_unrolled_extra", 0.00, 0.00, 20.0, "us",
+     "fixed cost of such an unrolled elementwise kernel beyond fixed_us_memory", ParamScope::runtime,
+     ParamOwner::launch},
     {"row_blocks_per_sm", 4.00, 1.00, 32.0, "blocks",
      "resident blocks per SM of a one-block-per-row kernel: 2,048 threads per SM over PyTorch's 512-thread "
      "reduction blocks", ParamScope::layer, ParamOwner::architecture},

@@ -82,6 +82,11 @@ struct MemoryProblem {
   // operand's offset per element, bound by issue, not bandwidth
   // (docs/model.md "Memory-bound kernels").
   bool strided = false;
+  // eltwise: operands of two types, every one contiguous (under autocast, a
+  // half tensor beside an fp32 one): PyTorch's unrolled kernel casts each
+  // element as it loads it, without vector loads (docs/model.md
+  // "Memory-bound kernels"). A strided kernel is not also unrolled.
+  bool unrolled = false;
   int64_t elems_in = 0, elems_out = 0;      // copy, fused
   ConvProblem window;      // pool: N,C,H,W,R,S,stride,pad
   bool max_pool = true;

@@ -442,6 +442,10 @@ KernelCost cost_memory(const MemoryProblem& p, int64_t bytes, DType dtype, const
     // single-element loads add their time to the traffic's.
     c.memory_us += double(p.elems) * m.get<param_index("strided_element_ps")>() * 1e-6;
     c.fixed_us += m.get<param_index("fixed_us_strided_extra")>();
+  } else if (p.op == MemoryOp::eltwise && p.unrolled) {
+    // Operands of two types: each element cast as it is loaded, no vector loads.
+    c.memory_us += double(p.elems) * m.get<param_index("unrolled_element_ps")>() * 1e-6;
+    c.fixed_us += m.get<param_index("fixed_us_unrolled_extra")>();
   }
   finish(c, m, dtype, 0, 0);
   c.kernel = fmt::format("{}_{}", memory_op_name(p.op), dtype_name(dtype));

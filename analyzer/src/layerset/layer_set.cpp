@@ -128,7 +128,11 @@ Layer layer_from_json(const json& j) {
       m.op = op == "eltwise" ? MemoryOp::eltwise : MemoryOp::norm;
       m.elems = positive_int(j, "elems");
       m.inputs = positive_int(j, "inputs", 1);
-      if (m.op == MemoryOp::eltwise) m.strided = flag(j, "strided");
+      if (m.op == MemoryOp::eltwise) {
+        m.strided = flag(j, "strided");
+        m.unrolled = flag(j, "unrolled");
+        if (m.strided && m.unrolled) throw std::invalid_argument("fields 'strided' and 'unrolled' exclude each other");
+      }
       if (m.op == MemoryOp::norm && j.contains("planes")) m.outer = positive_int(j, "planes");
     } else if (op == "pool") {
       m.op = MemoryOp::pool;
@@ -210,6 +214,7 @@ json layer_to_json(const Layer& l) {
         j["elems"] = m.elems;
         j["inputs"] = m.inputs;
         if (m.strided) j["strided"] = true;
+        if (m.unrolled) j["unrolled"] = true;
         break;
       case MemoryOp::norm:
         j["elems"] = m.elems;

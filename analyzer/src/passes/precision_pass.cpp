@@ -314,11 +314,14 @@ void precision_pass(const LowerInput& in, KernelGraph& graph) {
       if (fp32) k.layer->dtype = DType::fp32;
       // Operands of two types (a half tensor promoted beside an fp32 one, a
       // ViT's residual add under autocast): PyTorch casts each element as it
-      // loads it, in its unrolled kernel without vector loads, which the
-      // strided terms price (docs/model.md "Memory-bound kernels").
+      // loads it, in its unrolled kernel without vector loads, unless an
+      // operand is broadcast, which the strided path already is
+      // (docs/model.md "Memory-bound kernels").
       if (op == MemoryOp::eltwise && !k.ops.is_runtime_step() && !k.ops.is("Cast") &&
-          std::any_of(k.reads.begin(), k.reads.end(), [&](const TensorRef& r) { return types.of(r) != k.layer->dtype; }))
-        std::get<MemoryProblem>(k.layer->problem).strided = true;
+          std::any_of(k.reads.begin(), k.reads.end(), [&](const TensorRef& r) { return types.of(r) != k.layer->dtype; })) {
+        auto& p = std::get<MemoryProblem>(k.layer->problem);
+        p.unrolled = !p.strided;
+      }
       types.write(k, k.layer->dtype);
     }
     out.push_back(std::move(k));
