@@ -23,7 +23,8 @@ TEST_CASE("layer objects round-trip through JSON") {
       R"({"op":"softmax","outer":4096,"inner":3137,"kept_inside":19,"dtype":"fp16"})",
       R"({"op":"attention","batch_heads":768,"q_len":197,"kv_len":197,"head_dim":64,"masked":true,"dtype":"fp16"})",
       R"({"op":"conv","N":8,"C":3,"H":224,"W":224,"K":192,"R":16,"S":16,"stride":[16,16],"nchw":true,"dtype":"fp16"})",
-      R"({"op":"eltwise","elems":1000,"inputs":2,"unrolled":true,"dtype":"fp32"})"};
+      R"({"op":"eltwise","elems":1000,"inputs":2,"unrolled":true,"dtype":"fp32"})",
+      R"({"op":"softmax","outer":4096,"inner":192,"layer_norm":true,"dtype":"fp32"})"};
   for (const char* text : lines) {
     CAPTURE(text);
     const Layer l = layer_from_json(json::parse(text));
@@ -34,6 +35,7 @@ TEST_CASE("layer objects round-trip through JSON") {
   // Row moments write a mean and a 1/std per row, not the row.
   const Layer moments = layer_from_json(json::parse(lines[6]));
   CHECK(layer_to_json(moments).at("row_moments") == true);
+  CHECK(std::get<MemoryProblem>(layer_from_json(json::parse(std::end(lines)[-1])).problem).layer_norm);
   CHECK(min_bytes(moments) == 64 * 301056 * 4 + 2 * 64 * 4);
   // A mask is kept; an attention without one writes no field.
   CHECK(std::get<AttentionProblem>(layer_from_json(json::parse(lines[10])).problem).masked);

@@ -839,6 +839,54 @@ TEST_CASE("a softmax over short contiguous rows takes PyTorch's warp path (docs/
   CHECK(cost_layer(l, g).memory_us == doctest::Approx(32 * 100.0 * 1e-3));
 }
 
+TEST_CASE("a LayerNorm's rows cost layer_norm_fp32_row_factor more over fp32 values; a softmax's and half rows do not") {
+  // The flag comes from lowering: LayerNormalization sets it, Softmax does not.
+  for (const char* op : {"LayerNormalization", "Softmax"}) {
+    CAPTURE(op);
+    test::OnnxBuilder b(17);
+    b.input("x", {2, 197, 192});
+    if (std::string(op) == "LayerNormalization") {
+      b.weight("g", {192});
+      b.node(op, {"x", "g"}, {"y"});
+    } else {
+      b.node(op, {"x"}, {"y"});
+    }
+    b.output("y");
+    const Model m = b.load_batch(2);
+    const KernelGraph g = lower_model(m, default_execution(*find_runtime("eager")));
+    bool found = false;
+    for (const Kernel& k : g.kernels)
+      if (auto* p = k.layer ? std::get_if<MemoryProblem>(&k.layer->problem) : nullptr; p && p->op == MemoryOp::row_norm) {
+        CHECK(p->layer_norm == (std::string(op) == "LayerNormalization"));
+        found = true;
+      }
+    CHECK(found);
+  }
+  Layer l;
+  MemoryProblem rows;
+  rows.op = MemoryOp::row_norm;
+  rows.outer = 1 << 20;
+  rows.inner = 192;
+  rows.layer_norm = true;
+  l.problem = rows;
+  GpuModel gpu = test::gpu("h200");
+  gpu.params["row_ns"] = 1.0;
+  gpu.params["layer_norm_fp32_row_factor"] = 1.0;
+  l.dtype = DType::fp32;
+  const double plain_us = cost_layer(l, gpu).memory_us;
+  gpu.params["layer_norm_fp32_row_factor"] = 1.5;
+  CHECK(cost_layer(l, gpu).memory_us == doctest::Approx(plain_us + 0.5 * (1 << 20) * 1e-3));
+  l.dtype = DType::fp16;  // half rows keep row_ns
+  const double half_us = cost_layer(l, gpu).memory_us;
+  gpu.params["layer_norm_fp32_row_factor"] = 1.0;
+  CHECK(cost_layer(l, gpu).memory_us == doctest::Approx(half_us));
+  rows.layer_norm = false;  // a block softmax's fp32 rows keep row_ns
+  l.problem = rows;
+  l.dtype = DType::fp32;
+  gpu.params["layer_norm_fp32_row_factor"] = 1.5;
+  CHECK(cost_layer(l, gpu).memory_us == doctest::Approx(plain_us));
+}
+
 TEST_CASE("a weight-only float subgraph runs on every forward in PyTorch, is folded by an engine; shape math is neither") {
   // A weight-standardised conv (docs/model.md "Weight-only subgraphs"): the
   // weight's mean is taken and subtracted before the conv reads it; a

@@ -73,6 +73,9 @@ def stamp_eager(tilewave, values, provenance, shared_with=None):
     for name, why in [("eager", None)] + sorted((shared_with or {}).items()):
         target = g["runtime_params"][name]
         target["params"].update(values)
+        # An entry whose every value these replace says where values came from that the set no longer holds.
+        for key in [k for k in target["fitted_on"] if set(k.split(", ")) <= set(values)]:
+            del target["fitted_on"][key]
         target["fitted_on"][", ".join(values)] = provenance if why is None else "%s; %s" % (provenance, why)
     tw.write_gpu(g, GPU)
 

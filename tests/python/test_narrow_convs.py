@@ -50,3 +50,19 @@ def test_write_puts_the_terms_in_the_eager_and_inductor_sets_with_why(tmp_path, 
     assert sets["inductor"]["fitted_on"][key].startswith("the fit's own line; the same cuDNN kernels")
     # Sets that run other kernels (the layout/precision sets of eager PyTorch) are left as they were.
     assert "narrow_conv_nchw_tile_us" not in sets["eager nchw amp"]["params"]
+
+
+def test_write_drops_the_provenance_of_values_it_replaces_and_keeps_the_rest(tmp_path, monkeypatch):
+    from calibrate.fit import corpus_fit
+    gpu = tmp_path / "h200.json"
+    g = json.load(open(corpus_fit.GPU))
+    g["runtime_params"]["eager"]["fitted_on"]["narrow_conv_nchw_tile_us"] = "an older fit of one of them"
+    g["runtime_params"]["eager"]["fitted_on"]["narrow_conv_nchw_tile_us, row_ns"] = "a fit of another value too"
+    gpu.write_text(json.dumps(g))
+    monkeypatch.setattr(corpus_fit, "GPU", str(gpu))
+    values = {"narrow_conv_nchw_tile_us": 0.5, "narrow_conv_nchw_step_us": 0.25}
+    corpus_fit.stamp_eager(None, values, "the fit's own line")
+    fitted_on = json.loads(gpu.read_text())["runtime_params"]["eager"]["fitted_on"]
+    assert "narrow_conv_nchw_tile_us" not in fitted_on
+    assert fitted_on["narrow_conv_nchw_tile_us, row_ns"] == "a fit of another value too"
+    assert fitted_on[", ".join(values)] == "the fit's own line"

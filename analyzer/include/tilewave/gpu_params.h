@@ -92,6 +92,11 @@ inline constexpr ParamInfo kGpuParams[] = {
      "GPU time per row of a row-normalisation kernel (LayerNorm, softmax): frameworks give each row a warp "
      "or a block, so many short rows are bound by the row rate, not by bandwidth",
      ParamScope::layer, ParamOwner::launch, ParamScale::inverse_sm_clock},
+    {"layer_norm_fp32_row_factor", 1.00, 1.00, 3.00, "x",
+     "row_ns of a LayerNorm over 4-byte values, as a multiple of its row_ns over 2-byte ones: PyTorch's "
+     "vectorised LayerNorm kernel pays more per row in fp32 (an fp32 residual stream under autocast); 1 "
+     "outside the sets that fit it",
+     ParamScope::runtime, ParamOwner::launch},
     {"softmax_warp_value_ns", 0.00, 0.00, 10.0, "ns",
      "GPU time per value each thread holds of a 32-thread warp of PyTorch's short-row softmax (softmax_warp_forward: "
      "rows of at most 1,024 values, padded to a power of two, in the registers of up to 32 threads): its load, exp and "

@@ -77,6 +77,10 @@ struct MemoryProblem {
   // block per row whatever its length, as PyTorch's GroupNorm runs them
   // (docs/model.md "Memory-bound kernels").
   bool row_moments = false;
+  // row_norm: a LayerNorm (each row's mean and variance, then its scale and
+  // shift), whose PyTorch kernel pays more per row over 4-byte values than
+  // over 2-byte ones (docs/model.md "Memory-bound kernels").
+  bool layer_norm = false;
   // eltwise: an operand is broadcast (a per-channel bias or scale), which
   // PyTorch's elementwise kernels cannot vectorise: each thread computes every
   // operand's offset per element, bound by issue, not bandwidth

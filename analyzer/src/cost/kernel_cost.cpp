@@ -430,7 +430,10 @@ KernelCost cost_memory(const MemoryProblem& p, int64_t bytes, DType dtype, const
     else
       c.memory_us += double(p.outer) * m.get<param_index("row_ns")>() * 1e-3;
   } else if (p.op == MemoryOp::row_norm && p.kept_inside == 1) {
-    c.memory_us += double(p.outer) * m.get<param_index("row_ns")>() * 1e-3;
+    // docs/model.md "Memory-bound kernels": LayerNorm's row costs more over
+    // 4-byte values (an fp32 residual stream under autocast).
+    const double factor = p.layer_norm && dtype_bytes(dtype) >= 4 ? m.get<param_index("layer_norm_fp32_row_factor")>() : 1.0;
+    c.memory_us += double(p.outer) * m.get<param_index("row_ns")>() * factor * 1e-3;
   }
   if (p.op == MemoryOp::norm) c.memory_us += double(p.outer) * m.get<param_index("norm_plane_ns")>() * 1e-3;
   if (p.op == MemoryOp::reduce && p.kept_inside == 1)

@@ -149,6 +149,7 @@ Layer layer_from_json(const json& j) {
       if (m.op == MemoryOp::row_norm) {
         m.row_moments = flag(j, "row_moments");
         m.warp_rows = flag(j, "warp_rows");
+        m.layer_norm = flag(j, "layer_norm");
         if (m.warp_rows && (m.inner > kWarpRowsMaxValues || m.kept_inside != 1))
           throw std::invalid_argument(fmt::format(
               "field 'warp_rows' needs contiguous rows (kept_inside 1) of at most {} values", kWarpRowsMaxValues));
@@ -229,6 +230,7 @@ json layer_to_json(const Layer& l) {
         if (m.kept_inside != 1) j["kept_inside"] = m.kept_inside;
         if (m.op == MemoryOp::row_norm && m.row_moments) j["row_moments"] = true;
         if (m.op == MemoryOp::row_norm && m.warp_rows) j["warp_rows"] = true;
+        if (m.op == MemoryOp::row_norm && m.layer_norm) j["layer_norm"] = true;
         break;
       case MemoryOp::copy:
       case MemoryOp::fused:

@@ -119,7 +119,13 @@ std::optional<Layer> lower_softmax(const LowerContext& ctx) {
 
 }  // namespace
 
-std::optional<Layer> lower_norm(const LowerContext& ctx) { return lower_rowwise_from(ctx, attr_int(ctx.node, "axis", -1)); }
+std::optional<Layer> lower_norm(const LowerContext& ctx) {
+  std::optional<Layer> l = lower_rowwise_from(ctx, attr_int(ctx.node, "axis", -1));
+  // RMSNorm's forms (Simplified*) run other kernels than LayerNorm's.
+  if (l && ctx.node.op_type.find("Simplified") == std::string::npos)
+    std::get<MemoryProblem>(l->problem).layer_norm = true;
+  return l;
+}
 
 // LayerNorm and its kin (RMSNorm, ONNX Runtime's Skip*/Simplified*): Y as X;
 // extra outputs are the per-row statistics (leading dims kept), or the
