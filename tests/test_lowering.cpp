@@ -840,12 +840,12 @@ TEST_CASE("a softmax over short contiguous rows takes PyTorch's warp path (docs/
 }
 
 TEST_CASE("a LayerNorm's rows cost layer_norm_fp32_row_factor more over fp32 values; a softmax's and half rows do not") {
-  // The flag comes from lowering: LayerNormalization sets it, Softmax does not.
-  for (const char* op : {"LayerNormalization", "Softmax"}) {
+  // The flag comes from lowering: LayerNormalization sets it; Softmax and RMSNorm's form do not.
+  for (const char* op : {"LayerNormalization", "Softmax", "SimplifiedLayerNormalization", "RMSNormalization"}) {
     CAPTURE(op);
-    test::OnnxBuilder b(17);
+    test::OnnxBuilder b(23);
     b.input("x", {2, 197, 192});
-    if (std::string(op) == "LayerNormalization") {
+    if (std::string(op) != "Softmax") {
       b.weight("g", {192});
       b.node(op, {"x", "g"}, {"y"});
     } else {

@@ -38,6 +38,7 @@ std::optional<Layer> lower_rowwise_from(const LowerContext& ctx, int64_t axis);
 // LayerNorm and its kin, normalising from their `axis` attribute on.
 void shape_norm(ShapeContext& ctx);
 std::optional<Layer> lower_norm(const LowerContext& ctx);
+std::optional<Layer> lower_layer_norm(const LowerContext& ctx);
 // outer reductions of inner elements each (Reduce*, global pooling).
 std::optional<Layer> lower_reduce(const LowerContext& ctx);
 

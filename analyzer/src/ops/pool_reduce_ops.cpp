@@ -119,11 +119,13 @@ std::optional<Layer> lower_softmax(const LowerContext& ctx) {
 
 }  // namespace
 
-std::optional<Layer> lower_norm(const LowerContext& ctx) {
-  std::optional<Layer> l = lower_rowwise_from(ctx, attr_int(ctx.node, "axis", -1));
-  // RMSNorm's forms (Simplified*) run other kernels than LayerNorm's.
-  if (l && ctx.node.op_type.find("Simplified") == std::string::npos)
-    std::get<MemoryProblem>(l->problem).layer_norm = true;
+std::optional<Layer> lower_norm(const LowerContext& ctx) { return lower_rowwise_from(ctx, attr_int(ctx.node, "axis", -1)); }
+
+// LayerNorm's forms, not RMSNorm's: PyTorch's LayerNorm kernel's rows cost
+// more over fp32 values (docs/model.md "Memory-bound kernels").
+std::optional<Layer> lower_layer_norm(const LowerContext& ctx) {
+  std::optional<Layer> l = lower_norm(ctx);
+  if (l) std::get<MemoryProblem>(l->problem).layer_norm = true;
   return l;
 }
 
@@ -280,7 +282,7 @@ void register_pool_reduce_ops(OpRegistry& r) {
     r.add({"", op, FusionRole::opaque, shape_same, lower_softmax, TILEWAVE_HERE}).inputs(1, 3);
   for (const char* op : {"InstanceNormalization", "LRN", "MeanVarianceNormalization", "LpNormalization"})
     r.add({"", op, FusionRole::opaque, shape_same, lower_rowwise, TILEWAVE_HERE}).inputs(1, 3);
-  r.add({"", "LayerNormalization", FusionRole::opaque, shape_norm, lower_norm, TILEWAVE_HERE}).inputs(1, 3);
+  r.add({"", "LayerNormalization", FusionRole::opaque, shape_norm, lower_layer_norm, TILEWAVE_HERE}).inputs(1, 3);
 }
 
 }  // namespace tilewave

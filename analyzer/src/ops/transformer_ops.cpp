@@ -339,8 +339,8 @@ void register_transformer_ops(OpRegistry& r) {
       .rank(0, 2, 8)
       .attr("num_groups", 1, int64_t(1) << 31);
   add("", "RMSNormalization", FusionRole::opaque, shape_norm, lower_norm, 23).inputs(1, 2);
-  for (const char* op : {"SkipLayerNormalization", "SkipSimplifiedLayerNormalization"})
-    add("com.microsoft", op, FusionRole::opaque, shape_norm, lower_norm, 1).inputs(2, 5);
+  add("com.microsoft", "SkipLayerNormalization", FusionRole::opaque, shape_norm, lower_layer_norm, 1).inputs(2, 5);
+  add("com.microsoft", "SkipSimplifiedLayerNormalization", FusionRole::opaque, shape_norm, lower_norm, 1).inputs(2, 5);
   add("com.microsoft", "SimplifiedLayerNormalization", FusionRole::opaque, shape_norm, lower_norm, 1).inputs(1, 2);
   add("", "SimplifiedLayerNormalization", FusionRole::opaque, shape_norm, lower_norm, 1).inputs(1, 2);
   struct Elementwise {
