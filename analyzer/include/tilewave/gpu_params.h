@@ -136,6 +136,11 @@ inline constexpr ParamInfo kGpuParams[] = {
     {"fixed_us_unrolled_extra", 0.00, 0.00, 20.0, "us",
      "fixed cost of such an unrolled elementwise kernel beyond fixed_us_memory", ParamScope::runtime,
      ParamOwner::launch},
+    {"special_function_ps", 0.00, 0.00, 50.0, "ps",
+     "GPU time per special function (erf, tanh, exp, a sigmoid) per output element of an elementwise kernel, "
+     "over the whole GPU: the time of such a kernel is at least its elements' arithmetic (GELU's erf on fast "
+     "memory); 0 outside the sets that fit it",
+     ParamScope::runtime, ParamOwner::launch, ParamScale::inverse_sm_clock},
     {"row_blocks_per_sm", 4.00, 1.00, 32.0, "blocks",
      "resident blocks per SM of a one-block-per-row kernel: 2,048 threads per SM over PyTorch's 512-thread "
      "reduction blocks", ParamScope::layer, ParamOwner::architecture},

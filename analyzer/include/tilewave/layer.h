@@ -91,6 +91,11 @@ struct MemoryProblem {
   // element as it loads it, without vector loads (docs/model.md
   // "Memory-bound kernels"). A strided kernel is not also unrolled.
   bool unrolled = false;
+  // eltwise: special functions (erf, tanh, exp, a sigmoid) evaluated per
+  // output element: GELU's erf, SiLU's sigmoid, Mish's two. Their arithmetic
+  // outlasts the traffic where memory is fast (docs/model.md "Memory-bound
+  // kernels").
+  int64_t special_functions = 0;
   int64_t elems_in = 0, elems_out = 0;      // copy, fused
   ConvProblem window;      // pool: N,C,H,W,R,S,stride,pad
   bool max_pool = true;

@@ -122,6 +122,10 @@ enum : unsigned {
   // only outputs 1 and 2, the running statistics; its normalised output
   // computes its own (docs/model.md "Weight-only subgraphs").
   running_stats_inputs = 1u << 5,
+  // Evaluates a special function (erf, tanh, exp, a sigmoid) per element:
+  // arithmetic that can outlast the element's traffic (docs/model.md
+  // "Memory-bound kernels").
+  special_function = 1u << 6,
 };
 }  // namespace op_trait
 

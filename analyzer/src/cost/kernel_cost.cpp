@@ -450,6 +450,12 @@ KernelCost cost_memory(const MemoryProblem& p, int64_t bytes, DType dtype, const
     c.memory_us += double(p.elems) * m.get<param_index("unrolled_element_ps")>() * 1e-6;
     c.fixed_us += m.get<param_index("fixed_us_unrolled_extra")>();
   }
+  if (p.op == MemoryOp::eltwise && p.special_functions > 0) {
+    // docs/model.md "Memory-bound kernels": the SMs' arithmetic, not the
+    // memory, bounds a kernel of special functions over fast memory.
+    c.memory_us = std::max(c.memory_us, double(p.elems) * double(p.special_functions) *
+                                            m.get<param_index("special_function_ps")>() * 1e-6);
+  }
   finish(c, m, dtype, 0, 0);
   c.kernel = fmt::format("{}_{}", memory_op_name(p.op), dtype_name(dtype));
   return c;

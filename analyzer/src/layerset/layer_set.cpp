@@ -132,6 +132,7 @@ Layer layer_from_json(const json& j) {
         m.strided = flag(j, "strided");
         m.unrolled = flag(j, "unrolled");
         if (m.strided && m.unrolled) throw std::invalid_argument("fields 'strided' and 'unrolled' exclude each other");
+        if (j.contains("special_functions")) m.special_functions = positive_int(j, "special_functions");  // absent: none
       }
       if (m.op == MemoryOp::norm && j.contains("planes")) m.outer = positive_int(j, "planes");
     } else if (op == "pool") {
@@ -216,6 +217,7 @@ json layer_to_json(const Layer& l) {
         j["inputs"] = m.inputs;
         if (m.strided) j["strided"] = true;
         if (m.unrolled) j["unrolled"] = true;
+        if (m.special_functions > 0) j["special_functions"] = m.special_functions;
         break;
       case MemoryOp::norm:
         j["elems"] = m.elems;

@@ -207,7 +207,13 @@ std::optional<Kernel> lower_framework_op(const LowerInput& in, const FrameworkOp
     k->ops.add(n.op_type);
   }
   if (op.kind == FrameworkOp::Kind::activation) {
-    if (auto* m = std::get_if<MemoryProblem>(&k->layer->problem)) m->inputs = 1;
+    if (auto* m = std::get_if<MemoryProblem>(&k->layer->problem)) {
+      m->inputs = 1;
+      m->special_functions = 0;  // one kernel evaluates every member's
+      for (int i : op.nodes)
+        m->special_functions += in.registry.has_trait(model.nodes[i].domain, model.nodes[i].op_type,
+                                                      op_trait::special_function);
+    }
   } else if (op.kind == FrameworkOp::Kind::group_norm) {
     if (auto* m = std::get_if<MemoryProblem>(&k->layer->problem); m && m->op == MemoryOp::row_norm)
       m->row_moments = true;
