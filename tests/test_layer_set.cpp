@@ -24,6 +24,7 @@ TEST_CASE("layer objects round-trip through JSON") {
       R"({"op":"attention","batch_heads":768,"q_len":197,"kv_len":197,"head_dim":64,"masked":true,"dtype":"fp16"})",
       R"({"op":"conv","N":8,"C":3,"H":224,"W":224,"K":192,"R":16,"S":16,"stride":[16,16],"nchw":true,"dtype":"fp16"})",
       R"({"op":"eltwise","elems":1000,"inputs":2,"unrolled":true,"dtype":"fp32"})",
+      R"({"op":"eltwise","elems":1000,"inputs":1,"special_functions":2,"dtype":"fp16"})",
       R"({"op":"softmax","outer":4096,"inner":192,"layer_norm":true,"dtype":"fp32"})"};
   for (const char* text : lines) {
     CAPTURE(text);
@@ -36,6 +37,7 @@ TEST_CASE("layer objects round-trip through JSON") {
   const Layer moments = layer_from_json(json::parse(lines[6]));
   CHECK(layer_to_json(moments).at("row_moments") == true);
   CHECK(std::get<MemoryProblem>(layer_from_json(json::parse(std::end(lines)[-1])).problem).layer_norm);
+  CHECK(std::get<MemoryProblem>(layer_from_json(json::parse(std::end(lines)[-2])).problem).special_functions == 2);
   CHECK(min_bytes(moments) == 64 * 301056 * 4 + 2 * 64 * 4);
   // A mask is kept; an attention without one writes no field.
   CHECK(std::get<AttentionProblem>(layer_from_json(json::parse(lines[10])).problem).masked);
@@ -63,6 +65,8 @@ TEST_CASE("bad layer objects name the field") {
   CHECK(error(R"({"op":"eltwise","elems":1,"strided":"yes"})").find("'strided'") != std::string::npos);
   CHECK(error(R"({"op":"eltwise","elems":1,"strided":true,"unrolled":true})").find("'unrolled'") != std::string::npos);
   CHECK(error(R"({"op":"softmax","outer":1,"inner":1,"warp_rows":"yes"})").find("'warp_rows'") != std::string::npos);
+  CHECK(error(R"({"op":"eltwise","elems":1,"special_functions":0})").find("'special_functions'") != std::string::npos);
+  CHECK(error(R"({"op":"eltwise","elems":1,"special_functions":1.5})").find("'special_functions'") != std::string::npos);
   // The warp path holds rows of at most 1,024 contiguous values.
   CHECK(error(R"({"op":"softmax","outer":1,"inner":1025,"warp_rows":true})").find("'warp_rows'") != std::string::npos);
   CHECK(error(R"({"op":"softmax","outer":1,"inner":8,"kept_inside":2,"warp_rows":true})").find("'warp_rows'") !=

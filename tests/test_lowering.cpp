@@ -391,6 +391,36 @@ TEST_CASE("eager: an exporter's decomposition of one framework op is one kernel"
   CHECK(gelu.inputs == 1);
   CHECK(gelu.elems == 2 * 8 * 4 * 4);
   CHECK(l.kernels[4].layer->extra_bytes == 16 * 2);  // the fp16 bias, read by the epilogue
+  // Special functions an element: GELU's Erf, each Sigmoid; none in a ReLU or a GEMM.
+  std::vector<int64_t> special;
+  for (const Kernel& k : l.kernels)
+    if (auto* m = k.layer ? std::get_if<MemoryProblem>(&k.layer->problem) : nullptr) special.push_back(m->special_functions);
+  CHECK(special == std::vector<int64_t>{1, 0, 1, 1, 0});
+}
+
+TEST_CASE("a kernel of special functions takes at least their arithmetic; one without them is not bound by it") {
+  Layer l;
+  l.dtype = DType::fp16;
+  MemoryProblem gelu;
+  gelu.op = MemoryOp::eltwise;
+  gelu.elems = int64_t(1) << 26;
+  gelu.special_functions = 1;
+  l.problem = gelu;
+  GpuModel gpu = test::gpu("h200");
+  gpu.params["special_function_ps"] = 0.0;
+  const double traffic_us = cost_layer(l, gpu).memory_us;
+  gpu.params["special_function_ps"] = 100.0;  // far slower than the traffic
+  CHECK(cost_layer(l, gpu).memory_us == doctest::Approx(double(gelu.elems) * 100.0 * 1e-6));
+  CHECK(cost_layer(l, gpu).memory_us > traffic_us);
+  gelu.special_functions = 2;  // Mish's kind: twice the arithmetic
+  l.problem = gelu;
+  CHECK(cost_layer(l, gpu).memory_us == doctest::Approx(2 * double(gelu.elems) * 100.0 * 1e-6));
+  gpu.params["special_function_ps"] = 1e-6;  // far faster: the traffic bounds it
+  CHECK(cost_layer(l, gpu).memory_us == doctest::Approx(traffic_us));
+  gelu.special_functions = 0;
+  l.problem = gelu;
+  gpu.params["special_function_ps"] = 100.0;
+  CHECK(cost_layer(l, gpu).memory_us == doctest::Approx(traffic_us));
 }
 
 // CaiT's talking heads, small: a map from a matmul, permuted heads-last for a

@@ -13,8 +13,9 @@ folder (docs/calibration.md "Calibrating a GPU in two commands"), in order:
                     profiled forwards paired kernel by kernel: fit/strided_eltwise.py (PyTorch's
                     two elementwise paths), fit/row_moments.py (GroupNorm's moments kernel),
                     fit/softmax_rows.py (the short-row softmax), fit/narrow_convs.py
-                    (convolutions over fewer channels than a vector) and fit/layer_norm_rows.py
-                    (LayerNorm's rows in fp32), each when the folder's networks run such kernels
+                    (convolutions over fewer channels than a vector), fit/layer_norm_rows.py
+                    (LayerNorm's rows in fp32) and fit/special_functions.py (activations' arithmetic),
+                    each when the folder's networks run such kernels
   5. layout and precision sets   fit/harness_passes.py's fit_sets: "eager nchw amp" and
                     "eager nhwc amp" on the fit families' AMP forwards and their kernels
   6. host           fit/harness_host.py's fit: the folder's single ops (host_micro.jsonl) and
@@ -47,7 +48,8 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 from calibrate.fit import harness_host
-from calibrate.fit import corpus_fit, harness_passes, layer_norm_rows, narrow_convs, row_moments, softmax_rows, strided_eltwise
+from calibrate.fit import (corpus_fit, harness_passes, layer_norm_rows, narrow_convs, row_moments, softmax_rows,
+                           special_functions, strided_eltwise)
 from calibrate.pair.class_times import kernel_class
 from calibrate.pair.harness_runs import commit, param_table, predict
 from calibrate import jsonl, module
@@ -243,8 +245,8 @@ def kernel_paths(args, profiles, fit_fam, family_of, start, path, report):
     harness configuration), written as `path` from `start`; each fit's report lines go to `report`."""
     split_of = {m: "fit" if f in fit_fam else "held_out" for m, f in family_of.items()}
     rows = [p for p in profiles if split_of.get(p["model"]) == "fit"]
-    log("4/6 kernel paths: fit/strided_eltwise.py, fit/row_moments.py, fit/softmax_rows.py, fit/narrow_convs.py and "
-        "fit/layer_norm_rows.py on %d profiled forwards of the fit families" % len(rows))
+    log("4/6 kernel paths: fit/strided_eltwise.py, fit/row_moments.py, fit/softmax_rows.py, fit/narrow_convs.py, "
+        "fit/layer_norm_rows.py and fit/special_functions.py on %d profiled forwards of the fit families" % len(rows))
     gpu = json.load(open(start))
     eager = gpu["runtime_params"]["eager"]
     lines = []
@@ -252,7 +254,8 @@ def kernel_paths(args, profiles, fit_fam, family_of, start, path, report):
                       (row_moments.fit, "GroupNorm moments kernels"),
                       (softmax_rows.fit, "short-row softmax kernels (softmax_warp_forward)"),
                       (narrow_convs.fit, "narrow-channel convolution kernels (implicit GEMMs without vector loads)"),
-                      (layer_norm_rows.fit, "fp32 LayerNorm kernels (vectorized_layer_norm_kernel)")):
+                      (layer_norm_rows.fit, "fp32 LayerNorm kernels (vectorized_layer_norm_kernel)"),
+                      (special_functions.fit, "elementwise kernels with special functions (GELU's erf, SiLU's sigmoid)")):
         try:
             values = fit(args.tilewave, rows, start, split_of, out=lines.append, tables=False,
                          source=portable(args.run_dir))
