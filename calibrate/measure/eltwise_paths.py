@@ -15,11 +15,14 @@ For every total size, on torch.randn data, [N, C] with C = 768:
   gelu_tanh_half F.gelu(approximate="tanh"), half
   gelu_erf_f32   F.gelu (erf), fp32
   silu_half      F.silu, half
+  sigmoid_half, tanh_half, exp_half   torch.sigmoid, torch.tanh, torch.exp, half
+  mish_half      F.mish, half (a softplus and a tanh)
 Each shape is warmed up (3 calls), then profiled over REPS calls; a row
 records every kernel name and the median duration of the kernel launched
 once per call. Rows are written as they are measured.
 
 usage (GPU machine): python3 calibrate/measure/eltwise_paths.py --out DIR [--deadline-s 200]
+       [--ops OP,...] [--totals N,...]   (only those ops; tensor sizes in values)
 writes DIR/eltwise_paths.jsonl: a header row, then
 {"op", "elems", "kernel", "kernels", "median_us", "us"}
 """
@@ -69,11 +72,23 @@ def call_of(op, total):
     if op == "silu_half":
         x = t(H)
         return lambda: F.silu(x)
+    if op == "sigmoid_half":
+        x = t(H)
+        return lambda: torch.sigmoid(x)
+    if op == "tanh_half":
+        x = t(H)
+        return lambda: torch.tanh(x)
+    if op == "exp_half":
+        x = t(H)
+        return lambda: torch.exp(x)
+    if op == "mish_half":
+        x = t(H)
+        return lambda: F.mish(x)
     raise ValueError(op)
 
 
 OPS = ("relu_half", "add_half", "add_f32", "add_mixed", "add_bcast", "gelu_erf_half", "gelu_tanh_half",
-       "gelu_erf_f32", "silu_half")
+       "gelu_erf_f32", "silu_half", "sigmoid_half", "tanh_half", "exp_half", "mish_half")
 
 
 def profile(fn):
@@ -91,7 +106,19 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
     ap.add_argument("--deadline-s", type=float, default=200)
+    ap.add_argument("--ops", help="comma-separated ops to measure (default: all)")
+    ap.add_argument("--totals", help="comma-separated tensor sizes in values (default: 16 K to 256 M by 4x)")
     args = ap.parse_args()
+    ops = args.ops.split(",") if args.ops else OPS
+    unknown = [o for o in ops if o not in OPS]
+    if unknown:
+        ap.error("unknown op(s) %s; ops: %s" % (", ".join(unknown), ", ".join(OPS)))
+    try:
+        totals = tuple(int(float(v)) for v in args.totals.split(",")) if args.totals else TOTALS
+    except ValueError:
+        ap.error("--totals: comma-separated numbers of values, got %r" % args.totals)
+    if any(v < 1 or v > 1 << 31 for v in totals):
+        ap.error("--totals: each size from 1 to 2^31 values")
     start = time.time()
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "eltwise_paths.jsonl"), "w") as out:
@@ -99,8 +126,8 @@ def main():
                               "gpu": torch.cuda.get_device_name(), "reps": REPS, "data": "torch.randn",
                               "row_width": C}) + "\n")
         done = 0
-        for total in TOTALS:
-            for op in OPS:
+        for total in totals:
+            for op in ops:
                 if time.time() - start > args.deadline_s:
                     print("deadline: %d shapes measured, the rest left out" % done, flush=True)
                     return
