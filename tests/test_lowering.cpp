@@ -398,6 +398,22 @@ TEST_CASE("eager: an exporter's decomposition of one framework op is one kernel"
   CHECK(special == std::vector<int64_t>{1, 0, 1, 1, 0});
 }
 
+TEST_CASE("an op counts the special functions it evaluates: Mish two, HardSwish none, an exported Mish its members'") {
+  test::OnnxBuilder b(18);
+  b.input("x", {2, 8, 4, 4});
+  b.node("Mish", {"x"}, {"mish"});
+  b.node("HardSwish", {"mish"}, {"hswish"});
+  b.node("Softplus", {"hswish"}, {"sp"});  // Mish as an exporter writes it: Softplus, Tanh, Mul
+  b.node("Tanh", {"sp"}, {"t"});
+  b.node("Mul", {"hswish", "t"}, {"y"});
+  b.output("y");
+  const Model m = b.load_batch(2);
+  std::vector<int64_t> special;
+  for (const Kernel& k : lower_model(m, default_execution(*find_runtime("eager"))).kernels)
+    if (auto* p = k.layer ? std::get_if<MemoryProblem>(&k.layer->problem) : nullptr) special.push_back(p->special_functions);
+  CHECK(special == std::vector<int64_t>{2, 0, 2});
+}
+
 TEST_CASE("a kernel of special functions takes at least their arithmetic; one without them is not bound by it") {
   Layer l;
   l.dtype = DType::fp16;

@@ -122,10 +122,6 @@ enum : unsigned {
   // only outputs 1 and 2, the running statistics; its normalised output
   // computes its own (docs/model.md "Weight-only subgraphs").
   running_stats_inputs = 1u << 5,
-  // Evaluates a special function (erf, tanh, exp, a sigmoid) per element:
-  // arithmetic that can outlast the element's traffic (docs/model.md
-  // "Memory-bound kernels").
-  special_function = 1u << 6,
 };
 }  // namespace op_trait
 
@@ -139,6 +135,10 @@ struct OpRule {
   int since_opset = 7;        // the oldest opset whose form the shape function reads (7 or the op's first)
   OpSignature signature = {};
   unsigned traits = 0;        // op_trait bits
+  // Special functions (erf, tanh, exp, a sigmoid) evaluated per element:
+  // arithmetic that can outlast the element's traffic (docs/model.md
+  // "Memory-bound kernels"). Mish's tanh of a softplus counts 2.
+  int special_functions = 0;
   bool has(unsigned trait) const { return (traits & trait) != 0; }
 };
 
@@ -167,6 +167,10 @@ class OpEntry {
     rule_->traits |= bits;
     return *this;
   }
+  OpEntry& special_functions(int per_element) {
+    rule_->special_functions = per_element;
+    return *this;
+  }
 
  private:
   OpRule* rule_;
@@ -191,6 +195,8 @@ class OpRegistry {
   const OpRule* find(const std::string& domain, const std::string& op_type) const;
   // Whether the op (domain "" or "ai.onnx": the default) is registered with `trait`.
   bool has_trait(const std::string& domain, const std::string& op_type, unsigned trait) const;
+  // The special functions the op evaluates per element; 0 for an unknown op.
+  int special_functions(const std::string& domain, const std::string& op_type) const;
   // Whether the op does compute (tensor-core work): registered with the gemm
   // role, or, unknown, named so (QOrderedMatMul, DeformConv …).
   bool is_compute(const std::string& domain, const std::string& op_type) const;

@@ -211,8 +211,7 @@ std::optional<Kernel> lower_framework_op(const LowerInput& in, const FrameworkOp
       m->inputs = 1;
       m->special_functions = 0;  // one kernel evaluates every member's
       for (int i : op.nodes)
-        m->special_functions += in.registry.has_trait(model.nodes[i].domain, model.nodes[i].op_type,
-                                                      op_trait::special_function);
+        m->special_functions += in.registry.special_functions(model.nodes[i].domain, model.nodes[i].op_type);
     }
   } else if (op.kind == FrameworkOp::Kind::group_norm) {
     if (auto* m = std::get_if<MemoryProblem>(&k->layer->problem); m && m->op == MemoryOp::row_norm)

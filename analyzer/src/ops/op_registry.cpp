@@ -45,6 +45,11 @@ bool OpRegistry::has_trait(const std::string& domain, const std::string& op_type
   return r && r->has(trait);
 }
 
+int OpRegistry::special_functions(const std::string& domain, const std::string& op_type) const {
+  const OpRule* r = find(domain == "ai.onnx" ? std::string() : domain, op_type);
+  return r ? r->special_functions : 0;
+}
+
 namespace {
 
 constexpr const char* kComputeWords[] = {"Conv", "MatMul", "Gemm", "Attention", "Einsum"};

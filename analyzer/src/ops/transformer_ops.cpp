@@ -346,15 +346,13 @@ void register_transformer_ops(OpRegistry& r) {
   struct Elementwise {
     const char* op;
     int min_inputs, max_inputs;
-    unsigned traits;
+    int special_functions;
   };
-  for (const auto& e : {Elementwise{"BiasGelu", 2, 2, op_trait::special_function},
-                        Elementwise{"FastGelu", 1, 2, op_trait::special_function},
-                        Elementwise{"Gelu", 1, 1, op_trait::special_function},
-                        Elementwise{"QuickGelu", 1, 1, op_trait::special_function}, Elementwise{"BiasAdd", 3, 3, 0}})
+  for (const auto& e : {Elementwise{"BiasGelu", 2, 2, 1}, Elementwise{"FastGelu", 1, 2, 1}, Elementwise{"Gelu", 1, 1, 1},
+                        Elementwise{"QuickGelu", 1, 1, 1}, Elementwise{"BiasAdd", 3, 3, 0}})
     add("com.microsoft", e.op, FusionRole::elementwise, [](ShapeContext& c) { c.same_as_input(0); }, lower_elementwise, 1)
         .inputs(e.min_inputs, e.max_inputs)
-        .traits(e.traits);
+        .special_functions(e.special_functions);
   for (const char* op : {"LSTM", "GRU", "RNN"})
     add("", op, FusionRole::gemm, shape_recurrent, lower_recurrent, 7)
         .inputs(3, 8)
