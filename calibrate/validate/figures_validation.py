@@ -7,6 +7,7 @@ from calibrate.pair import harness_kernel_classes  # (calibrate/pair/harness_ker
 from calibrate.fit import corpus_fit, row_moments  # (calibrate/fit/corpus_fit.py, row_moments.py)
 from calibrate.fit import softmax_rows  # (calibrate/fit/softmax_rows.py)
 from calibrate.fit import strided_eltwise  # (calibrate/fit/strided_eltwise.py)
+from calibrate.fit import special_functions  # (calibrate/fit/special_functions.py)
 from calibrate.validate import attention_paths  # (calibrate/validate/attention_paths.py)
 from calibrate.validate import compare_networks  # (calibrate/validate/compare_networks.py: runs 1-6, eager-folded)
 from calibrate.validate import harness  # (calibrate/validate/harness.py: timm's harness, issue 18)
@@ -77,6 +78,13 @@ def validation_strided_eltwise(runs):
     """docs/validation.md: `python3 -m calibrate.fit.strided_eltwise build/analyzer/tilewave`."""
     lines = []
     corpus_fit.on_corpus(strided_eltwise.fit, runs.tw, out=lines.append)
+    return lines
+
+
+def validation_special_functions(runs):
+    """docs/validation.md: `python3 -m calibrate.fit.special_functions build/analyzer/tilewave`."""
+    lines = []
+    corpus_fit.on_corpus(special_functions.fit, runs.tw, out=lines.append)
     return lines
 
 
@@ -285,6 +293,7 @@ FIGURES = {"validation-kernel-classes": validation_kernel_classes, "validation-c
            "validation-row-moments": validation_row_moments,
            "validation-strided-eltwise": validation_strided_eltwise,
            "validation-softmax-rows": validation_softmax_rows,
+           "validation-special-functions": validation_special_functions,
            "validation-row-sweep": validation_row_sweep,
            "validation-attention-paths": validation_attention_paths,
            "validation-sdpa-cases": validation_sdpa_cases,
@@ -314,4 +323,4 @@ FIGURES.update({"validation-runs-" + (folder or "bundled").replace("_", "-"): ru
 # default test run leaves them to ctest's `long` label (doc_figures.py --figures).
 LONG = {"validation-carried-intervals", "validation-fresh-set", "validation-fresh-set-calls-1-3",
         "validation-fresh-set-calls-4-6", "validation-fresh-set-cnn", "validation-fresh-set-transformer", "validation-host-passes", "validation-h100-fresh", "validation-gpu-pair", "validation-kernel-classes", "validation-corpus-networks", "validation-intervals", "validation-strided-eltwise",
-        "validation-softmax-rows"}
+        "validation-softmax-rows", "validation-special-functions"}
