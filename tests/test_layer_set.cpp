@@ -25,7 +25,8 @@ TEST_CASE("layer objects round-trip through JSON") {
       R"({"op":"conv","N":8,"C":3,"H":224,"W":224,"K":192,"R":16,"S":16,"stride":[16,16],"nchw":true,"dtype":"fp16"})",
       R"({"op":"eltwise","elems":1000,"inputs":2,"unrolled":true,"dtype":"fp32"})",
       R"({"op":"eltwise","elems":1000,"inputs":1,"special_functions":2,"dtype":"fp16"})",
-      R"({"op":"softmax","outer":4096,"inner":192,"layer_norm":true,"dtype":"fp32"})"};
+      R"({"op":"softmax","outer":4096,"inner":192,"layer_norm":true,"dtype":"fp32"})",
+      R"({"op":"copy","elems_in":12845056,"elems_out":51380224,"resample_planes":262144,"dtype":"fp32"})"};
   for (const char* text : lines) {
     CAPTURE(text);
     const Layer l = layer_from_json(json::parse(text));
@@ -36,8 +37,9 @@ TEST_CASE("layer objects round-trip through JSON") {
   // Row moments write a mean and a 1/std per row, not the row.
   const Layer moments = layer_from_json(json::parse(lines[6]));
   CHECK(layer_to_json(moments).at("row_moments") == true);
-  CHECK(std::get<MemoryProblem>(layer_from_json(json::parse(std::end(lines)[-1])).problem).layer_norm);
-  CHECK(std::get<MemoryProblem>(layer_from_json(json::parse(std::end(lines)[-2])).problem).special_functions == 2);
+  CHECK(std::get<MemoryProblem>(layer_from_json(json::parse(std::end(lines)[-2])).problem).layer_norm);
+  CHECK(std::get<MemoryProblem>(layer_from_json(json::parse(std::end(lines)[-3])).problem).special_functions == 2);
+  CHECK(std::get<MemoryProblem>(layer_from_json(json::parse(std::end(lines)[-1])).problem).resample_planes == 262144);
   CHECK(min_bytes(moments) == 64 * 301056 * 4 + 2 * 64 * 4);
   // A mask is kept; an attention without one writes no field.
   CHECK(std::get<AttentionProblem>(layer_from_json(json::parse(lines[10])).problem).masked);
@@ -67,6 +69,8 @@ TEST_CASE("bad layer objects name the field") {
   CHECK(error(R"({"op":"softmax","outer":1,"inner":1,"warp_rows":"yes"})").find("'warp_rows'") != std::string::npos);
   CHECK(error(R"({"op":"eltwise","elems":1,"special_functions":0})").find("'special_functions'") != std::string::npos);
   CHECK(error(R"({"op":"eltwise","elems":1,"special_functions":1.5})").find("'special_functions'") != std::string::npos);
+  CHECK(error(R"({"op":"copy","elems_in":4,"elems_out":16,"resample_planes":0})").find("'resample_planes'") != std::string::npos);
+  CHECK(error(R"({"op":"copy","elems_in":4,"elems_out":16,"resample_planes":3})").find("'resample_planes'") != std::string::npos);
   // The warp path holds rows of at most 1,024 contiguous values.
   CHECK(error(R"({"op":"softmax","outer":1,"inner":1025,"warp_rows":true})").find("'warp_rows'") != std::string::npos);
   CHECK(error(R"({"op":"softmax","outer":1,"inner":8,"kept_inside":2,"warp_rows":true})").find("'warp_rows'") !=
@@ -88,6 +92,12 @@ TEST_CASE("a bad line in a layer set is reported with its line number") {
     f << "{\"op\":\"gemm\",\"M\":1,\"N\":1,\"K\":1}\n{not json\n";
   }
   CHECK_THROWS_WITH_AS(read_layer_set(path), doctest::Contains((path + ":2: not valid JSON").c_str()), InputError);
+  {  // l2_hit_bytes: at most the kernel's bytes (here 10 + 20 fp16 values)
+    std::ofstream f(path);
+    f << "{\"op\":\"copy\",\"elems_in\":10,\"elems_out\":20,\"l2_hit_bytes\":60}\n"
+         "{\"op\":\"copy\",\"elems_in\":10,\"elems_out\":20,\"l2_hit_bytes\":61}\n";
+  }
+  CHECK_THROWS_WITH_AS(read_layer_set(path), doctest::Contains((path + ":2: field 'l2_hit_bytes'").c_str()), InputError);
   std::remove(path.c_str());
 }
 

@@ -439,6 +439,66 @@ TEST_CASE("a kernel of special functions takes at least their arithmetic; one wi
   CHECK(cost_layer(l, gpu).memory_us == doctest::Approx(traffic_us));
 }
 
+TEST_CASE("eager: a linear Resize of an NCHW map loops over its planes, in fp32 under autocast") {
+  // EfficientFormerV2's attention upsample: 2 x 2 planes of 7 x 7 to 14 x 14,
+  // bilinear and nearest after a Relu of the input, bilinear after a Conv.
+  // Under channels_last both are channels-last in memory: no loop.
+  test::OnnxBuilder b(18);
+  b.input("x", {2, 2, 7, 7});
+  b.floats("scales", {1.f, 1.f, 2.f, 2.f});
+  b.weight("w", {2, 2, 1, 1});
+  b.node("Relu", {"x"}, {"r"});
+  test::OnnxBuilder::attr(b.node("Resize", {"r", "", "scales"}, {"bilinear"}), "mode", "linear");
+  b.node("Resize", {"r", "", "scales"}, {"nearest"});
+  b.node("Conv", {"x", "w"}, {"c"});
+  test::OnnxBuilder::attr(b.node("Resize", {"c", "", "scales"}, {"after_conv"}), "mode", "linear");
+  b.output("bilinear");
+  b.output("nearest");
+  b.output("after_conv");
+  const Model m = b.load_batch(2);
+  auto resizes = [&](const char* runtime, Layout layout, bool amp) {
+    ExecutionConfig e = cuda_graph_harness(*find_runtime(runtime), DType::fp16);
+    e.layout = layout;
+    e.amp = amp;
+    std::vector<std::pair<int64_t, DType>> out;  // planes looped, type
+    for (const Kernel& k : lower_model(m, e).kernels)
+      if (k.ops.is("Resize")) {
+        const auto& p = std::get<MemoryProblem>(k.layer->problem);
+        out.emplace_back(p.resample_planes, k.layer->dtype);
+      }
+    return out;
+  };
+  using R = std::vector<std::pair<int64_t, DType>>;
+  // Under autocast the network's fp32 input keeps the Relu and both its
+  // Resizes fp32; the Conv's half output is cast for the linear one.
+  CHECK(resizes("eager", Layout::nchw, true) == R{{4, DType::fp32}, {0, DType::fp32}, {4, DType::fp32}});
+  CHECK(resizes("eager", Layout::nhwc, true) == R{{0, DType::fp32}, {0, DType::fp32}, {0, DType::fp32}});
+  CHECK(resizes("eager", Layout::nchw, false) == R{{4, DType::fp16}, {0, DType::fp16}, {4, DType::fp16}});
+  for (const auto& [planes, type] : resizes("inductor", Layout::nchw, false)) CHECK(planes == 0);  // its own kernels
+}
+
+TEST_CASE("a resample that loops over planes takes planes x a latency, L2's where its bytes are found there") {
+  Layer l;
+  l.dtype = DType::fp32;
+  MemoryProblem up;
+  up.op = MemoryOp::copy;
+  up.elems_in = int64_t(262144) * 49;  // EfficientFormerV2-S1's at batch 256: 7 x 7 to 14 x 14
+  up.elems_out = int64_t(262144) * 196;
+  up.resample_planes = 262144;
+  l.problem = up;
+  GpuModel gpu = test::gpu("h200");
+  gpu.params["resample_plane_ns"] = 400.0;
+  gpu.params["resample_plane_l2_ns"] = 200.0;
+  const CostModel model(gpu);
+  const double bytes = double(min_bytes(l));
+  CHECK(cost_layer(l, model).memory_us == doctest::Approx(262144 * 400.0 * 1e-3));
+  CHECK(cost_layer(l, model, bytes).memory_us == doctest::Approx(262144 * 200.0 * 1e-3));
+  CHECK(cost_layer(l, model, bytes / 2).memory_us == doctest::Approx(262144 * 300.0 * 1e-3));
+  up.resample_planes = 0;  // any other copy: its traffic
+  l.problem = up;
+  CHECK(cost_layer(l, model).memory_us < 0.01 * 262144 * 400.0 * 1e-3);
+}
+
 // CaiT's talking heads, small: a map from a matmul, permuted heads-last for a
 // Linear over the heads, permuted back for the softmax.
 TEST_CASE("an expand read only by elementwise ops is a view they broadcast in place; anything else copies it") {

@@ -723,13 +723,15 @@ PYBIND11_MODULE(tilewave, m) {
           py::gil_scoped_release release;
           for (size_t i = 0; i < list.size(); ++i) {
             Layer layer;
+            int64_t hits = 0;
             try {
               layer = layer_from_json(list[i]);
+              hits = l2_hit_bytes_from_json(list[i], layer);
             } catch (const std::invalid_argument& e) {
               throw InputError(fmt::format("layers[{}]", i), e.what());
             }
             json row = list[i];
-            row.update(cost_to_json(cost_layer(layer, cost_model), true));
+            row.update(cost_to_json(cost_layer(layer, cost_model, double(hits)), true));
             out.push_back(std::move(row));
           }
         }

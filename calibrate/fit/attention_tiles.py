@@ -36,13 +36,12 @@ import gzip
 import json
 import os
 import statistics
-import tempfile
 
 import numpy as np
 from scipy.optimize import least_squares
 
-from calibrate.fit.corpus_fit import stamp_eager
-from calibrate.module import ROOT, tilewave_module
+from calibrate.fit.sweep_fit import add_common_args, errors, layer_times, report
+from calibrate.module import tilewave_module
 from calibrate.pair.harness_runs import commit
 
 FIT = "core_and_sample"
@@ -69,22 +68,9 @@ def layer(r):
     return out
 
 
-def gpu_file(name):
-    path = os.path.join(ROOT, "gpu_models", name + ".json")
-    return path if os.path.exists(path) else name
-
-
 def tilewave_times(tw, calls, gpu, values=None):
     """tilewave's time of each call on GPU file `gpu`, with `values` (PARAMS' order) in place of its own."""
-    if values is None:
-        return [p["time_us"] for p in tw.predict_layers([layer(r) for r in calls], gpu=gpu_file(gpu))]
-    g = json.load(open(gpu_file(gpu)))
-    g["params"].update(dict(zip(PARAMS, (float(v) for v in values))))
-    g.get("runtime_params", {}).get("eager", {}).get("params", {}).update(dict(zip(PARAMS, (float(v) for v in values))))
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "candidate.json")
-        tw.write_gpu(g, path)
-        return [p["time_us"] for p in tw.predict_layers([layer(r) for r in calls], gpu=path)]
+    return layer_times(tw, [layer(r) for r in calls], gpu, PARAMS, values)
 
 
 def fit(tw, calls, gpu):
@@ -93,13 +79,6 @@ def fit(tw, calls, gpu):
                         [2.0, 1.0, 1.0, 1.0, 2.0, 1.5, 5.0], bounds=([0.0] * len(PARAMS), [20.0] * 6 + [40.0]),
                         diff_step=1e-3)
     return [round(float(v), 4) for v in res.x]
-
-
-def errors(predicted, measured):
-    ratio = [p / m for p, m in zip(predicted, measured)]
-    err = sorted(abs(x - 1) for x in ratio)
-    return (f"{100 * statistics.median(err):.1f}% | {100 * float(np.percentile(err, 90)):.1f}% | "
-            f"{statistics.median(ratio):.2f}")
 
 
 def other_calls(path):
@@ -149,24 +128,16 @@ def table_lines(sweep_dir, tw, gpu, other=None, other_gpu=None, values=None):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[1])
-    ap.add_argument("sweep_dir", help="an attention_sweep folder (calibrate/data/h100/attention_sweep)")
-    ap.add_argument("--tilewave", help="the CLI whose build holds the Python module (where `import tilewave` finds none)")
-    ap.add_argument("--gpu", default="h100", help="the GPU file to judge and to fit over (the sweep's GPU)")
+    add_common_args(ap, "an attention_sweep folder (calibrate/data/h100/attention_sweep)")
     ap.add_argument("--other", help="an sdpa_paths.jsonl of another GPU of the same SM count and clock, judged with "
                                     "the constants fitted here (calibrate/data/h200/sdpa_paths/sdpa_paths.jsonl)")
     ap.add_argument("--other-gpu", default="h200", help="the GPU file for --other")
-    ap.add_argument("--write", action="store_true", help="write the fitted values into gpu_models/h200.json's eager set")
     args = ap.parse_args()
-    tw = tilewave_module(args.tilewave)
-    lines, values = table_lines(args.sweep_dir, tw, args.gpu, args.other, args.other_gpu)
-    for line in lines:
-        print(line, flush=True)
-    if args.write:
-        stamp_eager(args.tilewave, dict(zip(PARAMS, values)),
-                    f"{COMMAND} (commit {commit()}): calibrate/data/h100/attention_sweep/{FIT}, fused "
-                    "scaled_dot_product_attention calls under autocast fp16 on an H100 SXM (the H200's SM count "
-                    "and clock; checked on the H200's calibrate/data/h200/sdpa_paths calls)")
-        print("wrote gpu_models/h200.json's eager set: " + ", ".join(PARAMS))
+    lines, values = table_lines(args.sweep_dir, tilewave_module(args.tilewave), args.gpu, args.other, args.other_gpu)
+    report(args, lines, PARAMS, values,
+           f"{COMMAND} (commit {commit()}): calibrate/data/h100/attention_sweep/{FIT}, fused "
+           "scaled_dot_product_attention calls under autocast fp16 on an H100 SXM (the H200's SM count "
+           "and clock; checked on the H200's calibrate/data/h200/sdpa_paths calls)")
 
 
 if __name__ == "__main__":

@@ -141,6 +141,14 @@ inline constexpr ParamInfo kGpuParams[] = {
      "over the whole GPU: the time of such a kernel is at least its elements' arithmetic (GELU's erf on fast "
      "memory); 0 outside the sets that fit it",
      ParamScope::runtime, ParamOwner::launch, ParamScale::inverse_sm_clock},
+    {"resample_plane_ns", 385.0, 0.00, 5000.0, "ns",
+     "GPU time per (image, channel) plane, read from DRAM, of PyTorch's NCHW linear resample (bilinear "
+     "upsampling): each thread owns one output position and loops over every plane, its loads waiting on memory "
+     "latency, so a map of few positions over many planes is bound by the loop, not by bandwidth",
+     ParamScope::runtime, ParamOwner::memory_system},
+    {"resample_plane_l2_ns", 175.0, 0.00, 5000.0, "ns",
+     "the same per plane where the kernel's data is found in L2: L2's shorter latency",
+     ParamScope::runtime, ParamOwner::memory_system},
     {"row_blocks_per_sm", 4.00, 1.00, 32.0, "blocks",
      "resident blocks per SM of a one-block-per-row kernel: 2,048 threads per SM over PyTorch's 512-thread "
      "reduction blocks", ParamScope::layer, ParamOwner::architecture},

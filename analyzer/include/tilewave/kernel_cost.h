@@ -135,8 +135,9 @@ KernelCost cost_kernel(const Layer& layer, const CostModel& model, double l2_hit
 // A layer on its own, as calibration measures it (buffers rotated beyond
 // L2): one library call on channels_last tensors, with the layout transforms
 // the call runs around a kernel that needs NCHW (docs/model.md "Grouped
-// convolutions"); otherwise cost_kernel.
-KernelCost cost_layer(const Layer& layer, const CostModel& model);
+// convolutions"); otherwise cost_kernel. `l2_hit_bytes`: what it finds in
+// L2 where it was timed without rotating buffers (a layer set's field).
+KernelCost cost_layer(const Layer& layer, const CostModel& model, double l2_hit_bytes = 0);
 KernelCost cost_layer(const Layer& layer, const GpuModel& gpu);
 
 }  // namespace tilewave

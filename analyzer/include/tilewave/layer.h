@@ -97,6 +97,15 @@ struct MemoryProblem {
   // kernels").
   int64_t special_functions = 0;
   int64_t elems_in = 0, elems_out = 0;      // copy, fused
+  // copy: a linear or cubic resample of NCHW memory as PyTorch eager runs it,
+  // one thread per output position looping over every (image, channel)
+  // plane: its planes run one after another, each at a memory latency
+  // (docs/model.md "Memory-bound kernels"). 0: any other copy.
+  int64_t resample_planes = 0;
+  // An op on autocast's fp32 list (a linear resample): under autocast it
+  // reads and writes fp32, after a cast of its input (docs/model.md
+  // "Precision pass"). Softmax-class kernels are there by their op.
+  bool autocast_fp32 = false;
   ConvProblem window;      // pool: N,C,H,W,R,S,stride,pad
   bool max_pool = true;
   int64_t elems_read() const;

@@ -15,6 +15,8 @@ namespace tilewave {
 
 // Throws std::invalid_argument with a message naming the field at fault.
 Layer layer_from_json(const nlohmann::json& j);
+// A line's `l2_hit_bytes` (LayerSetEntry), checked against the layer's bytes.
+int64_t l2_hit_bytes_from_json(const nlohmann::json& j, const Layer& layer);
 nlohmann::json layer_to_json(const Layer& layer);
 // The model's breakdown of one kernel, as fields added to a layer object:
 // `"time_us":…,"kernel":…,…` (no braces), and the same as a JSON object.
@@ -27,6 +29,10 @@ struct LayerSetEntry {
   int line = 0;             // 1-based line in the file
   nlohmann::json object;    // as read, extra fields kept
   Layer layer;
+  // Bytes of its traffic found in L2 (field `l2_hit_bytes`): a kernel timed
+  // by repeating one call on tensors that fit there, as a PyTorch sweep
+  // times it. 0: calibration's runner rotates its buffers beyond L2.
+  int64_t l2_hit_bytes = 0;
 };
 
 // Streams a file line by line (constant memory, for large sets); a bad line

@@ -71,6 +71,10 @@ class RuntimeProfile {
   // a permuted view of a map first, and a Linear on such a view adds its bias
   // in a kernel of its own (docs/model.md "Framework ops": permuted inputs).
   virtual bool copies_permuted_views() const { return false; }
+  // A linear or cubic Resize of an NCHW map is PyTorch's upsample kernel that
+  // gives each thread one output position and loops over every (image,
+  // channel) plane (docs/model.md "Memory-bound kernels").
+  virtual bool loops_resample_planes() const { return false; }
 };
 
 // The built-in runtimes, the default (eager) first: the one list of them

@@ -435,6 +435,18 @@ KernelCost cost_memory(const MemoryProblem& p, int64_t bytes, DType dtype, const
     const double factor = p.layer_norm && dtype_bytes(dtype) >= 4 ? m.get<param_index("layer_norm_fp32_row_factor")>() : 1.0;
     c.memory_us += double(p.outer) * m.get<param_index("row_ns")>() * factor * 1e-3;
   }
+  if (p.op == MemoryOp::copy && p.resample_planes > 0) {
+    // docs/model.md "Memory-bound kernels": each thread walks every plane of
+    // its output position in turn; positions beyond the resident threads
+    // (row_blocks_per_sm blocks of 512) wait for a second wave.
+    const double resident = std::max(1.0, std::floor(m.gpu.sms * m.get<param_index("row_blocks_per_sm")>() * 512));
+    const int64_t positions = std::max<int64_t>(1, p.elems_out / p.resample_planes);
+    const double waves = std::ceil(double(positions) / resident);
+    const double hit = bytes > 0 ? std::min(1.0, hits / double(bytes)) : 0.0;
+    const double plane_ns = (1 - hit) * m.get<param_index("resample_plane_ns")>() +
+                            hit * m.get<param_index("resample_plane_l2_ns")>();
+    c.memory_us = std::max(c.memory_us, waves * double(p.resample_planes) * plane_ns * 1e-3);
+  }
   if (p.op == MemoryOp::norm) c.memory_us += double(p.outer) * m.get<param_index("norm_plane_ns")>() * 1e-3;
   if (p.op == MemoryOp::reduce && p.kept_inside == 1)
     c.memory_us += double(p.outer) * m.get<param_index("reduce_row_ns")>() * 1e-3;
@@ -544,8 +556,8 @@ KernelCost cost_kernel(const Layer& layer, const CostModel& m, double l2_hit_byt
   return with_bandwidth(cost_problem(layer, m, l2_hit_bytes, false), m, l2_hit_bytes);
 }
 
-KernelCost cost_layer(const Layer& layer, const CostModel& m) {
-  return with_bandwidth(cost_problem(layer, m, 0, true), m, 0);
+KernelCost cost_layer(const Layer& layer, const CostModel& m, double l2_hit_bytes) {
+  return with_bandwidth(cost_problem(layer, m, l2_hit_bytes, true), m, l2_hit_bytes);
 }
 
 int64_t dram_bytes(const KernelCost& c) { return std::max<int64_t>(0, c.bytes - c.l2_hit_bytes); }

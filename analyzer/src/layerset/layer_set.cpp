@@ -85,6 +85,14 @@ void check_output_size(const ConvProblem& p) {
 
 }  // namespace
 
+int64_t l2_hit_bytes_from_json(const json& j, const Layer& layer) {
+  if (!j.contains("l2_hit_bytes")) return 0;
+  const json& v = j.at("l2_hit_bytes");
+  if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > min_bytes(layer))
+    throw std::invalid_argument("field 'l2_hit_bytes' must be an integer from 0 to the kernel's bytes");
+  return v.get<int64_t>();
+}
+
 Layer layer_from_json(const json& j) {
   if (!j.is_object()) throw std::invalid_argument("not a JSON object");
   if (!j.contains("op") || !j.at("op").is_string()) throw std::invalid_argument("missing string field 'op'");
@@ -159,6 +167,11 @@ Layer layer_from_json(const json& j) {
       m.op = op == "copy" ? MemoryOp::copy : op == "fused" ? MemoryOp::fused : MemoryOp::transform;
       m.elems_in = positive_int(j, "elems_in");
       m.elems_out = positive_int(j, "elems_out");
+      if (m.op == MemoryOp::copy && j.contains("resample_planes")) {  // absent: any other copy
+        m.resample_planes = positive_int(j, "resample_planes");
+        if (m.elems_out % m.resample_planes != 0)
+          throw std::invalid_argument("field 'resample_planes' must divide 'elems_out' (planes of whole output maps)");
+      }
     } else {
       throw std::invalid_argument(
           fmt::format("unknown op '{}' (conv, conv_transpose, gemm, eltwise, pool, reduce, softmax, copy, fused, transform, norm)", op));
@@ -236,7 +249,11 @@ json layer_to_json(const Layer& l) {
         break;
       case MemoryOp::copy:
       case MemoryOp::fused:
-      case MemoryOp::transform: j["elems_in"] = m.elems_in; j["elems_out"] = m.elems_out; break;
+      case MemoryOp::transform:
+        j["elems_in"] = m.elems_in;
+        j["elems_out"] = m.elems_out;
+        if (m.resample_planes > 0) j["resample_planes"] = m.resample_planes;
+        break;
     }
   }
   j["dtype"] = dtype_name(l.dtype);
@@ -319,7 +336,7 @@ void scan_layer_set(const std::string& path,
 void scan_costed_layer_set(
     const std::string& path, const CostModel& cost_model,
     const std::function<void(const LayerSetEntry& entry, const std::string& text, const KernelCost& cost)>& fn) {
-  scan_layer_set(path, [&](const LayerSetEntry& e, const std::string& text) { fn(e, text, cost_layer(e.layer, cost_model)); });
+  scan_layer_set(path, [&](const LayerSetEntry& e, const std::string& text) { fn(e, text, cost_layer(e.layer, cost_model, double(e.l2_hit_bytes))); });
 }
 
 void scan_layer_set(std::istream& f, const std::string& path,
@@ -367,6 +384,7 @@ void scan_layer_set(std::istream& f, const std::string& path,
     try {
       entry.line = line;
       entry.layer = layer_from_json(entry.object);
+      entry.l2_hit_bytes = l2_hit_bytes_from_json(entry.object, entry.layer);
     } catch (const std::invalid_argument& e) {
       throw InputError(where, e.what());
     } catch (const json::exception& e) {

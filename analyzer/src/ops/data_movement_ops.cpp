@@ -100,6 +100,26 @@ bool channels_last_in_memory(const Model& m, std::string tensor) {
   return false;
 }
 
+// Resize and Upsample read their input once and write the output. A linear
+// (or cubic) resample is on autocast's fp32 list; over an NCHW map, where
+// the runtime loops over planes (eager), each thread owns one output
+// position and walks every (image, channel) plane (docs/model.md
+// "Memory-bound kernels": calibrate/data/h100/resize_kernels).
+std::optional<Layer> lower_resize(const LowerContext& ctx) {
+  std::optional<Layer> l = lower_read_all(ctx);
+  const std::string mode = attr_string(ctx.node, "mode", "nearest");
+  if (mode != "linear" && mode != "bilinear" && mode != "cubic") return l;
+  auto& m = std::get<MemoryProblem>(l->problem);
+  m.autocast_fp32 = mode != "cubic";
+  const auto& in = ctx.input(0).dims;
+  const auto& out = ctx.output(0).dims;
+  const bool spatial_only = in.size() == 4 && out.size() == 4 && in[0] == out[0] && in[1] == out[1];
+  const bool nchw_memory = ctx.layout == Layout::nchw || !channels_last_in_memory(ctx.model, ctx.node.inputs[0]);
+  if (ctx.loops_resample_planes && spatial_only && nchw_memory && out[0] > 0 && out[1] > 0)
+    m.resample_planes = out[0] * out[1];
+  return l;
+}
+
 // tilewave keeps 4-D activations channels-last (NHWC, as cuDNN's tensor-core
 // convs and PyTorch's channels_last run them), so the permutes between the
 // NCHW and NHWC views of one tensor are relabelings, not copies
@@ -504,8 +524,8 @@ void register_data_movement_ops(OpRegistry& r) {
       .traits(index_remap);
   read_all("Concat", shape_concat).inputs(1, -1).traits(index_remap);
   read_all("Pad", shape_pad).inputs(1, 4).traits(index_remap);
-  read_all("Resize", shape_resize).inputs(1, 4).traits(index_remap);
-  read_all("Upsample", shape_resize).inputs(1, 2).traits(index_remap);
+  r.add({"", "Resize", FusionRole::opaque, shape_resize, lower_resize, TILEWAVE_HERE}).inputs(1, 4).traits(index_remap);
+  r.add({"", "Upsample", FusionRole::opaque, shape_resize, lower_resize, TILEWAVE_HERE}).inputs(1, 2).traits(index_remap);
   r.add({"", "Expand", FusionRole::opaque, shape_expand, lower_expand, TILEWAVE_HERE}).inputs(2, 2).traits(index_remap);
   read_all("Tile", shape_tile).inputs(2, 3).traits(index_remap);
   read_all("DepthToSpace", [](ShapeContext& c) { shape_depth_space(c, true); }).inputs(1, 1).rank(0, 4).traits(index_remap);

@@ -21,12 +21,12 @@ bool is_compute(const Kernel& k) {
                      std::holds_alternative<GemmProblem>(k.layer->problem));
 }
 
-// Softmax-class kernels (LayerNorm, GroupNorm, Softmax, RMSNorm): on
-// autocast's fp32 list.
+// Softmax-class kernels (LayerNorm, GroupNorm, Softmax, RMSNorm) and a
+// linear resample: on autocast's fp32 list.
 bool runs_in_fp32(const Kernel& k) {
   if (!k.layer) return false;
   const auto* m = std::get_if<MemoryProblem>(&k.layer->problem);
-  return m && m->op == MemoryOp::row_norm;
+  return m && (m->op == MemoryOp::row_norm || m->autocast_fp32);
 }
 
 // A kernel the runtime launches inside `owner`'s op, after it.

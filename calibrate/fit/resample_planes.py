@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""Fits the per-plane latencies of PyTorch's NCHW bilinear upsample
+(docs/model.md "Memory-bound kernels") on calibrate/measure/resize_kernels.py's
+H100 sweep (calibrate/data/h100/resize_kernels), and judges them.
+
+PyTorch's `upsample_bilinear2d_out_frame` gives each thread one output
+position and loops over every (image, channel) plane. A CNN's map has far
+fewer positions than the GPU has resident threads, so the kernel runs in
+
+    t = waves x planes x ((1 - h) x resample_plane_ns + h x resample_plane_l2_ns)
+
+with h the share of its bytes found in L2, not in its traffic's time: the
+sweep's 14 x 14 map of 32,768 planes takes 6.4 ms where its bytes need 10 us.
+
+Each call becomes tilewave's layer form (a `copy` with `resample_planes`), its
+`l2_hit_bytes` all of its bytes where they fit the share of L2 that the GPU
+file's `l2_reuse_fraction` keeps (the sweep repeats one call, so its tensors
+stay there) and none where they exceed L2; calls between the two are
+left out, their share unknown. The two are fitted by scipy's least_squares on
+the log of time (each evaluation the module's predict_layers on a copy of the
+GPU file holding the candidates) over the calls of output side 14 and 56, and
+judged on sides 28 and 112. The table also shows the kernels the term leaves
+to their traffic: the channels_last bilinear kernel and the nearest ones,
+which spread over every output value.
+
+usage: python3 -m calibrate.fit.resample_planes calibrate/data/h100/resize_kernels [--tilewave build/analyzer/tilewave]
+         [--gpu h100] [--write]
+(--write: the two go into gpu_models/h200.json's eager set with their provenance, through tilewave.write_gpu;
+the H100 and H200 share SM count and clock, and their HBM's latency is taken as the same)
+"""
+import argparse
+import json
+import os
+
+import numpy as np
+from scipy.optimize import least_squares
+
+from calibrate.fit.sweep_fit import add_common_args, errors, gpu_file, layer_times, report
+from calibrate.module import tilewave_module
+from calibrate.pair.harness_runs import commit
+
+PARAMS = ("resample_plane_ns", "resample_plane_l2_ns")
+FIT_SIDES, HELD_SIDES = (14, 56), (28, 112)
+COMMAND = "python3 -m calibrate.fit.resample_planes calibrate/data/h100/resize_kernels --write"
+BYTES = {"bilinear_f32": 4, "bilinear_amp": 4, "bilinear_half": 2, "nearest_half": 2}
+
+
+def sweep(folder):
+    """The header and the calls, each with its upsample kernel's time (`kernel_us`)."""
+    with open(os.path.join(folder, "resize_kernels.jsonl")) as f:
+        found = [json.loads(line) for line in f]
+    calls = []
+    for r in found[1:]:
+        kernel = [k for k in r["kernels"] if "upsample" in k[0]]
+        if len(kernel) == 1 and not r["error"]:
+            calls.append(dict(r, kernel_us=kernel[0][2], kernel=kernel[0][0]))
+    return found[0], calls
+
+
+def l2_state(call, gpu):
+    """'l2' where the call's bytes fit the share of L2 a repeated call keeps, 'dram' beyond L2, else None."""
+    g = json.load(open(gpu_file(gpu)))
+    window = g["l2_mb"] * 1e6 * g["params"]["l2_reuse_fraction"]
+    size = layer(call, 0)["bytes_moved"]
+    return "l2" if size <= window else "dram" if size >= g["l2_mb"] * 1e6 else None
+
+
+def layer(call, hits):
+    """The call as tilewave's layer form: a copy, looping over its planes where PyTorch's NCHW bilinear kernel
+    does (tilewave's eager lowering of a linear Resize over NCHW memory)."""
+    elems_in = int(np.prod(call["input"]))
+    elems_out = int(np.prod(call["output"]))
+    width = BYTES[call["mode"]]
+    out = {"op": "copy", "elems_in": elems_in, "elems_out": elems_out, "dtype": "fp32" if width == 4 else "fp16",
+           "bytes_moved": (elems_in + elems_out) * width}
+    if call["layout"] == "nchw" and call["mode"].startswith("bilinear"):
+        out["resample_planes"] = call["planes"]
+    if hits:
+        out["l2_hit_bytes"] = out["bytes_moved"]
+    return out
+
+
+def tilewave_times(tw, calls, gpu, values=None):
+    """tilewave's time of each call on GPU file `gpu`, with `values` (PARAMS' order) in place of its own."""
+    layers = [{k: v for k, v in layer(c, c["state"] == "l2").items() if k != "bytes_moved"} for c in calls]
+    return layer_times(tw, layers, gpu, PARAMS, values)
+
+
+def fit(tw, calls, gpu):
+    measured = np.log([c["kernel_us"] for c in calls])
+    res = least_squares(lambda p: np.log(tilewave_times(tw, calls, gpu, p)) - measured, [300.0, 150.0],
+                        bounds=([1.0, 1.0], [5000.0, 5000.0]), x_scale=[100.0, 100.0], diff_step=1e-3)
+    return [round(float(v), 2) for v in res.x]
+
+
+def table_lines(folder, tw, gpu):
+    header, calls = sweep(folder)
+    for c in calls:
+        c["state"] = l2_state(c, gpu)
+    looped = [c for c in calls if c["layout"] == "nchw" and c["mode"].startswith("bilinear")]
+    known = [c for c in looped if c["state"]]
+    fit_calls = [c for c in known if c["output"][2] in FIT_SIDES]
+    values = fit(tw, fit_calls, gpu)
+    lines = [f"{len(calls)} upsample kernels (F.interpolate, scale 2) on the {header['gpu']} (torch {header['torch']}): "
+             f"{len(looped)} NCHW bilinear, {len(looped) - len(known)} of them left out (bytes between the L2 share "
+             f"a repeated call keeps and L2)", "",
+             f"| kernels | data in | calls | {gpu}'s file: median | p90 | ratio | fitted: median | p90 | ratio |",
+             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+
+    def row(name, state, sel):
+        if not sel:  # a sweep cut short by its deadline: no such calls
+            return
+        measured = [c["kernel_us"] for c in sel]
+        lines.append(f"| {name} | {state} | {len(sel)} | {errors(tilewave_times(tw, sel, gpu), measured)} | "
+                     f"{errors(tilewave_times(tw, sel, gpu, values), measured)} |")
+
+    for split, sides in (("fit: NCHW bilinear, side 14, 56", FIT_SIDES), ("held out: NCHW bilinear, side 28, 112", HELD_SIDES)):
+        for state in ("l2", "dram"):
+            row(split, state, [c for c in known if c["output"][2] in sides and c["state"] == state])
+    for mode, layout in (("bilinear", "channels_last"), ("nearest_half", "nchw"), ("nearest_half", "channels_last")):
+        sel = [c for c in calls if c["mode"].startswith(mode) and c["layout"] == layout and c["state"]]
+        row(f"not looped: {mode} {layout}", "both", sel)
+    lines += ["", "fitted on the fit rows: " + ", ".join(f"{n} {v:.1f}" for n, v in zip(PARAMS, values))]
+    return lines, values
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[1])
+    add_common_args(ap, "a resize_kernels folder (calibrate/data/h100/resize_kernels)")
+    args = ap.parse_args()
+    lines, values = table_lines(args.sweep_dir, tilewave_module(args.tilewave), args.gpu)
+    report(args, lines, PARAMS, values,
+           f"{COMMAND} (commit {commit()}): calibrate/data/h100/resize_kernels, PyTorch's NCHW bilinear upsample "
+           "kernels on an H100 SXM (the H200's SM count and clock; HBM3's latency taken for HBM3e's)")
+
+
+if __name__ == "__main__":
+    main()

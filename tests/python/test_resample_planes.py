@@ -1,0 +1,37 @@
+"""calibrate/fit/resample_planes.py: the least-squares fit recovers the two per-plane latencies that made a
+synthetic sweep's times (tilewave's own, at known values), each call's L2 state read from its bytes."""
+import json
+
+import pytest
+
+from calibrate.fit import resample_planes as fit
+from calibrate.module import tilewave_module
+
+
+def call(mode, layout, side, planes):
+    return {"case": "%s %s %d %d" % (mode, layout, side, planes), "mode": mode, "layout": layout,
+            "input": [planes // 64, 64, side // 2, side // 2], "output": [planes // 64, 64, side, side],
+            "planes": planes, "error": None}
+
+
+def test_the_fit_recovers_the_latencies_that_made_the_times(tmp_path):
+    tw = tilewave_module(None)
+    calls = [call(mode, layout, side, planes) for mode in ("bilinear_f32", "bilinear_half")
+             for layout in ("nchw", "channels_last") for side in (14, 28, 56, 112) for planes in (256, 4096, 32768)]
+    for c in calls:
+        c["state"] = fit.l2_state(c, "h100")
+    # Both states among the fit sides, and a call between them that the fit leaves out.
+    assert {"l2", "dram", None} <= {c["state"] for c in calls if c["output"][2] in fit.FIT_SIDES}
+    known = [c for c in calls if c["state"]]
+    made = fit.tilewave_times(tw, known, "h100", [410.0, 160.0])
+    with open(tmp_path / "resize_kernels.jsonl", "w") as f:
+        f.write(json.dumps({"header": True, "gpu": "synthetic", "torch": "none"}) + "\n")
+        for c, us in zip(known, made):
+            row = {k: v for k, v in c.items() if k != "state"}
+            row["kernels"] = [["void at::native::upsample_bilinear2d_out_frame<float>", 1, us]]
+            f.write(json.dumps(row) + "\n")
+    lines, values = fit.table_lines(str(tmp_path), tw, "h100")
+    assert values == pytest.approx([410.0, 160.0], rel=0.01)
+    # The held-out sides are judged with the fitted values: near zero error.
+    held = [line for line in lines if line.startswith("| held out")]
+    assert len(held) == 2 and all(line.split(" | ")[6] == "0.0%" for line in held)
