@@ -2,6 +2,7 @@
 import os
 
 from calibrate.fit import attention_tiles  # (calibrate/fit/attention_tiles.py)
+from calibrate.fit import resample_planes  # (calibrate/fit/resample_planes.py)
 from calibrate.fit import intervals  # (calibrate/fit/intervals.py)
 from calibrate.pair import harness_kernel_classes  # (calibrate/pair/harness_kernel_classes.py)
 from calibrate.fit import corpus_fit, row_moments  # (calibrate/fit/corpus_fit.py, row_moments.py)
@@ -173,6 +174,17 @@ def validation_attention_tiles(runs):
     return attention_tiles.table_lines(sweep, tilewave_module(runs.tw), "h100", DATA + "/sdpa_paths/sdpa_paths.jsonl", "h200")[0]
 
 
+def validation_resample_planes(runs):
+    """docs/validation.md: `python3 -m calibrate.fit.resample_planes calibrate/data/h100/resize_kernels`."""
+    sweep = os.path.join(os.path.dirname(DATA), "h100", "resize_kernels")
+    return resample_planes.table_lines(sweep, tilewave_module(runs.tw), "h100")[0]
+
+
+def validation_resample_network(runs):
+    """docs/validation.md: `python3 -m calibrate.validate.kernel_classes calibrate/data/h200/corpus/run --op-of timm/efficientformerv2_s1:Resize`."""
+    return kernel_classes.op_lines(runs.tw, DATA + "/corpus/run", "timm/efficientformerv2_s1:Resize", "h200")
+
+
 def validation_other_gpus(runs):
     """docs/validation.md: the tables `python3 -m calibrate.validate.other_gpus --write` printed when it wrote gpu_models/rtx3090.json and rtx4090.json (calibrate/data/other_gpus/validate.md), held to the held-out errors those files record."""
     figures_readme.kept_other_gpus_fit()
@@ -298,6 +310,8 @@ FIGURES = {"validation-kernel-classes": validation_kernel_classes, "validation-c
            "validation-attention-paths": validation_attention_paths,
            "validation-sdpa-cases": validation_sdpa_cases,
            "validation-attention-tiles": validation_attention_tiles,
+           "validation-resample-planes": validation_resample_planes,
+           "validation-resample-network": validation_resample_network,
            "validation-fresh-set": validation_fresh_set,
            "validation-fresh-set-calls-1-3": fresh_set_part(calls="1-3"),
            "validation-fresh-set-calls-4-6": fresh_set_part(calls="4-6"),

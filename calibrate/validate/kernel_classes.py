@@ -30,12 +30,15 @@ usage: python3 -m calibrate.validate.kernel_classes RUN_DIR [RUN_DIR ...]
        [--tilewave build/analyzer/tilewave] [--gpu h200] [--by harness|batch|none]
        [--families fit|held_out|all] [--networks-of CLASS]
        python3 -m calibrate.validate.kernel_classes RUN_DIR --forward MODEL:PRECISION:LAYOUT:BATCH [--nodes TEXT]
+       python3 -m calibrate.validate.kernel_classes RUN_DIR --op-of MODEL:OP
 --networks-of CLASS adds the ten networks with the most measured time of that class left unpaired, with
 their measured and predicted time of the class: whether a class's "missing" is one network or many.
 --forward prints one profiled forward's pairs in launch order instead of the sums: each predicted kernel
 (node, op, µs) beside the measured kernel paired with it (class, µs), and each kernel of either side that
 nothing paired; --nodes keeps the pairs from the first to the last predicted kernel whose node name holds
 TEXT (one block of a network, say), with the unpaired kernels between them.
+--op-of sums, per profiled forward of one network, the kernels predicted for one ONNX op (Resize, say) and
+the measured kernels paired with them, beside the forward's whole kernel time.
 ONNX files: onnx_models/runtime/ for onnx_models/zoo.py's networks, else
 onnx_models/timm_results/timm_results_onnx.tar.xz (the corpus of
 calibrate/data/h200/corpus/networks.json), unpacked to a temporary folder.
@@ -298,6 +301,31 @@ def forward_lines(tilewave, folder, spec, gpu, nodes=None):
         sum(p["measured_us"] for p in ran if not p.get("predicted")))]
 
 
+def op_lines(tilewave, folder, spec, gpu):
+    """The --op-of table: per profiled forward of one network, its kernels predicted for one ONNX op beside
+    the measured kernels paired with them, and the forward's kernel time."""
+    model, _, op = spec.rpartition(":")
+    rows = sorted((r for r in kernel_rows(folder) if r["model"] == model),
+                  key=lambda r: (r.get("precision", "amp_fp16"), r["layout"], r["batch"]))
+    if not rows or not op:
+        raise InputError("%s: no profiled forward of %r (--op-of MODEL:OP)" % (folder, model))
+    with tempfile.TemporaryDirectory() as tmp:
+        results, failed = checks(tilewave, rows, onnx_files([model], tmp), gpu, tmp)
+    out = ["%s's %s kernels on %s: each forward's predicted kernels of the op, the measured kernels paired with "
+           "them, and all its kernel time" % (model, op, gpu), "",
+           "| precision | layout | batch | kernels | predicted, ms | measured, ms | ratio | forward: predicted, ms | "
+           "measured, ms | ratio |", "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for r, check in results:
+        mine = [p for p in check["pairs"] if p.get("predicted_op") == op]
+        predicted = sum(p["predicted_us"] for p in mine) / 1e3
+        measured = sum(p.get("measured_us", 0.0) for p in mine) / 1e3
+        out.append("| %s | %s | %d | %d | %.2f | %.2f | %s | %.1f | %.1f | %.2f |" % (
+            r.get("precision", "amp_fp16"), r["layout"], r["batch"], len(mine), predicted, measured,
+            "%.2f" % (predicted / measured) if measured > 0 else "–", check["predicted_kernel_us"] / 1e3,
+            check["measured_kernel_us"] / 1e3, check["predicted_kernel_us"] / check["measured_kernel_us"]))
+    return out + left_out_lines(failed)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("run_dirs", nargs="+", help="calibrate/measure/run.py folders")
@@ -312,7 +340,13 @@ def main():
                     help="instead, one profiled forward's pairs in launch order (of the one RUN_DIR)")
     ap.add_argument("--nodes", metavar="TEXT", help="with --forward: the pairs from the first to the last "
                     "predicted kernel whose node name holds TEXT")
+    ap.add_argument("--op-of", metavar="MODEL:OP", help="instead, per profiled forward of MODEL (of the one "
+                    "RUN_DIR), the kernels predicted for ONNX op OP beside the measured ones paired with them")
     a = ap.parse_args()
+    if a.op_of:
+        if len(a.run_dirs) != 1:
+            ap.error("--op-of reads one RUN_DIR")
+        return print_lines("kernel_classes.py", lambda: op_lines(a.tilewave, a.run_dirs[0], a.op_of, a.gpu))
     if a.nodes and not a.forward:
         ap.error("--nodes needs --forward")
     if a.forward and len(a.run_dirs) != 1:

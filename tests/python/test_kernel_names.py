@@ -32,6 +32,9 @@ def test_the_cpp_and_python_readers_classify_every_profiled_name_alike():
     ("void at::native::direct_copy_kernel_cuda Half", "harness", "cast"),
     ("void at::native::direct_copy_kernel_cuda float", "harness", "other"),
     ("bn_fw_inf_1C11_kernel_NCHW", "harness", "bn"),
+    # PyTorch's upsampling moves data, as the Resize it runs is predicted (a copy), not elementwise work.
+    ("void at::native::(anonymous namespace)::upsample_bilinear2d_out_frame<float, float>", "pairing", "copy"),
+    ("void at::native::(anonymous namespace)::upsample_nearest2d_nhwc_out_frame<c10::Half>", "check", "copy"),
 ])
 def test_rules_read_in_order_with_their_case(name, vocabulary, expected):
     assert tilewave.kernel_class_of_name(name, vocabulary) == expected
