@@ -30,10 +30,19 @@ import argparse
 import json
 import os
 import statistics
+import sys
 import time
 
-import torch
-import torch.nn.functional as F
+if __name__ == "__main__" and not __package__:  # run as a path (calibrate/measure/_path_entry.py)
+    import _path_entry
+    _path_entry.run_as_module(__file__)
+    sys.exit()
+
+import torch  # noqa: E402  (after the path entry above)
+import torch.nn.functional as F  # noqa: E402
+
+from calibrate.gpu_state import profiled_header  # noqa: E402
+from calibrate.measure.sdpa_paths import main_kernel, profile  # noqa: E402; warm up, then REPS calls profiled
 
 C = 768
 TOTALS = tuple(1 << e for e in range(14, 29, 2))   # 16 K to 256 M values
@@ -41,65 +50,32 @@ REPS = 10
 H, S = torch.float16, torch.float32
 
 
+# op: (its operands' types, the call); an operand of type (H, "row") is a [C] vector broadcast over the rows.
+CALLS = {
+    "relu_half": ((H,), F.relu),
+    "add_half": ((H, H), torch.add),
+    "add_f32": ((S, S), torch.add),
+    "add_mixed": ((S, H), torch.add),
+    "add_bcast": ((H, (H, "row")), torch.add),
+    "gelu_erf_half": ((H,), F.gelu),
+    "gelu_tanh_half": ((H,), lambda x: F.gelu(x, approximate="tanh")),
+    "gelu_erf_f32": ((S,), F.gelu),
+    "silu_half": ((H,), F.silu),
+    "sigmoid_half": ((H,), torch.sigmoid),
+    "tanh_half": ((H,), torch.tanh),
+    "exp_half": ((H,), torch.exp),
+    "mish_half": ((H,), F.mish),
+}
+OPS = tuple(CALLS)
+
+
 def call_of(op, total):
+    """A call of `op` on fresh torch.randn operands of `total` values ([total / C, C])."""
     rows = max(1, total // C)
-    def t(dtype):
-        return torch.randn(rows, C, device="cuda", dtype=dtype)
-    if op == "relu_half":
-        x = t(H)
-        return lambda: F.relu(x)
-    if op == "add_half":
-        x, y = t(H), t(H)
-        return lambda: x + y
-    if op == "add_f32":
-        x, y = t(S), t(S)
-        return lambda: x + y
-    if op == "add_mixed":
-        x, y = t(S), t(H)
-        return lambda: x + y
-    if op == "add_bcast":
-        x, b = t(H), torch.randn(C, device="cuda", dtype=H)
-        return lambda: x + b
-    if op == "gelu_erf_half":
-        x = t(H)
-        return lambda: F.gelu(x)
-    if op == "gelu_tanh_half":
-        x = t(H)
-        return lambda: F.gelu(x, approximate="tanh")
-    if op == "gelu_erf_f32":
-        x = t(S)
-        return lambda: F.gelu(x)
-    if op == "silu_half":
-        x = t(H)
-        return lambda: F.silu(x)
-    if op == "sigmoid_half":
-        x = t(H)
-        return lambda: torch.sigmoid(x)
-    if op == "tanh_half":
-        x = t(H)
-        return lambda: torch.tanh(x)
-    if op == "exp_half":
-        x = t(H)
-        return lambda: torch.exp(x)
-    if op == "mish_half":
-        x = t(H)
-        return lambda: F.mish(x)
-    raise ValueError(op)
-
-
-OPS = ("relu_half", "add_half", "add_f32", "add_mixed", "add_bcast", "gelu_erf_half", "gelu_tanh_half",
-       "gelu_erf_f32", "silu_half", "sigmoid_half", "tanh_half", "exp_half", "mish_half")
-
-
-def profile(fn):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        for _ in range(REPS):
-            fn()
-        torch.cuda.synchronize()
-    return [(e.name, e.device_time) for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    types, fn = CALLS[op]
+    args = [torch.randn(C, device="cuda", dtype=t[0]) if isinstance(t, tuple) else
+            torch.randn(rows, C, device="cuda", dtype=t) for t in types]
+    return lambda: fn(*args)
 
 
 def main():
@@ -122,24 +98,18 @@ def main():
     start = time.time()
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "eltwise_paths.jsonl"), "w") as out:
-        out.write(json.dumps({"header": True, "tool": "calibrate/measure/eltwise_paths.py", "torch": torch.__version__,
-                              "gpu": torch.cuda.get_device_name(), "reps": REPS, "data": "torch.randn",
-                              "row_width": C}) + "\n")
+        out.write(json.dumps(profiled_header("calibrate/measure/eltwise_paths.py", REPS, data="torch.randn",
+                                             row_width=C)) + "\n")
         done = 0
         for total in totals:
             for op in ops:
                 if time.time() - start > args.deadline_s:
                     print("deadline: %d shapes measured, the rest left out" % done, flush=True)
                     return
-                kernels = profile(call_of(op, total))
-                counts = {}
-                for name, _ in kernels:
-                    counts[name] = counts.get(name, 0) + 1
-                once = [n for n, c in counts.items() if c == REPS]
-                kernel = max(once, key=lambda n: sum(us for m, us in kernels if m == n)) if once else None
-                us = [t for n, t in kernels if n == kernel]
+                times, _ = profile(call_of(op, total), REPS)
+                kernel, us = main_kernel(times, REPS)
                 out.write(json.dumps({"op": op, "elems": max(1, total // C) * C, "kernel": kernel,
-                                      "kernels": sorted(counts), "median_us": statistics.median(us) if us else None,
+                                      "kernels": sorted(times), "median_us": statistics.median(us) if us else None,
                                       "us": us}) + "\n")
                 out.flush()
                 done += 1

@@ -30,10 +30,19 @@ import argparse
 import json
 import os
 import statistics
+import sys
 import time
 
-import torch
-import torch.nn.functional as F
+if __name__ == "__main__" and not __package__:  # run as a path (calibrate/measure/_path_entry.py)
+    import _path_entry
+    _path_entry.run_as_module(__file__)
+    sys.exit()
+
+import torch  # noqa: E402  (after the path entry above)
+import torch.nn.functional as F  # noqa: E402
+
+from calibrate.gpu_state import profiled_header  # noqa: E402
+from calibrate.measure.sdpa_paths import main_kernel, profile  # noqa: E402; warm up, then REPS calls profiled
 
 WIDTHS = (8, 12, 16, 24, 32, 48, 49, 64, 96, 128, 144, 196, 197, 256, 384, 401, 512, 577, 785, 1024,
           1025, 1536, 2048, 4096)
@@ -77,19 +86,6 @@ def call_of(op, width, rows, dtype_in, dtype_out):
     return lambda: torch.softmax(x, -1)
 
 
-def profile(fn):
-    """[(kernel name, us)] of REPS calls of fn, in launch order."""
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        for _ in range(REPS):
-            fn()
-        torch.cuda.synchronize()
-    return [(e.name, e.device_time) for e in prof.events()
-            if e.device_type == torch.autograd.DeviceType.CUDA]
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
@@ -104,8 +100,7 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     names = {torch.float16: "fp16", torch.float32: "fp32"}
     with open(os.path.join(args.out, "row_kernels.jsonl"), "w") as out:
-        out.write(json.dumps({"header": True, "tool": "calibrate/measure/row_kernels.py", "torch": torch.__version__,
-                              "gpu": torch.cuda.get_device_name(), "reps": REPS, "data": "torch.randn"}) + "\n")
+        out.write(json.dumps(profiled_header("calibrate/measure/row_kernels.py", REPS, data="torch.randn")) + "\n")
         done = 0
         for op, width, rows, din, dout in cases():
             if only is not None and op not in only:
@@ -113,15 +108,10 @@ def main():
             if time.time() - start > args.deadline_s:
                 print("deadline: %d shapes measured, the rest left out" % done, flush=True)
                 break
-            kernels = profile(call_of(op, width, rows, din, dout))
-            counts = {}
-            for name, _ in kernels:
-                counts[name] = counts.get(name, 0) + 1
-            once = [n for n, c in counts.items() if c == REPS]
-            kernel = max(once, key=lambda n: sum(us for m, us in kernels if m == n)) if once else None
-            us = [t for n, t in kernels if n == kernel]
+            times, _ = profile(call_of(op, width, rows, din, dout), REPS)
+            kernel, us = main_kernel(times, REPS)
             out.write(json.dumps({"op": op, "width": width, "rows": rows, "in": names[din], "out": names[dout],
-                                  "kernel": kernel, "kernels": sorted(counts),
+                                  "kernel": kernel, "kernels": sorted(times),
                                   "median_us": statistics.median(us) if us else None, "us": us}) + "\n")
             out.flush()
             done += 1

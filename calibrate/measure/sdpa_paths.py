@@ -48,8 +48,8 @@ def cases():
     yield "head_dim 80", t(64, 8, 196, 80), t(64, 8, 196, 80), None
 
 
-def profile(fn):
-    """{kernel name: [us of each launch]} over REPS calls of fn, names in launch order, and the error if it
+def profile(fn, reps=REPS):
+    """{kernel name: [us of each launch]} over `reps` calls of fn, names in launch order, and the error if it
     raised."""
     try:
         for _ in range(3):
@@ -58,7 +58,7 @@ def profile(fn):
     except RuntimeError as e:
         return {}, str(e).splitlines()[0][:200]
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        for _ in range(REPS):
+        for _ in range(reps):
             fn()
         torch.cuda.synchronize()
     times = {}  # in launch order: a name's list holds its launches of the first call, then the second's, ...
@@ -66,6 +66,16 @@ def profile(fn):
                     key=lambda e: e.time_range.start):
         times.setdefault(e.name, []).append(e.device_time)
     return times, None
+
+
+def main_kernel(times, reps):
+    """(name, [us of each call]) of the kernel launched once a call with the most time in `times` (profile's
+    dict over `reps` calls), or (None, []) where no kernel ran once a call."""
+    once = [n for n, us in times.items() if len(us) == reps]
+    if not once:
+        return None, []
+    name = max(once, key=lambda n: sum(times[n]))
+    return name, times[name]
 
 
 def main():
