@@ -185,6 +185,13 @@ def validation_resample_network(runs):
     return kernel_classes.op_lines(runs.tw, DATA + "/corpus/run", "timm/efficientformerv2_s1:Resize", "h200")
 
 
+def validation_resample_h100(runs):
+    """docs/validation.md: `python3 -m calibrate.validate.kernel_classes calibrate/data/h100/resample_networks --gpu h100 --op-of timm/efficientformerv2_s0,timm/efficientformerv2_s2,timm/efficientformerv2_l:Resize`."""
+    return kernel_classes.op_lines(runs.tw, os.path.join(os.path.dirname(DATA), "h100", "resample_networks"),
+                                   "timm/efficientformerv2_s0,timm/efficientformerv2_s2,timm/efficientformerv2_l:Resize",
+                                   "h100")
+
+
 def validation_other_gpus(runs):
     """docs/validation.md: the tables `python3 -m calibrate.validate.other_gpus --write` printed when it wrote gpu_models/rtx3090.json and rtx4090.json (calibrate/data/other_gpus/validate.md), held to the held-out errors those files record."""
     figures_readme.kept_other_gpus_fit()
@@ -312,6 +319,7 @@ FIGURES = {"validation-kernel-classes": validation_kernel_classes, "validation-c
            "validation-attention-tiles": validation_attention_tiles,
            "validation-resample-planes": validation_resample_planes,
            "validation-resample-network": validation_resample_network,
+           "validation-resample-h100": validation_resample_h100,
            "validation-fresh-set": validation_fresh_set,
            "validation-fresh-set-calls-1-3": fresh_set_part(calls="1-3"),
            "validation-fresh-set-calls-4-6": fresh_set_part(calls="4-6"),

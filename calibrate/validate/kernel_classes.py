@@ -30,24 +30,26 @@ usage: python3 -m calibrate.validate.kernel_classes RUN_DIR [RUN_DIR ...]
        [--tilewave build/analyzer/tilewave] [--gpu h200] [--by harness|batch|none]
        [--families fit|held_out|all] [--networks-of CLASS]
        python3 -m calibrate.validate.kernel_classes RUN_DIR --forward MODEL:PRECISION:LAYOUT:BATCH [--nodes TEXT]
-       python3 -m calibrate.validate.kernel_classes RUN_DIR --op-of MODEL:OP
+       python3 -m calibrate.validate.kernel_classes RUN_DIR --op-of MODEL[,MODEL...]:OP
 --networks-of CLASS adds the ten networks with the most measured time of that class left unpaired, with
 their measured and predicted time of the class: whether a class's "missing" is one network or many.
 --forward prints one profiled forward's pairs in launch order instead of the sums: each predicted kernel
 (node, op, µs) beside the measured kernel paired with it (class, µs), and each kernel of either side that
 nothing paired; --nodes keeps the pairs from the first to the last predicted kernel whose node name holds
 TEXT (one block of a network, say), with the unpaired kernels between them.
---op-of sums, per profiled forward of one network, the kernels predicted for one ONNX op (Resize, say) and
-the measured kernels paired with them, beside the forward's whole kernel time.
+--op-of sums, per profiled forward of the networks named, the kernels predicted for one ONNX op (Resize,
+say) and the measured kernels paired with them, beside the forward's whole kernel time.
 ONNX files: onnx_models/runtime/ for onnx_models/zoo.py's networks, else
 onnx_models/timm_results/timm_results_onnx.tar.xz (the corpus of
-calibrate/data/h200/corpus/networks.json), unpacked to a temporary folder.
+calibrate/data/h200/corpus/networks.json at its input size; another timm
+network by its one export there), unpacked to a temporary folder.
 """
 import argparse
 import collections
 import concurrent.futures
 import json
 import os
+import re
 import sys
 import tarfile
 import tempfile
@@ -100,21 +102,29 @@ def onnx_files(models, tmp):
             found[m] = runtime
         elif m in sizes:
             wanted[m] = "legacy/%s-%d.onnx" % (m.split("/", 1)[-1], sizes[m])
-        else:
-            raise InputError("%s: no ONNX file (neither onnx_models/runtime/ nor the corpus names it)" % m)
+        else:  # a network measured beside the corpus: the archive's one export of it, at whatever input size
+            wanted[m] = re.compile(r"legacy/%s-\d+\.onnx" % re.escape(m.split("/", 1)[-1]))
     if wanted:  # Python's own xz reader, as the other validations read the archive
-        members = set(wanted.values())
+        members = {w for w in wanted.values() if isinstance(w, str)}
+        patterns = {m: w for m, w in wanted.items() if not isinstance(w, str)}
         try:
             with tarfile.open(ARCHIVE, "r:xz") as t:
                 for info in t:
+                    for m, pattern in list(patterns.items()):
+                        if pattern.fullmatch(info.name):
+                            wanted[m] = info.name
+                            members.add(info.name)
+                            del patterns[m]
                     if info.name in members and info.isfile():
                         with open(os.path.join(tmp, os.path.basename(info.name)), "wb") as out:
                             out.write(t.extractfile(info).read())
                         members.discard(info.name)
-                        if not members:
+                        if not members and not patterns:
                             break
         except (OSError, tarfile.TarError, EOFError) as e:
             raise InputError("%s: %s" % (os.path.relpath(ARCHIVE, ROOT), e))
+        if patterns:
+            raise InputError("%s: no ONNX file (neither onnx_models/runtime/ nor the archive has one)" % min(patterns))
         if members:
             raise InputError("%s: no %s" % (os.path.relpath(ARCHIVE, ROOT), ", ".join(sorted(members))))
         found.update({m: os.path.join(tmp, os.path.basename(member)) for m, member in wanted.items()})
@@ -302,25 +312,28 @@ def forward_lines(tilewave, folder, spec, gpu, nodes=None):
 
 
 def op_lines(tilewave, folder, spec, gpu):
-    """The --op-of table: per profiled forward of one network, its kernels predicted for one ONNX op beside
-    the measured kernels paired with them, and the forward's kernel time."""
-    model, _, op = spec.rpartition(":")
-    rows = sorted((r for r in kernel_rows(folder) if r["model"] == model),
-                  key=lambda r: (r.get("precision", "amp_fp16"), r["layout"], r["batch"]))
-    if not rows or not op:
-        raise InputError("%s: no profiled forward of %r (--op-of MODEL:OP)" % (folder, model))
+    """The --op-of table: per profiled forward of the networks (MODEL[,MODEL...]:OP), their kernels predicted
+    for one ONNX op beside the measured kernels paired with them, and the forward's kernel time."""
+    names, _, op = spec.rpartition(":")
+    models = [m for m in names.split(",") if m]
+    rows = sorted((r for r in kernel_rows(folder) if r["model"] in models),
+                  key=lambda r: (models.index(r["model"]), r.get("precision", "amp_fp16"), r["layout"], r["batch"]))
+    missing = [m for m in models if not any(r["model"] == m for r in rows)]
+    if not models or not op or missing:
+        raise InputError("%s: no profiled forward of %r (--op-of MODEL[,MODEL...]:OP)" % (folder, (missing or [spec])[0]))
     with tempfile.TemporaryDirectory() as tmp:
-        results, failed = checks(tilewave, rows, onnx_files([model], tmp), gpu, tmp)
-    out = ["%s's %s kernels on %s: each forward's predicted kernels of the op, the measured kernels paired with "
-           "them, and all its kernel time" % (model, op, gpu), "",
-           "| precision | layout | batch | kernels | predicted, ms | measured, ms | ratio | forward: predicted, ms | "
-           "measured, ms | ratio |", "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+        results, failed = checks(tilewave, rows, onnx_files(models, tmp), gpu, tmp)
+    out = ["%s kernels on %s: each forward's predicted kernels of the op, the measured kernels paired with them, "
+           "and all its kernel time" % (op, gpu), "",
+           "| network | precision | layout | batch | kernels | predicted, ms | measured, ms | ratio | "
+           "forward: predicted, ms | measured, ms | ratio |",
+           "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for r, check in results:
         mine = [p for p in check["pairs"] if p.get("predicted_op") == op]
         predicted = sum(p["predicted_us"] for p in mine) / 1e3
         measured = sum(p.get("measured_us", 0.0) for p in mine) / 1e3
-        out.append("| %s | %s | %d | %d | %.2f | %.2f | %s | %.1f | %.1f | %.2f |" % (
-            r.get("precision", "amp_fp16"), r["layout"], r["batch"], len(mine), predicted, measured,
+        out.append("| `%s` | %s | %s | %d | %d | %.2f | %.2f | %s | %.1f | %.1f | %.2f |" % (
+            r["model"], r.get("precision", "amp_fp16"), r["layout"], r["batch"], len(mine), predicted, measured,
             "%.2f" % (predicted / measured) if measured > 0 else "–", check["predicted_kernel_us"] / 1e3,
             check["measured_kernel_us"] / 1e3, check["predicted_kernel_us"] / check["measured_kernel_us"]))
     return out + left_out_lines(failed)
@@ -340,8 +353,9 @@ def main():
                     help="instead, one profiled forward's pairs in launch order (of the one RUN_DIR)")
     ap.add_argument("--nodes", metavar="TEXT", help="with --forward: the pairs from the first to the last "
                     "predicted kernel whose node name holds TEXT")
-    ap.add_argument("--op-of", metavar="MODEL:OP", help="instead, per profiled forward of MODEL (of the one "
-                    "RUN_DIR), the kernels predicted for ONNX op OP beside the measured ones paired with them")
+    ap.add_argument("--op-of", metavar="MODEL[,MODEL...]:OP", help="instead, per profiled forward of the "
+                    "networks (of the one RUN_DIR), the kernels predicted for ONNX op OP beside the measured ones "
+                    "paired with them")
     a = ap.parse_args()
     if a.op_of:
         if len(a.run_dirs) != 1:
