@@ -475,6 +475,25 @@ TEST_CASE("eager: a linear Resize of an NCHW map loops over its planes, in fp32 
   CHECK(resizes("eager", Layout::nhwc, true) == R{{0, DType::fp32}, {0, DType::fp32}, {0, DType::fp32}});
   CHECK(resizes("eager", Layout::nchw, false) == R{{4, DType::fp16}, {0, DType::fp16}, {4, DType::fp16}});
   for (const auto& [planes, type] : resizes("inductor", Layout::nchw, false)) CHECK(planes == 0);  // its own kernels
+
+  // CoaT's parallel blocks: tokens [B, N, C] transposed and reshaped to a map
+  // are a channels-last view in PyTorch, whose NHWC kernel does not loop.
+  test::OnnxBuilder t(18);
+  t.input("tokens", {2, 49, 8});
+  t.floats("scales", {1.f, 1.f, 2.f, 2.f});
+  t.ints("map_shape", {2, 8, 7, 7});
+  test::OnnxBuilder::attr(t.node("Transpose", {"tokens"}, {"channels_first"}), "perm", std::vector<int64_t>{0, 2, 1});
+  t.node("Reshape", {"channels_first", "map_shape"}, {"map"});
+  test::OnnxBuilder::attr(t.node("Resize", {"map", "", "scales"}, {"up"}), "mode", "linear");
+  t.output("up");
+  const Model tokens = t.load_batch(2);
+  int resizes_seen = 0;
+  for (const Kernel& k : lower_model(tokens, cuda_graph_harness(*find_runtime("eager"), DType::fp16)).kernels)
+    if (k.ops.is("Resize")) {
+      ++resizes_seen;
+      CHECK(std::get<MemoryProblem>(k.layer->problem).resample_planes == 0);
+    }
+  CHECK(resizes_seen == 1);
 }
 
 TEST_CASE("a resample that loops over planes takes planes x a latency, L2's where its bytes are found there") {

@@ -100,6 +100,19 @@ bool channels_last_in_memory(const Model& m, std::string tensor) {
   return false;
 }
 
+// Whether `tensor` is a token sequence [B, N, C] transposed to [B, C, N] and
+// reshaped to a map [B, C, H, W] (a hybrid ViT's tokens back to an image):
+// PyTorch's reshape is a view there, whose strides are channels-last.
+bool token_map_view(const Model& m, const std::string& tensor) {
+  const Node* reshape = m.producer_of(tensor);
+  if (!reshape || reshape->op_type != "Reshape" || reshape->inputs.empty()) return false;
+  const TensorInfo* map = m.tensor(tensor);
+  const Node* transpose = m.producer_of(reshape->inputs[0]);
+  const TensorInfo* tokens = transpose && !transpose->inputs.empty() ? m.tensor(transpose->inputs[0]) : nullptr;
+  return map && map->dims.size() == 4 && tokens && tokens->dims.size() == 3 && transpose->op_type == "Transpose" &&
+         attr_ints(*transpose, "perm") == std::vector<int64_t>{0, 2, 1};
+}
+
 // Resize and Upsample read their input once and write the output. A linear
 // (or cubic) resample is on autocast's fp32 list; over an NCHW map, where
 // the runtime loops over planes (eager), each thread owns one output
@@ -114,7 +127,11 @@ std::optional<Layer> lower_resize(const LowerContext& ctx) {
   const auto& in = ctx.input(0).dims;
   const auto& out = ctx.output(0).dims;
   const bool spatial_only = in.size() == 4 && out.size() == 4 && in[0] == out[0] && in[1] == out[1];
-  const bool nchw_memory = ctx.layout == Layout::nchw || !channels_last_in_memory(ctx.model, ctx.node.inputs[0]);
+  // A map in channels-last memory runs PyTorch's NHWC kernel, over every
+  // output value: a tensor the configuration keeps channels-last, or a view of
+  // tokens (CoaT's parallel blocks), in either layout.
+  const bool nchw_memory = !token_map_view(ctx.model, ctx.node.inputs[0]) &&
+                           (ctx.layout == Layout::nchw || !channels_last_in_memory(ctx.model, ctx.node.inputs[0]));
   if (ctx.loops_resample_planes && spatial_only && nchw_memory && out[0] > 0 && out[1] > 0)
     m.resample_planes = out[0] * out[1];
   return l;
