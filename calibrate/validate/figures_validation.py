@@ -185,6 +185,13 @@ def validation_resample_network(runs):
     return kernel_classes.op_lines(runs.tw, DATA + "/corpus/run", "timm/efficientformerv2_s1:Resize", "h200")
 
 
+def validation_resample_unlooped(runs):
+    """docs/validation.md: `python3 -m calibrate.validate.kernel_classes calibrate/data/h200/corpus/run --op-of timm/coat_mini,timm/crossvit_18_dagger_240,timm/ghostnetv2_100,timm/hrnet_w32:Resize`."""
+    return kernel_classes.op_lines(runs.tw, DATA + "/corpus/run",
+                                   "timm/coat_mini,timm/crossvit_18_dagger_240,timm/ghostnetv2_100,timm/hrnet_w32:Resize",
+                                   "h200")
+
+
 def validation_resample_h100(runs):
     """docs/validation.md: `python3 -m calibrate.validate.kernel_classes calibrate/data/h100/resample_networks --gpu h100 --op-of timm/efficientformerv2_s0,timm/efficientformerv2_s2,timm/efficientformerv2_l:Resize`."""
     return kernel_classes.op_lines(runs.tw, os.path.join(os.path.dirname(DATA), "h100", "resample_networks"),
@@ -320,6 +327,7 @@ FIGURES = {"validation-kernel-classes": validation_kernel_classes, "validation-c
            "validation-resample-planes": validation_resample_planes,
            "validation-resample-network": validation_resample_network,
            "validation-resample-h100": validation_resample_h100,
+           "validation-resample-unlooped": validation_resample_unlooped,
            "validation-fresh-set": validation_fresh_set,
            "validation-fresh-set-calls-1-3": fresh_set_part(calls="1-3"),
            "validation-fresh-set-calls-4-6": fresh_set_part(calls="4-6"),
