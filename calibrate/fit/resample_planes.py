@@ -29,6 +29,7 @@ usage: python3 -m calibrate.fit.resample_planes calibrate/data/h100/resize_kerne
 the H100 and H200 share SM count and clock, and their HBM's latency is taken as the same)
 """
 import argparse
+import functools
 import json
 import os
 
@@ -57,33 +58,41 @@ def sweep(folder):
     return found[0], calls
 
 
+@functools.lru_cache(maxsize=None)
+def l2_bounds(gpu):
+    """(bytes a repeated call keeps in L2: the share `l2_reuse_fraction` allows, L2's bytes) of a GPU file, read
+    once per file."""
+    g = json.load(open(gpu_file(gpu)))
+    return g["l2_mb"] * 1e6 * g["params"]["l2_reuse_fraction"], g["l2_mb"] * 1e6
+
+
+def bytes_moved(call):
+    """The call's input and output bytes."""
+    return (int(np.prod(call["input"])) + int(np.prod(call["output"]))) * BYTES[call["mode"]]
+
+
 def l2_state(call, gpu):
     """'l2' where the call's bytes fit the share of L2 a repeated call keeps, 'dram' beyond L2, else None."""
-    g = json.load(open(gpu_file(gpu)))
-    window = g["l2_mb"] * 1e6 * g["params"]["l2_reuse_fraction"]
-    size = layer(call, 0)["bytes_moved"]
-    return "l2" if size <= window else "dram" if size >= g["l2_mb"] * 1e6 else None
+    window, l2 = l2_bounds(gpu)
+    size = bytes_moved(call)
+    return "l2" if size <= window else "dram" if size >= l2 else None
 
 
 def layer(call, hits):
     """The call as tilewave's layer form: a copy, looping over its planes where PyTorch's NCHW bilinear kernel
-    does (tilewave's eager lowering of a linear Resize over NCHW memory)."""
-    elems_in = int(np.prod(call["input"]))
-    elems_out = int(np.prod(call["output"]))
-    width = BYTES[call["mode"]]
-    out = {"op": "copy", "elems_in": elems_in, "elems_out": elems_out, "dtype": "fp32" if width == 4 else "fp16",
-           "bytes_moved": (elems_in + elems_out) * width}
+    does (tilewave's eager lowering of a linear Resize over NCHW memory); with `hits`, all its bytes in L2."""
+    out = {"op": "copy", "elems_in": int(np.prod(call["input"])), "elems_out": int(np.prod(call["output"])),
+           "dtype": "fp32" if BYTES[call["mode"]] == 4 else "fp16"}
     if call["layout"] == "nchw" and call["mode"].startswith("bilinear"):
         out["resample_planes"] = call["planes"]
     if hits:
-        out["l2_hit_bytes"] = out["bytes_moved"]
+        out["l2_hit_bytes"] = bytes_moved(call)
     return out
 
 
 def tilewave_times(tw, calls, gpu, values=None):
     """tilewave's time of each call on GPU file `gpu`, with `values` (PARAMS' order) in place of its own."""
-    layers = [{k: v for k, v in layer(c, c["state"] == "l2").items() if k != "bytes_moved"} for c in calls]
-    return layer_times(tw, layers, gpu, PARAMS, values)
+    return layer_times(tw, [layer(c, c["state"] == "l2") for c in calls], gpu, PARAMS, values)
 
 
 def fit(tw, calls, gpu):
