@@ -26,7 +26,8 @@ TEST_CASE("layer objects round-trip through JSON") {
       R"({"op":"eltwise","elems":1000,"inputs":2,"unrolled":true,"dtype":"fp32"})",
       R"({"op":"eltwise","elems":1000,"inputs":1,"special_functions":2,"dtype":"fp16"})",
       R"({"op":"softmax","outer":4096,"inner":192,"layer_norm":true,"dtype":"fp32"})",
-      R"({"op":"copy","elems_in":12845056,"elems_out":51380224,"resample_planes":262144,"dtype":"fp32"})"};
+      R"({"op":"copy","elems_in":12845056,"elems_out":51380224,"resample_planes":262144,"dtype":"fp32"})",
+      R"({"op":"copy","elems_in":12845056,"elems_out":51380224,"resample_kernel":"nearest_nhwc","dtype":"fp32"})"};
   for (const char* text : lines) {
     CAPTURE(text);
     const Layer l = layer_from_json(json::parse(text));
@@ -37,9 +38,11 @@ TEST_CASE("layer objects round-trip through JSON") {
   // Row moments write a mean and a 1/std per row, not the row.
   const Layer moments = layer_from_json(json::parse(lines[6]));
   CHECK(layer_to_json(moments).at("row_moments") == true);
-  CHECK(std::get<MemoryProblem>(layer_from_json(json::parse(std::end(lines)[-2])).problem).layer_norm);
-  CHECK(std::get<MemoryProblem>(layer_from_json(json::parse(std::end(lines)[-3])).problem).special_functions == 2);
-  CHECK(std::get<MemoryProblem>(layer_from_json(json::parse(std::end(lines)[-1])).problem).resample_planes == 262144);
+  CHECK(std::get<MemoryProblem>(layer_from_json(json::parse(std::end(lines)[-3])).problem).layer_norm);
+  CHECK(std::get<MemoryProblem>(layer_from_json(json::parse(std::end(lines)[-4])).problem).special_functions == 2);
+  CHECK(std::get<MemoryProblem>(layer_from_json(json::parse(std::end(lines)[-2])).problem).resample_planes == 262144);
+  CHECK(std::get<MemoryProblem>(layer_from_json(json::parse(std::end(lines)[-1])).problem).resample_kernel ==
+        ResampleKernel::nearest_nhwc);
   CHECK(min_bytes(moments) == 64 * 301056 * 4 + 2 * 64 * 4);
   // A mask is kept; an attention without one writes no field.
   CHECK(std::get<AttentionProblem>(layer_from_json(json::parse(lines[10])).problem).masked);
@@ -71,6 +74,11 @@ TEST_CASE("bad layer objects name the field") {
   CHECK(error(R"({"op":"eltwise","elems":1,"special_functions":1.5})").find("'special_functions'") != std::string::npos);
   CHECK(error(R"({"op":"copy","elems_in":4,"elems_out":16,"resample_planes":0})").find("'resample_planes'") != std::string::npos);
   CHECK(error(R"({"op":"copy","elems_in":4,"elems_out":16,"resample_planes":3})").find("'resample_planes'") != std::string::npos);
+  for (const char* kind : {R"("bicubic")", R"("")", "3", "null", R"(["nearest_nchw"])", R"("none")"})
+    CHECK(error((std::string(R"({"op":"copy","elems_in":4,"elems_out":16,"resample_kernel":)") + kind + "}").c_str())
+              .find("'resample_kernel'") != std::string::npos);
+  CHECK(error(R"({"op":"copy","elems_in":4,"elems_out":16,"resample_planes":4,"resample_kernel":"linear_nhwc"})")
+            .find("both") != std::string::npos);
   // The warp path holds rows of at most 1,024 contiguous values.
   CHECK(error(R"({"op":"softmax","outer":1,"inner":1025,"warp_rows":true})").find("'warp_rows'") != std::string::npos);
   CHECK(error(R"({"op":"softmax","outer":1,"inner":8,"kept_inside":2,"warp_rows":true})").find("'warp_rows'") !=

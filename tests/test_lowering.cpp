@@ -439,10 +439,11 @@ TEST_CASE("a kernel of special functions takes at least their arithmetic; one wi
   CHECK(cost_layer(l, gpu).memory_us == doctest::Approx(traffic_us));
 }
 
-TEST_CASE("eager: a linear Resize of an NCHW map loops over its planes, in fp32 under autocast") {
+TEST_CASE("eager: a linear Resize of an NCHW map loops over its planes, the others run per value, fp32 under autocast") {
   // EfficientFormerV2's attention upsample: 2 x 2 planes of 7 x 7 to 14 x 14,
   // bilinear and nearest after a Relu of the input, bilinear after a Conv.
-  // Under channels_last both are channels-last in memory: no loop.
+  // Under channels_last both are channels-last in memory: no loop, PyTorch's
+  // NHWC kernels; nearest never loops.
   test::OnnxBuilder b(18);
   b.input("x", {2, 2, 7, 7});
   b.floats("scales", {1.f, 1.f, 2.f, 2.f});
@@ -460,21 +461,29 @@ TEST_CASE("eager: a linear Resize of an NCHW map loops over its planes, in fp32 
     ExecutionConfig e = cuda_graph_harness(*find_runtime(runtime), DType::fp16);
     e.layout = layout;
     e.amp = amp;
-    std::vector<std::pair<int64_t, DType>> out;  // planes looped, type
+    std::vector<std::tuple<int64_t, ResampleKernel, DType>> out;  // planes looped, per-value kernel, type
     for (const Kernel& k : lower_model(m, e).kernels)
       if (k.ops.is("Resize")) {
         const auto& p = std::get<MemoryProblem>(k.layer->problem);
-        out.emplace_back(p.resample_planes, k.layer->dtype);
+        out.emplace_back(p.resample_planes, p.resample_kernel, k.layer->dtype);
       }
     return out;
   };
-  using R = std::vector<std::pair<int64_t, DType>>;
+  using R = std::vector<std::tuple<int64_t, ResampleKernel, DType>>;
+  constexpr auto none = ResampleKernel::none;
   // Under autocast the network's fp32 input keeps the Relu and both its
   // Resizes fp32; the Conv's half output is cast for the linear one.
-  CHECK(resizes("eager", Layout::nchw, true) == R{{4, DType::fp32}, {0, DType::fp32}, {4, DType::fp32}});
-  CHECK(resizes("eager", Layout::nhwc, true) == R{{0, DType::fp32}, {0, DType::fp32}, {0, DType::fp32}});
-  CHECK(resizes("eager", Layout::nchw, false) == R{{4, DType::fp16}, {0, DType::fp16}, {4, DType::fp16}});
-  for (const auto& [planes, type] : resizes("inductor", Layout::nchw, false)) CHECK(planes == 0);  // its own kernels
+  CHECK(resizes("eager", Layout::nchw, true) ==
+        R{{4, none, DType::fp32}, {0, ResampleKernel::nearest_nchw, DType::fp32}, {4, none, DType::fp32}});
+  CHECK(resizes("eager", Layout::nhwc, true) == R{{0, ResampleKernel::linear_nhwc, DType::fp32},
+                                                    {0, ResampleKernel::nearest_nhwc, DType::fp32},
+                                                    {0, ResampleKernel::linear_nhwc, DType::fp32}});
+  CHECK(resizes("eager", Layout::nchw, false) ==
+        R{{4, none, DType::fp16}, {0, ResampleKernel::nearest_nchw, DType::fp16}, {4, none, DType::fp16}});
+  for (const auto& [planes, kernel, type] : resizes("inductor", Layout::nchw, false)) {  // its own kernels
+    CHECK(planes == 0);
+    CHECK(kernel == none);
+  }
 
   // CoaT's parallel blocks: tokens [B, N, C] transposed and reshaped to a map
   // are a channels-last view in PyTorch, whose NHWC kernel does not loop.
@@ -494,6 +503,27 @@ TEST_CASE("eager: a linear Resize of an NCHW map loops over its planes, in fp32 
       CHECK(std::get<MemoryProblem>(k.layer->problem).resample_planes == 0);
     }
   CHECK(resizes_seen == 1);
+
+  // A nearest Resize of a Conv's half output is cast to fp32 under autocast,
+  // as the linear one is (both on autocast's fp32 list; HRNet's fuse layers).
+  test::OnnxBuilder h(18);
+  h.input("x", {2, 2, 7, 7});
+  h.floats("scales", {1.f, 1.f, 2.f, 2.f});
+  h.weight("w", {2, 2, 1, 1});
+  h.node("Conv", {"x", "w"}, {"c"});
+  h.node("Resize", {"c", "", "scales"}, {"up"});
+  h.output("up");
+  ExecutionConfig amp = cuda_graph_harness(*find_runtime("eager"), DType::fp16);
+  amp.amp = true;
+  amp.layout = Layout::nchw;
+  int nearest_seen = 0;
+  for (const Kernel& k : lower_model(h.load_batch(2), amp).kernels)
+    if (k.ops.is("Resize")) {
+      ++nearest_seen;
+      CHECK(k.layer->dtype == DType::fp32);
+      CHECK(std::get<MemoryProblem>(k.layer->problem).resample_kernel == ResampleKernel::nearest_nchw);
+    }
+  CHECK(nearest_seen == 1);
 }
 
 TEST_CASE("a resample that loops over planes takes planes x a latency, L2's where its bytes are found there") {
@@ -516,6 +546,31 @@ TEST_CASE("a resample that loops over planes takes planes x a latency, L2's wher
   up.resample_planes = 0;  // any other copy: its traffic
   l.problem = up;
   CHECK(cost_layer(l, model).memory_us < 0.01 * 262144 * 400.0 * 1e-3);
+}
+
+TEST_CASE("a per-value resample takes its output values x its kernel's time per value, or its traffic if longer") {
+  Layer l;
+  l.dtype = DType::fp16;
+  MemoryProblem up;
+  up.op = MemoryOp::copy;
+  up.elems_in = int64_t(256) * 64 * 28 * 28;  // HRNet's fuse upsample at batch 256: 28 x 28 to 56 x 56
+  up.elems_out = up.elems_in * 4;
+  GpuModel gpu = test::gpu("h200");
+  gpu.params["resample_nearest_value_ps"] = 3.0;
+  gpu.params["resample_nearest_nhwc_value_ps"] = 6.0;
+  gpu.params["resample_linear_nhwc_value_ps"] = 9.0;
+  const CostModel model(gpu);
+  l.problem = up;
+  const double traffic_us = cost_layer(l, model).memory_us;
+  for (const auto& [kernel, ps] : std::vector<std::pair<ResampleKernel, double>>{
+           {ResampleKernel::nearest_nchw, 3.0}, {ResampleKernel::nearest_nhwc, 6.0}, {ResampleKernel::linear_nhwc, 9.0}}) {
+    up.resample_kernel = kernel;
+    l.problem = up;
+    CHECK(cost_layer(l, model).memory_us == doctest::Approx(std::max(traffic_us, double(up.elems_out) * ps * 1e-6)));
+  }
+  CHECK(double(up.elems_out) * 6.0 * 1e-6 > traffic_us);  // the index cost, not the bytes, bounds it here
+  gpu.params["resample_linear_nhwc_value_ps"] = 1e-6;   // far faster: the traffic bounds it
+  CHECK(cost_layer(l, CostModel(gpu)).memory_us == doctest::Approx(traffic_us));
 }
 
 // CaiT's talking heads, small: a map from a matmul, permuted heads-last for a

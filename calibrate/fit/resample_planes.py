@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Fits the per-plane latencies of PyTorch's NCHW bilinear upsample
-(docs/model.md "Memory-bound kernels") on calibrate/measure/resize_kernels.py's
-H100 sweep (calibrate/data/h100/resize_kernels), and judges them.
+"""Fits the per-plane latencies of PyTorch's NCHW bilinear upsample and the
+per-value times of its other upsample kernels (docs/model.md "Memory-bound
+kernels") on calibrate/measure/resize_kernels.py's H100 sweep
+(calibrate/data/h100/resize_kernels), and judges them.
 
 PyTorch's `upsample_bilinear2d_out_frame` gives each thread one output
 position and loops over every (image, channel) plane. A CNN's map has far
@@ -19,13 +20,20 @@ stay there) and none where they exceed L2; calls between the two are
 left out, their share unknown. The two are fitted by scipy's least_squares on
 the log of time (each evaluation the module's predict_layers on a copy of the
 GPU file holding the candidates) over the calls of output side 14 and 56, and
-judged on sides 28 and 112. The table also shows the kernels the term leaves
-to their traffic: the channels_last bilinear kernel and the nearest ones,
-which spread over every output value.
+judged on sides 28 and 112.
+
+The channels_last bilinear kernel and the nearest ones spread over every
+output value instead, each value's index arithmetic outlasting its bytes:
+
+    t = max(traffic, values x resample_*_value_ps)
+
+one time per value for each kernel (nearest over NCHW, nearest over
+channels_last, bilinear over channels_last), each fitted alone the same way on
+its own calls of sides 14 and 56 and judged on 28 and 112.
 
 usage: python3 -m calibrate.fit.resample_planes calibrate/data/h100/resize_kernels [--tilewave build/analyzer/tilewave]
          [--gpu h100] [--write]
-(--write: the two go into gpu_models/h200.json's eager set with their provenance, through tilewave.write_gpu;
+(--write: the five go into gpu_models/h200.json's eager set with their provenance, through tilewave.write_gpu;
 the H100 and H200 share SM count and clock, and their HBM's latency is taken as the same)
 """
 import argparse
@@ -40,10 +48,25 @@ from calibrate.fit.sweep_fit import add_common_args, errors, gpu_file, layer_tim
 from calibrate.module import tilewave_module
 from calibrate.pair.harness_runs import commit
 
-PARAMS = ("resample_plane_ns", "resample_plane_l2_ns")
+LOOP_PARAMS = ("resample_plane_ns", "resample_plane_l2_ns")
+# The per-value kernels: (layer-set `resample_kernel`, its parameter, the calls' interpolation and layout).
+VALUE_KERNELS = (("nearest_nchw", "resample_nearest_value_ps", "nearest", "nchw"),
+                 ("nearest_nhwc", "resample_nearest_nhwc_value_ps", "nearest", "channels_last"),
+                 ("linear_nhwc", "resample_linear_nhwc_value_ps", "bilinear", "channels_last"))
+PARAMS = LOOP_PARAMS + tuple(v[1] for v in VALUE_KERNELS)
 FIT_SIDES, HELD_SIDES = (14, 56), (28, 112)
 COMMAND = "python3 -m calibrate.fit.resample_planes calibrate/data/h100/resize_kernels --write"
-BYTES = {"bilinear_f32": 4, "bilinear_amp": 4, "bilinear_half": 2, "nearest_half": 2}
+
+
+def value_bytes(mode):
+    """Bytes a value of the kernel: half for `*_half`, else fp32 (autocast casts a half input to fp32 first)."""
+    return 2 if mode.endswith("_half") else 4
+
+
+def value_kernel(call):
+    """The layer-set `resample_kernel` of a call's upsample kernel, None where it loops over planes."""
+    interpolation = call["mode"].split("_")[0]
+    return next((k for k, _, i, layout in VALUE_KERNELS if i == interpolation and layout == call["layout"]), None)
 
 
 def sweep(folder):
@@ -68,7 +91,7 @@ def l2_bounds(gpu):
 
 def bytes_moved(call):
     """The call's input and output bytes."""
-    return (int(np.prod(call["input"])) + int(np.prod(call["output"]))) * BYTES[call["mode"]]
+    return (int(np.prod(call["input"])) + int(np.prod(call["output"]))) * value_bytes(call["mode"])
 
 
 def l2_state(call, gpu):
@@ -79,26 +102,32 @@ def l2_state(call, gpu):
 
 
 def layer(call, hits):
-    """The call as tilewave's layer form: a copy, looping over its planes where PyTorch's NCHW bilinear kernel
-    does (tilewave's eager lowering of a linear Resize over NCHW memory); with `hits`, all its bytes in L2."""
+    """The call as tilewave's eager lowering gives it: a copy that loops over its planes (a linear resample of
+    NCHW memory, a cubic one of any) or spreads over its values at its kernel's time per value; with `hits`,
+    all its bytes in L2."""
     out = {"op": "copy", "elems_in": int(np.prod(call["input"])), "elems_out": int(np.prod(call["output"])),
-           "dtype": "fp32" if BYTES[call["mode"]] == 4 else "fp16"}
-    if call["layout"] == "nchw" and call["mode"].startswith("bilinear"):
+           "dtype": "fp32" if value_bytes(call["mode"]) == 4 else "fp16"}
+    kernel = value_kernel(call)
+    if kernel:
+        out["resample_kernel"] = kernel
+    else:
         out["resample_planes"] = call["planes"]
     if hits:
         out["l2_hit_bytes"] = bytes_moved(call)
     return out
 
 
-def tilewave_times(tw, calls, gpu, values=None):
-    """tilewave's time of each call on GPU file `gpu`, with `values` (PARAMS' order) in place of its own."""
-    return layer_times(tw, [layer(c, c["state"] == "l2") for c in calls], gpu, PARAMS, values)
+def tilewave_times(tw, calls, gpu, values=None, params=PARAMS):
+    """tilewave's time of each call on GPU file `gpu`, with `values` (in `params`' order) in place of its own."""
+    return layer_times(tw, [layer(c, c["state"] == "l2") for c in calls], gpu, params, values)
 
 
-def fit(tw, calls, gpu):
+def fit(tw, calls, gpu, params, start, upper):
+    """scipy's least squares on the log of time over `calls`, for `params` from `start` within (1% of start,
+    `upper`)."""
     measured = np.log([c["kernel_us"] for c in calls])
-    res = least_squares(lambda p: np.log(tilewave_times(tw, calls, gpu, p)) - measured, [300.0, 150.0],
-                        bounds=([1.0, 1.0], [5000.0, 5000.0]), x_scale=[100.0, 100.0], diff_step=1e-3)
+    res = least_squares(lambda p: np.log(tilewave_times(tw, calls, gpu, p, params)) - measured, start,
+                        bounds=([s / 100 for s in start], [upper] * len(start)), x_scale=start, diff_step=1e-3)
     return [round(float(v), 2) for v in res.x]
 
 
@@ -108,11 +137,16 @@ def table_lines(folder, tw, gpu):
         c["state"] = l2_state(c, gpu)
     looped = [c for c in calls if c["layout"] == "nchw" and c["mode"].startswith("bilinear")]
     known = [c for c in looped if c["state"]]
-    fit_calls = [c for c in known if c["output"][2] in FIT_SIDES]
-    values = fit(tw, fit_calls, gpu)
-    lines = [f"{len(calls)} upsample kernels (F.interpolate, scale 2) on the {header['gpu']} (torch {header['torch']}): "
+    values = fit(tw, [c for c in known if c["output"][2] in FIT_SIDES], gpu, LOOP_PARAMS, [300.0, 150.0], 5000.0)
+    by_kernel = {k: [c for c in calls if value_kernel(c) == k and c["state"]] for k, _, _, _ in VALUE_KERNELS}
+    for kernel, param, _, _ in VALUE_KERNELS:
+        fit_calls = [c for c in by_kernel[kernel] if c["output"][2] in FIT_SIDES]
+        values += fit(tw, fit_calls, gpu, (param,), [5.0], 100.0) if fit_calls else [None]
+    fitted = [(n, v) for n, v in zip(PARAMS, values) if v is not None]
+    lines = [f"{len(calls)} upsample kernels (F.interpolate) on the {header['gpu']} (torch {header['torch']}): "
              f"{len(looped)} NCHW bilinear, {len(looped) - len(known)} of them left out (bytes between the L2 share "
-             f"a repeated call keeps and L2)", "",
+             f"a repeated call keeps and L2), and every call of the other kernels whose bytes are known to be in "
+             "L2 or not", "",
              f"| kernels | data in | calls | {gpu}'s file: median | p90 | ratio | fitted: median | p90 | ratio |",
              "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
 
@@ -120,27 +154,29 @@ def table_lines(folder, tw, gpu):
         if not sel:  # a sweep cut short by its deadline: no such calls
             return
         measured = [c["kernel_us"] for c in sel]
+        names, fitted_values = zip(*fitted)
         lines.append(f"| {name} | {state} | {len(sel)} | {errors(tilewave_times(tw, sel, gpu), measured)} | "
-                     f"{errors(tilewave_times(tw, sel, gpu, values), measured)} |")
+                     f"{errors(tilewave_times(tw, sel, gpu, fitted_values, names), measured)} |")
 
     for split, sides in (("fit: NCHW bilinear, side 14, 56", FIT_SIDES), ("held out: NCHW bilinear, side 28, 112", HELD_SIDES)):
         for state in ("l2", "dram"):
             row(split, state, [c for c in known if c["output"][2] in sides and c["state"] == state])
-    for mode, layout in (("bilinear", "channels_last"), ("nearest_half", "nchw"), ("nearest_half", "channels_last")):
-        sel = [c for c in calls if c["mode"].startswith(mode) and c["layout"] == layout and c["state"]]
-        row(f"not looped: {mode} {layout}", "both", sel)
-    lines += ["", "fitted on the fit rows: " + ", ".join(f"{n} {v:.1f}" for n, v in zip(PARAMS, values))]
-    return lines, values
+    for kernel, _, _, _ in VALUE_KERNELS:
+        for split, sides in (("fit", FIT_SIDES), ("held out", HELD_SIDES)):
+            row(f"{split}: per value, {kernel}, side {', '.join(map(str, sides))}", "both",
+                [c for c in by_kernel[kernel] if c["output"][2] in sides])
+    lines += ["", "fitted on the fit rows: " + ", ".join(f"{n} {v:.2f}" for n, v in fitted)]
+    return lines, fitted
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     add_common_args(ap, "a resize_kernels folder (calibrate/data/h100/resize_kernels)")
     args = ap.parse_args()
-    lines, values = table_lines(args.sweep_dir, tilewave_module(args.tilewave), args.gpu)
-    report(args, lines, PARAMS, values,
-           f"{COMMAND} (commit {commit()}): calibrate/data/h100/resize_kernels, PyTorch's NCHW bilinear upsample "
-           "kernels on an H100 SXM (the H200's SM count and clock; HBM3's latency taken for HBM3e's)")
+    lines, fitted = table_lines(args.sweep_dir, tilewave_module(args.tilewave), args.gpu)
+    report(args, lines, [n for n, _ in fitted], [v for _, v in fitted],
+           f"{COMMAND} (commit {commit()}): calibrate/data/h100/resize_kernels, PyTorch's upsample kernels on an "
+           "H100 SXM (the H200's SM count and clock; HBM3's latency taken for HBM3e's)")
 
 
 if __name__ == "__main__":

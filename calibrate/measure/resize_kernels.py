@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""PyTorch eager's upsampling kernels (F.interpolate, scale 2, as timm's
+"""PyTorch eager's upsampling kernels (F.interpolate, mostly scale 2, as timm's
 EfficientFormerV2 and FPN-style necks call it) over output map and planes,
 each kernel timed by the profiler (sdpa_paths.profile). The evidence for how
 tilewave prices a Resize (docs/model.md "Memory-bound kernels"): whether
@@ -16,6 +16,12 @@ upsampled to side x side:
   bilinear_f32   fp32 input, bilinear, no autocast
   bilinear_half  fp16 input, bilinear, no autocast (.half() networks)
   nearest_half   fp16 input, nearest, no autocast
+  nearest_amp    fp16 input, nearest, under autocast (on its fp32 list too?)
+  nearest_f32    fp32 input, nearest, no autocast
+  nearest_x4_half  fp16 input, nearest, scale 4 (HRNet's fuse layers upsample
+                 by 2, 4 and 8), input side = side // 4
+  bicubic_amp, bicubic_f32, bicubic_half  as the bilinear ones, bicubic (the
+                 kernel CrossViT's input resize runs)
 each in NCHW and channels_last, output side 14, 28, 56, 112 and planes 64 to
 32,768 (x4, then 32,768). Rows are written as they are measured; a deadline
 leaves the rest out and says so.
@@ -46,9 +52,13 @@ from calibrate.measure.sdpa_paths import REPS, profile  # noqa: E402; warm up, t
 CHANNELS = 64
 SIDES = (14, 28, 56, 112)
 PLANES = (64, 256, 1024, 4096, 16384, 32768)
-# mode: (input type, interpolation, autocast)
-MODES = {"bilinear_amp": (torch.float16, "bilinear", True), "bilinear_f32": (torch.float32, "bilinear", False),
-         "bilinear_half": (torch.float16, "bilinear", False), "nearest_half": (torch.float16, "nearest", False)}
+# mode: (input type, interpolation, autocast, scale)
+MODES = {"bilinear_amp": (torch.float16, "bilinear", True, 2), "bilinear_f32": (torch.float32, "bilinear", False, 2),
+         "bilinear_half": (torch.float16, "bilinear", False, 2), "nearest_half": (torch.float16, "nearest", False, 2),
+         "nearest_amp": (torch.float16, "nearest", True, 2), "nearest_f32": (torch.float32, "nearest", False, 2),
+         "nearest_x4_half": (torch.float16, "nearest", False, 4),
+         "bicubic_amp": (torch.float16, "bicubic", True, 2), "bicubic_f32": (torch.float32, "bicubic", False, 2),
+         "bicubic_half": (torch.float16, "bicubic", False, 2)}
 
 
 def cases():
@@ -60,15 +70,15 @@ def cases():
 
 
 def call_of(mode, layout, side, planes):
-    dtype, interpolation, autocast = MODES[mode]
-    x = torch.randn(planes // CHANNELS, CHANNELS, side // 2, side // 2, device="cuda", dtype=dtype)
+    dtype, interpolation, autocast, scale = MODES[mode]
+    x = torch.randn(planes // CHANNELS, CHANNELS, side // scale, side // scale, device="cuda", dtype=dtype)
     if layout == "channels_last":
         x = x.contiguous(memory_format=torch.channels_last)
-    kwargs = {"align_corners": False} if interpolation == "bilinear" else {}
+    kwargs = {"align_corners": False} if interpolation != "nearest" else {}
 
     def call():
         with torch.inference_mode(), torch.autocast("cuda", dtype=torch.float16, enabled=autocast):
-            return F.interpolate(x, scale_factor=2, mode=interpolation, **kwargs)
+            return F.interpolate(x, scale_factor=scale, mode=interpolation, **kwargs)
     return x, call
 
 
@@ -83,7 +93,7 @@ def main():
     with open(os.path.join(args.out, "resize_kernels.jsonl"), "w") as out:
         out.write(json.dumps(profiled_header(
             "calibrate/measure/resize_kernels.py", REPS, data="torch.randn", channels=CHANNELS,
-            call="F.interpolate(x, scale_factor=2, mode, align_corners=False for bilinear)")) + "\n")
+            call="F.interpolate(x, scale_factor (2; 4 for nearest_x4), mode, align_corners=False but for nearest)")) + "\n")
         for mode, layout, side, planes in cases():
             if time.time() - start > args.deadline_s:
                 print("deadline: %d cases measured, the rest left out" % done, flush=True)
@@ -92,7 +102,8 @@ def main():
             times, error = profile(call)
             kernels = [[k, len(us) / REPS, statistics.median(us)] for k, us in times.items()]
             row = {"case": "%s %s side %d planes %d" % (mode, layout, side, planes), "mode": mode, "layout": layout,
-                   "input": list(x.shape), "output": [planes // CHANNELS, CHANNELS, side, side], "planes": planes,
+                   "input": list(x.shape), "output": [x.shape[0], CHANNELS, x.shape[2] * MODES[mode][3],
+                                                      x.shape[3] * MODES[mode][3]], "planes": planes,
                    "kernels": kernels, "call_us": sum(c * us for _, c, us in kernels), "error": error}
             out.write(json.dumps(row) + "\n")
             out.flush()

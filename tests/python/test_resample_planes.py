@@ -1,5 +1,6 @@
-"""calibrate/fit/resample_planes.py: the least-squares fit recovers the two per-plane latencies that made a
-synthetic sweep's times (tilewave's own, at known values), each call's L2 state read from its bytes."""
+"""calibrate/fit/resample_planes.py: the least-squares fit recovers the two per-plane latencies and the three
+per-value times that made a synthetic sweep's times (tilewave's own, at known values), each call's L2 state read
+from its bytes."""
 import json
 
 import pytest
@@ -16,22 +17,27 @@ def call(mode, layout, side, planes):
 
 def test_the_fit_recovers_the_latencies_that_made_the_times(tmp_path):
     tw = tilewave_module(None)
-    calls = [call(mode, layout, side, planes) for mode in ("bilinear_f32", "bilinear_half")
+    calls = [call(mode, layout, side, planes) for mode in ("bilinear_f32", "bilinear_half", "nearest_half")
              for layout in ("nchw", "channels_last") for side in (14, 28, 56, 112) for planes in (256, 4096, 32768)]
+    assert [fit.value_kernel(c) for c in calls[::12]] == [None, "linear_nhwc", None, "linear_nhwc",
+                                                           "nearest_nchw", "nearest_nhwc"]
     for c in calls:
         c["state"] = fit.l2_state(c, "h100")
     # Both states among the fit sides, and a call between them that the fit leaves out.
     assert {"l2", "dram", None} <= {c["state"] for c in calls if c["output"][2] in fit.FIT_SIDES}
     known = [c for c in calls if c["state"]]
-    made = fit.tilewave_times(tw, known, "h100", [410.0, 160.0])
+    truth = [410.0, 160.0, 3.1, 7.3, 11.2]  # fit.PARAMS' order, each far from its default
+    made = fit.tilewave_times(tw, known, "h100", truth)
     with open(tmp_path / "resize_kernels.jsonl", "w") as f:
         f.write(json.dumps({"header": True, "gpu": "synthetic", "torch": "none"}) + "\n")
         for c, us in zip(known, made):
             row = {k: v for k, v in c.items() if k != "state"}
-            row["kernels"] = [["void at::native::upsample_bilinear2d_out_frame<float>", 1, us]]
+            row["kernels"] = [["void at::native::upsample_%s2d_out_frame<float>" % c["mode"].split("_")[0], 1, us]]
             f.write(json.dumps(row) + "\n")
-    lines, values = fit.table_lines(str(tmp_path), tw, "h100")
-    assert values == pytest.approx([410.0, 160.0], rel=0.01)
+    lines, fitted = fit.table_lines(str(tmp_path), tw, "h100")
+    assert [n for n, _ in fitted] == list(fit.PARAMS)
+    # The per-value times move only the calls whose values outlast their bytes: near, not exact.
+    assert [v for _, v in fitted] == pytest.approx(truth, rel=0.02)
     # The held-out sides are judged with the fitted values: near zero error.
     held = [line for line in lines if line.startswith("| held out")]
-    assert len(held) == 2 and all(line.split(" | ")[6] == "0.0%" for line in held)
+    assert len(held) == 5 and all(float(line.split(" | ")[6].rstrip("%")) < 1.0 for line in held)

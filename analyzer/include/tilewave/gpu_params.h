@@ -149,6 +149,16 @@ inline constexpr ParamInfo kGpuParams[] = {
     {"resample_plane_l2_ns", 175.0, 0.00, 5000.0, "ns",
      "the same per plane where the kernel's data is found in L2: L2's shorter latency",
      ParamScope::runtime, ParamOwner::memory_system},
+    {"resample_nearest_value_ps", 2.60, 0.00, 100.0, "ps",
+     "GPU time per output value, over the whole GPU, of PyTorch's nearest-neighbour upsample of an NCHW map: "
+     "each value's source index costs its thread more than its bytes cost the memory",
+     ParamScope::runtime, ParamOwner::launch, ParamScale::inverse_sm_clock},
+    {"resample_nearest_nhwc_value_ps", 6.20, 0.00, 100.0, "ps",
+     "the same for its channels-last kernel, whose threads also divide by the channels",
+     ParamScope::runtime, ParamOwner::launch, ParamScale::inverse_sm_clock},
+    {"resample_linear_nhwc_value_ps", 9.00, 0.00, 100.0, "ps",
+     "the same for PyTorch's channels-last bilinear upsample: four taps and their weights per value",
+     ParamScope::runtime, ParamOwner::launch, ParamScale::inverse_sm_clock},
     {"row_blocks_per_sm", 4.00, 1.00, 32.0, "blocks",
      "resident blocks per SM of a one-block-per-row kernel: 2,048 threads per SM over PyTorch's 512-thread "
      "reduction blocks", ParamScope::layer, ParamOwner::architecture},

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 
 #include "tilewave/dtype.h"
@@ -56,6 +57,14 @@ enum class MemoryOp { eltwise, pool, reduce, row_norm, copy, fused, transform, n
 constexpr int64_t kWarpRowsMaxValues = 1024;
 constexpr int kMemoryOpCount = 8;
 const char* memory_op_name(MemoryOp op);
+// PyTorch's upsample kernels that give each thread output values (not
+// planes): nearest over NCHW or channels-last memory, linear over
+// channels-last (docs/model.md "Memory-bound kernels").
+enum class ResampleKernel { none, nearest_nchw, nearest_nhwc, linear_nhwc };
+const char* resample_kernel_name(ResampleKernel k);
+// The kernel a name gives (a layer set's `resample_kernel`); none for "none"
+// is not a name: absent means any other copy.
+std::optional<ResampleKernel> resample_kernel_of(std::string_view name);
 
 // Memory-bound kernels: the cost model needs only bytes and a class; the
 // shape fields are kept so the calibration runner can rebuild the kernel.
@@ -102,7 +111,11 @@ struct MemoryProblem {
   // plane: its planes run one after another, each at a memory latency
   // (docs/model.md "Memory-bound kernels"). 0: any other copy.
   int64_t resample_planes = 0;
-  // An op on autocast's fp32 list (a linear resample): under autocast it
+  // copy: PyTorch eager's resample kernel that spreads over every output
+  // value, bound by its index arithmetic per value rather than its bytes
+  // (docs/model.md "Memory-bound kernels"). none: any other copy.
+  ResampleKernel resample_kernel = ResampleKernel::none;
+  // An op on autocast's fp32 list (any resample): under autocast it
   // reads and writes fp32, after a cast of its input (docs/model.md
   // "Precision pass"). Softmax-class kernels are there by their op.
   bool autocast_fp32 = false;

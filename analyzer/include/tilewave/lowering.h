@@ -71,10 +71,12 @@ class RuntimeProfile {
   // a permuted view of a map first, and a Linear on such a view adds its bias
   // in a kernel of its own (docs/model.md "Framework ops": permuted inputs).
   virtual bool copies_permuted_views() const { return false; }
-  // A linear or cubic Resize of an NCHW map is PyTorch's upsample kernel that
-  // gives each thread one output position and loops over every (image,
-  // channel) plane (docs/model.md "Memory-bound kernels").
-  virtual bool loops_resample_planes() const { return false; }
+  // A Resize runs one of PyTorch's upsample kernels: linear over an NCHW map
+  // and cubic over any gives each thread one output position looping over
+  // every (image, channel) plane; nearest, and linear over channels-last
+  // memory, give each thread output values at an index cost of their own
+  // (docs/model.md "Memory-bound kernels").
+  virtual bool aten_resample_kernels() const { return false; }
 };
 
 // The built-in runtimes, the default (eager) first: the one list of them

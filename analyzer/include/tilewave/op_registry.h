@@ -41,9 +41,9 @@ struct LowerContext {
   // The ops' entries, for rules that ask what their readers are (an expand
   // read only by elementwise ops); null where no graph surrounds the node.
   const OpRegistry* registry = nullptr;
-  // The runtime resamples NCHW maps linearly one output position a thread,
-  // looping over the planes (RuntimeProfile::loops_resample_planes).
-  bool loops_resample_planes = false;
+  // The runtime resamples with PyTorch's own kernels: a linear NCHW one that
+  // loops over planes, and per-value ones (RuntimeProfile::aten_resample_kernels).
+  bool aten_resample_kernels = false;
   // Shape of input/output i; throws Unmodelled if absent or unknown.
   const TensorInfo& input(size_t i) const;
   const TensorInfo& output(size_t i) const;

@@ -447,6 +447,17 @@ KernelCost cost_memory(const MemoryProblem& p, int64_t bytes, DType dtype, const
                             hit * m.get<param_index("resample_plane_l2_ns")>();
     c.memory_us = std::max(c.memory_us, waves * double(p.resample_planes) * plane_ns * 1e-3);
   }
+  if (p.op == MemoryOp::copy && p.resample_kernel != ResampleKernel::none) {
+    // docs/model.md "Memory-bound kernels": each output value's source index
+    // (divisions by the output's sides, and by its channels in channels-last
+    // memory) costs the SMs more than its bytes cost the memory.
+    const double value_ps = p.resample_kernel == ResampleKernel::nearest_nchw
+                                ? m.get<param_index("resample_nearest_value_ps")>()
+                            : p.resample_kernel == ResampleKernel::nearest_nhwc
+                                ? m.get<param_index("resample_nearest_nhwc_value_ps")>()
+                                : m.get<param_index("resample_linear_nhwc_value_ps")>();
+    c.memory_us = std::max(c.memory_us, double(p.elems_out) * value_ps * 1e-6);
+  }
   if (p.op == MemoryOp::norm) c.memory_us += double(p.outer) * m.get<param_index("norm_plane_ns")>() * 1e-3;
   if (p.op == MemoryOp::reduce && p.kept_inside == 1)
     c.memory_us += double(p.outer) * m.get<param_index("reduce_row_ns")>() * 1e-3;

@@ -43,6 +43,22 @@ const char* memory_op_name(MemoryOp op) {
   return "?";
 }
 
+const char* resample_kernel_name(ResampleKernel k) {
+  switch (k) {
+    case ResampleKernel::none: return "none";
+    case ResampleKernel::nearest_nchw: return "nearest_nchw";
+    case ResampleKernel::nearest_nhwc: return "nearest_nhwc";
+    case ResampleKernel::linear_nhwc: return "linear_nhwc";
+  }
+  return "?";
+}
+
+std::optional<ResampleKernel> resample_kernel_of(std::string_view name) {
+  for (ResampleKernel k : {ResampleKernel::nearest_nchw, ResampleKernel::nearest_nhwc, ResampleKernel::linear_nhwc})
+    if (name == resample_kernel_name(k)) return k;
+  return std::nullopt;
+}
+
 Layer elementwise_layer(int64_t elems, DType dtype, int64_t extra_bytes) {
   MemoryProblem m;
   m.op = MemoryOp::eltwise;

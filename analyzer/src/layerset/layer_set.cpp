@@ -172,6 +172,16 @@ Layer layer_from_json(const json& j) {
         if (m.elems_out % m.resample_planes != 0)
           throw std::invalid_argument("field 'resample_planes' must divide 'elems_out' (planes of whole output maps)");
       }
+      if (m.op == MemoryOp::copy && j.contains("resample_kernel")) {  // absent: any other copy
+        const auto& kind = j.at("resample_kernel");
+        const auto k = kind.is_string() ? resample_kernel_of(kind.get<std::string>()) : std::nullopt;
+        if (!k)
+          throw std::invalid_argument(
+              "field 'resample_kernel' must be \"nearest_nchw\", \"nearest_nhwc\" or \"linear_nhwc\"");
+        if (m.resample_planes > 0)
+          throw std::invalid_argument("a copy cannot have both 'resample_planes' and 'resample_kernel'");
+        m.resample_kernel = *k;
+      }
     } else {
       throw std::invalid_argument(
           fmt::format("unknown op '{}' (conv, conv_transpose, gemm, eltwise, pool, reduce, softmax, copy, fused, transform, norm)", op));
@@ -253,6 +263,7 @@ json layer_to_json(const Layer& l) {
         j["elems_in"] = m.elems_in;
         j["elems_out"] = m.elems_out;
         if (m.resample_planes > 0) j["resample_planes"] = m.resample_planes;
+        if (m.resample_kernel != ResampleKernel::none) j["resample_kernel"] = resample_kernel_name(m.resample_kernel);
         break;
     }
   }

@@ -114,7 +114,7 @@ std::optional<Kernel> lower_node_uncached(const LowerInput& in, const Node& n) {
   try {
     k.layer = rule->lower(LowerContext{in.model, n, in.dtype, in.exec.activation_layout(),
                                        in.exec.runtime_profile().copies_permuted_views(), &in.registry,
-                                       in.exec.runtime_profile().loops_resample_planes()});
+                                       in.exec.runtime_profile().aten_resample_kernels()});
   } catch (const Unmodelled& e) {
     k.unmodelled_reason = e.what();
     return k;

@@ -57,7 +57,7 @@ class EagerRuntime : public RuntimeProfile {
   bool applies_autocast() const override { return true; }
   bool casts_per_tensor() const override { return true; }
   bool copies_permuted_views() const override { return true; }
-  bool loops_resample_planes() const override { return true; }
+  bool aten_resample_kernels() const override { return true; }
   const char* name() const override { return "eager"; }
   const char* summary() const override {
     return "PyTorch eager: one kernel per framework op; a conv's bias or BatchNorm is separate kernels";

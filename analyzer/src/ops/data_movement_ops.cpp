@@ -113,17 +113,20 @@ bool token_map_view(const Model& m, const std::string& tensor) {
          attr_ints(*transpose, "perm") == std::vector<int64_t>{0, 2, 1};
 }
 
-// Resize and Upsample read their input once and write the output. A linear
-// (or cubic) resample is on autocast's fp32 list; over an NCHW map, where
-// the runtime loops over planes (eager), each thread owns one output
-// position and walks every (image, channel) plane (docs/model.md
-// "Memory-bound kernels": calibrate/data/h100/resize_kernels).
+// Resize and Upsample read their input once and write the output; every
+// resample is on autocast's fp32 list. Where the runtime runs PyTorch's own
+// kernels (eager), a linear resample of an NCHW map and a cubic one of any
+// gives each thread one output position walking every (image, channel)
+// plane; nearest, and linear over channels-last memory, spread over the
+// output values at an index cost per value (docs/model.md "Memory-bound
+// kernels": calibrate/data/h100/resize_kernels).
 std::optional<Layer> lower_resize(const LowerContext& ctx) {
   std::optional<Layer> l = lower_read_all(ctx);
   const std::string mode = attr_string(ctx.node, "mode", "nearest");
-  if (mode != "linear" && mode != "bilinear" && mode != "cubic") return l;
+  const bool linear = mode == "linear" || mode == "bilinear";
+  if (!linear && mode != "cubic" && mode != "nearest") return l;
   auto& m = std::get<MemoryProblem>(l->problem);
-  m.autocast_fp32 = mode != "cubic";
+  m.autocast_fp32 = true;
   const auto& in = ctx.input(0).dims;
   const auto& out = ctx.output(0).dims;
   const bool spatial_only = in.size() == 4 && out.size() == 4 && in[0] == out[0] && in[1] == out[1];
@@ -132,8 +135,12 @@ std::optional<Layer> lower_resize(const LowerContext& ctx) {
   // tokens (CoaT's parallel blocks), in either layout.
   const bool nchw_memory = !token_map_view(ctx.model, ctx.node.inputs[0]) &&
                            (ctx.layout == Layout::nchw || !channels_last_in_memory(ctx.model, ctx.node.inputs[0]));
-  if (ctx.loops_resample_planes && spatial_only && nchw_memory && out[0] > 0 && out[1] > 0)
+  if (!ctx.aten_resample_kernels || !spatial_only || out[0] <= 0 || out[1] <= 0) return l;
+  if (mode == "cubic" || (linear && nchw_memory))  // PyTorch's cubic kernel has no channels-last variant
     m.resample_planes = out[0] * out[1];
+  else
+    m.resample_kernel = !linear ? (nchw_memory ? ResampleKernel::nearest_nchw : ResampleKernel::nearest_nhwc)
+                                : ResampleKernel::linear_nhwc;
   return l;
 }
 
