@@ -181,22 +181,22 @@ def validation_resample_planes(runs):
 
 
 def validation_resample_network(runs):
-    """docs/validation.md: `python3 -m calibrate.validate.kernel_classes calibrate/data/h200/corpus/run --op-of timm/efficientformerv2_s1:Resize`."""
-    return kernel_classes.op_lines(runs.tw, DATA + "/corpus/run", "timm/efficientformerv2_s1:Resize", "h200")
+    """docs/validation.md: `python3 -m calibrate.validate.kernel_classes calibrate/data/h200/corpus/run --op-of timm/efficientformerv2_s1:Resize --named upsample`."""
+    return kernel_classes.op_lines(runs.tw, DATA + "/corpus/run", "timm/efficientformerv2_s1:Resize", "h200", "upsample")
 
 
 def validation_resample_unlooped(runs):
-    """docs/validation.md: `python3 -m calibrate.validate.kernel_classes calibrate/data/h200/corpus/run --op-of timm/coat_mini,timm/crossvit_18_dagger_240,timm/ghostnetv2_100,timm/hrnet_w32:Resize`."""
+    """docs/validation.md: `python3 -m calibrate.validate.kernel_classes calibrate/data/h200/corpus/run --op-of timm/coat_mini,timm/crossvit_18_dagger_240,timm/ghostnetv2_100,timm/hrnet_w32:Resize --named upsample`."""
     return kernel_classes.op_lines(runs.tw, DATA + "/corpus/run",
                                    "timm/coat_mini,timm/crossvit_18_dagger_240,timm/ghostnetv2_100,timm/hrnet_w32:Resize",
-                                   "h200")
+                                   "h200", "upsample")
 
 
 def validation_resample_h100(runs):
-    """docs/validation.md: `python3 -m calibrate.validate.kernel_classes calibrate/data/h100/resample_networks --gpu h100 --op-of timm/efficientformerv2_s0,timm/efficientformerv2_s2,timm/efficientformerv2_l:Resize`."""
+    """docs/validation.md: `python3 -m calibrate.validate.kernel_classes calibrate/data/h100/resample_networks --gpu h100 --op-of timm/efficientformerv2_s0,timm/efficientformerv2_s2,timm/efficientformerv2_l:Resize --named upsample`."""
     return kernel_classes.op_lines(runs.tw, os.path.join(os.path.dirname(DATA), "h100", "resample_networks"),
                                    "timm/efficientformerv2_s0,timm/efficientformerv2_s2,timm/efficientformerv2_l:Resize",
-                                   "h100")
+                                   "h100", "upsample")
 
 
 def validation_other_gpus(runs):

@@ -30,7 +30,7 @@ usage: python3 -m calibrate.validate.kernel_classes RUN_DIR [RUN_DIR ...]
        [--tilewave build/analyzer/tilewave] [--gpu h200] [--by harness|batch|none]
        [--families fit|held_out|all] [--networks-of CLASS]
        python3 -m calibrate.validate.kernel_classes RUN_DIR --forward MODEL:PRECISION:LAYOUT:BATCH [--nodes TEXT]
-       python3 -m calibrate.validate.kernel_classes RUN_DIR --op-of MODEL[,MODEL...]:OP
+       python3 -m calibrate.validate.kernel_classes RUN_DIR --op-of MODEL[,MODEL...]:OP [--named TEXT]
 --networks-of CLASS adds the ten networks with the most measured time of that class left unpaired, with
 their measured and predicted time of the class: whether a class's "missing" is one network or many.
 --forward prints one profiled forward's pairs in launch order instead of the sums: each predicted kernel
@@ -38,7 +38,10 @@ their measured and predicted time of the class: whether a class's "missing" is o
 nothing paired; --nodes keeps the pairs from the first to the last predicted kernel whose node name holds
 TEXT (one block of a network, say), with the unpaired kernels between them.
 --op-of sums, per profiled forward of the networks named, the kernels predicted for one ONNX op (Resize,
-say) and the measured kernels paired with them, beside the forward's whole kernel time.
+say) and the measured kernels paired with them, beside the forward's whole kernel time; --named adds the
+measured kernels whose name holds TEXT (`upsample`, say), found by name wherever the alignment paired them:
+where the runtime launches the op's kernels in another order than the prediction (a cast before each), the
+pairs mix them with their neighbours, and only the named sum says how well the op's own kernel is costed.
 ONNX files: onnx_models/runtime/ for onnx_models/zoo.py's networks, else
 onnx_models/timm_results/timm_results_onnx.tar.xz (the corpus of
 calibrate/data/h200/corpus/networks.json at its input size; another timm
@@ -311,9 +314,10 @@ def forward_lines(tilewave, folder, spec, gpu, nodes=None):
         sum(p["measured_us"] for p in ran if not p.get("predicted")))]
 
 
-def op_lines(tilewave, folder, spec, gpu):
+def op_lines(tilewave, folder, spec, gpu, named=None):
     """The --op-of table: per profiled forward of the networks (MODEL[,MODEL...]:OP), their kernels predicted
-    for one ONNX op beside the measured kernels paired with them, and the forward's kernel time."""
+    for one ONNX op beside the measured kernels paired with them, and the forward's kernel time; with `named`,
+    also the measured kernels whose name holds it."""
     names, _, op = spec.rpartition(":")
     models = [m for m in names.split(",") if m]
     rows = sorted((r for r in kernel_rows(folder) if r["model"] in models),
@@ -324,17 +328,26 @@ def op_lines(tilewave, folder, spec, gpu):
     with tempfile.TemporaryDirectory() as tmp:
         results, failed = checks(tilewave, rows, onnx_files(models, tmp), gpu, tmp)
     out = ["%s kernels on %s: each forward's predicted kernels of the op, the measured kernels paired with them, "
-           "and all its kernel time" % (op, gpu), "",
+           "%sand all its kernel time" % (op, gpu, "the measured kernels named `%s`, " % named if named else ""), "",
            "| network | precision | layout | batch | kernels | predicted, ms | measured, ms | ratio | "
-           "forward: predicted, ms | measured, ms | ratio |",
-           "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+           + ("named: kernels | measured, ms | ratio | " if named else "")
+           + "forward: predicted, ms | measured, ms | ratio |",
+           "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | " + ("---: | ---: | ---: | " if named else "")
+           + "---: | ---: | ---: |"]
+
+    def ratio(predicted, measured):
+        return "%.2f" % (predicted / measured) if measured > 0 else "–"
+
     for r, check in results:
         mine = [p for p in check["pairs"] if p.get("predicted_op") == op]
         predicted = sum(p["predicted_us"] for p in mine) / 1e3
         measured = sum(p.get("measured_us", 0.0) for p in mine) / 1e3
-        out.append("| `%s` | %s | %s | %d | %d | %.2f | %.2f | %s | %.1f | %.1f | %.2f |" % (
+        by_name = [us for name, us in r["list"] if named in name] if named else []
+        named_cells = "%d | %.2f | %s | " % (len(by_name), sum(by_name) / 1e3,
+                                             ratio(predicted, sum(by_name) / 1e3)) if named else ""
+        out.append("| `%s` | %s | %s | %d | %d | %.2f | %.2f | %s | %s%.1f | %.1f | %.2f |" % (
             r["model"], r.get("precision", "amp_fp16"), r["layout"], r["batch"], len(mine), predicted, measured,
-            "%.2f" % (predicted / measured) if measured > 0 else "–", check["predicted_kernel_us"] / 1e3,
+            ratio(predicted, measured), named_cells, check["predicted_kernel_us"] / 1e3,
             check["measured_kernel_us"] / 1e3, check["predicted_kernel_us"] / check["measured_kernel_us"]))
     return out + left_out_lines(failed)
 
@@ -356,11 +369,15 @@ def main():
     ap.add_argument("--op-of", metavar="MODEL[,MODEL...]:OP", help="instead, per profiled forward of the "
                     "networks (of the one RUN_DIR), the kernels predicted for ONNX op OP beside the measured ones "
                     "paired with them")
+    ap.add_argument("--named", metavar="TEXT", help="with --op-of: also the measured kernels whose name holds TEXT, "
+                    "whatever they paired with")
     a = ap.parse_args()
+    if a.named is not None and (not a.op_of or not a.named):
+        ap.error("--named needs --op-of and a non-empty TEXT")
     if a.op_of:
         if len(a.run_dirs) != 1:
             ap.error("--op-of reads one RUN_DIR")
-        return print_lines("kernel_classes.py", lambda: op_lines(a.tilewave, a.run_dirs[0], a.op_of, a.gpu))
+        return print_lines("kernel_classes.py", lambda: op_lines(a.tilewave, a.run_dirs[0], a.op_of, a.gpu, a.named))
     if a.nodes and not a.forward:
         ap.error("--nodes needs --forward")
     if a.forward and len(a.run_dirs) != 1:
