@@ -32,15 +32,15 @@ usage: python3 -m calibrate.fit.attention_tiles calibrate/data/h100/attention_sw
 tilewave.write_gpu; the H100 and H200 share SM count and clock, and --other checks the H200)
 """
 import argparse
-import gzip
-import json
 import os
 import statistics
+import sys
 
 import numpy as np
 from scipy.optimize import least_squares
 
-from calibrate.fit.sweep_fit import add_common_args, errors, layer_times, report
+from calibrate.cli import InputError
+from calibrate.fit.sweep_fit import add_common_args, errors, layer_times, read_sweep, report
 from calibrate.module import tilewave_module
 from calibrate.pair.harness_runs import commit
 
@@ -54,9 +54,8 @@ COMMAND = ("python3 -m calibrate.fit.attention_tiles calibrate/data/h100/attenti
 
 def rows(folder):
     """The sweep's rows that ran a fused kernel."""
-    with gzip.open(os.path.join(folder, "attention_sweep.jsonl.gz"), "rt") as f:
-        out = [json.loads(line) for line in f]
-    return [r for r in out if "case" in r and r.get("fused_us")]
+    _, out = read_sweep(os.path.join(folder, "attention_sweep.jsonl.gz"), ("gpu", "torch", "cudnn"), ())
+    return [r for r in out if isinstance(r, dict) and "case" in r and r.get("fused_us")]
 
 
 def layer(r):
@@ -84,14 +83,13 @@ def fit(tw, calls, gpu):
 def other_calls(path):
     """calibrate/measure/sdpa_paths.py's 4-D fused calls of another GPU (the fused kernel read from each row's
     kernels), and its header."""
-    with open(path) as f:
-        found = [json.loads(line) for line in f]
+    header, found = read_sweep(path, ("gpu",), ("case", "q", "k", "mask"))
     calls = []
-    for r in found[1:]:
+    for r in found:
         fused = [k for k in r.get("kernels", []) if "sdpa" in k[0] or "flash" in k[0] or "fmha" in k[0]]
         if fused and len(r["q"]) == 4:
             calls.append({"case": r["case"], "q": r["q"], "k": r["k"], "mask": r["mask"], "fused_us": fused[0][2]})
-    return found[0], calls
+    return header, calls
 
 
 def table_lines(sweep_dir, tw, gpu, other=None, other_gpu=None, values=None):
@@ -106,8 +104,7 @@ def table_lines(sweep_dir, tw, gpu, other=None, other_gpu=None, values=None):
             measured = [r["fused_us"] for r in sel]
             lines.append(f"| {name} | {mask} | {len(sel)} | {errors(tilewave_times(tw, sel, gpu), measured)} | "
                          f"{errors(tilewave_times(tw, sel, gpu, p), measured)} |")
-    with gzip.open(os.path.join(sweep_dir, FIT, "attention_sweep.jsonl.gz"), "rt") as f:
-        header = json.loads(f.readline())
+    header, _ = read_sweep(os.path.join(sweep_dir, FIT, "attention_sweep.jsonl.gz"), ("gpu", "torch", "cudnn"), ())
     kernels = sorted({r["fused"].split("_kernel")[0] for name in SAMPLES for r in data[name]})
     first = {r["case"]: r["fused_us"] for r in data[FIT]}
     same = [abs(r["fused_us"] / first[r["case"]] - 1) for r in data["repeat"] if r["case"] in first]
@@ -133,7 +130,10 @@ def main():
                                     "the constants fitted here (calibrate/data/h200/sdpa_paths/sdpa_paths.jsonl)")
     ap.add_argument("--other-gpu", default="h200", help="the GPU file for --other")
     args = ap.parse_args()
-    lines, values = table_lines(args.sweep_dir, tilewave_module(args.tilewave), args.gpu, args.other, args.other_gpu)
+    try:
+        lines, values = table_lines(args.sweep_dir, tilewave_module(args.tilewave), args.gpu, args.other, args.other_gpu)
+    except InputError as e:
+        sys.exit("attention_tiles.py: %s" % e)
     report(args, lines, PARAMS, values,
            f"{COMMAND} (commit {commit()}): calibrate/data/h100/attention_sweep/{FIT}, fused "
            "scaled_dot_product_attention calls under autocast fp16 on an H100 SXM (the H200's SM count "

@@ -38,13 +38,14 @@ the H100 and H200 share SM count and clock, and their HBM's latency is taken as 
 """
 import argparse
 import functools
-import json
 import os
+import sys
 
 import numpy as np
 from scipy.optimize import least_squares
 
-from calibrate.fit.sweep_fit import add_common_args, errors, gpu_file, layer_times, report
+from calibrate.cli import InputError
+from calibrate.fit.sweep_fit import add_common_args, errors, layer_times, read_gpu, read_sweep, report
 from calibrate.module import tilewave_module
 from calibrate.pair.harness_runs import commit
 
@@ -70,23 +71,35 @@ def value_kernel(call):
 
 
 def sweep(folder):
-    """The header and the calls, each with its upsample kernel's time (`kernel_us`)."""
-    with open(os.path.join(folder, "resize_kernels.jsonl")) as f:
-        found = [json.loads(line) for line in f]
+    """The header and the calls, each with its upsample kernel's time (`kernel_us`); InputError where the file or a
+    row is not what calibrate/measure/resize_kernels.py writes."""
+    path = os.path.join(folder, "resize_kernels.jsonl")
+    header, rows = read_sweep(path, ("gpu", "torch"), ("mode", "layout", "input", "output", "planes", "kernels",
+                                                        "error"))
     calls = []
-    for r in found[1:]:
-        kernel = [k for k in r["kernels"] if "upsample" in k[0]]
-        if len(kernel) == 1 and not r["error"]:
-            calls.append(dict(r, kernel_us=kernel[0][2], kernel=kernel[0][0]))
-    return found[0], calls
+    for n, r in enumerate(rows, 2):
+        try:
+            kernel = [k for k in r["kernels"] if "upsample" in k[0]]
+            if len(kernel) == 1 and not r["error"]:
+                call = dict(r, kernel_us=float(kernel[0][2]), kernel=kernel[0][0])
+                value_bytes(call["mode"]), value_kernel(call), int(np.prod(call["input"])), call["output"][2]
+                if not call["kernel_us"] > 0 or not call["planes"] > 0:
+                    raise ValueError("a time or planes not above 0")
+                calls.append(call)
+        except (TypeError, ValueError, IndexError, KeyError, AttributeError) as e:
+            raise InputError("%s: row %d is not a resize_kernels row (%s)" % (path, n, e)) from None
+    return header, calls
 
 
 @functools.lru_cache(maxsize=None)
 def l2_bounds(gpu):
     """(bytes a repeated call keeps in L2: the share `l2_reuse_fraction` allows, L2's bytes) of a GPU file, read
     once per file."""
-    g = json.load(open(gpu_file(gpu)))
-    return g["l2_mb"] * 1e6 * g["params"]["l2_reuse_fraction"], g["l2_mb"] * 1e6
+    g = read_gpu(gpu)
+    try:
+        return g["l2_mb"] * 1e6 * g["params"]["l2_reuse_fraction"], g["l2_mb"] * 1e6
+    except (KeyError, TypeError):
+        raise InputError("GPU file %s: no l2_mb or params.l2_reuse_fraction" % gpu) from None
 
 
 def bytes_moved(call):
@@ -137,7 +150,13 @@ def table_lines(folder, tw, gpu):
         c["state"] = l2_state(c, gpu)
     looped = [c for c in calls if c["layout"] == "nchw" and c["mode"].startswith("bilinear")]
     known = [c for c in looped if c["state"]]
-    values = fit(tw, [c for c in known if c["output"][2] in FIT_SIDES], gpu, LOOP_PARAMS, [300.0, 150.0], 5000.0)
+    if not any(c["output"][2] in FIT_SIDES for c in known):
+        raise InputError("%s: no NCHW bilinear call of output side %s to fit the plane latencies on"
+                         % (folder, " or ".join(map(str, FIT_SIDES))))
+    loop_calls = [c for c in known if c["output"][2] in FIT_SIDES]
+    values = fit(tw, loop_calls, gpu, LOOP_PARAMS, [300.0, 150.0], 5000.0)
+    # A latency whose calls the sweep lacks is not fitted: it would stay at its start.
+    values = [v if any(c["state"] == state for c in loop_calls) else None for v, state in zip(values, ("dram", "l2"))]
     by_kernel = {k: [c for c in calls if value_kernel(c) == k and c["state"]] for k, _, _, _ in VALUE_KERNELS}
     for kernel, param, _, _ in VALUE_KERNELS:
         fit_calls = [c for c in by_kernel[kernel] if c["output"][2] in FIT_SIDES]
@@ -173,7 +192,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     add_common_args(ap, "a resize_kernels folder (calibrate/data/h100/resize_kernels)")
     args = ap.parse_args()
-    lines, fitted = table_lines(args.sweep_dir, tilewave_module(args.tilewave), args.gpu)
+    try:
+        lines, fitted = table_lines(args.sweep_dir, tilewave_module(args.tilewave), args.gpu)
+    except InputError as e:
+        sys.exit("resample_planes.py: %s" % e)
     report(args, lines, [n for n, _ in fitted], [v for _, v in fitted],
            f"{COMMAND} (commit {commit()}): calibrate/data/h100/resize_kernels, PyTorch's upsample kernels on an "
            "H100 SXM (the H200's SM count and clock; HBM3's latency taken for HBM3e's)")

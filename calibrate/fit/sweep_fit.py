@@ -9,6 +9,8 @@ import tempfile
 
 import numpy as np
 
+from calibrate import jsonl
+from calibrate.cli import InputError
 from calibrate.fit.corpus_fit import stamp_eager
 from calibrate.module import ROOT
 
@@ -19,12 +21,45 @@ def gpu_file(name):
     return path if os.path.exists(path) else name
 
 
+def read_sweep(path, header_keys, row_keys):
+    """The header and the rows of a sweep's JSON-lines file, through calibrate/jsonl.py's one reader. A file that
+    cannot be read (missing, a folder, a FIFO, not UTF-8, not JSON lines), holds no header, or has a row that is not
+    an object with `row_keys` (a header without `header_keys`) is an InputError naming it."""
+    try:
+        found = jsonl.read(path)
+    except UnicodeDecodeError:
+        raise InputError("%s: not UTF-8 text" % path) from None
+    except ValueError as e:
+        raise InputError(str(e)) from None
+    except OSError as e:
+        raise InputError("%s: %s" % (path, e.strerror) if e.strerror else str(e)) from None
+    if not found:
+        raise InputError("%s: no header row (an empty sweep)" % path)
+    for n, (row, keys) in enumerate(zip(found, [header_keys] + [row_keys] * (len(found) - 1)), 1):
+        missing = [k for k in keys if not isinstance(row, dict) or k not in row]
+        if missing:
+            raise InputError("%s: row %d is not a sweep row: no %r" % (path, n, missing[0]))
+    return found[0], found[1:]
+
+
+def read_gpu(name):
+    """A GPU file named as `--gpu` names it, as JSON; InputError where it cannot be read."""
+    path = gpu_file(name)
+    try:
+        if os.path.exists(path) and not os.path.isfile(path):
+            raise OSError("not a regular file")
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        raise InputError("%s: not a readable GPU file (%s)" % (path, getattr(e, "strerror", None) or e)) from None
+
+
 def layer_times(tw, layers, gpu, params, values=None):
     """tilewave's time of each layer (layer-set dicts) on GPU file `gpu`, with `values` for `params` (in the
     base set and the eager set) in place of its own."""
     if values is None:
         return [p["time_us"] for p in tw.predict_layers(layers, gpu=gpu_file(gpu))]
-    g = json.load(open(gpu_file(gpu)))
+    g = read_gpu(gpu)
     update = dict(zip(params, (float(v) for v in values)))
     g["params"].update(update)
     g.get("runtime_params", {}).get("eager", {}).get("params", {}).update(update)

@@ -949,9 +949,19 @@ FileCase make_file_case(uint64_t seed, uint64_t index, const std::string& dir, c
       size_t cut = 0;
       for (int k = 0; k < 12 && cut != std::string::npos; ++k) cut = seed_text.find('\n', cut + 1);
       if (cut != std::string::npos) seed_text.resize(cut + 1);
-      // A strided elementwise layer (docs/layerset.md), which the file may not hold.
-      seed_text += R"({"op":"eltwise","elems":1048576,"inputs":1,"strided":true,"dtype":"fp16","measured_us":3.1,"status":"ok"})"
-                   "\n";
+      // Layers of every layer-set flag (docs/layerset.md), which the file may not hold: the mutations reach
+      // each flag's checks and cost term.
+      for (const char* line :
+           {R"({"op":"eltwise","elems":1048576,"inputs":1,"strided":true,"dtype":"fp16","measured_us":3.1,"status":"ok"})",
+            R"({"op":"eltwise","elems":1048576,"inputs":2,"unrolled":true,"dtype":"fp32","measured_us":4.2,"status":"ok"})",
+            R"({"op":"eltwise","elems":1048576,"inputs":1,"special_functions":2,"dtype":"fp16","measured_us":3.3,"status":"ok"})",
+            R"({"op":"softmax","outer":4096,"inner":192,"layer_norm":true,"dtype":"fp32","measured_us":6.0,"status":"ok"})",
+            R"({"op":"softmax","outer":4096,"inner":49,"warp_rows":true,"dtype":"fp16","measured_us":3.0,"status":"ok"})",
+            R"({"op":"conv","N":8,"C":3,"H":224,"W":224,"K":192,"R":16,"S":16,"stride":[16,16],"nchw":true,"dtype":"fp16","measured_us":40.0,"status":"ok"})",
+            R"({"op":"attention","batch_heads":768,"q_len":197,"kv_len":197,"head_dim":64,"masked":true,"dtype":"fp16","measured_us":90.0,"status":"ok"})",
+            R"({"op":"copy","elems_in":12845056,"elems_out":51380224,"resample_planes":262144,"l2_hit_bytes":1000,"dtype":"fp32","measured_us":9000.0,"status":"ok"})",
+            R"({"op":"copy","elems_in":12845056,"elems_out":51380224,"resample_kernel":"nearest_nhwc","dtype":"fp16","measured_us":320.0,"status":"ok"})"})
+        seed_text += std::string(line) + "\n";
       const std::string path = dir + "/measured" + odd + ".jsonl";
       write(path, mutate_text(rng, seed_text));
       body = [=] {

@@ -41,3 +41,12 @@ def test_a_reader_that_closes_the_pipe_gets_no_traceback():
     err = writer.stderr.read().decode()
     assert writer.wait() == 1
     assert err == ""
+
+
+def test_kernel_classes_named_without_op_of_or_text_is_a_usage_error():
+    # `--named` sums measured kernels by name beside one op's pairs: meaningless alone or with no text.
+    for args in (["--named", "upsample"], ["--op-of", "timm/hrnet_w32:Resize", "--named", ""]):
+        done = subprocess.run([sys.executable, "-m", "calibrate.validate.kernel_classes", "some/run"] + args, cwd=ROOT,
+                              capture_output=True, text=True, timeout=60, env=dict(os.environ, PYTHONPATH=ROOT))
+        assert done.returncode == 2 and done.stdout == ""
+        assert "--named needs --op-of and a non-empty TEXT" in done.stderr

@@ -2,11 +2,14 @@
 per-value times that made a synthetic sweep's times (tilewave's own, at known values), each call's L2 state read
 from its bytes."""
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
 from calibrate.fit import resample_planes as fit
-from calibrate.module import tilewave_module
+from calibrate.module import ROOT, tilewave_module
 
 
 def call(mode, layout, side, planes):
@@ -41,3 +44,30 @@ def test_the_fit_recovers_the_latencies_that_made_the_times(tmp_path):
     # The held-out sides are judged with the fitted values: near zero error.
     held = [line for line in lines if line.startswith("| held out")]
     assert len(held) == 5 and all(float(line.split(" | ")[6].rstrip("%")) < 1.0 for line in held)
+
+
+@pytest.mark.parametrize("make, says", [
+    (lambda d: None, "No such file"),
+    (lambda d: (d / "resize_kernels.jsonl").write_text(""), "no header row"),
+    (lambda d: (d / "resize_kernels.jsonl").mkdir(), "not a regular file"),
+    (lambda d: os.mkfifo(d / "resize_kernels.jsonl"), "not a regular file"),
+    (lambda d: (d / "resize_kernels.jsonl").write_bytes(b"\xff\xfe{\n"), "not UTF-8"),
+    (lambda d: (d / "resize_kernels.jsonl").write_text('{"gpu": "g", "torch": "t"}\n{"mode": "nearest_half"}\n'),
+     "row 2 is not a sweep row"),
+    (lambda d: (d / "resize_kernels.jsonl").write_text(
+        '{"gpu": "g", "torch": "t"}\n' + json.dumps(dict(call("bilinear_half", "nchw", 14, 256), output="ab",
+                                                         kernels=[["upsample", 1, 3.0]])) + "\n"),
+     "row 2 is not a resize_kernels row"),
+    (lambda d: (d / "resize_kernels.jsonl").write_text(
+        '{"gpu": "g", "torch": "t"}\n' + json.dumps(dict(call("bilinear_half", "nchw", 28, 256),
+                                                         kernels=[["upsample", 1, 3.0]])) + "\n"),
+     "no NCHW bilinear call of output side 14 or 56"),
+])
+def test_a_bad_sweep_is_one_line_naming_it_and_exit_1(tmp_path, make, says):
+    make(tmp_path)
+    done = subprocess.run([sys.executable, "-m", "calibrate.fit.resample_planes", str(tmp_path)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60, env=dict(os.environ, PYTHONPATH=os.pathsep.join(
+                              filter(None, [ROOT, os.environ.get("PYTHONPATH")]))))
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("resample_planes.py: ") and says in done.stderr
+    assert "resize_kernels.jsonl" in done.stderr or str(tmp_path) in done.stderr
