@@ -117,6 +117,25 @@ TEST_CASE("a tiny kernel is latency bound, a big one compute bound, an elementwi
   CHECK(c.memory_us == doctest::Approx(expected_us));
 }
 
+TEST_CASE("a layout transform streams at its own rate from its first byte: no ramp, whatever its size") {
+  const GpuModel g = test::gpu("h200");
+  const double bw = g.dram_bandwidth_gbs * 1e3;
+  for (int64_t elems : {int64_t(1) << 12, int64_t(1) << 20, int64_t(1) << 26}) {
+    Layer transform;
+    MemoryProblem m;
+    m.op = MemoryOp::transform;
+    m.elems_in = m.elems_out = elems;
+    transform.problem = m;
+    const KernelCost c = cost_layer(transform, g);
+    // Read once and written once in fp16; an eltwise kernel of the same bytes pays the ramp on top.
+    const double bytes = 2.0 * double(elems) * 2;
+    CHECK(c.bytes == int64_t(bytes));
+    CHECK(c.ramp_us == 0);
+    CHECK(c.memory_us == doctest::Approx(bytes / (bw * g.param("transform_bw_efficiency"))));
+    CHECK(c.fixed_us == doctest::Approx(g.param("fixed_us_transform")));
+  }
+}
+
 TEST_CASE("depthwise convolution takes the direct CUDA-core path") {
   const GpuModel g = test::gpu("h200");
   const KernelCost c = cost_layer(depthwise(32, 144, 56, 3), g);

@@ -21,25 +21,30 @@ Three kinds of kernel change with the layout and precision (docs/model.md
              1), beside tilewave's variable time at the base eager set
 For each, the summed profiled time per (layout, batch 1/16/256) against
 count * fixed + variable / rate, a least squares in (fixed, 1/rate) on
-relative error. For bn and transform the variable part is the kernels'
+relative error; transforms kernel by kernel instead, each direction
+(to_nhwc, to_nchw) paired in launch order in the forwards whose profile has
+as many of it as tilewave predicts. For bn and transform the variable part is the kernels'
 bytes over the datasheet bandwidth, and their ramp term (docs/model.md
-"Memory time") is taken off the profiled time first: the `ramp_us` that
+"Memory time"; none for a transform) is taken off the profiled time first: the `ramp_us` that
 `tilewave layers` gives each kernel alone (every byte from DRAM, as the
 variable part counts them); for depthwise it is
 tilewave's variable time at the base eager set, and the rate a factor on it.
 
-usage: python3 -m calibrate.fit.harness_passes build/analyzer/tilewave [--write]
+usage: python3 -m calibrate.fit.harness_passes build/analyzer/tilewave [--runs RUN_DIR] [--write]
 (--write: the sets go into gpu_models/h200.json, with their provenance, through
 tilewave.write_gpu: PYTHONPATH=build/analyzer/python). calibrate/fit/fit_all.py
 calls fit_sets on a calibrate/measure/run.py folder.
 """
+import argparse
 import collections
+import concurrent.futures
 import json
 import os
 import sys
 import tempfile
 
 from calibrate import module
+from calibrate.cli import InputError
 from calibrate.pair.harness_kernel_classes import measured_class, predicted_class
 from calibrate.pair.kernel_names import kernel_class
 from calibrate.pair.harness_runs import ROOT, RUNS, base_gpu_dir, commit, gpu_params, kernel_lists, predict, rows, zoo_split
@@ -71,11 +76,37 @@ def calibration_runs():
     return [(r, k) for r, k in runs if k]
 
 
+def corpus_runs(run_dir, tmp):
+    """(row, profiled forward) of the AMP forwards of a calibrate/measure/run.py folder's fit families
+    (calibrate/data/h200/corpus/networks.json's split), and {model: ONNX path}, unpacked into tmp."""
+    from calibrate.validate import kernel_classes  # the corpus's one reader of profiles and exports
+    fit = {n["name"] for n in json.load(open(kernel_classes.CORPUS))["networks"] if n["split"] == "fit"}
+    runs = [(r, r) for r in kernel_classes.kernel_rows(run_dir)
+            if r["model"] in fit and r.get("precision", "amp_fp16") == "amp_fp16"]
+    if not runs:
+        raise InputError("%s: no AMP forward of the corpus's fit families" % run_dir)
+    return runs, kernel_classes.onnx_files(sorted({r["model"] for r, _ in runs}), tmp)
+
+
 def main():
-    tilewave = sys.argv[1]
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("tilewave", help="the CLI whose build holds the Python module")
+    ap.add_argument("--runs", metavar="RUN_DIR", help="fit on this calibrate/measure/run.py folder's fit families "
+                    "(as calibrate/data/h200/corpus/run) instead of " + RUNS[0])
+    ap.add_argument("--write", action="store_true", help="write the sets into gpu_models/h200.json")
+    args = ap.parse_args()
+    tilewave = args.tilewave
     with tempfile.TemporaryDirectory() as tmp:
-        sets = fit_sets(tilewave, calibration_runs(), os.path.join(base_gpu_dir(tmp), "h200.json"))
-    if "--write" in sys.argv:
+        try:
+            runs, onnx = corpus_runs(args.runs, tmp) if args.runs else (calibration_runs(), None)
+        except InputError as e:
+            sys.exit("harness_passes.py: %s" % e)
+        with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+            sets = fit_sets(tilewave, runs, os.path.join(base_gpu_dir(tmp), "h200.json"), pmap=pool.map, onnx=onnx)
+    data = (os.path.join(args.runs, "kernels.jsonl.gz") + ", AMP forwards of the fit families "
+            "(calibrate/data/h200/corpus/networks.json)") if args.runs else (
+        RUNS[0] + "/kernels.jsonl.gz, fit families only (onnx_models/zoo.py runtime_split)")
+    if args.write:
         tw = module.tilewave_module(tilewave)  # the one GPU-file writer
         path = os.path.join(ROOT, "gpu_models", "h200.json")
         g = json.load(open(path))
@@ -83,10 +114,12 @@ def main():
             # norm_plane_ns is calibrate/validate/norm_planes.py's fit, not this one's: kept, with its provenance
             old = g["runtime_params"].get(key, {})
             fitted_on = {
-                "command": "python3 -m calibrate.fit.harness_passes build/analyzer/tilewave --write",
+                "command": "python3 -m calibrate.fit.harness_passes build/analyzer/tilewave%s --write" % (
+                    " --runs " + args.runs if args.runs else ""),
                 "commit": commit(),
-                "data": RUNS[0] + "/kernels.jsonl.gz, fit families only (onnx_models/zoo.py runtime_split)",
-                "harness": "timm benchmark.py: fp32 weights under autocast(float16), batch 1/16/256"}
+                "data": data,
+                "harness": "timm benchmark.py: fp32 weights under autocast(float16), batch %s" % "/".join(
+                    str(b) for b in sorted({r["batch"] for r, _ in runs}))}
             if "norm_plane_ns" in old.get("params", {}):
                 params = {**params, "norm_plane_ns": old["params"]["norm_plane_ns"]}
                 fitted_on["norm_plane_ns"] = old["fitted_on"]["norm_plane_ns"]
@@ -110,27 +143,55 @@ def ramp_alone(tilewave, gpu_file, layers):
     return {key: c.get("ramp_us", 0.0) for key, c in zip(unique, costed)}
 
 
-def fit_sets(tilewave, runs, gpu_file, pmap=map, out=print):
+def paired_transforms(profiled, layers):
+    """[(predicted layer, profiled us)]: cuDNN's layout transforms of one forward (its profile's [name, us]
+    list) beside tilewave's (its analysis's layers). cuDNN also transforms some pointwise convolutions that
+    the layout pass runs on NCHW (docs/model.md "Layout pass"); summed, their time would go to the predicted
+    transforms' rate. So each direction's transforms pair one to one in launch order, and only where the
+    profile has as many of that direction as tilewave predicts."""
+    pairs = []
+    for direction in ("to_nhwc", "to_nchw"):
+        measured = [us for name, us in profiled if kernel_class(name, "layout_transform") == direction]
+        predicted = [layer for layer in layers
+                     if predicted_class(layer) == "transform" and layer["name"].endswith(direction)]
+        if len(measured) == len(predicted):
+            pairs += list(zip(predicted, measured))
+    return pairs
+
+
+def fit_sets(tilewave, runs, gpu_file, pmap=map, out=print, onnx=None):
     """{"eager nchw amp": params, "eager nhwc amp": params}, fitted as the module docstring says on `runs`,
     (timm-harness AMP row, its profiled forward) pairs, from `gpu_file`, a GPU file without layout and
     precision sets; `out` gets the printed report line by line, `pmap` maps the predictions."""
     p = gpu_params(tilewave, gpu_file, "eager")
     bw_bytes_per_us = p["dram_bandwidth_gbs"] * 1e3
     cells = collections.defaultdict(lambda: collections.defaultdict(lambda: [0, 0.0, 0.0]))  # (layout, cls) -> batch -> n, var, measured
-    preds = pmap(lambda rk: predict(tilewave, rk[0]["model"], rk[0]["layout"], rk[0]["batch"], "graph",
-                                    gpu=gpu_file), runs)
-    preds = list(preds)
+    def predicted(rk):
+        try:
+            return predict(tilewave, rk[0]["model"], rk[0]["layout"], rk[0]["batch"], "graph", gpu=gpu_file,
+                           path=(onnx or {}).get(rk[0]["model"]))
+        except InputError:
+            return None
+    preds = list(pmap(predicted, runs))
+    left_out = sorted({r["model"] for (r, _), pred in zip(runs, preds) if pred is None})
+    if left_out:  # left out and named, as the validations do
+        out("left out (tilewave could not analyse them): " + ", ".join(left_out))
+    runs, preds = [rk for rk, pred in zip(runs, preds) if pred], [pred for pred in preds if pred]
     ramp = ramp_alone(tilewave, gpu_file, [layer["layer"] for pred in preds for layer in pred["layers"]
                                            if "time_us" in layer and predicted_class(layer) in ("bn", "transform")])
     reduce_cells = collections.defaultdict(lambda: collections.defaultdict(lambda: [0, 0.0, 0.0, 0.0]))  # n, rows, measured, variable
+    transform_pairs = collections.defaultdict(list)  # layout -> [(batch, variable us, profiled us)], one per kernel
     for (r, k), pred in zip(runs, preds):
+        layers = [layer for layer in pred["layers"] if "time_us" in layer]
         for name, us in k["list"]:
-            cells[(r["layout"], measured_class(name))][r["batch"]][2] += us
+            if measured_class(name) != "transform":
+                cells[(r["layout"], measured_class(name))][r["batch"]][2] += us
             if kernel_class(name, "pairing") == "reduction":
                 reduce_cells[r["layout"]][r["batch"]][2] += us
-        for layer in pred["layers"]:
-            if "time_us" not in layer:
-                continue
+        transform_pairs[r["layout"]] += [(r["batch"], layer["bytes"] / bw_bytes_per_us,
+                                          us - ramp[layer_key(layer["layer"])])
+                                         for layer, us in paired_transforms(k["list"], layers)]
+        for layer in layers:
             problem = layer.get("layer", {})
             if problem.get("op") == "reduce":
                 cell = reduce_cells[r["layout"]][r["batch"]]
@@ -138,13 +199,21 @@ def fit_sets(tilewave, runs, gpu_file, pmap=map, out=print):
                 cell[1] += problem["outer"] if problem.get("kept_inside", 1) == 1 else 0
                 cell[3] += layer["time_us"] - layer["fixed_us"] + p["fixed_us_memory"]
             cls = predicted_class(layer)
+            if cls == "transform":
+                continue
             cell = cells[(r["layout"], cls)][r["batch"]]
             cell[0] += 1
-            if cls in ("bn", "transform"):
+            if cls == "bn":
                 cell[1] += layer["bytes"] / bw_bytes_per_us
                 cell[2] -= ramp[layer_key(layer["layer"])]
             else:
                 cell[1] += layer["time_us"] - layer["fixed_us"]
+    for layout, pairs in transform_pairs.items():
+        for batch, variable, profiled in pairs:
+            cell = cells[(layout, "transform")][batch]
+            cell[0] += 1
+            cell[1] += variable
+            cell[2] += profiled
     sets = {}
     for layout in ("nchw", "channels_last"):
         out_set = {}
@@ -152,7 +221,7 @@ def fit_sets(tilewave, runs, gpu_file, pmap=map, out=print):
         out_set["fixed_us_norm_extra"] = round(max(0.0, f - p["fixed_us_memory"]), 4)
         out_set["norm_bw_efficiency"] = out_set["norm_max_bw_efficiency"] = round(min(1.0, 1 / u), 4)
         if layout == "nchw":
-            f, u = ls2([tuple(v) for v in cells[(layout, "transform")].values()])
+            f, u = ls2([(1, v, m) for _, v, m in transform_pairs[layout]])
             out_set["fixed_us_transform"] = round(max(0.0, f), 4)
             out_set["transform_bw_efficiency"] = round(min(1.0, 1 / u), 4)
             f, u = ls2([tuple(v) for v in cells[(layout, "depthwise")].values()])

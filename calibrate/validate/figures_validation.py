@@ -17,6 +17,7 @@ from calibrate.validate import corpus_networks  # (calibrate/validate/corpus_net
 from calibrate.validate import gpu_pair  # (calibrate/validate/gpu_pair.py)
 from calibrate.validate import host_passes  # (calibrate/validate/host_passes.py)
 from calibrate.validate import kernel_classes  # (calibrate/validate/kernel_classes.py)
+from calibrate.validate import layout_transforms  # (calibrate/validate/layout_transforms.py)
 from calibrate.validate import pool_validation  # (calibrate/validate/pool_validation.py)
 from calibrate.validate import row_sweep  # (calibrate/validate/row_sweep.py)
 from calibrate.validate import figures_readme  # (calibrate/validate/figures_readme.py: other_gpus.py's kept text)
@@ -192,6 +193,11 @@ def validation_resample_unlooped(runs):
                                    "h200", "upsample")
 
 
+def validation_layout_transforms(runs):
+    """docs/validation.md: `python3 -m calibrate.validate.layout_transforms calibrate/data/h200/corpus/run`."""
+    return layout_transforms.lines_of(runs.tw, DATA + "/corpus/run")
+
+
 def validation_resample_h100(runs):
     """docs/validation.md: `python3 -m calibrate.validate.kernel_classes calibrate/data/h100/resample_networks --gpu h100 --op-of timm/efficientformerv2_s0,timm/efficientformerv2_s2,timm/efficientformerv2_l:Resize --named upsample`."""
     return kernel_classes.op_lines(runs.tw, os.path.join(os.path.dirname(DATA), "h100", "resample_networks"),
@@ -328,6 +334,7 @@ FIGURES = {"validation-kernel-classes": validation_kernel_classes, "validation-c
            "validation-resample-network": validation_resample_network,
            "validation-resample-h100": validation_resample_h100,
            "validation-resample-unlooped": validation_resample_unlooped,
+           "validation-layout-transforms": validation_layout_transforms,
            "validation-fresh-set": validation_fresh_set,
            "validation-fresh-set-calls-1-3": fresh_set_part(calls="1-3"),
            "validation-fresh-set-calls-4-6": fresh_set_part(calls="4-6"),

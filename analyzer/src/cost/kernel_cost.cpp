@@ -78,16 +78,21 @@ double bandwidth_bytes_per_us(const CostModel& m) { return m.gpu.dram_bandwidth_
 // rate (too few bytes in flight, write-back of the previous kernel's lines).
 // Bytes found in L2 (a network's producer-consumer reuse, docs/model.md
 // "Inside a network") move at the L2 rate instead.
+// cuDNN's layout transforms pay no ramp: inside networks they run at one
+// rate from a megabyte up (docs/model.md "Memory time").
+bool pays_ramp(MemoryOp op) { return op != MemoryOp::transform; }
 double ramp_time_us(double bytes, double l2_hit_bytes, const CostModel& m) {
   const double dram = bytes - std::clamp(l2_hit_bytes, 0.0, bytes);
   const double ramp_bytes = std::min(dram, m.get<param_index("ramp_mb")>() * 1e6);
   return ramp_bytes / (bandwidth_bytes_per_us(m) * m.get<param_index("ramp_bw_efficiency")>());
 }
-double memory_time_us(double bytes, double l2_hit_bytes, double class_efficiency, const CostModel& m) {
+double memory_time_us(double bytes, double l2_hit_bytes, double class_efficiency, const CostModel& m,
+                      bool ramps = true) {
   const double bw = bandwidth_bytes_per_us(m);
   const double hits = std::clamp(l2_hit_bytes, 0.0, bytes);
   const double dram = bytes - hits;
-  return dram / (bw * class_efficiency) + ramp_time_us(bytes, hits, m) + hits / (bw * m.get<param_index("l2_bw_factor")>());
+  return dram / (bw * class_efficiency) + (ramps ? ramp_time_us(bytes, hits, m) : 0.0) +
+         hits / (bw * m.get<param_index("l2_bw_factor")>());
 }
 
 // An implicit GEMM: `batch` independent M x N x (taps*K) products. A
@@ -307,7 +312,8 @@ KernelCost grouped_fallback_cost(KernelCost c, DType dtype, const CostModel& m, 
 double lone_transform_us(const ConvProblem& p, DType dtype, int align, const CostModel& m) {
   if (conv_kernel_layout(p, dtype, align, Layout::nhwc) == Layout::nhwc) return 0;
   const double tensor_bytes = double(p.N * (p.C * p.H * p.W + p.K * p.P() * p.Q()) * dtype_bytes(dtype));
-  return memory_time_us(2 * tensor_bytes, 0, m.get<param_index("transform_bw_efficiency")>(), m);
+  return memory_time_us(2 * tensor_bytes, 0, m.get<param_index("transform_bw_efficiency")>(), m,
+                        pays_ramp(MemoryOp::transform));
 }
 
 // docs/model.md "Narrow-channel convolutions": cuDNN's implicit GEMM over
@@ -386,10 +392,10 @@ KernelCost cost_memory(const MemoryProblem& p, int64_t bytes, DType dtype, const
   c.path = CostPath::memory;
   c.bytes = bytes;
   c.peak_flops = m.gpu.peak_flops(dtype);
-  c.memory_us = memory_time_us(double(bytes), hits, m.memory_bw_efficiency[int(p.op)], m);
+  c.memory_us = memory_time_us(double(bytes), hits, m.memory_bw_efficiency[int(p.op)], m, pays_ramp(p.op));
   // docs/model.md "Memory-bound kernels": a kernel limited by its own
   // per-element work (the BatchNorm pass) gains nothing from L2 beyond it.
-  c.ramp_us = ramp_time_us(double(bytes), hits, m);
+  c.ramp_us = pays_ramp(p.op) ? ramp_time_us(double(bytes), hits, m) : 0.0;
   c.memory_us = std::max(c.memory_us,
                          double(bytes) / (bandwidth_bytes_per_us(m) * m.memory_max_bw_efficiency[int(p.op)]));
   if (p.op == MemoryOp::row_norm && p.row_moments) {
