@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""cuDNN's paths for pointwise (1x1, stride 1) convolutions under timm's
+harness: fp32 weights under torch.autocast(float16), cudnn.benchmark on, NCHW
+or channels_last. The evidence for which pointwise convolutions cuDNN runs on
+NCHW directly (a GEMM per image over its H x W positions) and which it moves
+through nchwToNhwc / nhwcToNchw transforms into an NHWC kernel
+(docs/model.md "Layout pass": the H200 corpus's profiles hold 7,240 such
+convolutions that tilewave runs on NCHW), and of what either path takes.
+
+Cases, on torch.randn data [batch, C, side, side] into K filters:
+  batch 16, 64, 256; side 7, 14, 28, 56; C and K each 64 to 2048 (x2);
+  NCHW, then channels_last (model and input converted, as timm's
+  --channels-last does).
+Each case warms up (cudnn.benchmark times its algorithms on the first call),
+then one profiler session over REPS calls; a row holds the call's kernels in
+launch order, each the median over the calls. Rows are written as they are
+measured; a deadline leaves the rest out and says so.
+
+usage (GPU machine): python3 calibrate/measure/pointwise_paths.py --out DIR [--deadline-s 300]
+writes DIR/pointwise_paths.jsonl: a header row, then one row per case
+{"case", "layout", "batch", "side", "C", "K", "kernels": [[name, median_us], ...] (one call, launch order),
+ "call_us", "error"}
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+if __name__ == "__main__" and not __package__:  # run as a path (calibrate/measure/_path_entry.py)
+    import _path_entry
+    _path_entry.run_as_module(__file__)
+    sys.exit()
+
+import torch  # noqa: E402  (after the path entry above)
+
+from calibrate.gpu_state import profiled_header  # noqa: E402
+from calibrate.measure.sdpa_paths import REPS  # noqa: E402
+
+BATCHES = (16, 64, 256)
+SIDES = (7, 14, 28, 56)
+CHANNELS = (64, 128, 256, 512, 1024, 2048)
+
+
+def cases():
+    for layout in ("nchw", "channels_last"):
+        for batch in BATCHES:
+            for side in SIDES:
+                for c in CHANNELS:
+                    for k in CHANNELS:
+                        yield layout, batch, side, c, k
+
+
+def call_sequence(fn, reps=REPS):
+    """[[kernel name, median us over the calls]] of one call in launch order, and the error if it raised."""
+    try:
+        for _ in range(3):
+            fn()
+        torch.cuda.synchronize()
+    except RuntimeError as e:
+        return [], str(e).splitlines()[0][:200]
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        for _ in range(reps):
+            fn()
+        torch.cuda.synchronize()
+    events = sorted((e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA),
+                    key=lambda e: e.time_range.start)
+    if not events or len(events) % reps:
+        return [[e.name, e.device_time] for e in events], "%d kernels over %d calls" % (len(events), reps)
+    per_call = len(events) // reps
+    calls = [events[i * per_call:(i + 1) * per_call] for i in range(reps)]
+    if any(c[j].name != calls[0][j].name for c in calls for j in range(per_call)):
+        return [[e.name, e.device_time] for e in events], "the calls launched different kernels"
+    return [[calls[0][j].name, statistics.median(c[j].device_time for c in calls)] for j in range(per_call)], None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--deadline-s", type=float, default=300)
+    args = ap.parse_args()
+    start = time.time()
+    torch.backends.cudnn.benchmark = True  # timm's benchmark.py
+    os.makedirs(args.out, exist_ok=True)
+    done = 0
+    with open(os.path.join(args.out, "pointwise_paths.jsonl"), "w") as out:
+        out.write(json.dumps(profiled_header(
+            "calibrate/measure/pointwise_paths.py", REPS, data="torch.randn fp32 input, fp32 Conv2d weights",
+            call="nn.Conv2d(C, K, 1, bias=False) under torch.autocast(cuda, float16), inference_mode, "
+                 "cudnn.benchmark")) + "\n")
+        for layout, batch, side, c, k in cases():
+            if time.time() - start > args.deadline_s:
+                print("deadline: %d cases measured, the rest left out" % done, flush=True)
+                return
+            fmt = torch.channels_last if layout == "channels_last" else torch.contiguous_format
+            conv = torch.nn.Conv2d(c, k, 1, bias=False).cuda().to(memory_format=fmt)
+            x = torch.randn(batch, c, side, side, device="cuda").contiguous(memory_format=fmt)
+
+            def call():
+                with torch.inference_mode(), torch.autocast("cuda", dtype=torch.float16):
+                    return conv(x)
+            kernels, error = call_sequence(call)
+            row = {"case": "%s b%d %dx%d C%d K%d" % (layout, batch, side, side, c, k), "layout": layout,
+                   "batch": batch, "side": side, "C": c, "K": k, "kernels": kernels,
+                   "call_us": sum(us for _, us in kernels), "error": error}
+            out.write(json.dumps(row) + "\n")
+            out.flush()
+            done += 1
+            print("%-36s %9.1f us  %s" % (row["case"], row["call_us"], " | ".join(
+                "%s %.1f" % (n[:40], us) for n, us in kernels) or error), flush=True)
+        print("%d cases in %.0f s" % (done, time.time() - start), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,36 @@
+"""calibrate/validate/pointwise_paths.py: a case that ran through layout transforms is marked T, one that did not
+`.`; a row without the sweep's fields is one line naming the file, and exit 1."""
+import json
+import os
+import subprocess
+import sys
+
+from calibrate.module import ROOT
+from calibrate.validate import pointwise_paths
+
+
+def row(layout, c, k, kernels):
+    return {"case": "x", "layout": layout, "batch": 16, "side": 7, "C": c, "K": k, "kernels": kernels, "error": None}
+
+
+def test_transformed_cases_are_marked_and_counted(tmp_path):
+    moved = [["void cudnn::engines_precompiled::nchwToNhwcKernel<__half>(int", 2.0], ["sm90_xmma_fprop_nhwc", 6.0],
+             ["void cudnn::engines_precompiled::nhwcToNchwKernel<__half>(int", 2.0]]
+    direct = [["nvjet_sm90_hsh_64x64_NNN", 5.0]]
+    with open(tmp_path / "pointwise_paths.jsonl", "w") as f:
+        for r in ({"header": True}, row("nchw", 64, 64, direct), row("nchw", 64, 128, moved),
+                  row("nchw", 128, 64, direct), row("nchw", 128, 128, moved)):
+            f.write(json.dumps(r) + "\n")
+    lines = pointwise_paths.lines_of(str(tmp_path))
+    assert any(line.startswith("nchw") and line.endswith(".T .T") for line in lines)
+    assert lines[-1] == "NCHW: 2 of 4 cases transformed; their transforms took 40% of those calls' kernel time"
+
+
+def test_a_row_without_the_fields_is_one_line_and_exit_1(tmp_path):
+    (tmp_path / "pointwise_paths.jsonl").write_text('{"header": true}\n{"layout": "nchw", "kernels": []}\n')
+    done = subprocess.run([sys.executable, "-m", "calibrate.validate.pointwise_paths", str(tmp_path)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60, env=dict(os.environ, PYTHONPATH=os.pathsep.join(
+                              filter(None, [ROOT, os.environ.get("PYTHONPATH")]))))
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "row 2 is not a pointwise_paths row" in done.stderr
+    assert "pointwise_paths.jsonl" in done.stderr
