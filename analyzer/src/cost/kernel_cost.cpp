@@ -457,11 +457,12 @@ KernelCost cost_memory(const MemoryProblem& p, int64_t bytes, DType dtype, const
     // docs/model.md "Memory-bound kernels": each output value's source index
     // (divisions by the output's sides, and by its channels in channels-last
     // memory) costs the SMs more than its bytes cost the memory.
-    const double value_ps = p.resample_kernel == ResampleKernel::nearest_nchw
-                                ? m.get<param_index("resample_nearest_value_ps")>()
-                            : p.resample_kernel == ResampleKernel::nearest_nhwc
-                                ? m.get<param_index("resample_nearest_nhwc_value_ps")>()
-                                : m.get<param_index("resample_linear_nhwc_value_ps")>();
+    // Each kernel's parameter, by ResampleKernel (none has no kernel of its own).
+    static constexpr std::array<size_t, 4> value_ps_of = {
+        kGpuParamCount, param_index("resample_nearest_value_ps"), param_index("resample_nearest_nhwc_value_ps"),
+        param_index("resample_linear_nhwc_value_ps")};
+    static_assert(size_t(ResampleKernel::linear_nhwc) + 1 == value_ps_of.size());
+    const double value_ps = m.values[value_ps_of[size_t(p.resample_kernel)]];
     c.memory_us = std::max(c.memory_us, double(p.elems_out) * value_ps * 1e-6);
   }
   if (p.op == MemoryOp::norm) c.memory_us += double(p.outer) * m.get<param_index("norm_plane_ns")>() * 1e-3;

@@ -130,12 +130,12 @@ std::optional<Layer> lower_resize(const LowerContext& ctx) {
   const auto& in = ctx.input(0).dims;
   const auto& out = ctx.output(0).dims;
   const bool spatial_only = in.size() == 4 && out.size() == 4 && in[0] == out[0] && in[1] == out[1];
+  if (!ctx.aten_resample_kernels || !spatial_only || out[0] <= 0 || out[1] <= 0) return l;
   // A map in channels-last memory runs PyTorch's NHWC kernel, over every
   // output value: a tensor the configuration keeps channels-last, or a view of
   // tokens (CoaT's parallel blocks), in either layout.
   const bool nchw_memory = !token_map_view(ctx.model, ctx.node.inputs[0]) &&
                            (ctx.layout == Layout::nchw || !channels_last_in_memory(ctx.model, ctx.node.inputs[0]));
-  if (!ctx.aten_resample_kernels || !spatial_only || out[0] <= 0 || out[1] <= 0) return l;
   if (mode == "cubic" || (linear && nchw_memory))  // PyTorch's cubic kernel has no channels-last variant
     m.resample_planes = out[0] * out[1];
   else

@@ -163,7 +163,6 @@ void layout_pass(const LowerInput& in, KernelGraph& graph) {
       continue;
     }
     Kernel input = transform_kernel(k, need, "", p->N * p->C * p->H * p->W, d);
-    Kernel filter = transform_kernel(k, need, "filter_", p->K * (p->C / p->groups) * p->R * p->S, d);
     Kernel output = transform_kernel(k, format, "", p->N * p->K * p->P() * p->Q(), d);
     if (!k.reads.empty()) {
       input.reads = {k.reads[0]};
@@ -176,7 +175,10 @@ void layout_pass(const LowerInput& in, KernelGraph& graph) {
       output.reads = {k.writes[0]};
     }
     out.push_back(std::move(input));
-    out.push_back(std::move(filter));
+    // A 1x1 filter is the same memory in either layout: cuDNN transforms only
+    // a wider one (calibrate/data/h100/pointwise_paths).
+    if (p->R * p->S > 1)
+      out.push_back(transform_kernel(k, need, "filter_", p->K * (p->C / p->groups) * p->R * p->S, d));
     out.push_back(std::move(k));
     out.push_back(std::move(output));
   }
