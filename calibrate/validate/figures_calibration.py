@@ -404,7 +404,8 @@ def calibration_passes(runs):
     bn = {layout: sums[(layout, 1)] for layout in ("channels_last", "nchw")}
     counts = sorted({int(s["mn_bn"]) for s in bn.values()})
     lines = [f"For each class it solves, over batch {and_list([str(b) for b in batches])}, the summed profiled time",
-             "against `count \u00b7 fixed + variable / rate` (docs: the script's docstring). It",
+             "against `count \u00b7 fixed + variable / rate`; for the transforms, each one paired in",
+             "launch order with tilewave's (docs: the script's docstring). It",
              f"prints, from the fit families' {nets} networks:",
              "",
              "| set | BatchNorm kernel | transforms | depthwise (direct) | reductions |",
