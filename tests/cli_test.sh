@@ -751,7 +751,7 @@ assert abs(t["otherData"]["step_us"] - a["total"]["time_us"]) < 1e-6
 assert abs(sum(g["dur"] for g in gpu) - a["total"]["gpu_busy_us"]) < 1e-3 * a["total"]["gpu_busy_us"]
 PY
 expect 0 "" -- "$tw" check "$root/onnx_models/resnet18.onnx" --batch 2 --trace "$tmp/pred_trace.json"
-grep -q "off by +0.0%; 151 kernels paired, median |error| 0.0%" "$tmp/out" ||
+grep -q "off by +0.0%; 148 kernels paired, median |error| 0.0%" "$tmp/out" ||
   { echo "FAIL: check does not read the predicted trace back"; cat "$tmp/out" | head -5; fails=$((fails + 1)); }
 expect 0 "" -- "$tw" analyze "$root/onnx_models/resnet18.onnx" --batch 2 --layout nhwc --no-amp --graph --trace-out "$tmp/graph_trace.json"
 [ "$(grep -c '"cpu_op"' "$tmp/graph_trace.json")" = 0 ] || { echo "FAIL: a CUDA graph has a host lane of ops"; fails=$((fails + 1)); }

@@ -221,9 +221,11 @@ def fit_sets(tilewave, runs, gpu_file, pmap=map, out=print, onnx=None):
         out_set["fixed_us_norm_extra"] = round(max(0.0, f - p["fixed_us_memory"]), 4)
         out_set["norm_bw_efficiency"] = out_set["norm_max_bw_efficiency"] = round(min(1.0, 1 / u), 4)
         if layout == "nchw":
-            f, u = ls2([(1, v, m) for _, v, m in transform_pairs[layout]])
-            out_set["fixed_us_transform"] = round(max(0.0, f), 4)
-            out_set["transform_bw_efficiency"] = round(min(1.0, 1 / u), 4)
+            # No paired transform, or none whose bytes set a rate: the base set's terms.
+            f, u = ls2([(1, v, m) for _, v, m in transform_pairs[layout]]) if transform_pairs[layout] else (0, 0)
+            if u > 0:
+                out_set["fixed_us_transform"] = round(max(0.0, f), 4)
+                out_set["transform_bw_efficiency"] = round(min(1.0, 1 / u), 4)
             f, u = ls2([tuple(v) for v in cells[(layout, "depthwise")].values()])
             out_set["fixed_us_direct"] = round(max(0.0, f), 4)
             out_set["direct_conv_efficiency"] = round(p["direct_conv_efficiency"] / u, 5)
