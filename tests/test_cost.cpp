@@ -335,3 +335,43 @@ TEST_CASE("fused attention: without the tile terms, and in fp32, the GEMM view p
   CHECK(cost_layer(attention(768, 197, 197, 64, false, DType::fp32), with_terms).time_us ==
         doctest::Approx(cost_layer(attention(768, 197, 197, 64, false, DType::fp32), without).time_us));
 }
+
+TEST_CASE("a GEMM's N that misses the alignment by a partial vector runs at partial_vector_efficiency, an odd one slower") {
+  // docs/model.md "GEMM-like kernels".
+  GpuModel g = test::gpu("h200");
+  g.params["partial_vector_efficiency"] = 0.4;
+  g.params["misaligned_n_efficiency"] = 0.1;
+  auto at = [&](int64_t n) {
+    Layer l;
+    l.dtype = DType::fp16;
+    l.problem = GemmProblem{2048, n, 2048, 1};
+    return cost_layer(l, g).mainloop_eff;
+  };
+  CHECK(at(196) == doctest::Approx(at(200) * 0.4));
+  CHECK(at(195) < at(196) * 0.5);  // an odd N: the odd factor (the tile chosen may differ)
+}
+
+TEST_CASE("a half-precision pointwise conv on NCHW costs as one GEMM per image over its positions") {
+  // docs/model.md "Pointwise convolutions on NCHW".
+  const GpuModel g = test::gpu("h200");
+  for (int64_t side : {7, 14, 56}) {
+    Layer conv;
+    conv.dtype = DType::fp16;
+    ConvProblem p;
+    p.N = 64, p.C = 256, p.K = 512, p.H = p.W = side;
+    p.nchw = true;
+    conv.problem = p;
+    Layer per_image;
+    per_image.dtype = DType::fp16;
+    per_image.problem = GemmProblem{512, side * side, 256, 64};
+    CAPTURE(side);
+    // The same tiles at the same rate (their bytes differ: the conv reads its filter once, not per image).
+    const KernelCost as_conv = cost_layer(conv, g), as_gemm = cost_layer(per_image, g);
+    CHECK(as_conv.tiles == as_gemm.tiles);
+    CHECK(as_conv.tile_eff == doctest::Approx(as_gemm.tile_eff));
+    CHECK(as_conv.mainloop_eff == doctest::Approx(as_gemm.mainloop_eff));
+    // On NHWC the batch's positions fill the tiles instead.
+    std::get<ConvProblem>(conv.problem).nchw = false;
+    if (side == 7) CHECK(cost_layer(conv, g).time_us < as_conv.time_us);
+  }
+}

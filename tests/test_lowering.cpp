@@ -1389,3 +1389,39 @@ TEST_CASE("the precision pass reads the runtime's traits, not its name") {
     CHECK((casts_back > 0) == (r->applies_autocast() && !r->casts_per_tensor()));
   }
 }
+
+TEST_CASE("layout pass: a pointwise conv given NCHW in half precision takes the faster of its two paths") {
+  // docs/model.md "Pointwise convolutions on NCHW": cuDNN's benchmark mode.
+  const GpuModel gpu = test::gpu("h200");
+  ExecutionConfig e = cuda_graph_harness(*find_runtime("eager"), DType::fp16);
+  e.layout = Layout::nchw;
+  const GpuModel specialised = gpu_for(gpu, e);
+  const CostModel costs(specialised);
+  auto lowered = [&](int64_t c, int64_t side, int64_t batch, const CostModel* with) {
+    test::OnnxBuilder b(13);
+    b.input("x", {batch, c, side, side});
+    b.weight("w", {c, c, 1, 1});
+    b.node("Conv", {"x", "w"}, {"y"});
+    b.output("y");
+    return lower_model(b.load_batch(batch), e, with);
+  };
+  auto path_us = [&](const KernelGraph& g) {
+    double us = 0;
+    for (const Kernel& k : g.kernels)
+      if (k.ops.is(RuntimeStep::layout_transform) || (k.layer && std::holds_alternative<ConvProblem>(k.layer->problem)))
+        us += cost_layer(*k.layer, costs).time_us;
+    return us;
+  };
+  auto transforms = [](const KernelGraph& g) {
+    return std::count_if(g.kernels.begin(), g.kernels.end(),
+                         [](const Kernel& k) { return k.ops.is(RuntimeStep::layout_transform); });
+  };
+  // Many channels over a 7x7 map: the direct GEMM's 49 positions per image waste its tiles.
+  const KernelGraph small_map = lowered(1024, 7, 64, &costs), small_direct = lowered(1024, 7, 64, nullptr);
+  CHECK(transforms(small_map) == 2);
+  CHECK(transforms(small_direct) == 0);
+  CHECK(path_us(small_map) < path_us(small_direct));
+  // Few channels over a large map: the direct GEMM, no transforms.
+  const KernelGraph large_map = lowered(64, 56, 16, &costs);
+  CHECK(transforms(large_map) == 0);
+}

@@ -115,7 +115,9 @@ int cmd_layers(const CommonOptions& o, const std::string& path) {
 int cmd_extract(const CommonOptions& o, const std::string& model_path) {
   const AnalyzeOptions opt = analyze_options(o);
   const Model model = load_onnx(model_path, opt.load);
-  const KernelGraph lowered = lower_model(model, opt.exec);
+  const GpuModel gpu = gpu_for(gpu_of(o), opt.exec);
+  const CostModel costs(gpu);
+  const KernelGraph lowered = lower_model(model, opt.exec, &costs);
   const std::string stem = std::filesystem::path(model_path).stem().string();
   write_output(o.output, [&](std::ostream& os) {
     write_extracted_layers(os, model, lowered, stem, [&](const Kernel& k) {

@@ -10,7 +10,11 @@ convolutions that tilewave runs on NCHW), and of what either path takes.
 Cases, on torch.randn data [batch, C, side, side] into K filters:
   batch 16, 64, 256; side 7, 14, 28, 56; C and K each 64 to 2048 (x2);
   NCHW, then channels_last (model and input converted, as timm's
-  --channels-last does).
+  --channels-last does), then `nchw_matmul`: the direct path alone, the
+  same product as one batched GEMM per image on NCHW memory (torch.matmul
+  of the half [K, C] weight with the half [batch, C, side*side] input, as
+  cuBLAS runs it), for the shapes where cuDNN's benchmark may choose the
+  transforms instead.
 Each case warms up (cudnn.benchmark times its algorithms on the first call),
 then one profiler session over REPS calls; a row holds the call's kernels in
 launch order, each the median over the calls. Rows are written as they are
@@ -44,7 +48,7 @@ CHANNELS = (64, 128, 256, 512, 1024, 2048)
 
 
 def cases():
-    for layout in ("nchw", "channels_last"):
+    for layout in ("nchw", "channels_last", "nchw_matmul"):
         for batch in BATCHES:
             for side in SIDES:
                 for c in CHANNELS:
@@ -88,18 +92,26 @@ def main():
         out.write(json.dumps(profiled_header(
             "calibrate/measure/pointwise_paths.py", REPS, data="torch.randn fp32 input, fp32 Conv2d weights",
             call="nn.Conv2d(C, K, 1, bias=False) under torch.autocast(cuda, float16), inference_mode, "
-                 "cudnn.benchmark")) + "\n")
+                 "cudnn.benchmark; nchw_matmul: torch.matmul(half [K, C], half [batch, C, side*side])")) + "\n")
         for layout, batch, side, c, k in cases():
             if time.time() - start > args.deadline_s:
                 print("deadline: %d cases measured, the rest left out" % done, flush=True)
                 return
-            fmt = torch.channels_last if layout == "channels_last" else torch.contiguous_format
-            conv = torch.nn.Conv2d(c, k, 1, bias=False).cuda().to(memory_format=fmt)
-            x = torch.randn(batch, c, side, side, device="cuda").contiguous(memory_format=fmt)
+            if layout == "nchw_matmul":
+                w = torch.randn(k, c, device="cuda", dtype=torch.half)
+                x = torch.randn(batch, c, side * side, device="cuda", dtype=torch.half)
 
-            def call():
-                with torch.inference_mode(), torch.autocast("cuda", dtype=torch.float16):
-                    return conv(x)
+                def call():
+                    with torch.inference_mode():
+                        return torch.matmul(w, x)
+            else:
+                fmt = torch.channels_last if layout == "channels_last" else torch.contiguous_format
+                conv = torch.nn.Conv2d(c, k, 1, bias=False).cuda().to(memory_format=fmt)
+                x = torch.randn(batch, c, side, side, device="cuda").contiguous(memory_format=fmt)
+
+                def call():
+                    with torch.inference_mode(), torch.autocast("cuda", dtype=torch.float16):
+                        return conv(x)
             kernels, error = call_sequence(call)
             row = {"case": "%s b%d %dx%d C%d K%d" % (layout, batch, side, side, c, k), "layout": layout,
                    "batch": batch, "side": side, "C": c, "K": k, "kernels": kernels,

@@ -1,19 +1,29 @@
 #!/usr/bin/env python3
 """Which path cuDNN took for each pointwise convolution of a
-calibrate/measure/pointwise_paths.py sweep: a grid per layout, batch and map
-side, C down and K across (64 to 2048), `T` where the call ran through
-layout transforms (nchwToNhwc / nhwcToNchw) and `.` where it did not, then
-the share of NCHW cases that transformed and what their transforms took of
-the call (docs/model.md "Layout pass").
+calibrate/measure/pointwise_paths.py sweep, and what tilewave predicts for it
+(docs/model.md "Pointwise convolutions on NCHW").
 
-usage: python3 -m calibrate.validate.pointwise_paths calibrate/data/h100/pointwise_paths
+Printed: a grid per layout, batch and map side, C down and K across (64 to
+2048), `T` where the call ran through layout transforms (nchwToNhwc /
+nhwcToNchw) and `.` where it did not; the share of NCHW cases that
+transformed; per map side, the direct NCHW GEMMs' kernels and their time
+against the same shape's channels_last kernel; then tilewave's path and time
+for every NCHW case (the module's analyze_layers of the one convolution on
+`--gpu`, under timm's harness in a CUDA graph): how often its path is
+cuDNN's, and its time (convolution and transforms; the input's cast left
+out) against the measured call's.
+
+usage: python3 -m calibrate.validate.pointwise_paths calibrate/data/h100/pointwise_paths [--gpu h100]
+         [--tilewave build/analyzer/tilewave]
 """
 import argparse
 import collections
 import os
+import statistics
 
 from calibrate import jsonl
 from calibrate.cli import InputError, print_lines
+from calibrate.module import tilewave_module
 from calibrate.pair.kernel_names import kernel_class
 
 FIELDS = ("layout", "batch", "side", "C", "K", "kernels")
@@ -31,8 +41,10 @@ def read_rows(folder):
             continue
         if not (isinstance(r, dict) and all(f in r for f in FIELDS) and isinstance(r["kernels"], list)
                 and all(isinstance(k, list) and len(k) == 2 and isinstance(k[0], str)
-                        and isinstance(k[1], (int, float)) for k in r["kernels"])):
-            raise InputError("%s: row %d is not a pointwise_paths row (%s)" % (path, i, ", ".join(FIELDS)))
+                        and isinstance(k[1], (int, float)) and not isinstance(k[1], bool)
+                        and 0 <= k[1] < 1e9 for k in r["kernels"])):
+            raise InputError("%s: row %d is not a pointwise_paths row (%s; kernel times finite, 0 to 1e9 us)" % (
+                path, i, ", ".join(FIELDS)))
         if not r.get("error"):
             out.append(r)
     if not out:
@@ -40,7 +52,81 @@ def read_rows(folder):
     return out
 
 
-def lines_of(folder):
+def transformed(kernels):
+    return any(kernel_class(name, "layout_transform") != "other" for name, _ in kernels)
+
+
+def call_kernels(kernels):
+    """The call's kernels less the input's fp32 -> fp16 cast and memsets, which a network's convolution has not."""
+    return [(name, us) for name, us in kernels if "copy_kernel" not in name and "Memset" not in name]
+
+
+def family(name):
+    """A GEMM kernel's family, for the table: Hopper's nvjet, CUTLASS by its architecture and alignment, else cuDNN."""
+    if name.startswith("nvjet_sm90"):
+        return "nvjet sm90"
+    for arch in ("cutlass_75", "cutlass_80"):
+        if arch in name:
+            align = name[name.find("_align") + 1:].split(">")[0].split("(")[0] if "_align" in name else ""
+            return "CUTLASS sm%s %s" % (arch[-2:], align)
+    return "cuDNN " + name.split("_")[0]
+
+
+def direct_lines(rows):
+    """Per map side: the direct NCHW cases' GEMM kernel families and their time against channels_last's."""
+    nhwc = {(r["batch"], r["side"], r["C"], r["K"]): sum(us for _, us in call_kernels(r["kernels"]))
+            for r in rows if r["layout"] == "channels_last"}
+    by_side = collections.defaultdict(lambda: (collections.Counter(), []))
+    for r in rows:
+        if r["layout"] != "nchw" or transformed(r["kernels"]):
+            continue
+        kernels = call_kernels(r["kernels"])
+        families, ratios = by_side[r["side"]]
+        families.update(family(name) for name, _ in kernels)
+        key = (r["batch"], r["side"], r["C"], r["K"])
+        if nhwc.get(key):
+            ratios.append(sum(us for _, us in kernels) / nhwc[key])
+    out = ["", "| side | direct NCHW cases | their GEMM kernels | time / channels_last's (median) |",
+           "| ---: | ---: | --- | ---: |"]
+    for side, (families, ratios) in sorted(by_side.items()):
+        out.append("| %d | %d | %s | %s |" % (side, sum(families.values()), ", ".join(
+            "%s %d" % kv for kv in families.most_common(3)), "%.2f" % statistics.median(ratios) if ratios else "-"))
+    return out
+
+
+def predicted(tw, r, gpu):
+    """(tilewave transforms it, its convolution's and transforms' µs) for an NCHW case on `gpu`."""
+    a = tw.analyze_layers([{"op": "conv", "out": r["K"], "kernel": 1, "bn": False, "bias": False}],
+                          input=[r["C"], r["side"], r["side"]], batch=r["batch"], gpu=gpu, layout="nchw", graph=True)
+    kernels = [k for k in a["layers"] if k["op"] != "cast"]
+    return any(k["op"] == "layout_transform" for k in kernels), sum(k["time_us"] for k in kernels)
+
+
+def tilewave_lines(rows, tw, gpu):
+    """Per map side: how many NCHW cases tilewave runs on cuDNN's path, and its time against the call's."""
+    cells = collections.defaultdict(lambda: [0, 0, [], []])  # side: agree, cases, ratios (direct), (transformed)
+    for r in rows:
+        if r["layout"] != "nchw":
+            continue
+        moved, us = predicted(tw, r, gpu)
+        measured = transformed(r["kernels"])
+        cell = cells[r["side"]]
+        cell[0] += moved == measured
+        cell[1] += 1
+        cell[3 if measured else 2].append(us / sum(t for _, t in call_kernels(r["kernels"])))
+    out = ["", "tilewave on %s, NCHW (its path against cuDNN's; predicted / measured, convolution and transforms):"
+           % gpu, "", "| side | cases | same path | cuDNN direct: n | ratio (median) | cuDNN transformed: n | ratio |",
+           "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    agree = total = 0
+    for side, (same, n, direct, moved) in sorted(cells.items()):
+        agree, total = agree + same, total + n
+        out.append("| %d | %d | %d | %d | %s | %d | %s |" % (side, n, same, len(direct), "%.2f" % statistics.median(
+            direct) if direct else "-", len(moved), "%.2f" % statistics.median(moved) if moved else "-"))
+    out.append("tilewave takes cuDNN's path in %d of %d NCHW cases" % (agree, total))
+    return out
+
+
+def lines_of(folder, tw=None, gpu="h100"):
     rows = read_rows(folder)
     grid = collections.defaultdict(dict)
     channels = sorted({r["C"] for r in rows} | {r["K"] for r in rows})
@@ -62,14 +148,19 @@ def lines_of(folder):
         out.append("NCHW: %d of %d cases transformed; their transforms took %.0f%% of those calls' kernel time" % (
             transform_us["moved"], transform_us["cases"],
             100 * transform_us["moved_us"] / transform_us["call_us"] if transform_us["call_us"] else 0))
+    out += direct_lines(rows)
+    if tw is not None:
+        out += tilewave_lines(rows, tw, gpu)
     return out
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("folder", help="a calibrate/measure/pointwise_paths.py output folder")
+    ap.add_argument("--gpu", default="h100", help="the GPU file tilewave predicts on (the sweep's GPU)")
+    ap.add_argument("--tilewave", help="the CLI whose build holds the Python module (where `import tilewave` finds none)")
     a = ap.parse_args()
-    return print_lines(os.path.basename(__file__), lambda: lines_of(a.folder))
+    return print_lines(os.path.basename(__file__), lambda: lines_of(a.folder, tilewave_module(a.tilewave), a.gpu))
 
 
 if __name__ == "__main__":

@@ -23,7 +23,9 @@ def test_transformed_cases_are_marked_and_counted(tmp_path):
             f.write(json.dumps(r) + "\n")
     lines = pointwise_paths.lines_of(str(tmp_path))
     assert any(line.startswith("nchw") and line.endswith(".T .T") for line in lines)
-    assert lines[-1] == "NCHW: 2 of 4 cases transformed; their transforms took 40% of those calls' kernel time"
+    assert "NCHW: 2 of 4 cases transformed; their transforms took 40% of those calls' kernel time" in lines
+    # The direct cases' kernels by family; no channels_last case to compare their time with.
+    assert lines[-1] == "| 7 | 2 | nvjet sm90 2 | - |"
 
 
 def test_a_row_without_the_fields_is_one_line_and_exit_1(tmp_path):
@@ -34,3 +36,14 @@ def test_a_row_without_the_fields_is_one_line_and_exit_1(tmp_path):
     assert done.returncode == 1 and done.stdout == ""
     assert done.stderr.count("\n") == 1 and "row 2 is not a pointwise_paths row" in done.stderr
     assert "pointwise_paths.jsonl" in done.stderr
+
+
+def test_absurd_kernel_times_are_refused(tmp_path):
+    for bad in (1e308, -2.0, True):
+        (tmp_path / "pointwise_paths.jsonl").write_text(json.dumps(row("nchw", 64, 64, [["nvjet_NNN", bad]])) + "\n")
+        try:
+            pointwise_paths.lines_of(str(tmp_path))
+        except pointwise_paths.InputError as e:
+            assert "row 1 is not a pointwise_paths row" in str(e)
+        else:
+            raise AssertionError("a kernel time of %r was accepted" % bad)

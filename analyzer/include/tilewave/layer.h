@@ -133,6 +133,9 @@ bool grouped_fallback(const ConvProblem& p, int align);
 // convolution (depthwise and small groups)"). The one definition.
 bool is_depthwise(int64_t in_channels, int64_t groups);
 bool is_depthwise(const ConvProblem& p);
+// A pointwise convolution: a 1x1 filter at stride 1, a GEMM over the
+// channels at each position (docs/model.md "Pointwise convolutions on NCHW").
+bool is_pointwise(const ConvProblem& p);
 // Which kernel cuDNN runs for a dense convolution reading fewer channels than
 // one `align`-element vector (an RGB stem), in `nchw` memory or NHWC
 // (docs/model.md "Narrow-channel convolutions"): its first-layer kernel for

@@ -7,6 +7,7 @@
 
 #include "tilewave/exec_config.h"
 #include "tilewave/ir/kernel_graph.h"
+#include "tilewave/kernel_cost.h"
 #include "tilewave/lowering.h"
 #include "tilewave/model.h"
 #include "tilewave/op_registry.h"
@@ -28,8 +29,10 @@ Model load_onnx_proto(std::shared_ptr<onnx::ModelProto> proto, const std::string
 // chains exporters write for scaled_dot_product_attention become one
 // flash-attention kernel (docs/model.md "Attention"); false costs them node by
 // node. cuda_graph_harness(runtime, dtype) is the configuration calibrate/'s
-// sets were measured under.
-KernelGraph lower_model(const Model& model, const ExecutionConfig& exec,
+// sets were measured under. `costs`, where given, is the GPU the layout pass
+// times a pointwise convolution's two paths on (docs/model.md "Pointwise
+// convolutions on NCHW"); without it the convolution keeps NCHW.
+KernelGraph lower_model(const Model& model, const ExecutionConfig& exec, const CostModel* costs = nullptr,
                         const OpRegistry& registry = OpRegistry::builtin());
 
 }  // namespace tilewave

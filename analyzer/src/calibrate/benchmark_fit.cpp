@@ -223,7 +223,7 @@ BenchmarkFit fit_benchmark(const GpuModel& start, const std::vector<BenchmarkRun
   fit.held_out_families.assign(families.begin() + long(half), families.end());
   const std::set<std::string> fitting(fit.fit_families.begin(), fit.fit_families.end());
 
-  // Lowering depends on no parameter: once per run.
+  // Lowering depends on no parameter but the layout pass's choices, made on the start's costs: once per run.
   std::vector<std::optional<KernelGraph>> lowered(runs.size());
   for (size_t i = 0; i < runs.size(); ++i) {
     if (progress) progress(i, runs.size(), "lowering runs");
@@ -231,7 +231,9 @@ BenchmarkFit fit_benchmark(const GpuModel& start, const std::vector<BenchmarkRun
       LoadOptions lo;
       lo.batch = runs[i].batch;
       const Model m = load_onnx(runs[i].onnx, lo);
-      lowered[i] = lower_model(m, runs[i].exec);
+      const GpuModel start_gpu = gpu_for(start, runs[i].exec);
+      const CostModel start_costs(start_gpu);
+      lowered[i] = lower_model(m, runs[i].exec, &start_costs);
       for (const auto& k : lowered[i]->kernels)
         if (!k.layer && k.compute) throw InputError(runs[i].onnx, "unmodelled compute kernel " + k.name);
     } catch (const InputError& e) {

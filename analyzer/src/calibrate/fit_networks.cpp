@@ -43,13 +43,16 @@ NetworkFit fit_networks(const GpuModel& start, const RuntimeProfile& runtime, co
   AnalyzeOptions opt;
   opt.exec = cuda_graph_harness(runtime, DType::fp16);  // the harness the network sets were timed with
   opt.parts = kTotalsOnly;  // the fits read the totals and each kernel's time
-  // The kernels each run lowers to; no parameter changes them.
+  // The kernels each run lowers to, the layout pass choosing on the start's costs; the fit keeps them.
   std::vector<std::set<std::string>> kernel_names(nets.size());
   std::vector<int> kernel_count(nets.size());
+  const ExecutionConfig harness = cuda_graph_harness(runtime, opt.exec.dtype);
+  const GpuModel start_gpu = gpu_for(start, harness);
+  const CostModel start_costs(start_gpu);
   for (size_t i = 0; i < nets.size(); ++i) {
     if (progress) progress(i, nets.size(), "lowering runs");
     const Model& m = nets[i].model;
-    for (const auto& k : lower_model(m, cuda_graph_harness(runtime, opt.exec.dtype)).kernels) {
+    for (const auto& k : lower_model(m, harness, &start_costs).kernels) {
       kernel_names[i].insert(k.name);
       ++kernel_count[i];
     }

@@ -138,11 +138,14 @@ RuntimeFit fit_runtime(const GpuModel& gpu, const RuntimeProfile& runtime, const
     all[i] = i;
     measured.push_back(runs[i].measured_us);
   }
-  // Lowering depends on no parameter: once per run.
+  // Lowering depends on no parameter but the layout pass's choices, made on the start's costs: once per run.
   std::vector<KernelGraph> lowered;
+  const ExecutionConfig harness = cuda_graph_harness(runtime, opt.exec.dtype);
+  const GpuModel start_gpu = gpu_for(current, harness);
+  const CostModel start_costs(start_gpu);
   for (const auto& run : runs) {
     if (progress) progress(lowered.size(), runs.size(), "lowering runs");
-    lowered.push_back(lower_model(run.model, cuda_graph_harness(runtime, opt.exec.dtype)));
+    lowered.push_back(lower_model(run.model, harness, &start_costs));
   }
   const PredictFn predict = [&](const CostModel& m, size_t i) { return cost_network(lowered[i], m).time_us; };
   auto median_errors = [&](const GpuModel& g) {

@@ -240,6 +240,17 @@ KernelCost cost_gemm(const GemmView& g, DType dtype, const CostModel& m, double 
 
 bool dims_aligned(int64_t a, int64_t b, int align) { return a % align == 0 && b % align == 0; }
 
+// docs/model.md "GEMM-like kernels": a GEMM's main-loop factor from the
+// alignment of its row-major operands' rows, K and N. A dimension that misses
+// the alignment but is a multiple of 2 elements still loads narrower vectors
+// (the libraries' align2/align4 kernels); an odd one loads element by element.
+double gemm_alignment_factor(int64_t k, int64_t n, int align, const CostModel& m) {
+  const int64_t missed = k % align ? k : (n % align ? n : 0);
+  if (missed == 0) return 1.0;
+  if (missed % 2 == 0) return m.get<param_index("partial_vector_efficiency")>();
+  return k % align ? m.get<param_index("misaligned_efficiency")>() : m.get<param_index("misaligned_n_efficiency")>();
+}
+
 KernelCost cost_direct_conv(const ConvProblem& p, int64_t bytes, DType dtype, const CostModel& m, double hits) {
   KernelCost c;
   c.path = CostPath::direct_conv;
@@ -347,6 +358,12 @@ KernelCost cost_unaligned_conv(const ConvProblem& p, int64_t bytes, DType dtype,
   return c;
 }
 
+// A dense pointwise convolution in half precision left on NCHW by the
+// layout pass: a batched GEMM over each image's positions.
+bool per_image_gemm(const ConvProblem& p, DType dtype) {
+  return p.nchw && p.groups == 1 && is_pointwise(p) && (dtype == DType::fp16 || dtype == DType::bf16);
+}
+
 KernelCost cost_conv(const ConvProblem& p, int64_t bytes, DType dtype, const CostModel& m, double hits, bool lone) {
   const int64_t cg = p.C / p.groups, kg = p.K / p.groups;
   const int align = m.gpu.precision(dtype).align;
@@ -371,6 +388,16 @@ KernelCost cost_conv(const ConvProblem& p, int64_t bytes, DType dtype, const Cos
   const double conv_factor = m.get<param_index("conv_efficiency")>() * (aligned ? 1.0 : m.get<param_index("conv_misaligned_efficiency")>()) *
                              (strided ? m.get<param_index("conv_strided_efficiency")>() : 1.0);
   const int64_t taps = narrow ? 1 : p.R * p.S;
+  if (per_image_gemm(p, dtype)) {
+    // One GEMM per image, [K x C] by [C x HW], as cuBLAS runs it: an image's
+    // positions, not the batch's, fill a tile, and HW is the GEMM's N
+    // (docs/model.md "Pointwise convolutions on NCHW").
+    const int64_t hw = p.P() * p.Q();
+    KernelCost gemm = cost_gemm({p.K, hw, p.C, p.N, p.macs(), bytes, dims_aligned(p.C, hw, align),
+                                 gemm_alignment_factor(p.C, hw, align, m)}, dtype, m, hits);
+    gemm.kernel = "conv_nchw_" + gemm.kernel;
+    return gemm;
+  }
   GemmView g{pixels, kg_pad, narrow ? cg_pad * p.R * p.S : cg_pad, p.groups, p.macs(), bytes, true, conv_factor,
              !aligned, taps, p.groups > 1};
   const bool depthwise_like = cg < align || kg < align;
@@ -533,8 +560,8 @@ KernelCost cost_problem(const Layer& layer, const CostModel& m, double l2_hit_by
     // K and N misalignment are separate parameters: the libraries fall back
     // to different kernels for each (docs/model.md "GEMM-like kernels").
     const bool aligned = dims_aligned(g->K, g->N, align);
-    const double factor = g->K % align ? m.get<param_index("misaligned_efficiency")>() : (g->N % align ? m.get<param_index("misaligned_n_efficiency")>() : 1.0);
-    return cost_gemm({g->M, g->N, g->K, g->batch, g->macs(), bytes, aligned, factor}, layer.dtype, m, l2_hit_bytes);
+    return cost_gemm({g->M, g->N, g->K, g->batch, g->macs(), bytes, aligned, gemm_alignment_factor(g->K, g->N, align, m)},
+                     layer.dtype, m, l2_hit_bytes);
   }
   if (auto* a = std::get_if<AttentionProblem>(&layer.problem)) {
     // Measured in half precision only; elsewhere, and where the GPU file has

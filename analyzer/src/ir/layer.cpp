@@ -107,6 +107,9 @@ bool grouped_fallback(const ConvProblem& p, int align) {
 
 bool is_depthwise(int64_t in_channels, int64_t groups) { return groups > 1 && in_channels == groups; }
 bool is_depthwise(const ConvProblem& p) { return is_depthwise(p.C, p.groups); }
+bool is_pointwise(const ConvProblem& p) {
+  return !p.transposed && p.R == 1 && p.S == 1 && p.stride[0] == 1 && p.stride[1] == 1 && p.pad[0] == 0 && p.pad[1] == 0;
+}
 
 NarrowConv narrow_conv(const ConvProblem& p, int align, bool nchw) {
   // Fewer filters than a vector too (ECA's 1-D channel convolution) run

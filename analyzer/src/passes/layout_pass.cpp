@@ -28,22 +28,38 @@ Layout conv_kernel_layout(const ConvProblem& p, DType dtype, int align, Layout g
   // channels): cuDNN's direct kernels, in the layout given.
   if (p.groups == 1 && p.C < align) return given;
   if (p.groups > 1) return p.C / p.groups >= 16 / dtype_bytes(dtype) ? Layout::nhwc : given;
-  const bool pointwise = p.R == 1 && p.S == 1 && p.stride[0] == 1 && p.stride[1] == 1;
-  return pointwise ? given : Layout::nhwc;
+  return is_pointwise(p) ? given : Layout::nhwc;
 }
 
 namespace {
 
-Kernel transform_kernel(const Kernel& conv, Layout to, const char* what, int64_t elems, DType dtype) {
+Layer transform_layer(int64_t elems, DType dtype) {
   MemoryProblem m;
   m.op = MemoryOp::transform;
   m.elems_in = m.elems_out = elems;
   Layer l;
   l.problem = m;
   l.dtype = dtype;
+  return l;
+}
+
+Kernel transform_kernel(const Kernel& conv, Layout to, const char* what, int64_t elems, DType dtype) {
   const std::string suffix = std::string("/") + what + "to_" + layout_name(to);
   // cuDNN launches them inside the convolution's call.
-  return derived_kernel(conv, suffix, RuntimeStep::layout_transform, l, HostCall::inner);
+  return derived_kernel(conv, suffix, RuntimeStep::layout_transform, transform_layer(elems, dtype), HostCall::inner);
+}
+
+// docs/model.md "Pointwise convolutions on NCHW": cuDNN's benchmark mode
+// times both paths of a half-precision pointwise convolution given NCHW and
+// keeps the faster; each is costed alone, as the benchmark times it.
+Layout faster_pointwise_layout(const Layer& conv, const LayerTime& layer_us) {
+  const auto& p = std::get<ConvProblem>(conv.problem);
+  Layer direct = conv, nhwc = conv;
+  std::get<ConvProblem>(direct.problem).nchw = true;
+  std::get<ConvProblem>(nhwc.problem).nchw = false;
+  const double via_nhwc_us = layer_us(nhwc) + layer_us(transform_layer(p.N * p.C * p.H * p.W, conv.dtype)) +
+                             layer_us(transform_layer(p.N * p.K * p.P() * p.Q(), conv.dtype));
+  return via_nhwc_us < layer_us(direct) ? Layout::nhwc : Layout::nchw;
 }
 
 // `t` as the transform into `to` writes it.
@@ -113,7 +129,7 @@ bool weight_is_parameter(const LowerInput& in, const Kernel& k) {
 
 }  // namespace
 
-void layout_pass(const LowerInput& in, KernelGraph& graph) {
+void layout_pass(const LowerInput& in, KernelGraph& graph, const LayerTime& layer_us) {
   // Between framework ops every activation has the configuration's layout
   // (PyTorch returns a convolution's output in its input's memory format),
   // so a kernel needing the other one is wrapped once on each side, and no
@@ -156,7 +172,10 @@ void layout_pass(const LowerInput& in, KernelGraph& graph) {
       out.push_back(std::move(copy));
     }
     for (const auto& w : k.writes) formats.set(w, format);
-    const Layout need = conv_kernel_layout(*p, d, int(16 / dtype_bytes(d)), format);
+    Layout need = conv_kernel_layout(*p, d, int(16 / dtype_bytes(d)), format);
+    if (layer_us && need == Layout::nchw && p->groups == 1 && is_pointwise(*p) &&
+        (d == DType::fp16 || d == DType::bf16))
+      need = faster_pointwise_layout(*k.layer, layer_us);
     std::get<ConvProblem>(k.layer->problem).nchw = need == Layout::nchw;
     if (need == format) {
       out.push_back(std::move(k));

@@ -179,10 +179,10 @@ PredictionInterval prediction_interval(const Analysis& a, const GpuModel& gpu) {
 Analysis analyze_model(const Model& model, const GpuModel& base_gpu, const AnalyzeOptions& options) {
   const ExecutionConfig& exec = options.exec;
   const RuntimeProfile& runtime = exec.runtime_profile();
-  const KernelGraph lowered = lower_model(model, exec);
   const GpuModel gpu = gpu_for(base_gpu, exec);
-  // The GPU's parameters resolved once: the costs and the result's rates read this one.
+  // The GPU's parameters resolved once: the layout pass's choices, the costs and the result's rates read this one.
   const CostModel cost_model(gpu);
+  const KernelGraph lowered = lower_model(model, exec, &cost_model);
   static const HostModel no_host = builtin_host();
   const HostModel& host = options.host ? *options.host : no_host;
   Analysis a;

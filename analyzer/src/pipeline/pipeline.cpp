@@ -18,10 +18,13 @@ Model load_onnx_proto(std::shared_ptr<onnx::ModelProto> proto, const std::string
   return model;
 }
 
-KernelGraph lower_model(const Model& model, const ExecutionConfig& exec, const OpRegistry& registry) {
+KernelGraph lower_model(const Model& model, const ExecutionConfig& exec, const CostModel* costs,
+                        const OpRegistry& registry) {
   KernelGraph out = lower_for_runtime(model, exec, registry);
   const LowerInput in{model, registry, exec.dtype, exec};
-  layout_pass(in, out);
+  LayerTime layer_us;
+  if (costs) layer_us = [costs](const Layer& l) { return cost_layer(l, *costs).time_us; };
+  layout_pass(in, out, layer_us);
   precision_pass(in, out);
   if (auto e = launch_order_error(out, KernelIndex(out)))
     throw std::logic_error("lowering " + model.path + " broke launch order: " + *e);

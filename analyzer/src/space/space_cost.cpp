@@ -68,7 +68,7 @@ SegmentCost SpaceEvaluator::cost_segment(const Block* blocks, size_t count, cons
   constexpr int32_t kOnnxFloat16 = 10;
   if (auto input = model.tensors.find(written.input_name); !first && input != model.tensors.end())
     input->second.elem_type = kOnnxFloat16;
-  KernelGraph lowered = lower_model(model, exec_);
+  KernelGraph lowered = lower_model(model, exec_, &cost_model_);
   if (!first)
     lowered.kernels.erase(std::remove_if(lowered.kernels.begin(), lowered.kernels.end(),
                                          [&](const Kernel& k) {

@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""Fits `partial_vector_efficiency`, the main-loop rate of a half-precision
+GEMM whose K or N misses the 8-element alignment but is a multiple of 2
+(docs/model.md "GEMM-like kernels"), and judges it on pointwise convolutions
+run on NCHW (docs/model.md "Pointwise convolutions on NCHW").
+
+Such a GEMM loads 4- or 8-byte vectors (cuBLAS's align2/align4 kernels,
+sm80-class on Hopper), not 16-byte ones and not single elements: it runs far
+faster than an odd dimension's GEMM (`misaligned_efficiency`,
+`misaligned_n_efficiency`), which the model applied to it before.
+
+Fitted by scipy's least_squares on the log of time (each evaluation the
+module's predict_layers on a copy of the GPU file holding the candidate) over
+the H200 layer sweep's fp16 GEMMs with such a K, or an aligned K and such an N
+(calibrate/data/h200/measured.jsonl). Judged, never fitted, on the H100
+pointwise sweep's NCHW convolutions of side 14 that cuDNN ran directly
+(calibrate/data/h100/pointwise_paths: a GEMM per image, N = 196 positions, a
+multiple of 4), costed on gpu_models/h100.json with the candidate.
+
+usage: python3 -m calibrate.fit.partial_vectors [--tilewave build/analyzer/tilewave] [--write]
+(--write: the value goes into gpu_models/h200.json's eager set with its provenance, through tilewave.write_gpu)
+"""
+import argparse
+import os
+import sys
+
+import numpy as np
+from scipy.optimize import least_squares
+
+from calibrate.cli import InputError
+from calibrate.fit.sweep_fit import errors, layer_times, read_gpu, read_sweep, report
+from calibrate.module import ROOT, tilewave_module
+from calibrate.pair.harness_runs import commit
+from calibrate.pair.kernel_names import kernel_class
+
+PARAM = "partial_vector_efficiency"
+SWEEP = "calibrate/data/h200/measured.jsonl"
+POINTWISE = "calibrate/data/h100/pointwise_paths/pointwise_paths.jsonl"
+COMMAND = "python3 -m calibrate.fit.partial_vectors --write"
+ALIGN = 8  # fp16 elements in a 16-byte vector
+
+
+def partial(d):
+    return d % ALIGN != 0 and d % 2 == 0
+
+
+def sweep_gemms(path):
+    """(layers, measured µs) of the sweep's fp16 GEMMs whose first misaligned dimension (K, else N) is partial."""
+    _, rows = read_sweep(path, (), ())
+    layers, measured = [], []
+    for n, r in enumerate(rows, 2):
+        if not (isinstance(r, dict) and r.get("op") == "gemm" and r.get("dtype") == "fp16" and r.get("status") == "ok"):
+            continue
+        try:
+            m, k, nn, us = int(r["M"]), int(r["K"]), int(r["N"]), float(r["measured_us"])
+            batch = int(r.get("batch", 1))
+        except (KeyError, TypeError, ValueError) as e:
+            raise InputError("%s: row %d is not a measured GEMM (%s)" % (path, n, e)) from None
+        if not (m > 0 and k > 0 and nn > 0 and batch > 0 and 0 < us < 1e9):
+            raise InputError("%s: row %d has a size or time out of range" % (path, n))
+        if partial(k) or (k % ALIGN == 0 and partial(nn)):
+            layers.append({"op": "gemm", "dtype": "fp16", "M": m, "N": nn, "K": k, "batch": batch})
+            measured.append(us)
+    if not layers:
+        raise InputError("%s: no fp16 GEMM with a K or N that is even but misaligned" % path)
+    return layers, measured
+
+
+def direct_pointwise(path, side=14):
+    """(layers, measured µs) of the sweep's NCHW cases of `side` that ran without layout transforms: the GEMM
+    kernel's time, the input's cast left out."""
+    _, rows = read_sweep(path, (), ("layout", "batch", "side", "C", "K", "kernels"))
+    layers, measured = [], []
+    for r in rows:
+        if r["layout"] != "nchw" or r["side"] != side or r.get("error"):
+            continue
+        if any(kernel_class(name, "layout_transform") != "other" for name, _ in r["kernels"]):
+            continue  # cuDNN chose the transforms
+        kernels = [(name, us) for name, us in r["kernels"] if "copy_kernel" not in name and "Memset" not in name]
+        if len(kernels) != 1:
+            continue
+        layers.append({"op": "conv", "dtype": "fp16", "N": r["batch"], "C": r["C"], "H": side, "W": side,
+                       "K": r["K"], "R": 1, "S": 1, "nchw": True})
+        measured.append(float(kernels[0][1]))
+    return layers, measured
+
+
+def table_lines(tw):
+    layers, measured = sweep_gemms(os.path.join(ROOT, SWEEP))
+    log_measured = np.log(measured)
+    res = least_squares(lambda v: np.log(layer_times(tw, layers, "h200", (PARAM,), v)) - log_measured, [0.5],
+                        bounds=([0.03], [1.0]), diff_step=1e-3)
+    value = round(float(res.x[0]), 3)
+    pw_layers, pw_measured = direct_pointwise(os.path.join(ROOT, POINTWISE))
+    lines = [f"{PARAM}: a half-precision GEMM whose misaligned K or N is a multiple of 2 elements", "",
+             "| set | GPU file | calls | at the odd factor: median | p90 | ratio | fitted: median | p90 | ratio |",
+             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    # Each call at the factor of an odd dimension (K's, else N's), which the model gave these GEMMs before.
+    for name, gpu, sel, meas in ((f"fit: {SWEEP} GEMMs", "h200", layers, measured),
+                                 (f"held out: {POINTWISE} direct NCHW side 14", "h100", pw_layers, pw_measured)):
+        if not sel:
+            continue
+        before = [layer_times(tw, [x], gpu, (PARAM,), [odd_factor(gpu, x)])[0] for x in sel]
+        lines.append(f"| {name} | {gpu} | {len(sel)} | {errors(before, meas)} | "
+                     f"{errors(layer_times(tw, sel, gpu, (PARAM,), [value]), meas)} |")
+    lines += ["", f"fitted on the fit rows: {PARAM} {value:.3f}"]
+    return lines, value
+
+
+def odd_factor(gpu, layer):
+    """The factor the model gave `layer` before: misaligned_efficiency where its K (a conv's C) misses the
+    alignment, else misaligned_n_efficiency; the eager set's value first."""
+    g = read_gpu(gpu)
+    name = "misaligned_efficiency" if layer.get("K" if layer["op"] == "gemm" else "C") % ALIGN else \
+        "misaligned_n_efficiency"
+    return g.get("runtime_params", {}).get("eager", {}).get("params", {}).get(name, g["params"][name])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tilewave", help="the CLI whose build holds the Python module (where `import tilewave` finds none)")
+    ap.add_argument("--write", action="store_true", help="write the fitted value into gpu_models/h200.json's eager set")
+    args = ap.parse_args()
+    try:
+        lines, value = table_lines(tilewave_module(args.tilewave))
+    except InputError as e:
+        sys.exit("partial_vectors.py: %s" % e)
+    report(args, lines, [PARAM], [value],
+           f"{COMMAND} (commit {commit()}): {SWEEP}, the H200 layer sweep's fp16 GEMMs with an even, misaligned K "
+           f"or N; judged on {POINTWISE}")
+
+
+if __name__ == "__main__":
+    main()
