@@ -11,7 +11,10 @@ against the same shape's channels_last kernel; then tilewave's path and time
 for every NCHW case (the module's analyze_layers of the one convolution on
 `--gpu`, under timm's harness in a CUDA graph): how often its path is
 cuDNN's, and its time (convolution and transforms; the input's cast left
-out) against the measured call's.
+out) against the measured call's. Where the sweep has `nchw_matmul` rows
+(the direct path alone, timed for every shape), per side: that GEMM's time
+against cuDNN's call, where cuDNN ran directly and where it transformed, and
+tilewave's direct cost (its eager set) against it.
 
 usage: python3 -m calibrate.validate.pointwise_paths calibrate/data/h100/pointwise_paths [--gpu h100]
          [--tilewave build/analyzer/tilewave]
@@ -20,9 +23,11 @@ import argparse
 import collections
 import os
 import statistics
+import tempfile
 
 from calibrate import jsonl
 from calibrate.cli import InputError, print_lines
+from calibrate.fit.sweep_fit import gpu_file
 from calibrate.module import tilewave_module
 from calibrate.pair.kernel_names import kernel_class
 
@@ -126,6 +131,39 @@ def tilewave_lines(rows, tw, gpu):
     return out
 
 
+def matmul_lines(rows, tw, gpu):
+    """Per map side: the direct path alone (nchw_matmul) against cuDNN's call, and tilewave's direct cost against
+    it, split by the path cuDNN took."""
+    calls = {(r["layout"], r["batch"], r["side"], r["C"], r["K"]): r for r in rows}
+    cells = collections.defaultdict(lambda: ([], [], []))  # (side, cuDNN transformed): matmul / call, layers, matmul us
+    for (layout, batch, side, c, k), r in calls.items():
+        conv = calls.get(("nchw", batch, side, c, k))
+        if layout != "nchw_matmul" or not conv:
+            continue
+        matmul_us = sum(us for _, us in call_kernels(r["kernels"]))
+        cell = cells[(side, transformed(conv["kernels"]))]
+        cell[0].append(matmul_us / sum(us for _, us in call_kernels(conv["kernels"])))
+        cell[1].append({"op": "conv", "dtype": "fp16", "N": batch, "C": c, "H": side, "W": side, "K": k,
+                        "R": 1, "S": 1, "nchw": True})
+        cell[2].append(matmul_us)
+    if not cells:
+        return []
+    from calibrate.validate.row_sweep import eager_gpu
+    with tempfile.TemporaryDirectory() as tmp:
+        eager = eager_gpu(gpu_file(gpu), os.path.join(tmp, "eager.json"), tw)
+        out = ["", "the direct path alone (nchw_matmul: one GEMM per image, cuBLAS) against cuDNN's call, and "
+               "tilewave's direct cost (%s's eager set) against it:" % gpu, "",
+               "| side | cuDNN's path | cases | GEMM / cuDNN's call (median) | tilewave / GEMM: median | p10 | p90 |",
+               "| ---: | --- | ---: | ---: | ---: | ---: | ---: |"]
+        for (side, moved), (ratios, layers, matmul_us) in sorted(cells.items()):
+            predicted = [p["time_us"] / m for p, m in zip(tw.predict_layers(layers, gpu=eager), matmul_us)]
+            q = sorted(predicted)
+            out.append("| %d | %s | %d | %.2f | %.2f | %.2f | %.2f |" % (
+                side, "transformed" if moved else "direct", len(ratios), statistics.median(ratios),
+                statistics.median(q), q[len(q) // 10], q[9 * len(q) // 10]))
+    return out
+
+
 def lines_of(folder, tw=None, gpu="h100"):
     rows = read_rows(folder)
     grid = collections.defaultdict(dict)
@@ -150,7 +188,7 @@ def lines_of(folder, tw=None, gpu="h100"):
             100 * transform_us["moved_us"] / transform_us["call_us"] if transform_us["call_us"] else 0))
     out += direct_lines(rows)
     if tw is not None:
-        out += tilewave_lines(rows, tw, gpu)
+        out += tilewave_lines(rows, tw, gpu) + matmul_lines(rows, tw, gpu)
     return out
 
 

@@ -47,3 +47,13 @@ def test_absurd_kernel_times_are_refused(tmp_path):
             assert "row 1 is not a pointwise_paths row" in str(e)
         else:
             raise AssertionError("a kernel time of %r was accepted" % bad)
+
+
+def test_the_direct_gemm_alone_is_set_against_cudnns_call_and_tilewave(tmp_path):
+    from calibrate.module import tilewave_module
+    with open(tmp_path / "pointwise_paths.jsonl", "w") as f:
+        for r in ({"header": True}, row("nchw", 64, 64, [["nvjet_sm90_hsh_64x64_NNN", 5.0]]),
+                  row("nchw_matmul", 64, 64, [["nvjet_sm90_hsh_64x64_NNN", 10.0]])):
+            f.write(json.dumps(r) + "\n")
+    lines = pointwise_paths.lines_of(str(tmp_path), tilewave_module(None), "h200")
+    assert lines[-1].startswith("| 7 | direct | 1 | 2.00 | ")
