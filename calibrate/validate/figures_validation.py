@@ -18,6 +18,8 @@ from calibrate.validate import gpu_pair  # (calibrate/validate/gpu_pair.py)
 from calibrate.validate import host_passes  # (calibrate/validate/host_passes.py)
 from calibrate.validate import kernel_classes  # (calibrate/validate/kernel_classes.py)
 from calibrate.validate import layout_transforms  # (calibrate/validate/layout_transforms.py)
+from calibrate.validate import pointwise_paths  # (calibrate/validate/pointwise_paths.py)
+from calibrate.fit import partial_vectors  # (calibrate/fit/partial_vectors.py)
 from calibrate.validate import pool_validation  # (calibrate/validate/pool_validation.py)
 from calibrate.validate import row_sweep  # (calibrate/validate/row_sweep.py)
 from calibrate.validate import figures_readme  # (calibrate/validate/figures_readme.py: other_gpus.py's kept text)
@@ -193,6 +195,16 @@ def validation_resample_unlooped(runs):
                                    "h200", "upsample")
 
 
+def validation_pointwise_paths(runs):
+    """docs/validation.md: `python3 -m calibrate.validate.pointwise_paths calibrate/data/h200/pointwise_paths --gpu h200`."""
+    return pointwise_paths.lines_of(DATA + "/pointwise_paths", tilewave_module(runs.tw), "h200")
+
+
+def validation_partial_vectors(runs):
+    """docs/validation.md: `python3 -m calibrate.fit.partial_vectors`."""
+    return partial_vectors.table_lines(tilewave_module(runs.tw))[0]
+
+
 def validation_layout_transforms(runs):
     """docs/validation.md: `python3 -m calibrate.validate.layout_transforms calibrate/data/h200/corpus/run`."""
     return layout_transforms.lines_of(runs.tw, DATA + "/corpus/run")
@@ -335,6 +347,8 @@ FIGURES = {"validation-kernel-classes": validation_kernel_classes, "validation-c
            "validation-resample-h100": validation_resample_h100,
            "validation-resample-unlooped": validation_resample_unlooped,
            "validation-layout-transforms": validation_layout_transforms,
+           "validation-pointwise-paths": validation_pointwise_paths,
+           "validation-partial-vectors": validation_partial_vectors,
            "validation-fresh-set": validation_fresh_set,
            "validation-fresh-set-calls-1-3": fresh_set_part(calls="1-3"),
            "validation-fresh-set-calls-4-6": fresh_set_part(calls="4-6"),

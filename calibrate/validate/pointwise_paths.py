@@ -170,6 +170,8 @@ def lines_of(folder, tw=None, gpu="h100"):
     channels = sorted({r["C"] for r in rows} | {r["K"] for r in rows})
     transform_us = collections.Counter()
     for r in rows:
+        if r["layout"] == "nchw_matmul":  # a GEMM alone, no path to choose: its own table below
+            continue
         moved = [us for name, us in r["kernels"] if kernel_class(name, "layout_transform") != "other"]
         grid[(r["layout"], r["batch"], r["side"])][(r["C"], r["K"])] = "T" if moved else "."
         if r["layout"] == "nchw":
