@@ -20,7 +20,7 @@ then one profiler session over REPS calls; a row holds the call's kernels in
 launch order, each the median over the calls. Rows are written as they are
 measured; a deadline leaves the rest out and says so.
 
-usage (GPU machine): python3 calibrate/measure/pointwise_paths.py --out DIR [--deadline-s 300]
+usage (GPU machine): python3 calibrate/measure/pointwise_paths.py --out DIR [--deadline-s 300] [--batches 16,64,256]
 writes DIR/pointwise_paths.jsonl: a header row, then one row per case
 {"case", "layout", "batch", "side", "C", "K", "kernels": [[name, median_us], ...] (one call, launch order),
  "call_us", "error"}
@@ -47,9 +47,9 @@ SIDES = (7, 14, 28, 56)
 CHANNELS = (64, 128, 256, 512, 1024, 2048)
 
 
-def cases():
+def cases(batches=BATCHES):
     for layout in ("nchw", "channels_last", "nchw_matmul"):
-        for batch in BATCHES:
+        for batch in batches:
             for side in SIDES:
                 for c in CHANNELS:
                     for k in CHANNELS:
@@ -83,7 +83,14 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
     ap.add_argument("--deadline-s", type=float, default=300)
+    ap.add_argument("--batches", default=",".join(map(str, BATCHES)), help="comma-separated (default %(default)s)")
     args = ap.parse_args()
+    try:
+        batches = [int(b) for b in args.batches.split(",")]
+        if not batches or min(batches) < 1:
+            raise ValueError
+    except ValueError:
+        ap.error("--batches: positive integers separated by commas, not %r" % args.batches)
     start = time.time()
     torch.backends.cudnn.benchmark = True  # timm's benchmark.py
     os.makedirs(args.out, exist_ok=True)
@@ -93,7 +100,7 @@ def main():
             "calibrate/measure/pointwise_paths.py", REPS, data="torch.randn fp32 input, fp32 Conv2d weights",
             call="nn.Conv2d(C, K, 1, bias=False) under torch.autocast(cuda, float16), inference_mode, "
                  "cudnn.benchmark; nchw_matmul: torch.matmul(half [K, C], half [batch, C, side*side])")) + "\n")
-        for layout, batch, side, c, k in cases():
+        for layout, batch, side, c, k in cases(batches):
             if time.time() - start > args.deadline_s:
                 print("deadline: %d cases measured, the rest left out" % done, flush=True)
                 return
