@@ -27,6 +27,7 @@ import sys
 import numpy as np
 from scipy.optimize import least_squares
 
+from calibrate import jsonl
 from calibrate.cli import InputError
 from calibrate.fit.sweep_fit import errors, layer_times, read_gpu, read_sweep, report
 from calibrate.module import ROOT, tilewave_module
@@ -35,7 +36,7 @@ from calibrate.pair.kernel_names import kernel_class
 
 PARAM = "partial_vector_efficiency"
 SWEEP = "calibrate/data/h200/measured.jsonl"
-POINTWISE = "calibrate/data/h100/pointwise_paths/pointwise_paths.jsonl"
+POINTWISE = "calibrate/data/h100/pointwise_paths"
 COMMAND = "python3 -m calibrate.fit.partial_vectors --write"
 ALIGN = 8  # fp16 elements in a 16-byte vector
 
@@ -91,7 +92,7 @@ def table_lines(tw):
     res = least_squares(lambda v: np.log(layer_times(tw, layers, "h200", (PARAM,), v)) - log_measured, [0.5],
                         bounds=([0.03], [1.0]), diff_step=1e-3)
     value = round(float(res.x[0]), 3)
-    pw_layers, pw_measured = direct_pointwise(os.path.join(ROOT, POINTWISE))
+    pw_layers, pw_measured = direct_pointwise(jsonl.in_folder(os.path.join(ROOT, POINTWISE), "pointwise_paths.jsonl"))
     lines = [f"{PARAM}: a half-precision GEMM whose misaligned K or N is a multiple of 2 elements", "",
              "| set | GPU file | calls | at the odd factor: median | p90 | ratio | fitted: median | p90 | ratio |",
              "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
