@@ -1,5 +1,6 @@
-"""What every calibrate command shares at its edge: the one error a bad input raises, and the
-one way a command prints its lines or reports that error (one line naming the script, exit 1)."""
+"""What every calibrate command shares at its edge: the one error a bad input raises, the one way a
+command prints its lines or reports that error (one line naming the script, exit 1), and the one
+--tilewave option of the commands that use the Python module."""
 import os
 import sys
 
@@ -25,3 +26,9 @@ def print_lines(script, make_lines):
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
     return 0
+
+
+def add_tilewave_option(ap, default=None):
+    """--tilewave: the CLI beside whose build the Python module is found (calibrate/module.py)."""
+    ap.add_argument("--tilewave", default=default,
+                    help="the CLI whose build holds the Python module (where `import tilewave` finds none)")

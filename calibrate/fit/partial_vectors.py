@@ -28,7 +28,7 @@ import numpy as np
 from scipy.optimize import least_squares
 
 from calibrate import jsonl
-from calibrate.cli import InputError
+from calibrate.cli import InputError, add_tilewave_option
 from calibrate.fit.sweep_fit import errors, layer_times, read_gpu, read_sweep, report
 from calibrate.module import ROOT, tilewave_module
 from calibrate.pair.harness_runs import commit
@@ -119,7 +119,7 @@ def odd_factor(gpu, layer):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--tilewave", help="the CLI whose build holds the Python module (where `import tilewave` finds none)")
+    add_tilewave_option(ap)
     ap.add_argument("--write", action="store_true", help="write the fitted value into gpu_models/h200.json's eager set")
     args = ap.parse_args()
     try:

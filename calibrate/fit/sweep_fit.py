@@ -10,7 +10,7 @@ import tempfile
 import numpy as np
 
 from calibrate import jsonl
-from calibrate.cli import InputError
+from calibrate.cli import InputError, add_tilewave_option
 from calibrate.fit.corpus_fit import stamp_eager
 from calibrate.module import ROOT
 
@@ -80,7 +80,7 @@ def errors(predicted, measured):
 def add_common_args(ap, folder_help):
     """The sweep folder, --tilewave, --gpu (the sweep's GPU file, default h100) and --write."""
     ap.add_argument("sweep_dir", help=folder_help)
-    ap.add_argument("--tilewave", help="the CLI whose build holds the Python module (where `import tilewave` finds none)")
+    add_tilewave_option(ap)
     ap.add_argument("--gpu", default="h100", help="the GPU file to judge and to fit over (the sweep's GPU)")
     ap.add_argument("--write", action="store_true", help="write the fitted values into gpu_models/h200.json's eager set")
 

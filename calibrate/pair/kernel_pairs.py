@@ -26,6 +26,7 @@ import tempfile
 
 from calibrate import harness_flags
 from calibrate import jsonl
+from calibrate.cli import add_tilewave_option
 from calibrate.module import tilewave_module
 
 
@@ -92,8 +93,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("runs")
     ap.add_argument("--kernels", required=True, help="comma-separated kernels.jsonl[.gz] files")
-    ap.add_argument("--tilewave", default="build/analyzer/tilewave",
-                    help="the CLI whose build holds the Python module (where `import tilewave` finds none)")
+    add_tilewave_option(ap, "build/analyzer/tilewave")
     ap.add_argument("--gpu", default="h200")
     ap.add_argument("--op", help="keep pairs whose predicted op is this (e.g. bias: eager's BatchNorm pass)")
     ap.add_argument("-o", "--out")

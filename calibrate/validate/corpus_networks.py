@@ -51,7 +51,7 @@ import numpy
 from calibrate import harness_flags, jsonl
 from calibrate.module import tilewave_module
 from calibrate.stats import kendall_tau
-from calibrate.cli import InputError, print_lines
+from calibrate.cli import InputError, add_tilewave_option, print_lines
 from calibrate.validate.kernel_classes import CORPUS, onnx_files
 
 BATCHES = (1, 16, 64, 256)
@@ -233,8 +233,7 @@ def network_lines(folder, tilewave, names, gpu="h200", calls=None):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("run_dir", help="a calibrate/measure/run.py folder of the corpus (calibrate/data/h200/corpus/run)")
-    ap.add_argument("--tilewave", default=os.path.join("build", "analyzer", "tilewave"),
-                    help="the CLI whose build holds the Python module (where `import tilewave` finds none)")
+    add_tilewave_option(ap, os.path.join("build", "analyzer", "tilewave"))
     ap.add_argument("--gpu", default="h200")
     ap.add_argument("--misses", type=int, default=0, help="also list each split's N largest step misses")
     ap.add_argument("--networks", help="A,B,...: instead of the table, each setting of these networks")

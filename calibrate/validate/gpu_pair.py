@@ -34,7 +34,7 @@ import tempfile
 
 from calibrate.module import tilewave_module
 from calibrate.validate import corpus_networks, kernel_classes
-from calibrate.cli import InputError, print_lines
+from calibrate.cli import InputError, add_tilewave_option, print_lines
 
 GPU_BOUND_BATCHES = (64, 256)
 
@@ -158,8 +158,7 @@ def main():
     ap.add_argument("run_a", help="calibrate/measure/run.py folder measured on GPU A")
     ap.add_argument("run_b", help="the same networks measured on GPU B")
     ap.add_argument("--gpus", required=True, help="A,B: the two GPU files' ids")
-    ap.add_argument("--tilewave", default=os.path.join("build", "analyzer", "tilewave"),
-                    help="the CLI whose build holds the Python module (where `import tilewave` finds none)")
+    add_tilewave_option(ap, os.path.join("build", "analyzer", "tilewave"))
     a = ap.parse_args()
     gpus = a.gpus.split(",")
     if len(gpus) != 2 or not all(gpus):

@@ -58,7 +58,7 @@ import tarfile
 import tempfile
 
 from calibrate import harness_flags, jsonl
-from calibrate.cli import InputError, print_lines
+from calibrate.cli import InputError, add_tilewave_option, print_lines
 from calibrate.module import tilewave_module
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -355,8 +355,7 @@ def op_lines(tilewave, folder, spec, gpu, named=None):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("run_dirs", nargs="+", help="calibrate/measure/run.py folders")
-    ap.add_argument("--tilewave", default=os.path.join("build", "analyzer", "tilewave"),
-                    help="the CLI whose build holds the Python module (where `import tilewave` finds none)")
+    add_tilewave_option(ap, os.path.join("build", "analyzer", "tilewave"))
     ap.add_argument("--gpu", default="h200")
     ap.add_argument("--by", default="harness", choices=("harness", "batch", "none"))
     ap.add_argument("--families", default="all", choices=("fit", "held_out", "all"))

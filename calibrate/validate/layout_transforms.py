@@ -26,7 +26,7 @@ import tempfile
 import numpy as np
 
 from calibrate import harness_flags
-from calibrate.cli import print_lines
+from calibrate.cli import add_tilewave_option, print_lines
 from calibrate.fit.harness_passes import paired_transforms, predicted_class
 from calibrate.module import tilewave_module
 from calibrate.pair.kernel_names import kernel_class
@@ -100,8 +100,7 @@ def lines_of(tilewave, run_dir, gpu="h200"):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("run_dir", help="a calibrate/measure/run.py folder of the corpus (calibrate/data/h200/corpus/run)")
-    ap.add_argument("--tilewave", default=os.path.join("build", "analyzer", "tilewave"),
-                    help="the CLI whose build holds the Python module (where `import tilewave` finds none)")
+    add_tilewave_option(ap, os.path.join("build", "analyzer", "tilewave"))
     ap.add_argument("--gpu", default="h200")
     a = ap.parse_args()
     return print_lines("layout_transforms.py", lambda: lines_of(a.tilewave, a.run_dir, a.gpu))

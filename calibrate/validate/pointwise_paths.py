@@ -26,7 +26,7 @@ import statistics
 import tempfile
 
 from calibrate import jsonl
-from calibrate.cli import InputError, print_lines
+from calibrate.cli import InputError, add_tilewave_option, print_lines
 from calibrate.fit.sweep_fit import gpu_file
 from calibrate.module import tilewave_module
 from calibrate.pair.kernel_names import kernel_class
@@ -198,7 +198,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("folder", help="a calibrate/measure/pointwise_paths.py output folder")
     ap.add_argument("--gpu", default="h100", help="the GPU file tilewave predicts on (the sweep's GPU)")
-    ap.add_argument("--tilewave", help="the CLI whose build holds the Python module (where `import tilewave` finds none)")
+    add_tilewave_option(ap)
     a = ap.parse_args()
     return print_lines(os.path.basename(__file__), lambda: lines_of(a.folder, tilewave_module(a.tilewave), a.gpu))
 
