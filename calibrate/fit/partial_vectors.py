@@ -27,12 +27,11 @@ import sys
 import numpy as np
 from scipy.optimize import least_squares
 
-from calibrate import jsonl
 from calibrate.cli import InputError, add_tilewave_option
 from calibrate.fit.sweep_fit import errors, layer_times, read_gpu, read_sweep, report
 from calibrate.module import ROOT, tilewave_module
 from calibrate.pair.harness_runs import commit
-from calibrate.pair.kernel_names import kernel_class
+from calibrate.validate import pointwise_paths
 
 PARAM = "partial_vector_efficiency"
 SWEEP = "calibrate/data/h200/measured.jsonl"
@@ -67,22 +66,16 @@ def sweep_gemms(path):
     return layers, measured
 
 
-def direct_pointwise(path, side=14):
-    """(layers, measured µs) of the sweep's NCHW cases of `side` that ran without layout transforms: the GEMM
-    kernel's time, the input's cast left out."""
-    _, rows = read_sweep(path, (), ("layout", "batch", "side", "C", "K", "kernels"))
+def direct_pointwise(folder, side=14):
+    """(layers, measured µs) of a pointwise_paths sweep's NCHW cases of `side` that cuDNN ran directly, as one
+    GEMM: that kernel's time, the input's cast left out (the sweep's one reader and its rules)."""
     layers, measured = [], []
-    for r in rows:
-        if r["layout"] != "nchw" or r["side"] != side or r.get("error"):
-            continue
-        if any(kernel_class(name, "layout_transform") != "other" for name, _ in r["kernels"]):
-            continue  # cuDNN chose the transforms
-        kernels = [(name, us) for name, us in r["kernels"] if "copy_kernel" not in name and "Memset" not in name]
-        if len(kernels) != 1:
-            continue
-        layers.append({"op": "conv", "dtype": "fp16", "N": r["batch"], "C": r["C"], "H": side, "W": side,
-                       "K": r["K"], "R": 1, "S": 1, "nchw": True})
-        measured.append(float(kernels[0][1]))
+    for r in pointwise_paths.read_rows(folder):
+        kernels = pointwise_paths.call_kernels(r["kernels"])
+        if r["layout"] == "nchw" and r["side"] == side and not pointwise_paths.transformed(r["kernels"]) \
+                and len(kernels) == 1:
+            layers.append(pointwise_paths.direct_layer(r))
+            measured.append(float(kernels[0][1]))
     return layers, measured
 
 
@@ -92,7 +85,7 @@ def table_lines(tw):
     res = least_squares(lambda v: np.log(layer_times(tw, layers, "h200", (PARAM,), v)) - log_measured, [0.5],
                         bounds=([0.03], [1.0]), diff_step=1e-3)
     value = round(float(res.x[0]), 3)
-    pw_layers, pw_measured = direct_pointwise(jsonl.in_folder(os.path.join(ROOT, POINTWISE), "pointwise_paths.jsonl"))
+    pw_layers, pw_measured = direct_pointwise(os.path.join(ROOT, POINTWISE))
     lines = [f"{PARAM}: a half-precision GEMM whose misaligned K or N is a multiple of 2 elements", "",
              "| set | GPU file | calls | at the odd factor: median | p90 | ratio | fitted: median | p90 | ratio |",
              "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
@@ -101,20 +94,26 @@ def table_lines(tw):
                                  (f"held out: {POINTWISE} direct NCHW side 14", "h100", pw_layers, pw_measured)):
         if not sel:
             continue
-        before = [layer_times(tw, [x], gpu, (PARAM,), [odd_factor(gpu, x)])[0] for x in sel]
+        before = [0.0] * len(sel)
+        factors = odd_factors(gpu, sel)
+        for factor in set(factors):  # one candidate file per factor, not per call
+            at = [i for i, f in enumerate(factors) if f == factor]
+            for i, us in zip(at, layer_times(tw, [sel[i] for i in at], gpu, (PARAM,), [factor])):
+                before[i] = us
         lines.append(f"| {name} | {gpu} | {len(sel)} | {errors(before, meas)} | "
                      f"{errors(layer_times(tw, sel, gpu, (PARAM,), [value]), meas)} |")
     lines += ["", f"fitted on the fit rows: {PARAM} {value:.3f}"]
     return lines, value
 
 
-def odd_factor(gpu, layer):
-    """The factor the model gave `layer` before: misaligned_efficiency where its K (a conv's C) misses the
-    alignment, else misaligned_n_efficiency; the eager set's value first."""
+def odd_factors(gpu, layers):
+    """The factor the model gave each layer before: misaligned_efficiency where its K (a conv's C) misses the
+    alignment, else misaligned_n_efficiency; the eager set's value first. The GPU file is read once."""
     g = read_gpu(gpu)
-    name = "misaligned_efficiency" if layer.get("K" if layer["op"] == "gemm" else "C") % ALIGN else \
-        "misaligned_n_efficiency"
-    return g.get("runtime_params", {}).get("eager", {}).get("params", {}).get(name, g["params"][name])
+    eager = g.get("runtime_params", {}).get("eager", {}).get("params", {})
+    names = ["misaligned_efficiency" if x["K" if x["op"] == "gemm" else "C"] % ALIGN else "misaligned_n_efficiency"
+             for x in layers]
+    return [eager[n] if n in eager else g["params"][n] for n in names]
 
 
 def main():

@@ -30,8 +30,11 @@ from calibrate.cli import InputError, add_tilewave_option, print_lines
 from calibrate.fit.sweep_fit import gpu_file
 from calibrate.module import tilewave_module
 from calibrate.pair.kernel_names import kernel_class
+from calibrate.validate.row_sweep import eager_gpu
 
 FIELDS = ("layout", "batch", "side", "C", "K", "kernels")
+LAYOUTS = ("nchw", "channels_last", "nchw_matmul")
+MAX_SIZE = 1 << 20  # a batch, side or channel count beyond any sweep's
 
 
 def read_rows(folder):
@@ -44,20 +47,27 @@ def read_rows(folder):
     for i, r in enumerate(rows, 1):
         if isinstance(r, dict) and r.get("header"):
             continue
-        if not (isinstance(r, dict) and all(f in r for f in FIELDS) and isinstance(r["kernels"], list)
+        if not (isinstance(r, dict) and all(f in r for f in FIELDS) and r["layout"] in LAYOUTS
+                and all(type(r[f]) is int and 0 < r[f] <= MAX_SIZE for f in ("batch", "side", "C", "K"))
+                and isinstance(r["kernels"], list)
                 and all(isinstance(k, list) and len(k) == 2 and isinstance(k[0], str)
                         and isinstance(k[1], (int, float)) and not isinstance(k[1], bool)
                         and 0 <= k[1] < 1e9 for k in r["kernels"])):
-            raise InputError("%s: row %d is not a pointwise_paths row (%s; kernel times finite, 0 to 1e9 us)" % (
-                path, i, ", ".join(FIELDS)))
-        if not r.get("error"):
-            out.append(r)
+            raise InputError("%s: row %d is not a pointwise_paths row (%s; layout one of %s; sizes 1 to %d; "
+                             "kernel times finite, 0 to 1e9 us)" % (path, i, ", ".join(FIELDS), ", ".join(LAYOUTS),
+                                                                    MAX_SIZE))
+        if r.get("error"):
+            continue
+        if not sum(us for _, us in call_kernels(r["kernels"])) > 0:
+            raise InputError("%s: row %d ran but its call took no time" % (path, i))
+        out.append(r)
     if not out:
         raise InputError("%s: no case that ran" % path)
     return out
 
 
 def transformed(kernels):
+    """cuDNN ran the call through layout transforms."""
     return any(kernel_class(name, "layout_transform") != "other" for name, _ in kernels)
 
 
@@ -99,10 +109,20 @@ def direct_lines(rows):
     return out
 
 
+def direct_layer(r):
+    """A case's convolution as tilewave's layer form, on NCHW: its direct path, one GEMM per image."""
+    return {"op": "conv", "dtype": "fp16", "N": r["batch"], "C": r["C"], "H": r["side"], "W": r["side"],
+            "K": r["K"], "R": 1, "S": 1, "nchw": True}
+
+
 def predicted(tw, r, gpu):
     """(tilewave transforms it, its convolution's and transforms' µs) for an NCHW case on `gpu`."""
-    a = tw.analyze_layers([{"op": "conv", "out": r["K"], "kernel": 1, "bn": False, "bias": False}],
-                          input=[r["C"], r["side"], r["side"]], batch=r["batch"], gpu=gpu, layout="nchw", graph=True)
+    try:
+        a = tw.analyze_layers([{"op": "conv", "out": r["K"], "kernel": 1, "bn": False, "bias": False}],
+                              input=[r["C"], r["side"], r["side"]], batch=r["batch"], gpu=gpu, layout="nchw",
+                              graph=True)
+    except tw.InputError as e:
+        raise InputError("%s: %s" % (r.get("case", "a case"), e)) from None
     kernels = [k for k in a["layers"] if k["op"] != "cast"]
     return any(k["op"] == "layout_transform" for k in kernels), sum(k["time_us"] for k in kernels)
 
@@ -143,12 +163,10 @@ def matmul_lines(rows, tw, gpu):
         matmul_us = sum(us for _, us in call_kernels(r["kernels"]))
         cell = cells[(side, transformed(conv["kernels"]))]
         cell[0].append(matmul_us / sum(us for _, us in call_kernels(conv["kernels"])))
-        cell[1].append({"op": "conv", "dtype": "fp16", "N": batch, "C": c, "H": side, "W": side, "K": k,
-                        "R": 1, "S": 1, "nchw": True})
+        cell[1].append(direct_layer(conv))
         cell[2].append(matmul_us)
     if not cells:
         return []
-    from calibrate.validate.row_sweep import eager_gpu
     with tempfile.TemporaryDirectory() as tmp:
         eager = eager_gpu(gpu_file(gpu), os.path.join(tmp, "eager.json"), tw)
         out = ["", "the direct path alone (nchw_matmul: one GEMM per image, cuBLAS) against cuDNN's call, and "
@@ -156,8 +174,7 @@ def matmul_lines(rows, tw, gpu):
                "| side | cuDNN's path | cases | GEMM / cuDNN's call (median) | tilewave / GEMM: median | p10 | p90 |",
                "| ---: | --- | ---: | ---: | ---: | ---: | ---: |"]
         for (side, moved), (ratios, layers, matmul_us) in sorted(cells.items()):
-            predicted = [p["time_us"] / m for p, m in zip(tw.predict_layers(layers, gpu=eager), matmul_us)]
-            q = sorted(predicted)
+            q = sorted(p["time_us"] / m for p, m in zip(tw.predict_layers(layers, gpu=eager), matmul_us))
             out.append("| %d | %s | %d | %.2f | %.2f | %.2f | %.2f |" % (
                 side, "transformed" if moved else "direct", len(ratios), statistics.median(ratios),
                 statistics.median(q), q[len(q) // 10], q[9 * len(q) // 10]))

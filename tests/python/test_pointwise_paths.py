@@ -57,3 +57,31 @@ def test_the_direct_gemm_alone_is_set_against_cudnns_call_and_tilewave(tmp_path)
             f.write(json.dumps(r) + "\n")
     lines = pointwise_paths.lines_of(str(tmp_path), tilewave_module(None), "h200")
     assert lines[-1].startswith("| 7 | direct | 1 | 2.00 | ")
+
+
+def run_view(folder):
+    return subprocess.run([sys.executable, "-m", "calibrate.validate.pointwise_paths", str(folder)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60, env=dict(os.environ, PYTHONPATH=os.pathsep.join(
+                              filter(None, [ROOT, os.environ.get("PYTHONPATH")]))))
+
+
+def test_hostile_files_are_one_line_and_exit_1(tmp_path):
+    cases = {"empty": "", "not_utf8": b"\xff\xfe\n", "absurd_size": json.dumps(dict(row("nchw", 64, 64, [[
+        "nvjet_NNN", 5.0]]), K=10 ** 12)) + "\n", "bad_layout": json.dumps(row("nhwc?", 64, 64, [["nvjet", 1.0]])) + "\n",
+             "no_time": json.dumps(row("nchw", 64, 64, [["copy_kernel", 5.0]])) + "\n",
+             "size_text": json.dumps(dict(row("nchw", 64, 64, [["nvjet", 1.0]]), side="7")) + "\n"}
+    for name, text in cases.items():
+        folder = tmp_path / name
+        folder.mkdir()
+        path = folder / "pointwise_paths.jsonl"
+        path.write_bytes(text) if isinstance(text, bytes) else path.write_text(text)
+        done = run_view(folder)
+        assert done.returncode == 1 and done.stdout == "" and done.stderr.count("\n") == 1, (name, done.stderr)
+        assert "pointwise_paths" in done.stderr, name
+    # A directory and a FIFO where the file should be: refused, never read (a FIFO would block).
+    (tmp_path / "dir" / "pointwise_paths.jsonl").mkdir(parents=True)
+    (tmp_path / "fifo").mkdir()
+    os.mkfifo(tmp_path / "fifo" / "pointwise_paths.jsonl")
+    for name in ("dir", "fifo"):
+        done = run_view(tmp_path / name)
+        assert done.returncode == 1 and "not a regular file" in done.stderr, (name, done.stderr)

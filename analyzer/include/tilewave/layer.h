@@ -136,6 +136,10 @@ bool is_depthwise(const ConvProblem& p);
 // A pointwise convolution: a 1x1 filter at stride 1, a GEMM over the
 // channels at each position (docs/model.md "Pointwise convolutions on NCHW").
 bool is_pointwise(const ConvProblem& p);
+// A dense pointwise convolution in half precision: given NCHW, cuDNN runs it
+// either as one GEMM per image or through NHWC (docs/model.md "Pointwise
+// convolutions on NCHW"). The one definition the layout pass and the cost share.
+bool is_dense_half_pointwise(const ConvProblem& p, DType dtype);
 // Which kernel cuDNN runs for a dense convolution reading fewer channels than
 // one `align`-element vector (an RGB stem), in `nchw` memory or NHWC
 // (docs/model.md "Narrow-channel convolutions"): its first-layer kernel for

@@ -358,12 +358,6 @@ KernelCost cost_unaligned_conv(const ConvProblem& p, int64_t bytes, DType dtype,
   return c;
 }
 
-// A dense pointwise convolution in half precision left on NCHW by the
-// layout pass: a batched GEMM over each image's positions.
-bool per_image_gemm(const ConvProblem& p, DType dtype) {
-  return p.nchw && p.groups == 1 && is_pointwise(p) && (dtype == DType::fp16 || dtype == DType::bf16);
-}
-
 KernelCost cost_conv(const ConvProblem& p, int64_t bytes, DType dtype, const CostModel& m, double hits, bool lone) {
   const int64_t cg = p.C / p.groups, kg = p.K / p.groups;
   const int align = m.gpu.precision(dtype).align;
@@ -373,6 +367,17 @@ KernelCost cost_conv(const ConvProblem& p, int64_t bytes, DType dtype, const Cos
     const double step_us = p.nchw ? m.get<param_index("narrow_conv_nchw_step_us")>()
                                   : m.get<param_index("narrow_conv_nhwc_step_us")>();
     if (tile_us > 0 || step_us > 0) return cost_unaligned_conv(p, bytes, dtype, m, hits, tile_us, step_us);
+  }
+  if (p.nchw && is_dense_half_pointwise(p, dtype)) {
+    // Left on NCHW by the layout pass: one GEMM per image, [K x C] by
+    // [C x HW], as cuBLAS runs it; an image's positions, not the batch's,
+    // fill a tile, and HW is the GEMM's N (docs/model.md "Pointwise
+    // convolutions on NCHW").
+    const int64_t hw = p.P() * p.Q();
+    KernelCost gemm = cost_gemm({p.K, hw, p.C, p.N, p.macs(), bytes, dims_aligned(p.C, hw, align),
+                                 gemm_alignment_factor(p.C, hw, align, m)}, dtype, m, hits);
+    gemm.kernel = "conv_nchw_" + gemm.kernel;
+    return gemm;
   }
   const bool aligned = dims_aligned(cg, kg, align);
   // Implicit GEMM (docs/model.md "GEMM-like kernels"): misaligned
@@ -388,16 +393,6 @@ KernelCost cost_conv(const ConvProblem& p, int64_t bytes, DType dtype, const Cos
   const double conv_factor = m.get<param_index("conv_efficiency")>() * (aligned ? 1.0 : m.get<param_index("conv_misaligned_efficiency")>()) *
                              (strided ? m.get<param_index("conv_strided_efficiency")>() : 1.0);
   const int64_t taps = narrow ? 1 : p.R * p.S;
-  if (per_image_gemm(p, dtype)) {
-    // One GEMM per image, [K x C] by [C x HW], as cuBLAS runs it: an image's
-    // positions, not the batch's, fill a tile, and HW is the GEMM's N
-    // (docs/model.md "Pointwise convolutions on NCHW").
-    const int64_t hw = p.P() * p.Q();
-    KernelCost gemm = cost_gemm({p.K, hw, p.C, p.N, p.macs(), bytes, dims_aligned(p.C, hw, align),
-                                 gemm_alignment_factor(p.C, hw, align, m)}, dtype, m, hits);
-    gemm.kernel = "conv_nchw_" + gemm.kernel;
-    return gemm;
-  }
   GemmView g{pixels, kg_pad, narrow ? cg_pad * p.R * p.S : cg_pad, p.groups, p.macs(), bytes, true, conv_factor,
              !aligned, taps, p.groups > 1};
   const bool depthwise_like = cg < align || kg < align;

@@ -110,6 +110,9 @@ bool is_depthwise(const ConvProblem& p) { return is_depthwise(p.C, p.groups); }
 bool is_pointwise(const ConvProblem& p) {
   return !p.transposed && p.R == 1 && p.S == 1 && p.stride[0] == 1 && p.stride[1] == 1 && p.pad[0] == 0 && p.pad[1] == 0;
 }
+bool is_dense_half_pointwise(const ConvProblem& p, DType dtype) {
+  return p.groups == 1 && is_pointwise(p) && (dtype == DType::fp16 || dtype == DType::bf16);
+}
 
 NarrowConv narrow_conv(const ConvProblem& p, int align, bool nchw) {
   // Fewer filters than a vector too (ECA's 1-D channel convolution) run

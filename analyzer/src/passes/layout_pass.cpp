@@ -173,8 +173,7 @@ void layout_pass(const LowerInput& in, KernelGraph& graph, const LayerTime& laye
     }
     for (const auto& w : k.writes) formats.set(w, format);
     Layout need = conv_kernel_layout(*p, d, int(16 / dtype_bytes(d)), format);
-    if (layer_us && need == Layout::nchw && p->groups == 1 && is_pointwise(*p) &&
-        (d == DType::fp16 || d == DType::bf16))
+    if (layer_us && need == Layout::nchw && is_dense_half_pointwise(*p, d))
       need = faster_pointwise_layout(*k.layer, layer_us);
     std::get<ConvProblem>(k.layer->problem).nchw = need == Layout::nchw;
     if (need == format) {
