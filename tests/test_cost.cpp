@@ -351,6 +351,28 @@ TEST_CASE("a GEMM's N that misses the alignment by a partial vector runs at part
   CHECK(at(195) < at(196) * 0.5);  // an odd N: the odd factor (the tile chosen may differ)
 }
 
+TEST_CASE("a batched half-precision GEMM with an odd N loads element by element and does not split K") {
+  // docs/model.md "GEMM-like kernels": cuBLAS's align1 kernels.
+  GpuModel g = test::gpu("h200");
+  auto cost = [&](int64_t n, int64_t k, int64_t batch) {
+    Layer l;
+    l.dtype = DType::fp16;
+    l.problem = GemmProblem{64, n, k, batch};
+    return cost_layer(l, g);
+  };
+  const KernelCost odd = cost(49, 2048, 16);
+  CHECK(odd.kernel.find("align1") != std::string::npos);
+  CHECK(odd.split_k == 1);
+  CHECK(odd.mainloop_eff > 0.5);  // no odd factor: the loads, not the MMAs, set the pace
+  // Twice the load rate nearly halves a long reduction's time; an aligned N does not care.
+  const double before = odd.time_us, aligned_before = cost(56, 2048, 16).time_us;
+  g.params["elementwise_loads_per_clock"] = 2 * g.param("elementwise_loads_per_clock");
+  CHECK(cost(49, 2048, 16).time_us < 0.6 * before);
+  CHECK(cost(56, 2048, 16).time_us == doctest::Approx(aligned_before));
+  // Unbatched: the split-K kernels at the odd factor, as before.
+  CHECK(cost(49, 2048, 1).kernel.find("align1") == std::string::npos);
+}
+
 TEST_CASE("a half-precision pointwise conv on NCHW costs as one GEMM per image over its positions") {
   // docs/model.md "Pointwise convolutions on NCHW".
   const GpuModel g = test::gpu("h200");

@@ -54,13 +54,16 @@ def read_gpu(name):
         raise InputError("%s: not a readable GPU file (%s)" % (path, getattr(e, "strerror", None) or e)) from None
 
 
-def layer_times(tw, layers, gpu, params, values=None):
+def layer_times(tw, layers, gpu, params, values=None, eager=False):
     """tilewave's time of each layer (layer-set dicts) on GPU file `gpu`, with `values` for `params` (in the
-    base set and the eager set) in place of its own."""
-    if values is None:
+    base set and the eager set) in place of its own; `eager`: the file's eager set over its base parameters, as
+    layers PyTorch eager launches are timed."""
+    if values is None and not eager:
         return [p["time_us"] for p in tw.predict_layers(layers, gpu=gpu_file(gpu))]
     g = read_gpu(gpu)
-    update = dict(zip(params, (float(v) for v in values)))
+    if eager:
+        g["params"].update(g.get("runtime_params", {}).get("eager", {}).get("params", {}))
+    update = dict(zip(params, (float(v) for v in (values if values is not None else ()))))
     g["params"].update(update)
     g.get("runtime_params", {}).get("eager", {}).get("params", {}).update(update)
     with tempfile.TemporaryDirectory() as tmp:

@@ -34,6 +34,9 @@ inline constexpr ParamInfo kGpuParams[] = {
     {"partial_vector_efficiency", 0.50, 0.03, 1.00, "fraction",
      "GEMM main-loop rate when a misaligned K or N is still a multiple of 2 elements (narrower vector loads)",
      ParamScope::layer, ParamOwner::architecture},
+    {"elementwise_loads_per_clock", 4.0, 0.5, 64.0, "elements/clock/SM",
+     "operand elements an SM loads per clock in a GEMM whose odd dimension forces element-by-element loads "
+     "(cuBLAS's align1 kernels)", ParamScope::layer, ParamOwner::architecture},
     {"conv_strided_efficiency", 1.00, 0.30, 1.50, "fraction",
      "main-loop rate of a strided convolution relative to a unit-stride one (gathered loads)",
      ParamScope::layer, ParamOwner::architecture},

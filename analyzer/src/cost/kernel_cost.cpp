@@ -108,6 +108,9 @@ struct GemmView {
   bool padded = false;   // channels padded up to the alignment (convolutions)
   int64_t taps = 1;      // filter positions (R*S) of a convolution; 1 for a GEMM
   bool gather_taps = false;  // grouped: narrow groups pack several taps into one k-step
+  // An odd dimension: the kernel loads its operands element by element and
+  // does not split K (cuBLAS's align1 kernels); path_factor is then 1.
+  bool elementwise_loads = false;
 };
 
 // docs/model.md "Per-kernel time": what limits a kernel. Its fixed costs
@@ -155,6 +158,11 @@ void finish(KernelCost& c, const CostModel& m, DType dtype, double after_tile_us
   c.bound = kernel_bound(c, m.gpu.peak_flops(dtype));
 }
 
+// cuBLAS's align1 kernels, whatever the GPU: CUTLASS's sm75 tensor-op
+// kernels at these tiles (their names in the H200's pointwise sweep,
+// calibrate/data/h200/pointwise_paths).
+const std::vector<TileShape> kElementwiseTiles = {{32, 32, 64, 8}, {64, 64, 32, 4}, {128, 128, 32, 2}};
+
 // docs/model.md "GEMM-like kernels": every candidate tile and split-K factor
 // is costed and the fastest kept, as library heuristics and autotuners do.
 KernelCost cost_gemm(const GemmView& g, DType dtype, const CostModel& m, double hits) {
@@ -166,7 +174,8 @@ KernelCost cost_gemm(const GemmView& g, DType dtype, const CostModel& m, double 
   const double reuse_exp = m.get<param_index("tile_reuse_exponent")>();
   double best_reuse = 0;
   for (const auto& t : prec.tiles) best_reuse = std::max(best_reuse, double(t.m) * t.n / (t.m + t.n));
-  const int max_split = std::max(1, int(m.get<param_index("max_split_k")>()));
+  const int max_split = g.elementwise_loads ? 1 : std::max(1, int(m.get<param_index("max_split_k")>()));
+  const double sm_elements_per_us = m.get<param_index("elementwise_loads_per_clock")>() * gpu.boost_clock_mhz;
   const double bw_eff = m.get<param_index("gemm_bw_efficiency")>();
   const double wave_overhead = m.get<param_index("wave_overhead_us")>();
   const double fill_steps = m.get<param_index("pipeline_fill_steps")>();
@@ -175,11 +184,12 @@ KernelCost cost_gemm(const GemmView& g, DType dtype, const CostModel& m, double 
 
   KernelCost best;
   best.time_us = std::numeric_limits<double>::infinity();
-  for (const TileShape& tile : prec.tiles) {
+  for (const TileShape& tile : g.elementwise_loads ? kElementwiseTiles : prec.tiles) {
     const int64_t mn_tiles = ceil_div(g.M, tile.m) * ceil_div(g.N, tile.n) * g.batch;
     const int64_t concurrent = int64_t(gpu.sms) * tile.ctas_per_sm;
     const double reuse = double(tile.m) * tile.n / (tile.m + tile.n);
     const double mainloop_eff = eff_top * std::pow(reuse / best_reuse, reuse_exp);
+    const int64_t tiles_for_sharing = mn_tiles;
     for (int split = 1; split <= max_split; split *= 2) {
       // Split K only to fill idle SMs, and never below a few K-steps per split.
       // Grouped kernels pack the taps of a group narrower than a k-step into
@@ -195,13 +205,23 @@ KernelCost cost_gemm(const GemmView& g, DType dtype, const CostModel& m, double 
       // accumulators after the last: a few k-steps' worth of time it pays
       // however short its own K loop is.
       const double step_us = double(tile.m) * tile.n * tile.k / (sm_macs_per_us / tile.ctas_per_sm * mainloop_eff);
+      // Element-by-element loads bound the main loop by the tile's operand
+      // elements, (m + n) * k per step, not by its MMAs; the pipeline fill
+      // still takes MMA steps.
+      // An SM's loads are shared by the CTAs it holds, fewer than
+      // ctas_per_sm when the tiles do not fill the GPU.
+      const int64_t sharing = std::min<int64_t>(tile.ctas_per_sm, ceil_div(tiles_for_sharing, gpu.sms));
+      const double loop_step_us =
+          g.elementwise_loads
+              ? std::max(step_us, double(tile.m + tile.n) * tile.k * double(sharing) / sm_elements_per_us)
+              : step_us;
       // Moving to the next filter tap costs a convolution extra address and
       // predicate set-up, which small channel counts cannot hide.
       // Later waves overlap this set-up with the main loop of the CTAs still
       // running (warp-specialised, persistent kernels), so only the first
       // wave pays it in full.
       const double taps_per_cta = g.taps > 1 ? double(g.taps) / split : 0.0;
-      const double mainloop_us = step_us * double(k_per_split / tile.k);
+      const double mainloop_us = loop_step_us * double(k_per_split / tile.k);
       const double setup_us = step_us * (fill_steps + taps_per_cta * tap_steps);
       KernelCost c;
       c.path = prec.unit == Unit::tensor ? CostPath::tensor_gemm : CostPath::cuda_gemm;
@@ -233,7 +253,7 @@ KernelCost cost_gemm(const GemmView& g, DType dtype, const CostModel& m, double 
   }
   // The name is the configuration (CUTLASS style), so model and measurement can join on it.
   best.kernel = fmt::format("{}_{}_{}_{}{}", path_name(best.path), dtype_name(dtype), best.tile.name(),
-                            g.padded ? "padded" : (g.aligned ? "align" : "unaligned"),
+                            g.padded ? "padded" : g.elementwise_loads ? "align1" : (g.aligned ? "align" : "unaligned"),
                             best.split_k > 1 ? fmt::format("_splitk{}", best.split_k) : "");
   return best;
 }
@@ -244,11 +264,29 @@ bool dims_aligned(int64_t a, int64_t b, int align) { return a % align == 0 && b 
 // alignment of its row-major operands' rows, K and N. A dimension that misses
 // the alignment but is a multiple of 2 elements still loads narrower vectors
 // (the libraries' align2/align4 kernels); an odd one loads element by element.
+
 double gemm_alignment_factor(int64_t k, int64_t n, int align, const CostModel& m) {
   const int64_t missed = k % align ? k : (n % align ? n : 0);
   if (missed == 0) return 1.0;
   if (missed % 2 == 0) return m.get<param_index("partial_vector_efficiency")>();
   return k % align ? m.get<param_index("misaligned_efficiency")>() : m.get<param_index("misaligned_n_efficiency")>();
+}
+
+// docs/model.md "GEMM-like kernels": a batched half-precision GEMM whose
+// misaligned K (else N) is odd runs cuBLAS's align1 kernels, which load
+// element by element and do not split K; an unbatched one gets split-K
+// kernels at the odd factor (the H200 layer sweep's cuBLASLt choices).
+bool elementwise_gemm(int64_t k, int64_t n, int64_t batch, DType dtype, int align) {
+  const int64_t missed = k % align ? k : (n % align ? n : 0);
+  return (dtype == DType::fp16 || dtype == DType::bf16) && batch > 1 && missed % 2 == 1;
+}
+
+GemmView gemm_view(int64_t M, int64_t N, int64_t K, int64_t batch, int64_t useful_macs, int64_t bytes, DType dtype,
+                   int align, const CostModel& m) {
+  GemmView g{M, N, K, batch, useful_macs, bytes, dims_aligned(K, N, align), gemm_alignment_factor(K, N, align, m)};
+  g.elementwise_loads = elementwise_gemm(K, N, batch, dtype, align);
+  if (g.elementwise_loads) g.path_factor = 1.0;
+  return g;
 }
 
 KernelCost cost_direct_conv(const ConvProblem& p, int64_t bytes, DType dtype, const CostModel& m, double hits) {
@@ -374,8 +412,7 @@ KernelCost cost_conv(const ConvProblem& p, int64_t bytes, DType dtype, const Cos
     // fill a tile, and HW is the GEMM's N (docs/model.md "Pointwise
     // convolutions on NCHW").
     const int64_t hw = p.P() * p.Q();
-    KernelCost gemm = cost_gemm({p.K, hw, p.C, p.N, p.macs(), bytes, dims_aligned(p.C, hw, align),
-                                 gemm_alignment_factor(p.C, hw, align, m)}, dtype, m, hits);
+    KernelCost gemm = cost_gemm(gemm_view(p.K, hw, p.C, p.N, p.macs(), bytes, dtype, align, m), dtype, m, hits);
     gemm.kernel = "conv_nchw_" + gemm.kernel;
     return gemm;
   }
@@ -554,9 +591,8 @@ KernelCost cost_problem(const Layer& layer, const CostModel& m, double l2_hit_by
     // Row-major A (MxK) and B (KxN): rows of both must be aligned vectors.
     // K and N misalignment are separate parameters: the libraries fall back
     // to different kernels for each (docs/model.md "GEMM-like kernels").
-    const bool aligned = dims_aligned(g->K, g->N, align);
-    return cost_gemm({g->M, g->N, g->K, g->batch, g->macs(), bytes, aligned, gemm_alignment_factor(g->K, g->N, align, m)},
-                     layer.dtype, m, l2_hit_bytes);
+    return cost_gemm(gemm_view(g->M, g->N, g->K, g->batch, g->macs(), bytes, layer.dtype, align, m), layer.dtype, m,
+                     l2_hit_bytes);
   }
   if (auto* a = std::get_if<AttentionProblem>(&layer.problem)) {
     // Measured in half precision only; elsewhere, and where the GPU file has
