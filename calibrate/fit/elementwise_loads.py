@@ -23,18 +23,15 @@ gpu_models/h100.json with the candidate.
 usage: python3 -m calibrate.fit.elementwise_loads [--tilewave build/analyzer/tilewave] [--write]
 (--write: the value goes into gpu_models/h200.json's eager set with its provenance, through tilewave.write_gpu)
 """
-import argparse
 import os
-import sys
 
 import numpy as np
 from scipy.optimize import least_squares
 
-from calibrate.cli import InputError, add_tilewave_option
+from calibrate.cli import InputError
 from calibrate.fit.partial_vectors import direct_pointwise
-from calibrate.fit.sweep_fit import errors, layer_times, report
-from calibrate.module import ROOT, tilewave_module
-from calibrate.pair.harness_runs import commit
+from calibrate.fit.sweep_fit import errors, layer_times, one_value_main
+from calibrate.module import ROOT
 from calibrate.validate import pointwise_paths
 
 PARAM = "elementwise_loads_per_clock"
@@ -77,17 +74,9 @@ def table_lines(tw):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    add_tilewave_option(ap)
-    ap.add_argument("--write", action="store_true", help="write the fitted value into gpu_models/h200.json's eager set")
-    args = ap.parse_args()
-    try:
-        lines, value = table_lines(tilewave_module(args.tilewave))
-    except InputError as e:
-        sys.exit("elementwise_loads.py: %s" % e)
-    report(args, lines, [PARAM], [value],
-           f"{COMMAND} (commit {commit()}): {FIT}, the H200 pointwise sweep's direct GEMMs over 7 x 7 positions "
-           f"(torch.matmul, an odd N); judged on {HELD_OUT}")
+    one_value_main(__doc__, "elementwise_loads.py", PARAM, table_lines,
+                   f"{COMMAND} (commit {{commit}}): {FIT}, the H200 pointwise sweep's direct GEMMs over 7 x 7 positions "
+                   f"(torch.matmul, an odd N); judged on {HELD_OUT}")
 
 
 if __name__ == "__main__":

@@ -20,17 +20,14 @@ multiple of 4), costed on gpu_models/h100.json with the candidate.
 usage: python3 -m calibrate.fit.partial_vectors [--tilewave build/analyzer/tilewave] [--write]
 (--write: the value goes into gpu_models/h200.json's eager set with its provenance, through tilewave.write_gpu)
 """
-import argparse
 import os
-import sys
 
 import numpy as np
 from scipy.optimize import least_squares
 
-from calibrate.cli import InputError, add_tilewave_option
-from calibrate.fit.sweep_fit import errors, layer_times, read_gpu, read_sweep, report
-from calibrate.module import ROOT, tilewave_module
-from calibrate.pair.harness_runs import commit
+from calibrate.cli import InputError
+from calibrate.fit.sweep_fit import errors, layer_times, one_value_main, read_gpu, read_sweep
+from calibrate.module import ROOT
 from calibrate.validate import pointwise_paths
 
 PARAM = "partial_vector_efficiency"
@@ -117,17 +114,9 @@ def odd_factors(gpu, layers):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    add_tilewave_option(ap)
-    ap.add_argument("--write", action="store_true", help="write the fitted value into gpu_models/h200.json's eager set")
-    args = ap.parse_args()
-    try:
-        lines, value = table_lines(tilewave_module(args.tilewave))
-    except InputError as e:
-        sys.exit("partial_vectors.py: %s" % e)
-    report(args, lines, [PARAM], [value],
-           f"{COMMAND} (commit {commit()}): {SWEEP}, the H200 layer sweep's fp16 GEMMs with an even, misaligned K "
-           f"or N; judged on {POINTWISE}")
+    one_value_main(__doc__, "partial_vectors.py", PARAM, table_lines,
+                   f"{COMMAND} (commit {{commit}}): {SWEEP}, the H200 layer sweep's fp16 GEMMs with an even, misaligned K "
+                   f"or N; judged on {POINTWISE}")
 
 
 if __name__ == "__main__":

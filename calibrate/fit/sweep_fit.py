@@ -2,8 +2,10 @@
 a GPU file named as `--gpu` names it, tilewave's time of each kernel with candidate values in place of the
 file's (the module's predict_layers on a copy written by the one GPU-file writer), and the error summary of
 their tables."""
+import argparse
 import json
 import os
+import sys
 import statistics
 import tempfile
 
@@ -12,7 +14,8 @@ import numpy as np
 from calibrate import jsonl
 from calibrate.cli import InputError, add_tilewave_option
 from calibrate.fit.corpus_fit import stamp_eager
-from calibrate.module import ROOT
+from calibrate.module import ROOT, tilewave_module
+from calibrate.pair.harness_runs import commit
 
 
 def gpu_file(name):
@@ -95,3 +98,17 @@ def report(args, lines, params, values, provenance):
     if args.write:
         stamp_eager(args.tilewave, dict(zip(params, values)), provenance)
         print("wrote gpu_models/h200.json's eager set: " + ", ".join(params))
+
+
+def one_value_main(doc, script, param, table_lines, provenance):
+    """The command line of a fit of one parameter: --tilewave and --write, the table, the value stamped with
+    `provenance` (where the commit is filled in) into gpu_models/h200.json's eager set."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    add_tilewave_option(ap)
+    ap.add_argument("--write", action="store_true", help="write the fitted value into gpu_models/h200.json's eager set")
+    args = ap.parse_args()
+    try:
+        lines, value = table_lines(tilewave_module(args.tilewave))
+    except InputError as e:
+        sys.exit("%s: %s" % (script, e))
+    report(args, lines, [param], [value], provenance.format(commit=commit()))
