@@ -14,7 +14,7 @@ the token counts timm's transformers and hybrids give it (windows of 49 and
 A fixed core of shapes comes first, then a seeded sample of the grid; the
 sweep stops at --deadline-s, writing each row as it is measured. Each case
 is warmed up, then profiled over REPS calls in its own profiler session
-(sdpa_paths.profile); a row records every kernel with its calls and median
+(profiled_calls.profile); a row records every kernel with its calls and median
 time, the sum over one call, and the fused kernel's name and median time.
 
 usage (GPU machine): python3 calibrate/measure/attention_sweep.py --out DIR [--sample N] [--seed S] [--deadline-s T]
@@ -38,7 +38,7 @@ import torch  # noqa: E402  (after the path entry above)
 import torch.nn.functional as F  # noqa: E402
 
 from calibrate.gpu_state import nvidia_smi, profiled_header  # noqa: E402
-from calibrate.measure.sdpa_paths import REPS, profile  # noqa: E402; warm up, then REPS calls in one profiler session
+from calibrate.measure.profiled_calls import REPS, profile  # noqa: E402; warm up, then REPS calls in one profiler session
 
 # (query tokens, key tokens) as timm's networks give them: windows, ViTs at 224 and 384 (with and without a
 # class token), MobileViT's patches, and spatial reduction (PVT, Twins: keys from a pooled map).

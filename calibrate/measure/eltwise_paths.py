@@ -42,7 +42,7 @@ import torch  # noqa: E402  (after the path entry above)
 import torch.nn.functional as F  # noqa: E402
 
 from calibrate.gpu_state import profiled_header  # noqa: E402
-from calibrate.measure.sdpa_paths import main_kernel, profile  # noqa: E402; warm up, then REPS calls profiled
+from calibrate.measure.profiled_calls import main_kernel, profile  # noqa: E402; warm up, then REPS calls profiled
 
 C = 768
 TOTALS = tuple(1 << e for e in range(14, 29, 2))   # 16 K to 256 M values

@@ -28,7 +28,6 @@ writes DIR/pointwise_paths.jsonl: a header row, then one row per case
 import argparse
 import json
 import os
-import statistics
 import sys
 import time
 
@@ -40,7 +39,7 @@ if __name__ == "__main__" and not __package__:  # run as a path (calibrate/measu
 import torch  # noqa: E402  (after the path entry above)
 
 from calibrate.gpu_state import profiled_header  # noqa: E402
-from calibrate.measure.sdpa_paths import REPS  # noqa: E402
+from calibrate.measure.profiled_calls import REPS, call_sequence  # noqa: E402
 
 BATCHES = (16, 64, 256)
 SIDES = (7, 14, 28, 56)
@@ -54,29 +53,6 @@ def cases(batches=BATCHES):
                 for c in CHANNELS:
                     for k in CHANNELS:
                         yield layout, batch, side, c, k
-
-
-def call_sequence(fn, reps=REPS):
-    """[[kernel name, median us over the calls]] of one call in launch order, and the error if it raised."""
-    try:
-        for _ in range(3):
-            fn()
-        torch.cuda.synchronize()
-    except RuntimeError as e:
-        return [], str(e).splitlines()[0][:200]
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        for _ in range(reps):
-            fn()
-        torch.cuda.synchronize()
-    events = sorted((e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA),
-                    key=lambda e: e.time_range.start)
-    if not events or len(events) % reps:
-        return [[e.name, e.device_time] for e in events], "%d kernels over %d calls" % (len(events), reps)
-    per_call = len(events) // reps
-    calls = [events[i * per_call:(i + 1) * per_call] for i in range(reps)]
-    if any(c[j].name != calls[0][j].name for c in calls for j in range(per_call)):
-        return [[e.name, e.device_time] for e in events], "the calls launched different kernels"
-    return [[calls[0][j].name, statistics.median(c[j].device_time for c in calls)] for j in range(per_call)], None
 
 
 def main():

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """PyTorch eager's upsampling kernels (F.interpolate, mostly scale 2, as timm's
 EfficientFormerV2 and FPN-style necks call it) over output map and planes,
-each kernel timed by the profiler (sdpa_paths.profile). The evidence for how
+each kernel timed by the profiler (profiled_calls.profile). The evidence for how
 tilewave prices a Resize (docs/model.md "Memory-bound kernels"): whether
 PyTorch's NCHW bilinear kernel, which gives each thread one output position
 and loops over every plane (batch x channels), runs in planes x a per-plane
@@ -47,7 +47,7 @@ import torch  # noqa: E402  (after the path entry above)
 import torch.nn.functional as F  # noqa: E402
 
 from calibrate.gpu_state import profiled_header  # noqa: E402
-from calibrate.measure.sdpa_paths import REPS, profile  # noqa: E402; warm up, then REPS calls in one profiler session
+from calibrate.measure.profiled_calls import REPS, profile  # noqa: E402; warm up, then REPS calls in one profiler session
 
 CHANNELS = 64
 SIDES = (14, 28, 56, 112)

@@ -42,7 +42,7 @@ import torch  # noqa: E402  (after the path entry above)
 import torch.nn.functional as F  # noqa: E402
 
 from calibrate.gpu_state import profiled_header  # noqa: E402
-from calibrate.measure.sdpa_paths import main_kernel, profile  # noqa: E402; warm up, then REPS calls profiled
+from calibrate.measure.profiled_calls import main_kernel, profile  # noqa: E402; warm up, then REPS calls profiled
 
 WIDTHS = (8, 12, 16, 24, 32, 48, 49, 64, 96, 128, 144, 196, 197, 256, 384, 401, 512, 577, 785, 1024,
           1025, 1536, 2048, 4096)

@@ -23,11 +23,17 @@ import argparse
 import json
 import os
 import statistics
+import sys
 
-import torch
-import torch.nn.functional as F
+if __name__ == "__main__" and not __package__:  # run as a path (calibrate/measure/_path_entry.py)
+    import _path_entry
+    _path_entry.run_as_module(__file__)
+    sys.exit()
 
-REPS = 5
+import torch  # noqa: E402  (after the path entry above)
+import torch.nn.functional as F  # noqa: E402
+
+from calibrate.measure.profiled_calls import REPS, profile  # noqa: E402
 
 
 def cases():
@@ -46,36 +52,6 @@ def cases():
     yield "kv fewer tokens (spatial reduction)", t(64, 2, 3136, 32), t(64, 2, 49, 32), None
     yield "head_dim 48", t(64, 8, 196, 48), t(64, 8, 196, 48), None
     yield "head_dim 80", t(64, 8, 196, 80), t(64, 8, 196, 80), None
-
-
-def profile(fn, reps=REPS):
-    """{kernel name: [us of each launch]} over `reps` calls of fn, names in launch order, and the error if it
-    raised."""
-    try:
-        for _ in range(3):
-            fn()
-        torch.cuda.synchronize()
-    except RuntimeError as e:
-        return {}, str(e).splitlines()[0][:200]
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        for _ in range(reps):
-            fn()
-        torch.cuda.synchronize()
-    times = {}  # in launch order: a name's list holds its launches of the first call, then the second's, ...
-    for e in sorted((e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA),
-                    key=lambda e: e.time_range.start):
-        times.setdefault(e.name, []).append(e.device_time)
-    return times, None
-
-
-def main_kernel(times, reps):
-    """(name, [us of each call]) of the kernel launched once a call with the most time in `times` (profile's
-    dict over `reps` calls), or (None, []) where no kernel ran once a call."""
-    once = [n for n, us in times.items() if len(us) == reps]
-    if not once:
-        return None, []
-    name = max(once, key=lambda n: sum(times[n]))
-    return name, times[name]
 
 
 def main():

@@ -15,7 +15,7 @@ permuted to channels-last; then CaiT's proj_w on an fp32 map (autocast's cast
 before the copy) and a sweep of layout-view permutes made contiguous, at fp16
 and fp32 over CNN and transformer shapes, each beside a contiguous copy of the
 same tensor. Each is warmed up, then profiled over REPS calls in
-its own profiler session (sdpa_paths.profile); a row records each launch of one call (a name
+its own profiler session (profiled_calls.profile); a row records each launch of one call (a name
 launched twice a call is two entries) with its median time over the calls, and
 the sum over one call.
 
@@ -38,7 +38,7 @@ if __name__ == "__main__" and not __package__:  # run as a path (calibrate/measu
 import torch  # noqa: E402  (after the path entry above)
 
 from calibrate.gpu_state import profiled_header  # noqa: E402
-from calibrate.measure.sdpa_paths import REPS, profile  # noqa: E402; warm up, then REPS calls in one profiler session
+from calibrate.measure.profiled_calls import REPS, profile  # noqa: E402; warm up, then REPS calls in one profiler session
 
 
 def half(*shape):
