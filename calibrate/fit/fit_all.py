@@ -33,7 +33,6 @@ usage: python3 -m calibrate.fit.fit_all RUN_DIR --gpu START.json -o NEW.json --h
 """
 import argparse
 import collections
-import concurrent.futures
 import datetime
 import json
 import os
@@ -47,6 +46,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+from calibrate.parallel import pmap
 from calibrate.fit import harness_host
 from calibrate.fit import (corpus_fit, harness_passes, layer_norm_rows, narrow_convs, row_moments, softmax_rows,
                            special_functions, strided_eltwise)
@@ -175,11 +175,6 @@ def write_jsonl(path, rows):
     with open(path, "w") as f:
         for r in rows:
             f.write(json.dumps(r) + "\n")
-
-
-def pmap(fn, items):
-    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        return list(pool.map(fn, items))
 
 
 # --- held-out networks ------------------------------------------------------------------------------------

@@ -37,12 +37,12 @@ calls fit_sets on a calibrate/measure/run.py folder.
 """
 import argparse
 import collections
-import concurrent.futures
 import json
 import os
 import sys
 import tempfile
 
+from calibrate import parallel
 from calibrate import module
 from calibrate.cli import InputError
 from calibrate.pair.harness_kernel_classes import measured_class, predicted_class
@@ -101,8 +101,7 @@ def main():
             runs, onnx = corpus_runs(args.runs, tmp) if args.runs else (calibration_runs(), None)
         except InputError as e:
             sys.exit("harness_passes.py: %s" % e)
-        with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-            sets = fit_sets(tilewave, runs, os.path.join(base_gpu_dir(tmp), "h200.json"), pmap=pool.map, onnx=onnx)
+        sets = fit_sets(tilewave, runs, os.path.join(base_gpu_dir(tmp), "h200.json"), pmap=parallel.pmap, onnx=onnx)
     data = (os.path.join(args.runs, "kernels.jsonl.gz") + ", AMP forwards of the fit families "
             "(calibrate/data/h200/corpus/networks.json)") if args.runs else (
         RUNS[0] + "/kernels.jsonl.gz, fit families only (onnx_models/zoo.py runtime_split)")

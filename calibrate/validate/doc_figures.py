@@ -20,8 +20,8 @@ import re
 import statistics
 import sys
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
 
+from calibrate.parallel import pmap
 from calibrate.pair import harness_runs  # (calibrate/pair/harness_runs.py: the timm-harness bench rows and predictions)
 from calibrate import harness_flags
 from calibrate.stats import kendall_tau
@@ -194,8 +194,7 @@ def report_check_traces(runs):
 def readme_harness(runs):
     """README.md: timm's harness on the fresh set, calibrate/validate/harness.py's median, p90 and tau per layout."""
     rows = harness_runs.rows(harness_runs.RUNS[1])
-    with ThreadPoolExecutor(os.cpu_count() or 2) as pool:
-        preds = list(pool.map(lambda r: harness_runs.predict(runs.tw, r["model"], r["layout"], r["batch"])["total"], rows))
+    preds = pmap(lambda r: harness_runs.predict(runs.tw, r["model"], r["layout"], r["batch"])["total"], rows)
     groups = {}
     for r, p in zip(rows, preds):
         groups.setdefault((r["layout"], r["batch"]), []).append((p["time_us"], r["step_ms"] * 1e3, p["flops"]))

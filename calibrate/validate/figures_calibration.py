@@ -7,8 +7,8 @@ import os
 import re
 import statistics
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
 
+from calibrate.parallel import pmap
 from calibrate.fit import harness_host  # (calibrate/fit/harness_host.py)
 from calibrate.fit import host_spread  # (calibrate/fit/host_spread.py)
 from calibrate.validate import host_transfer  # (calibrate/validate/host_transfer.py)
@@ -26,12 +26,6 @@ MEASURED = os.path.join(DATA, "measured.jsonl")
 # MLPerf Inference, ResNet-50 v1.5 offline, 1 GPU, samples/s (docs/validation.md "TensorRT-like int8 against
 # MLPerf": mlperf_log_summary.txt of closed/NVIDIA/results/<system>/resnet50/Offline, inference_results v3.0/v3.1).
 MLPERF = (("h100", "H100", 88526), ("a100", "A100", 42379), ("l4", "L4", 12882))
-
-
-def pmap(fn, items):
-    """fn over items on every CPU (tilewave runs as its own process)."""
-    with ThreadPoolExecutor(os.cpu_count() or 2) as pool:
-        return list(pool.map(fn, items))
 
 
 def g3(x):

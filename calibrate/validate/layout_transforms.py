@@ -18,13 +18,13 @@ usage: python3 -m calibrate.validate.layout_transforms calibrate/data/h200/corpu
 """
 import argparse
 import collections
-import concurrent.futures
 import json
 import os
 import tempfile
 
 import numpy as np
 
+from calibrate.parallel import pmap
 from calibrate import harness_flags
 from calibrate.cli import add_tilewave_option, print_lines
 from calibrate.fit.harness_passes import paired_transforms, predicted_class
@@ -57,8 +57,7 @@ def forwards(tilewave, run_dir, gpu):
             predicted = sum(predicted_class(k) == "transform" for k in layers)
             return r, (split[r["model"]], pairs, sum(measured) - sum(us for _, us in pairs), len(measured),
                        predicted), None
-        with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-            done = list(pool.map(one, rows))
+        done = pmap(one, rows)
     return [f for _, f, _ in done if f], {r["model"]: e for r, f, e in done if e}
 
 
