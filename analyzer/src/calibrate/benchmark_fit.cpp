@@ -160,6 +160,27 @@ std::vector<BenchmarkRun> read_timm_results(const std::string& csv, const std::s
   return runs;
 }
 
+// A GPU file's CostModel per execution configuration (gpu_for applies its
+// runtime sets), each built once.
+class CostsByConfig {
+ public:
+  explicit CostsByConfig(const GpuModel& gpu) : gpu_(gpu) {}
+  const CostModel& of(const ExecutionConfig& exec) {
+    const std::string key = exec.name();
+    auto c = costs_.find(key);
+    if (c == costs_.end()) {
+      const GpuModel& specialised = gpus_.emplace(key, gpu_for(gpu_, exec)).first->second;
+      c = costs_.emplace(key, CostModel(specialised)).first;
+    }
+    return c->second;
+  }
+
+ private:
+  const GpuModel& gpu_;
+  std::map<std::string, GpuModel> gpus_;  // the CostModels hold references into these nodes
+  std::map<std::string, CostModel> costs_;
+};
+
 GpuModel with_scales(const GpuModel& start, const BenchmarkScales& s) {
   GpuModel g = start;
   for (auto& [k, v] : g.params) v = scaled_value(info(k), v, s);
@@ -223,17 +244,17 @@ BenchmarkFit fit_benchmark(const GpuModel& start, const std::vector<BenchmarkRun
   fit.held_out_families.assign(families.begin() + long(half), families.end());
   const std::set<std::string> fitting(fit.fit_families.begin(), fit.fit_families.end());
 
-  // Lowering depends on no parameter but the layout pass's choices, made on the start's costs: once per run.
+  // Lowering depends on no parameter but the layout pass's choices, made on the start's costs: once per run,
+  // with the start specialised once per execution configuration.
   std::vector<std::optional<KernelGraph>> lowered(runs.size());
+  CostsByConfig start_costs(start);
   for (size_t i = 0; i < runs.size(); ++i) {
     if (progress) progress(i, runs.size(), "lowering runs");
     try {
       LoadOptions lo;
       lo.batch = runs[i].batch;
       const Model m = load_onnx(runs[i].onnx, lo);
-      const GpuModel start_gpu = gpu_for(start, runs[i].exec);
-      const CostModel start_costs(start_gpu);
-      lowered[i] = lower_model(m, runs[i].exec, &start_costs);
+      lowered[i] = lower_model(m, runs[i].exec, &start_costs.of(runs[i].exec));
       for (const auto& k : lowered[i]->kernels)
         if (!k.layer && k.compute) throw InputError(runs[i].onnx, "unmodelled compute kernel " + k.name);
     } catch (const InputError& e) {
@@ -246,18 +267,12 @@ BenchmarkFit fit_benchmark(const GpuModel& start, const std::vector<BenchmarkRun
   // Every run's prediction under `g`, specialised once per execution
   // configuration, not once per run.
   auto predict_all = [&](const GpuModel& g, const std::vector<size_t>& which) {
-    std::map<std::string, GpuModel> gpus;
-    std::map<std::string, CostModel> cost_models;
+    CostsByConfig costs(g);
     std::vector<double> out(runs.size(), 0.0);
     for (size_t i : which) {
       if (!lowered[i]) continue;
-      const std::string key = runs[i].exec.name();
-      auto c = cost_models.find(key);
-      if (c == cost_models.end()) {
-        const GpuModel& specialised = gpus.emplace(key, gpu_for(g, runs[i].exec)).first->second;
-        c = cost_models.emplace(key, CostModel(specialised)).first;
-      }
-      out[i] = cost_network(*lowered[i], c->second, nullptr, runs[i].onnx, StepModel{runs[i].exec.launch, &host})
+      out[i] = cost_network(*lowered[i], costs.of(runs[i].exec), nullptr, runs[i].onnx,
+                            StepModel{runs[i].exec.launch, &host})
                    .time_us;
     }
     return out;
