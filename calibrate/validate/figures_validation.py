@@ -19,6 +19,7 @@ from calibrate.validate import host_passes  # (calibrate/validate/host_passes.py
 from calibrate.validate import kernel_classes  # (calibrate/validate/kernel_classes.py)
 from calibrate.validate import layout_transforms  # (calibrate/validate/layout_transforms.py)
 from calibrate.validate import pointwise_paths  # (calibrate/validate/pointwise_paths.py)
+from calibrate.fit import elementwise_loads  # (calibrate/fit/elementwise_loads.py)
 from calibrate.fit import partial_vectors  # (calibrate/fit/partial_vectors.py)
 from calibrate.validate import pool_validation  # (calibrate/validate/pool_validation.py)
 from calibrate.validate import row_sweep  # (calibrate/validate/row_sweep.py)
@@ -200,6 +201,11 @@ def validation_pointwise_paths(runs):
     return pointwise_paths.lines_of(DATA + "/pointwise_paths", tilewave_module(runs.tw), "h200")
 
 
+def validation_elementwise_loads(runs):
+    """docs/validation.md: `python3 -m calibrate.fit.elementwise_loads`."""
+    return elementwise_loads.table_lines(tilewave_module(runs.tw))[0]
+
+
 def validation_partial_vectors(runs):
     """docs/validation.md: `python3 -m calibrate.fit.partial_vectors`."""
     return partial_vectors.table_lines(tilewave_module(runs.tw))[0]
@@ -349,6 +355,7 @@ FIGURES = {"validation-kernel-classes": validation_kernel_classes, "validation-c
            "validation-layout-transforms": validation_layout_transforms,
            "validation-pointwise-paths": validation_pointwise_paths,
            "validation-partial-vectors": validation_partial_vectors,
+           "validation-elementwise-loads": validation_elementwise_loads,
            "validation-fresh-set": validation_fresh_set,
            "validation-fresh-set-calls-1-3": fresh_set_part(calls="1-3"),
            "validation-fresh-set-calls-4-6": fresh_set_part(calls="4-6"),
