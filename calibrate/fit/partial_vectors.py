@@ -26,7 +26,7 @@ import numpy as np
 from scipy.optimize import least_squares
 
 from calibrate.cli import InputError
-from calibrate.fit.sweep_fit import errors, layer_times, one_value_main, read_gpu, read_sweep
+from calibrate.fit.sweep_fit import errors, layer_times, measured_gemms, one_value_main, read_gpu
 from calibrate.module import ROOT
 from calibrate.validate import pointwise_paths
 
@@ -43,20 +43,10 @@ def partial(d):
 
 def sweep_gemms(path):
     """(layers, measured µs) of the sweep's fp16 GEMMs whose first misaligned dimension (K, else N) is partial."""
-    _, rows = read_sweep(path, (), ())
     layers, measured = [], []
-    for n, r in enumerate(rows, 2):
-        if not (isinstance(r, dict) and r.get("op") == "gemm" and r.get("dtype") == "fp16" and r.get("status") == "ok"):
-            continue
-        try:
-            m, k, nn, us = int(r["M"]), int(r["K"]), int(r["N"]), float(r["measured_us"])
-            batch = int(r.get("batch", 1))
-        except (KeyError, TypeError, ValueError) as e:
-            raise InputError("%s: row %d is not a measured GEMM (%s)" % (path, n, e)) from None
-        if not (m > 0 and k > 0 and nn > 0 and batch > 0 and 0 < us < 1e9):
-            raise InputError("%s: row %d has a size or time out of range" % (path, n))
-        if partial(k) or (k % ALIGN == 0 and partial(nn)):
-            layers.append({"op": "gemm", "dtype": "fp16", "M": m, "N": nn, "K": k, "batch": batch})
+    for m, n, k, batch, dtype, us in measured_gemms(path, ("fp16",)):
+        if partial(k) or (k % ALIGN == 0 and partial(n)):
+            layers.append({"op": "gemm", "dtype": dtype, "M": m, "N": n, "K": k, "batch": batch})
             measured.append(us)
     if not layers:
         raise InputError("%s: no fp16 GEMM with a K or N that is even but misaligned" % path)

@@ -45,6 +45,24 @@ def read_sweep(path, header_keys, row_keys):
     return found[0], found[1:]
 
 
+def measured_gemms(path, dtypes):
+    """[(M, N, K, batch, dtype, measured µs)] of a layer sweep's GEMMs of `dtypes` that ran; a row out of range, or
+    one that is not a measured GEMM, is an InputError naming the file and the row."""
+    _, rows = read_sweep(path, (), ())
+    out = []
+    for n, r in enumerate(rows, 2):
+        if not (isinstance(r, dict) and r.get("op") == "gemm" and r.get("dtype") in dtypes and r.get("status") == "ok"):
+            continue
+        try:
+            m, k, nn, us, batch = int(r["M"]), int(r["K"]), int(r["N"]), float(r["measured_us"]), int(r.get("batch", 1))
+        except (KeyError, TypeError, ValueError) as e:
+            raise InputError("%s: row %d is not a measured GEMM (%s)" % (path, n, e)) from None
+        if not (m > 0 and k > 0 and nn > 0 and batch > 0 and 0 < us < 1e9):
+            raise InputError("%s: row %d has a size or time out of range" % (path, n))
+        out.append((m, nn, k, batch, r["dtype"], us))
+    return out
+
+
 def read_gpu(name):
     """A GPU file named as `--gpu` names it, as JSON; InputError where it cannot be read."""
     path = gpu_file(name)
